@@ -1,0 +1,1 @@
+"""Kubernetes objects as the scheduler reads them: quantities, resources, selectors, pods."""

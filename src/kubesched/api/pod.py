@@ -1,0 +1,173 @@
+"""``PodInfo``: a pod parsed once into what the scheduler reads (framework.PodInfo / QueuedPodInfo)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.resources import CPU, MEMORY, Resources, parse_resource_list, pod_requests
+from kubesched.api.selectors import (
+    NodeSelectorTerm,
+    Toleration,
+    parse_node_selector_term,
+    parse_tolerations,
+)
+from kubesched.errors import InputError
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+def normalized_image_name(name: str) -> str:
+    """ImageLocality's normalizedImageName: add ``:latest`` when the image has no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(slots=True, eq=False)
+class PodInfo:
+    """Everything the scheduler needs from a pod, parsed once at admission."""
+
+    obj: dict[str, Any]
+    namespace: str
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    priority: int
+    preemption_policy: str
+    scheduler_name: str
+    node_name: str
+    nominated_node_name: str
+    scheduling_gates: tuple[str, ...]
+    tolerations: tuple[Toleration, ...]
+    node_selector: tuple[tuple[str, str], ...]
+    required_terms: tuple[NodeSelectorTerm, ...] | None
+    preferred_terms: tuple[PreferredTerm, ...]
+    host_ports: tuple[HostPort, ...]
+    images: tuple[str, ...]
+    n_containers: int
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_memory: int
+    deleting: bool
+    pvc_names: tuple[str, ...]
+    has_pod_affinity: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[tuple[Resources, Mapping[str, Any]]]:
+    raw = spec.get(kind) or []
+    if not isinstance(raw, list):
+        raise InputError("expected a list", field=f"{field_prefix}.{kind}")
+    out = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, Mapping):
+            raise InputError("expected an object", field=f"{field_prefix}.{kind}[{i}]")
+        res = c.get("resources") or {}
+        req = parse_resource_list(res.get("requests"), f"{field_prefix}.{kind}[{i}].resources.requests")
+        out.append((req, c))
+    return out
+
+
+def pod_info_from(obj: dict[str, Any]) -> PodInfo:
+    """Parse a (defaulted, admitted) v1 Pod. Raises InputError naming the bad field."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    if not isinstance(spec, Mapping):
+        raise InputError("expected an object", field="spec")
+    containers = _containers(spec, "containers", "spec")
+    inits = _containers(spec, "initContainers", "spec")
+    init_reqs = [(r, c.get("restartPolicy") == "Always") for r, c in inits]
+    overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+    pod_level_raw = (spec.get("resources") or {}).get("requests")
+    pod_level = parse_resource_list(pod_level_raw, "spec.resources.requests") if pod_level_raw else None
+    app = [r for r, _ in containers]
+    requests = pod_requests(app, init_reqs, overhead, pod_level)
+    non_zero = pod_requests(app, init_reqs, overhead, pod_level, non_zero=True)
+
+    affinity = spec.get("affinity") or {}
+    node_aff = affinity.get("nodeAffinity") or {}
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required_terms = None
+    if required is not None:
+        required_terms = tuple(
+            parse_node_selector_term(
+                t, f"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+            )
+            for i, t in enumerate(required.get("nodeSelectorTerms") or [])
+        )
+    preferred = []
+    for i, p in enumerate(node_aff.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        weight = p.get("weight")
+        if not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise InputError(f"Invalid value: {weight!r}: must be in the range 1-100", field=f"{f}.weight")
+        preferred.append(PreferredTerm(weight, parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
+
+    ports = []
+    for i, (_, c) in enumerate(containers):
+        for j, p in enumerate(c.get("ports") or []):
+            hp = p.get("hostPort")
+            if hp:
+                if not isinstance(hp, int) or not 0 < hp < 65536:
+                    raise InputError(
+                        f"Invalid value: {hp!r}: must be between 1 and 65535, inclusive",
+                        field=f"spec.containers[{i}].ports[{j}].hostPort",
+                    )
+                ports.append(HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", hp))
+
+    images = tuple(normalized_image_name(c["image"]) for _, c in inits + containers if c.get("image"))
+    node_selector = spec.get("nodeSelector") or {}
+    if not isinstance(node_selector, Mapping):
+        raise InputError("expected a map", field="spec.nodeSelector")
+    gates = tuple(str(g.get("name")) for g in spec.get("schedulingGates") or [])
+    pvcs = tuple(
+        str(v["persistentVolumeClaim"].get("claimName"))
+        for v in spec.get("volumes") or []
+        if isinstance(v, Mapping) and v.get("persistentVolumeClaim")
+    )
+    return PodInfo(
+        obj=obj,
+        namespace=meta.get("namespace") or "default",
+        name=meta.get("name") or "",
+        uid=meta.get("uid") or "",
+        labels=meta.get("labels") or {},
+        priority=int(spec.get("priority") or 0),
+        preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+        scheduler_name=spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME,
+        node_name=spec.get("nodeName") or "",
+        nominated_node_name=status.get("nominatedNodeName") or "",
+        scheduling_gates=gates,
+        tolerations=parse_tolerations(spec.get("tolerations"), "spec.tolerations"),
+        node_selector=tuple(sorted((str(k), str(v)) for k, v in node_selector.items())),
+        required_terms=required_terms,
+        preferred_terms=tuple(preferred),
+        host_ports=tuple(ports),
+        images=images,
+        n_containers=len(containers) + len(inits),
+        requests=requests,
+        non_zero_cpu=non_zero.get(CPU, 0),
+        non_zero_memory=non_zero.get(MEMORY, 0),
+        deleting=bool(meta.get("deletionTimestamp")),
+        pvc_names=pvcs,
+        has_pod_affinity=bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity")),
+    )

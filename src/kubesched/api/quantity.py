@@ -1,0 +1,79 @@
+"""Kubernetes resource quantities (apimachinery ``resource.Quantity``), parsed exactly.
+
+The grammar follows ``k8s.io/apimachinery/pkg/api/resource/quantity.go``: a signed decimal
+number followed by a binary-SI suffix (Ki…Ei), a decimal-SI suffix (n u m "" k M G T P E) or
+a decimal exponent (``e3``, ``E-2``). Values are kept as exact fractions; ``milli_value`` and
+``value`` round up like ``Quantity.MilliValue()`` / ``Quantity.Value()``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+__all__ = ["QuantityError", "milli_value", "parse_quantity", "value"]
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_NUMBER = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)$")
+_EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
+
+_cache: dict[str, Fraction] = {}
+
+
+class QuantityError(ValueError):
+    """A string that is not a valid Kubernetes quantity."""
+
+
+def parse_quantity(text: str | int | float) -> Fraction:
+    """Parse a quantity such as ``500m``, ``1.5Gi``, ``129e6`` or ``2k`` into an exact Fraction."""
+    if isinstance(text, bool):
+        raise QuantityError(f"quantities must match the regular expression, got {text!r}")
+    if isinstance(text, int):
+        return Fraction(text)
+    if isinstance(text, float):
+        return Fraction(str(text))
+    cached = _cache.get(text)
+    if cached is not None:
+        return cached
+    match = _NUMBER.match(text.strip()) if isinstance(text, str) else None
+    if match is None or text != text.strip():
+        raise QuantityError(
+            f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
+        )
+    number, suffix = match.groups()
+    base = Fraction(number)
+    if suffix in _BINARY:
+        result = base * _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        result = base * _DECIMAL[suffix]
+    else:
+        exp = _EXPONENT.match(suffix)
+        if exp is None:
+            raise QuantityError(f"unable to parse quantity's suffix {suffix!r} in {text!r}")
+        result = base * Fraction(10) ** int(exp.group(1))
+    if len(_cache) < 65536:
+        _cache[text] = result
+    return result
+
+
+def milli_value(text: str | int | float) -> int:
+    """``Quantity.MilliValue()``: thousandths, rounded up (``0.1m`` → 1)."""
+    return math.ceil(parse_quantity(text) * 1000)
+
+
+def value(text: str | int | float) -> int:
+    """``Quantity.Value()``: whole units, rounded up."""
+    return math.ceil(parse_quantity(text))

@@ -1,0 +1,94 @@
+"""Clocks: a virtual clock with timers for simulations (no wall time spent waiting) and the real one."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer: ...
+
+
+class Timer:
+    """A scheduled callback; ``cancel()`` makes it a no-op."""
+
+    __slots__ = ("cancelled", "fn", "when")
+
+    def __init__(self, when: float, fn: Callable[[], None]) -> None:
+        self.when = when
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class VirtualClock:
+    """Seconds since the simulation epoch; time moves only when ``advance_to`` is called."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._timers: list[tuple[float, int, Timer]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        timer = Timer(when, fn)
+        heapq.heappush(self._timers, (when, next(self._seq), timer))
+        return timer
+
+    def next_timer(self) -> float | None:
+        while self._timers and self._timers[0][2].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0][0] if self._timers else None
+
+    def advance_to(self, when: float) -> None:
+        """Move time forward to ``when``, firing due timers in order."""
+        while self._timers and self._timers[0][0] <= when:
+            at, _, timer = heapq.heappop(self._timers)
+            if timer.cancelled:
+                continue
+            self._now = max(self._now, at)
+            timer.fn()
+        self._now = max(self._now, when)
+
+
+class RealClock:
+    """Wall-clock seconds; timers are fired by whoever polls ``fire_due``."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+        self._virtual = VirtualClock()
+
+    def now(self) -> float:
+        return time.monotonic() - self._start
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        return self._virtual.call_at(when, fn)
+
+    def fire_due(self) -> None:
+        self._virtual.advance_to(self.now())
+
+
+def rfc3339(seconds: float) -> str:
+    """Render a clock reading as an RFC 3339 timestamp (metav1.Time)."""
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_rfc3339(text: str) -> float:
+    """Seconds since EPOCH for a metav1.Time string."""
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return (dt - EPOCH).total_seconds()

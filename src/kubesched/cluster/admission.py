@@ -1,0 +1,132 @@
+"""Admission on create: pod defaulting and the Priority admission plugin.
+
+Priority (``plugin/pkg/admission/priority``): a pod's ``priorityClassName`` resolves to
+``spec.priority`` and ``spec.preemptionPolicy``; with no name the globalDefault class applies
+(else 0); an unknown name is refused. PriorityClass writes are validated (value range, one
+globalDefault, reserved ``system-`` names).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
+from kubesched.cluster.errors import Forbidden, Invalid
+from kubesched.cluster.store import Store
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2_000_001_000,
+    "system-cluster-critical": 2_000_000_000,
+}
+
+
+def builtin_priority_classes() -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "preemptionPolicy": "PreemptLowerPriority",
+            "description": "Used for system critical pods that must not be moved from their current node.",
+        }
+        for name, value in SYSTEM_PRIORITY_CLASSES.items()
+    ]
+
+
+def _default_containers(containers: list[Any]) -> list[Any]:
+    """Container requests default to limits where unset (core/v1 SetDefaults_ResourceRequirements)."""
+    out = []
+    for c in containers:
+        res = (c or {}).get("resources") or {}
+        limits = res.get("limits") or {}
+        requests = res.get("requests") or {}
+        missing = {k: v for k, v in limits.items() if k not in requests}
+        if missing:
+            c = {**c, "resources": {**res, "requests": {**requests, **missing}}}
+        out.append(c)
+    return out
+
+
+class Admission:
+    """The admission chain of the embedded apiserver, installed on a Store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if kind == "Pod":
+            return self._admit_pod(obj)
+        if kind == "PriorityClass":
+            self._validate_priority_class(obj)
+        return obj
+
+    def _global_default(self) -> dict[str, Any] | None:
+        classes, _ = self.store.list("PriorityClass")
+        best = None
+        for pc in classes:
+            if pc.get("globalDefault") and (best is None or pc.get("value", 0) < best.get("value", 0)):
+                best = pc
+        return best
+
+    def _admit_pod(self, obj: dict[str, Any]) -> dict[str, Any]:
+        spec = dict(obj.get("spec") or {})
+        spec["containers"] = _default_containers(spec.get("containers") or [])
+        if spec.get("initContainers"):
+            spec["initContainers"] = _default_containers(spec["initContainers"])
+        spec.setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
+        spec.setdefault("terminationGracePeriodSeconds", 30)
+        name = spec.get("priorityClassName")
+        if name:
+            pc = self.store.try_get("PriorityClass", "", name)
+            if pc is None:
+                raise Forbidden(f"no PriorityClass with name {name} was found")
+        else:
+            pc = self._global_default()
+            if pc is not None:
+                spec["priorityClassName"] = pc["metadata"]["name"]
+        value = pc.get("value", 0) if pc is not None else 0
+        if spec.get("priority") is not None and spec["priority"] != value:
+            raise Forbidden(
+                f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
+                f"priority admission controller computed {value} from the given PriorityClass name"
+            )
+        spec["priority"] = value
+        spec.setdefault("preemptionPolicy", (pc or {}).get("preemptionPolicy") or "PreemptLowerPriority")
+        return {**obj, "spec": spec}
+
+    def _validate_priority_class(self, obj: dict[str, Any]) -> None:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        value = obj.get("value")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise Invalid(f'PriorityClass.scheduling.k8s.io "{name}" is invalid: value: Required value')
+        if name in SYSTEM_PRIORITY_CLASSES:
+            if value != SYSTEM_PRIORITY_CLASSES[name]:
+                raise Forbidden(f"{name} is a system priority class and cannot be changed")
+        elif name.startswith("system-"):
+            raise Forbidden(f'priority class names with "system-" prefix are reserved for system use only: {name}')
+        elif value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            raise Forbidden(f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
+        policy = obj.get("preemptionPolicy", "PreemptLowerPriority")
+        if policy not in ("PreemptLowerPriority", "Never"):
+            raise Invalid(
+                f'PriorityClass.scheduling.k8s.io "{name}" is invalid: preemptionPolicy: Unsupported value: "{policy}"'
+            )
+        if obj.get("globalDefault"):
+            existing = self._global_default()
+            if existing is not None and existing["metadata"]["name"] != name:
+                raise Forbidden(
+                    f"PriorityClass {existing['metadata']['name']} is already marked as default. "
+                    "Only one default can exist"
+                )
+
+
+def install(store: Store) -> None:
+    """Install admission and the built-in system PriorityClasses on a fresh store."""
+    adm = Admission(store)
+    store.admission.append(adm)
+    for pc in builtin_priority_classes():
+        store.create("PriorityClass", pc)
+    for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})

@@ -1,0 +1,1 @@
+"""The scheduler: queue, cache, framework, plugins and the scheduling/binding cycles."""

@@ -1,0 +1,121 @@
+"""The scheduler cache (``pkg/scheduler/backend/cache``): nodes and the pods on them, with assumed pods.
+
+A pod is *assumed* on its node as soon as the scheduling cycle picks it, so the next cycle sees
+its resources; the watch confirming the binding turns the assumption into fact without
+counting it twice, and a failed binding *forgets* it. Assumed pods never expire (v1.36).
+The cache keeps the columnar ``NodeTable`` current incrementally; since cycles run one at a
+time and cache updates happen between them, that table is each cycle's snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.node import NodeSpecInfo, node_info_from
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.nodetable import NodeTable
+
+
+class Cache:
+    def __init__(self) -> None:
+        self.table = NodeTable()
+        self._nodes: dict[str, dict[str, Any]] = {}
+        self._pods: dict[str, tuple[PodInfo, str]] = {}  # uid → (pod, node name)
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self.assumed: set[str] = set()
+        self.binding_finished: set[str] = set()
+
+    # -- nodes ------------------------------------------------------------------------------
+    def add_node(self, obj: dict[str, Any], spec: NodeSpecInfo | None = None) -> NodeSpecInfo:
+        spec = spec or node_info_from(obj)
+        self._nodes[spec.name] = obj
+        row = self.table.add_node(spec)
+        for pod in self._by_node.get(spec.name, {}).values():
+            self.table.add_pod(row, pod)
+        return spec
+
+    def update_node(self, obj: dict[str, Any], spec: NodeSpecInfo | None = None) -> NodeSpecInfo:
+        spec = spec or node_info_from(obj)
+        if spec.name not in self._nodes:
+            return self.add_node(obj, spec)
+        self._nodes[spec.name] = obj
+        self.table.update_node(spec)
+        return spec
+
+    def remove_node(self, name: str) -> None:
+        if self._nodes.pop(name, None) is not None:
+            self.table.remove_node(name)
+
+    def node_object(self, name: str) -> dict[str, Any] | None:
+        return self._nodes.get(name)
+
+    def node_spec(self, name: str) -> NodeSpecInfo | None:
+        row = self.table.index.get(name)
+        return None if row is None else self.table.specs[row]
+
+    # -- pods -------------------------------------------------------------------------------
+    def _account(self, pod: PodInfo, node: str, sign: int) -> None:
+        if sign > 0:
+            self._pods[pod.uid] = (pod, node)
+            self._by_node.setdefault(node, {})[pod.uid] = pod
+        else:
+            self._pods.pop(pod.uid, None)
+            on_node = self._by_node.get(node)
+            if on_node is not None:
+                on_node.pop(pod.uid, None)
+                if not on_node:
+                    del self._by_node[node]
+        row = self.table.index.get(node)
+        if row is not None:
+            self.table.add_pod(row, pod, sign)
+
+    def assume_pod(self, pod: PodInfo, node: str) -> None:
+        if pod.uid in self._pods:
+            raise ValueError(f"pod {pod.key}({pod.uid}) is in the cache, so can't be assumed")
+        self._account(pod, node, +1)
+        self.assumed.add(pod.uid)
+
+    def finish_binding(self, uid: str) -> None:
+        if uid in self.assumed:
+            self.binding_finished.add(uid)
+
+    def forget_pod(self, uid: str) -> None:
+        if uid in self.assumed:
+            pod, node = self._pods[uid]
+            self._account(pod, node, -1)
+            self.assumed.discard(uid)
+            self.binding_finished.discard(uid)
+
+    def add_pod(self, pod: PodInfo) -> None:
+        """A bound pod seen by the watch: confirms an assumption or adds it."""
+        current = self._pods.get(pod.uid)
+        if current is not None:
+            if pod.uid in self.assumed:
+                self.assumed.discard(pod.uid)
+                self.binding_finished.discard(pod.uid)
+            self._account(current[0], current[1], -1)
+        self._account(pod, pod.node_name, +1)
+
+    def update_pod(self, pod: PodInfo) -> None:
+        self.add_pod(pod)
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        current = self._pods.get(uid)
+        if current is None:
+            return None
+        self.assumed.discard(uid)
+        self.binding_finished.discard(uid)
+        self._account(current[0], current[1], -1)
+        return current[0]
+
+    def is_assumed(self, uid: str) -> bool:
+        return uid in self.assumed
+
+    def pods_on(self, node: str) -> list[PodInfo]:
+        return list(self._by_node.get(node, {}).values())
+
+    def pod(self, uid: str) -> tuple[PodInfo, str] | None:
+        return self._pods.get(uid)
+
+    def counts(self) -> dict[str, int]:
+        return {"nodes": len(self._nodes), "pods": len(self._pods), "assumed_pods": len(self.assumed)}

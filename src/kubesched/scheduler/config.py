@@ -1,0 +1,262 @@
+"""KubeSchedulerConfiguration ``kubescheduler.config.k8s.io/v1``: parsing, defaulting, validation.
+
+Defaults follow ``pkg/scheduler/apis/config/v1/defaults.go`` and ``default_plugins.go``; the
+user's per-point plugin sets are merged into the defaults as ``mergePluginSet`` does, and the
+MultiPoint set is expanded later, when each profile's framework is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.errors import InputError
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+)
+
+# getDefaultPlugins(): the MultiPoint set, in execution order, with score weights.
+DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
+    ("SchedulingGates", 0),
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DynamicResources", 0),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+)
+
+
+@dataclass(slots=True)
+class PluginRef:
+    name: str
+    weight: int = 0
+    default: bool = False  # came from upstream's default set, not from the user
+
+
+@dataclass(slots=True)
+class PluginSet:
+    enabled: list[PluginRef] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Profile:
+    scheduler_name: str
+    plugins: dict[str, PluginSet]
+    multi_point: PluginSet
+    plugin_config: dict[str, Any]
+    percentage_of_nodes_to_score: int | None = None
+    field_path: str = "profiles[0]"
+
+
+@dataclass(slots=True)
+class ExtenderConfig:
+    raw: dict[str, Any]
+
+
+@dataclass(slots=True)
+class SchedulerConfig:
+    profiles: list[Profile]
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1
+    pod_max_backoff_seconds: float = 10
+    parallelism: int = 16
+    extenders: list[ExtenderConfig] = field(default_factory=list)
+    leader_election: dict[str, Any] = field(default_factory=dict)
+    source: str = "<default>"
+
+
+def _plugin_set(raw: Any, path: str) -> PluginSet:
+    if raw is None:
+        return PluginSet()
+    if not isinstance(raw, Mapping):
+        raise InputError("expected an object with enabled/disabled", field=path)
+    enabled = []
+    for i, p in enumerate(raw.get("enabled") or []):
+        if not isinstance(p, Mapping) or not isinstance(p.get("name"), str) or not p["name"]:
+            raise InputError("Required value: plugin name", field=f"{path}.enabled[{i}].name")
+        weight = p.get("weight", 0) or 0
+        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
+            raise InputError(
+                f"Invalid value: {weight!r}: must be a non-negative integer", field=f"{path}.enabled[{i}].weight"
+            )
+        enabled.append(PluginRef(p["name"], weight))
+    disabled = []
+    for i, p in enumerate(raw.get("disabled") or []):
+        if not isinstance(p, Mapping) or not isinstance(p.get("name"), str) or not p["name"]:
+            raise InputError("Required value: plugin name", field=f"{path}.disabled[{i}].name")
+        disabled.append(p["name"])
+    return PluginSet(enabled, disabled)
+
+
+def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """``mergePluginSet``: defaults minus disabled ("*" = all), custom entries override in place."""
+    disabled = set(custom.disabled)
+    custom_by_name = {p.name: (i, p) for i, p in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled:
+        for p in default.enabled:
+            if p.name in disabled:
+                continue
+            if p.name in custom_by_name:
+                i, cp = custom_by_name[p.name]
+                replaced.add(i)
+                p = cp
+            enabled.append(p)
+    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(enabled, list(custom.disabled))
+
+
+def _number(raw: Mapping[str, Any], key: str, default: Any, path: str) -> Any:
+    v = raw.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        raise InputError(f"Invalid value: {v!r}: must be a number", field=f"{path}{key}")
+    return v
+
+
+def _profile(raw: Any, index: int, n_profiles: int) -> Profile:
+    path = f"profiles[{index}]"
+    if not isinstance(raw, Mapping):
+        raise InputError("expected an object", field=path)
+    name = raw.get("schedulerName")
+    if name is None and n_profiles == 1:
+        name = DEFAULT_SCHEDULER_NAME
+    if not isinstance(name, str) or not name:
+        raise InputError("Required value", field=f"{path}.schedulerName")
+    plugins_raw = raw.get("plugins") or {}
+    if not isinstance(plugins_raw, Mapping):
+        raise InputError("expected an object", field=f"{path}.plugins")
+    for key in plugins_raw:
+        if key not in (*EXTENSION_POINTS, "multiPoint", "placementGenerate", "placementScore"):
+            raise InputError(f"unknown field {key!r}", field=f"{path}.plugins.{key}")
+    default_mp = PluginSet([PluginRef(n, w, default=True) for n, w in DEFAULT_MULTIPOINT])
+    multi = merge_plugin_set(default_mp, _plugin_set(plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint"))
+    points = {
+        ep: merge_plugin_set(PluginSet(), _plugin_set(plugins_raw.get(ep), f"{path}.plugins.{ep}"))
+        for ep in EXTENSION_POINTS
+    }
+    plugin_config: dict[str, Any] = {}
+    for i, pc in enumerate(raw.get("pluginConfig") or []):
+        if not isinstance(pc, Mapping) or not isinstance(pc.get("name"), str):
+            raise InputError("Required value: name", field=f"{path}.pluginConfig[{i}].name")
+        if pc["name"] in plugin_config:
+            raise InputError(f"Duplicate value: {pc['name']!r}", field=f"{path}.pluginConfig[{i}]")
+        args = pc.get("args") or {}
+        if not isinstance(args, Mapping):
+            raise InputError("expected an object", field=f"{path}.pluginConfig[{i}].args")
+        plugin_config[pc["name"]] = dict(args)
+    pct = raw.get("percentageOfNodesToScore")
+    if pct is not None and (not isinstance(pct, int) or not 0 <= pct <= 100):
+        raise InputError(
+            f"Invalid value: {pct!r}: not in valid range [0-100]", field=f"{path}.percentageOfNodesToScore"
+        )
+    return Profile(name, points, multi, plugin_config, pct, path)
+
+
+def parse_config(raw: Any, source: str = "<config>") -> SchedulerConfig:
+    """Parse, default and validate a KubeSchedulerConfiguration document."""
+    try:
+        return _parse(raw, source)
+    except InputError as exc:
+        raise exc.located(file=source, obj=f"{KIND}") from None
+
+
+def _parse(raw: Any, source: str) -> SchedulerConfig:
+    if raw is None:
+        raw = {"apiVersion": API_VERSION, "kind": KIND}
+    if not isinstance(raw, Mapping):
+        raise InputError("expected an object", field="")
+    if raw.get("apiVersion") != API_VERSION:
+        raise InputError(
+            f"no kind {KIND!r} is registered for version {raw.get('apiVersion')!r}; expected {API_VERSION}",
+            field="apiVersion",
+        )
+    pct = _number(raw, "percentageOfNodesToScore", 0, "")
+    if not 0 <= pct <= 100:
+        raise InputError(f"Invalid value: {pct}: not in valid range [0-100]", field="percentageOfNodesToScore")
+    initial = _number(raw, "podInitialBackoffSeconds", 1, "")
+    if initial <= 0:
+        raise InputError(f"Invalid value: {initial}: must be greater than 0", field="podInitialBackoffSeconds")
+    maximum = _number(raw, "podMaxBackoffSeconds", 10, "")
+    if maximum < initial:
+        raise InputError(
+            f"Invalid value: {maximum}: must be greater than or equal to PodInitialBackoffSeconds",
+            field="podMaxBackoffSeconds",
+        )
+    parallelism = _number(raw, "parallelism", 16, "")
+    if parallelism <= 0:
+        raise InputError(f"Invalid value: {parallelism}: should be an integer greater than 0", field="parallelism")
+    profiles_raw = raw.get("profiles") or [{}]
+    if not isinstance(profiles_raw, list):
+        raise InputError("expected a list", field="profiles")
+    profiles = [_profile(p, i, len(profiles_raw)) for i, p in enumerate(profiles_raw)]
+    seen: dict[str, int] = {}
+    for i, p in enumerate(profiles):
+        if p.scheduler_name in seen:
+            raise InputError(f"Duplicate value: {p.scheduler_name!r}", field=f"profiles[{i}].schedulerName")
+        seen[p.scheduler_name] = i
+    if len(profiles) > 1:
+        first = _queue_sort_of(profiles[0])
+        for i, p in enumerate(profiles[1:], 1):
+            if _queue_sort_of(p) != first:
+                raise InputError(
+                    "Invalid value: queueSort must be the same for all profiles",
+                    field=f"profiles[{i}].plugins.queueSort",
+                )
+    extenders = [ExtenderConfig(dict(e)) for e in raw.get("extenders") or []]
+    return SchedulerConfig(
+        profiles,
+        int(pct),
+        float(initial),
+        float(maximum),
+        int(parallelism),
+        extenders,
+        dict(raw.get("leaderElection") or {}),
+        source,
+    )
+
+
+def _queue_sort_of(p: Profile) -> list[str]:
+    explicit = [e.name for e in p.plugins["queueSort"].enabled]
+    if explicit:
+        return explicit
+    if "*" in p.plugins["queueSort"].disabled:
+        return []
+    return [e.name for e in p.multi_point.enabled if e.name == "PrioritySort"]
+
+
+def default_config() -> SchedulerConfig:
+    return parse_config(None, "<default>")

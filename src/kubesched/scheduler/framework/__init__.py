@@ -1,0 +1,1 @@
+"""The scheduling framework: extension points, CycleState, Status, registry and runtime."""

@@ -1,0 +1,42 @@
+"""``CycleState``: per-attempt scratch space that plugins share within one scheduling cycle."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+class CycleState:
+    """Keys to plugin data; ``clone()`` copies values that define ``clone()``, else shares them."""
+
+    __slots__ = ("_data", "pods_to_activate", "record_plugin_metrics", "skip_filter", "skip_score")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+        self.pods_to_activate: dict[str, Any] = {}
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        try:
+            return self._data[key]
+        except KeyError:
+            raise KeyError(f"{key} not found") from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        out = CycleState()
+        out._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()}
+        out.skip_filter = set(self.skip_filter)
+        out.skip_score = set(self.skip_score)
+        out.record_plugin_metrics = self.record_plugin_metrics
+        return out

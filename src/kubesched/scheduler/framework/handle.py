@@ -1,0 +1,33 @@
+"""``Handle``: what plugins may reach beyond their arguments (client, snapshot pods, waiting pods)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched.scheduler.framework.interface import NodeInfo
+from kubesched.scheduler.nodetable import NodeTable
+
+if TYPE_CHECKING:
+    from kubesched.cluster.client import ClusterClient
+    from kubesched.scheduler.cache import Cache
+    from kubesched.scheduler.framework.waiting_pods import WaitingPods
+
+
+class Handle:
+    """framework.Handle: shared services for plugins of one scheduler."""
+
+    def __init__(self, client: ClusterClient, cache: Cache, waiting_pods: WaitingPods, clock: Any) -> None:
+        self.client = client
+        self.cache = cache
+        self.waiting_pods = waiting_pods
+        self.clock = clock
+
+    def node_info(self, nodes: NodeTable, row: int) -> NodeInfo:
+        """A per-node view of one row (for per-node plugins)."""
+        name = nodes.names[row]
+        spec = nodes.specs[row]
+        requested = {r: int(nodes.requested[row, c]) for r, c in nodes.res_index.items() if nodes.requested[row, c]}
+        allocatable = {r: int(nodes.alloc[row, c]) for r, c in nodes.res_index.items()}
+        allocatable["pods"] = int(nodes.alloc_pods[row])
+        node = self.cache.node_object(name) or {"metadata": {"name": name}}
+        return NodeInfo(node, name, dict(spec.labels), list(self.cache.pods_on(name)), allocatable, requested)

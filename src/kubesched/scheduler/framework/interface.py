@@ -1,0 +1,231 @@
+"""Plugin interfaces for every extension point (staging ``k8s.io/kube-scheduler/framework``).
+
+Filter and Score are columnar: a plugin sees the whole ``NodeTable`` and answers for every row
+in one pass (``filter_nodes`` → ``NodeVerdicts``, ``score_nodes`` → an int64 array). Plugins
+written per node in upstream's shape subclass ``PerNodeFilterPlugin`` / ``PerNodeScorePlugin``
+and the framework adapts them (a Python loop over nodes: fine for your own plugins, never used
+by the in-tree ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.events import ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.framework.handle import Handle
+    from kubesched.scheduler.framework.types import Diagnosis
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+@dataclass(slots=True)
+class NodeVerdicts:
+    """One Filter plugin's answer for every row: a Code per row plus a reason id per row.
+
+    ``describe(reason_id)`` turns an id into the status reasons; ids are plugin-defined so that
+    building strings is deferred until a message is actually needed.
+    """
+
+    code: np.ndarray
+    reason: np.ndarray | int
+    describe: Callable[[int], tuple[str, ...]]
+
+    @classmethod
+    def reject_where(cls, mask: np.ndarray, code: Code, message: str) -> NodeVerdicts:
+        reasons = (message,)
+        return cls(np.where(mask, np.int8(code), np.int8(0)).astype(np.int8), 0, lambda _id: reasons)
+
+    def reason_at(self, row: int) -> int:
+        return int(self.reason[row]) if isinstance(self.reason, np.ndarray) else self.reason
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Node names a PreFilter plugin restricts the search to; ``None`` means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return PreFilterResult(other.node_names)
+        assert self.node_names is not None and other.node_names is not None
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_node_name: str | None = None  # None: leave the nomination alone; "": clear it
+
+
+class Plugin:
+    """Base of every plugin: a unique name and a factory ``(args, handle) -> Plugin``."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        self.args = args
+        self.handle = handle
+
+
+class EnqueueExtensions:
+    """Cluster events that may make a pod this plugin rejected schedulable (QueueingHints)."""
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        raise NotImplementedError
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: Any, b: Any) -> bool:
+        """Whether queued pod ``a`` goes before ``b``."""
+        raise NotImplementedError
+
+    def sort_key(self, qpod: Any) -> Any | None:
+        """Optional fast path: a key consistent with ``less``; None falls back to ``less``."""
+        return None
+
+
+class PreFilterExtensions:
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTable, row: int
+    ) -> Status | None:
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTable, row: int
+    ) -> Status | None:
+        return None
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+
+class FilterPlugin(Plugin):
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        """Verdicts for every row of ``nodes``; None means every node passes."""
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """Raw int64 scores for ``rows`` (feasible nodes), in the order given."""
+        raise NotImplementedError
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray | None:
+        """NormalizeScore (ScoreExtensions); None when the plugin has none."""
+        return None
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """(status, timeout in seconds); a Wait status parks the pod until allowed or timed out."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class NodeInfo:
+    """A per-node view for per-node plugins: the Node object, its pods and its resource sums."""
+
+    node: dict[str, Any]
+    name: str
+    labels: dict[str, str]
+    pods: list[PodInfo]
+    allocatable: dict[str, int]
+    requested: dict[str, int]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PerNodeFilterPlugin(FilterPlugin):
+    """Upstream-shaped Filter: ``filter(state, pod, node_info)``, called once per node."""
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        assert self.handle is not None
+        codes = np.zeros(nodes.n, np.int8)
+        reasons: list[tuple[str, ...]] = [()]
+        ids = np.zeros(nodes.n, np.int64)
+        for row in range(nodes.n):
+            status = self.filter(state, pod, self.handle.node_info(nodes, row))
+            if status is not None and status.code != Code.SUCCESS:
+                codes[row] = status.code
+                ids[row] = len(reasons)
+                reasons.append(status.reasons)
+        return NodeVerdicts(codes, ids, lambda i: reasons[i])
+
+
+class PerNodeScorePlugin(ScorePlugin):
+    """Upstream-shaped Score: ``score(state, pod, node_info) -> int``, called once per node."""
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        raise NotImplementedError
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        assert self.handle is not None
+        return np.fromiter(
+            (self.score(state, pod, self.handle.node_info(nodes, int(r))) for r in rows), np.int64, len(rows)
+        )

@@ -1,0 +1,23 @@
+"""The plugin registry: name → factory, duplicate names refused (``framework/runtime/registry.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubesched.scheduler.framework.interface import Plugin
+
+PluginFactory = Callable[[Any, Any], Plugin]
+
+
+class Registry(dict[str, type[Plugin] | PluginFactory]):
+    """Plugin factories by name; ``register`` refuses a name already present."""
+
+    def register(self, name: str, factory: type[Plugin] | PluginFactory) -> None:
+        if name in self:
+            raise ValueError(f"a plugin named {name} already exists")
+        self[name] = factory
+
+    def merge(self, other: Registry) -> None:
+        for name, factory in other.items():
+            self.register(name, factory)

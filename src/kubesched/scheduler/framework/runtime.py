@@ -1,0 +1,421 @@
+"""The framework runtime: one profile's plugins per extension point, and running them.
+
+Mirrors ``pkg/scheduler/framework/runtime/framework.go``: plugins are built once from the
+registry, MultiPoint is expanded per extension point (explicit overrides first, then MultiPoint,
+then the remaining explicit ones), score weights default to 1 and are checked for overflow.
+Filter runs column-wise: every plugin answers for all nodes and a node keeps the first
+rejection in plugin order, which is what upstream's per-node loop yields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.errors import InputError
+from kubesched.scheduler.config import EXTENSION_POINTS, PluginRef, Profile
+from kubesched.scheduler.events import ALL_EVENTS, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.handle import Handle
+from kubesched.scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kubesched.scheduler.framework.registry import Registry
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.scheduler.nodetable import NodeTable
+
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+_REJECTION_CODES = np.array([Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING], np.int8)
+
+POINT_TYPES: dict[str, type[Plugin]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """Filter results over every row: codes, rejecting plugin index, reason id."""
+
+    codes: np.ndarray
+    plugins: np.ndarray
+    reasons: np.ndarray
+    describers: list[Any]
+    error: Status | None = None
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    total: np.ndarray
+    by_plugin: dict[str, np.ndarray]
+
+
+class Framework:
+    """One profile: its plugins at each extension point and the code that runs them."""
+
+    def __init__(self, registry: Registry, profile: Profile, handle: Handle) -> None:
+        self.profile = profile
+        self.profile_name = profile.scheduler_name
+        self.handle = handle
+        profile.multi_point.enabled = [
+            p for p in profile.multi_point.enabled if not (p.default and p.name not in registry)
+        ]
+        needed = self._plugins_needed(profile)
+        self.plugins: dict[str, Plugin] = {}
+        for name in needed:
+            factory = registry.get(name)
+            if factory is None:
+                raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.plugins")
+            args = profile.plugin_config.get(name)
+            try:
+                self.plugins[name] = factory(args, handle)
+            except InputError as exc:
+                if exc.field and not exc.field.startswith("profiles"):
+                    exc.field = f"{profile.field_path}.pluginConfig[{name}].args.{exc.field}"
+                raise
+        for name in profile.plugin_config:
+            if name not in registry:
+                raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.pluginConfig")
+        self.points: dict[str, list[Plugin]] = {}
+        for ep in EXTENSION_POINTS:
+            self.points[ep] = self._expand(ep, profile)
+        if len(self.points["queueSort"]) != 1:
+            raise InputError(
+                f"one queue sort plugin required for profile with scheduler name {profile.scheduler_name!r}",
+                field=f"{profile.field_path}.plugins.queueSort",
+            )
+        if not self.points["bind"]:
+            raise InputError(
+                f"at least one bind plugin is needed for profile with scheduler name {profile.scheduler_name!r}",
+                field=f"{profile.field_path}.plugins.bind",
+            )
+        self.weights = self._score_weights(profile)
+        self.queue_sort: QueueSortPlugin = self.points["queueSort"][0]  # type: ignore[assignment]
+        self.pre_enqueue: list[PreEnqueuePlugin] = self.points["preEnqueue"]  # type: ignore[assignment]
+        self.pre_filter: list[PreFilterPlugin] = self.points["preFilter"]  # type: ignore[assignment]
+        self.filters: list[FilterPlugin] = self.points["filter"]  # type: ignore[assignment]
+        self.filter_names = [p.name for p in self.filters]
+        self.post_filter: list[PostFilterPlugin] = self.points["postFilter"]  # type: ignore[assignment]
+        self.pre_score: list[PreScorePlugin] = self.points["preScore"]  # type: ignore[assignment]
+        self.scores: list[ScorePlugin] = self.points["score"]  # type: ignore[assignment]
+        self.reserve: list[ReservePlugin] = self.points["reserve"]  # type: ignore[assignment]
+        self.permit: list[PermitPlugin] = self.points["permit"]  # type: ignore[assignment]
+        self.pre_bind: list[PreBindPlugin] = self.points["preBind"]  # type: ignore[assignment]
+        self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
+        self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
+
+    # -- construction -------------------------------------------------------------------------
+    @staticmethod
+    def _plugins_needed(profile: Profile) -> list[str]:
+        names: dict[str, None] = {}
+        for ep in EXTENSION_POINTS:
+            for p in profile.plugins[ep].enabled:
+                names[p.name] = None
+        for p in profile.multi_point.enabled:
+            names[p.name] = None
+        return list(names)
+
+    def _expand(self, ep: str, profile: Profile) -> list[Plugin]:
+        ptype = POINT_TYPES[ep]
+        pset = profile.plugins[ep]
+        explicit: list[str] = []
+        for p in pset.enabled:
+            if not isinstance(self.plugins[p.name], ptype):
+                raise InputError(
+                    f'plugin "{p.name}" does not extend {ep} plugin', field=f"{profile.field_path}.plugins.{ep}"
+                )
+            if p.name in explicit:
+                raise InputError(
+                    f'plugin "{p.name}" already registered as "{ep}"', field=f"{profile.field_path}.plugins.{ep}"
+                )
+            explicit.append(p.name)
+        if "*" in pset.disabled:
+            return [self.plugins[n] for n in explicit]
+        disabled = set(pset.disabled)
+        overrides: list[str] = []
+        multi: list[str] = []
+        for p in profile.multi_point.enabled:
+            plugin = self.plugins[p.name]
+            if not isinstance(plugin, ptype) or p.name in disabled:
+                continue
+            if p.name in explicit:
+                overrides.append(p.name)
+                continue
+            if p.name in multi:
+                raise InputError(
+                    f'plugin "{p.name}" already registered as "{ep}"', field=f"{profile.field_path}.plugins.multiPoint"
+                )
+            multi.append(p.name)
+        ordered = overrides + multi + [n for n in explicit if n not in overrides]
+        return [self.plugins[n] for n in ordered]
+
+    def _score_weights(self, profile: Profile) -> dict[str, int]:
+        weights: dict[str, int] = {}
+        total = 0
+        refs: list[PluginRef] = [*profile.plugins["score"].enabled, *profile.multi_point.enabled]
+        for ref in refs:
+            if not isinstance(self.plugins[ref.name], ScorePlugin) or ref.name in weights:
+                continue
+            w = ref.weight or 1
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise InputError(
+                    "total score of Score plugins could overflow", field=f"{profile.field_path}.plugins.score"
+                )
+            weights[ref.name] = w
+            total += w * MAX_NODE_SCORE
+        return weights
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name → events that may help pods it rejected (default: every event)."""
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        for ep in ("preEnqueue", "preFilter", "filter", "reserve", "permit"):
+            for p in self.points[ep]:
+                if p.name in out:
+                    continue
+                if isinstance(p, EnqueueExtensions):
+                    out[p.name] = list(p.events_to_register())
+                else:
+                    out[p.name] = [ClusterEventWithHint(ALL_EVENTS)]
+        return out
+
+    # -- queueing ----------------------------------------------------------------------------
+    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for p in self.pre_enqueue:
+            st = p.pre_enqueue(pod)
+            if st is not None and not st.is_success():
+                st.plugin = p.name
+                if not st.is_rejected():
+                    st = Status(Code.ERROR, st.reasons, p.name)
+                return st
+        return None
+
+    # -- scheduling cycle ----------------------------------------------------------------------
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult, Status | None, set[str]]:
+        result = PreFilterResult()
+        narrowing: list[str] = []
+        rejected: Status | None = None
+        rejectors: set[str] = set()
+        for p in self.pre_filter:
+            res, st = p.pre_filter(state, pod, nodes)
+            if st is not None and st.code == Code.SKIP:
+                state.skip_filter.add(p.name)
+                continue
+            if st is not None and not st.is_success():
+                st.plugin = p.name
+                if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return result, st, {p.name}
+                if st.code == Code.UNSCHEDULABLE:
+                    rejected = rejected or st
+                    rejectors.add(p.name)
+                    continue
+                return (
+                    result,
+                    Status(Code.ERROR, (f'running PreFilter plugin "{p.name}": {st.message()}',), p.name),
+                    set(),
+                )
+            if res is not None and not res.all_nodes():
+                narrowing.append(p.name)
+                result = result.merge(res)
+                if not result.node_names:
+                    if len(narrowing) == 1:
+                        msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), set(narrowing)
+        if rejected is not None:
+            return result, rejected, rejectors
+        return result, None, set(narrowing)
+
+    def run_filters(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> FilterOutcome:
+        n = nodes.n
+        codes = np.zeros(n, np.int8)
+        plugins = np.zeros(n, np.int16)
+        reasons = np.zeros(n, np.int64)
+        describers: list[Any] = [None] * len(self.filters)
+        alive = n
+        for i, p in enumerate(self.filters):
+            if p.name in state.skip_filter:
+                continue
+            v = p.filter_nodes(state, pod, nodes)
+            if v is None:
+                continue
+            fail = v.code != 0
+            if alive != n:
+                fail &= codes == 0
+            if not fail.any():
+                continue
+            codes[fail] = v.code[fail]
+            plugins[fail] = i
+            reasons[fail] = v.reason[fail] if isinstance(v.reason, np.ndarray) else v.reason
+            describers[i] = v.describe
+            alive = n - int(np.count_nonzero(codes))
+            bad = fail & ~np.isin(v.code, _REJECTION_CODES)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                msg = ", ".join(v.describe(v.reason_at(row)))
+                return FilterOutcome(
+                    codes,
+                    plugins,
+                    reasons,
+                    describers,
+                    Status(Code.ERROR, (f'running "{p.name}" filter plugin: {msg}',), p.name),
+                )
+            if alive == 0:
+                break
+        return FilterOutcome(codes, plugins, reasons, describers)
+
+    def diagnosis_from(self, nodes: NodeTable, outcome: FilterOutcome) -> Diagnosis:
+        describers = [d if d is not None else (lambda _i: ()) for d in outcome.describers]
+        return Diagnosis(
+            list(nodes.names), outcome.codes, outcome.plugins, outcome.reasons, describers, list(self.filter_names)
+        )
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[Any, Status]:
+        """RunPostFilterPlugins: first success or unresolvable wins, else reasons accumulate."""
+        reasons: list[str] = []
+        first_rejector = ""
+        result = None
+        for p in self.post_filter:
+            res, st = p.post_filter(state, pod, diagnosis)
+            if st is None or st.is_success():
+                return res, Status(Code.SUCCESS, (), p.name)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return res, Status(st.code, st.reasons, p.name)
+            if not st.is_rejected():
+                return None, Status(Code.ERROR, st.reasons, p.name)
+            if not first_rejector:
+                first_rejector = p.name
+                result = res
+            reasons.extend(st.reasons)
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), first_rejector)
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        for p in self.pre_score:
+            st = p.pre_score(state, pod, nodes, rows)
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.code == Code.SKIP:
+                state.skip_score.add(p.name)
+                continue
+            return Status(Code.ERROR, (f'running PreScore plugin "{p.name}": {st.message()}',), p.name)
+        return None
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, *, keep: bool = False
+    ) -> tuple[ScoreOutcome | None, Status | None]:
+        total = np.zeros(len(rows), np.int64)
+        by_plugin: dict[str, np.ndarray] = {}
+        for p in self.scores:
+            if p.name in state.skip_score:
+                continue
+            raw = p.score_nodes(state, pod, nodes, rows)
+            norm = p.normalize_scores(state, pod, raw)
+            scores = raw if norm is None else norm
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
+                return None, Status.error(
+                    f'applying score defaultWeights on Score plugins: plugin "{p.name}" '
+                    f"returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            total += scores * self.weights[p.name]
+            if keep:
+                by_plugin[p.name] = scores
+        return ScoreOutcome(total, by_plugin), None
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        for p in self.reserve:
+            st = p.reserve(state, pod, node)
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    return Status(st.code, st.reasons, p.name)
+                return Status(Code.ERROR, (f'running Reserve plugin "{p.name}": {st.message()}',), p.name)
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for p in reversed(self.reserve):
+            p.unreserve(state, pod, node)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
+        waits: dict[str, float] = {}
+        for p in self.permit:
+            st, timeout = p.permit(state, pod, node)
+            if st is None or st.is_success():
+                continue
+            if st.is_rejected():
+                return Status(st.code, st.reasons, p.name), {}
+            if st.code == Code.WAIT:
+                waits[p.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status(Code.ERROR, (f'running Permit plugin "{p.name}": {st.message()}',), p.name), {}
+        if waits:
+            return Status(
+                Code.WAIT, (f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',)
+            ), waits
+        return None, {}
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        for p in self.pre_bind:
+            st = p.pre_bind(state, pod, node)
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    return Status(st.code, st.reasons, p.name)
+                return Status(Code.ERROR, (f'running PreBind plugin "{p.name}": {st.message()}',), p.name)
+        return None
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        for p in self.bind:
+            st = p.bind(state, pod, node)
+            if st is not None and st.code == Code.SKIP:
+                continue
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, (f'running Bind plugin "{p.name}": {st.message()}',), p.name)
+            return None
+        return Status(Code.ERROR, ("all bind plugins skipped",))
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for p in self.post_bind:
+            p.post_bind(state, pod, node)
+
+    def plugin(self, name: str) -> Plugin | None:
+        return self.plugins.get(name)
+
+    def has_score(self) -> bool:
+        return bool(self.scores)
+
+    def names_at(self, ep: str) -> Sequence[str]:
+        return [p.name for p in self.points[ep]]

@@ -1,0 +1,66 @@
+"""``Status`` and its codes (staging ``k8s.io/kube-scheduler/framework/interface.go``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Code(IntEnum):
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    def __str__(self) -> str:
+        return _CODE_NAMES[self]
+
+
+_CODE_NAMES = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+REJECTED = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+
+@dataclass(slots=True)
+class Status:
+    """The result of running a plugin; ``None`` stands for Success wherever a Status is returned."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @classmethod
+    def of(cls, code: Code, *reasons: str) -> Status:
+        return cls(code, tuple(reasons))
+
+    @classmethod
+    def error(cls, message: str) -> Status:
+        return cls(Code.ERROR, (message,))
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_rejected(self) -> bool:
+        return self.code in REJECTED
+
+    def with_plugin(self, plugin: str) -> Status:
+        self.plugin = plugin
+        return self
+
+
+def is_success(status: Status | None) -> bool:
+    return status is None or status.code == Code.SUCCESS

@@ -1,0 +1,112 @@
+"""``Diagnosis`` and ``FitError`` (``framework/types.go``): why no node fit, and the message users see."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.framework.status import Code, Status
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Per-node filter statuses, held as columns over the node table's rows.
+
+    ``codes[row]`` is the failing Code (0 where the node passed or was not evaluated),
+    ``plugins[row]`` the index of the plugin that rejected it, ``reasons[row]`` that plugin's
+    reason id. ``absent`` is the status of every node not in the columns (``absent_mask``):
+    nodes outside a PreFilterResult, or all nodes when PreFilter rejected.
+    """
+
+    node_names: list[str]
+    codes: np.ndarray
+    plugins: np.ndarray
+    reasons: np.ndarray
+    describers: list[Callable[[int], tuple[str, ...]]]
+    plugin_names: list[str]
+    absent: Status | None = None
+    absent_mask: np.ndarray | None = None
+    overrides: dict[int, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    @classmethod
+    def empty(cls, node_names: list[str]) -> Diagnosis:
+        n = len(node_names)
+        return cls(node_names, np.zeros(n, np.int8), np.zeros(n, np.int16), np.zeros(n, np.int64), [], [])
+
+    def status_of(self, row: int) -> Status | None:
+        """The status of one node, or None where it passed."""
+        if row in self.overrides:
+            return self.overrides[row]
+        if self.absent_mask is not None and self.absent_mask[row]:
+            return self.absent
+        code = int(self.codes[row])
+        if code == 0:
+            return None
+        p = int(self.plugins[row])
+        return Status(Code(code), self.describers[p](int(self.reasons[row])), self.plugin_names[p])
+
+    def rows_with_code(self, code: Code) -> np.ndarray:
+        """Rows whose status has exactly ``code`` (``NodesForStatusCode``)."""
+        mask = self.codes == code
+        if self.absent_mask is not None:
+            mask = np.where(self.absent_mask, self.absent is not None and self.absent.code == code, mask)
+        for row, st in self.overrides.items():
+            mask[row] = st.code == code
+        return np.flatnonzero(mask)
+
+    def reason_counts(self) -> Counter[str]:
+        """How many nodes gave each reason (a node with two reasons counts for both)."""
+        counts: Counter[str] = Counter()
+        codes = self.codes.copy()
+        if self.absent_mask is not None:
+            codes[self.absent_mask] = 0
+            if self.absent is not None:
+                n_absent = int(self.absent_mask.sum())
+                for r in self.absent.reasons:
+                    counts[r] += n_absent
+        if self.overrides:
+            rows = np.fromiter(self.overrides.keys(), np.int64)
+            codes[rows] = 0
+            for st in self.overrides.values():
+                for r in st.reasons:
+                    counts[r] += 1
+        failed = np.flatnonzero(codes)
+        if len(failed):
+            keys = self.plugins[failed].astype(np.int64) * (1 << 40) + self.reasons[failed]
+            uniq, n = np.unique(keys, return_counts=True)
+            for key, count in zip(uniq.tolist(), n.tolist(), strict=True):
+                for r in self.describers[key >> 40](key & ((1 << 40) - 1)):
+                    counts[r] += count
+        return counts
+
+
+@dataclass(slots=True)
+class FitError(Exception):
+    """No node fit the pod; ``str()`` is upstream's FailedScheduling message."""
+
+    pod: PodInfo
+    num_all_nodes: int
+    diagnosis: Diagnosis
+
+    def __str__(self) -> str:
+        msg = NO_NODE_AVAILABLE.format(self.num_all_nodes) + ":"
+        if self.diagnosis.pre_filter_msg:
+            msg += f" {self.diagnosis.pre_filter_msg}."
+        else:
+            histogram = sorted(f"{v} {k}" for k, v in self.diagnosis.reason_counts().items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if self.diagnosis.post_filter_msg:
+            msg += f" {self.diagnosis.post_filter_msg}"
+        return msg

@@ -1,0 +1,384 @@
+"""The columnar node table: upstream's NodeInfo list as numpy arrays over nodes.
+
+One row per node. Resources are an int64 matrix (cpu in millicores, memory, ephemeral-storage,
+then every scalar resource seen so far); labels are interned per key into int32 code columns;
+taints are a boolean matrix over the distinct taints in the cluster; images and host ports are
+indexed so a pod only touches the nodes that hold its image or port. Filters and scores read
+whole columns at once. ``order()`` is the nodeTree order (zones interleaved round-robin) that
+upstream's node search rotates through (``pkg/scheduler/backend/cache/node_tree.go``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api.selectors import Requirement, Taint
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+NAME_FIELD = "metadata.name"
+
+PortKey = tuple[str, int]  # (protocol, port)
+
+
+def zone_key(labels: Mapping[str, str]) -> str:
+    """``utilnode.GetZoneKey``: region and zone joined, or "" when the node has neither."""
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    return f"{region}:\x00:{zone}" if zone or region else ""
+
+
+class NodeTable:
+    """Node state as columns; rows are node indexes, valid up to ``n``."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.n = 0
+        self._cap = capacity
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.res_names: list[str] = [CPU, MEMORY, EPHEMERAL_STORAGE]
+        self.res_index: dict[str, int] = {r: i for i, r in enumerate(self.res_names)}
+        self._alloc = np.zeros((capacity, 3), np.int64)
+        self._requested = np.zeros((capacity, 3), np.int64)
+        self._nonzero = np.zeros((capacity, 2), np.int64)
+        self._pod_count = np.zeros(capacity, np.int64)
+        self._alloc_pods = np.zeros(capacity, np.int64)
+        self._unschedulable = np.zeros(capacity, bool)
+        self.specs: list[NodeSpecInfo] = []
+        self._label_values: dict[str, dict[str, int]] = {}
+        self._label_codes: dict[str, np.ndarray] = {}
+        self._label_ints: dict[str, tuple[int, np.ndarray]] = {}
+        self.taint_ids: dict[Taint, int] = {}
+        self.taint_list: list[Taint] = []
+        self._taints = np.zeros((capacity, 0), bool)
+        self._image_size: dict[str, np.ndarray] = {}
+        self._image_nodes: Counter[str] = Counter()
+        self.ports: dict[PortKey, dict[int, Counter[str]]] = {}
+        self.node_ports: list[Counter[tuple[str, str, int]]] = []
+        self._zones: dict[str, list[str]] = {}
+        self._order: np.ndarray | None = None
+        self.generation = 0
+
+    # -- column views (length n) --------------------------------------------------------------
+    @property
+    def alloc(self) -> np.ndarray:
+        return self._alloc[: self.n]
+
+    @property
+    def requested(self) -> np.ndarray:
+        return self._requested[: self.n]
+
+    @property
+    def nonzero_requested(self) -> np.ndarray:
+        return self._nonzero[: self.n]
+
+    @property
+    def pod_count(self) -> np.ndarray:
+        return self._pod_count[: self.n]
+
+    @property
+    def alloc_pods(self) -> np.ndarray:
+        return self._alloc_pods[: self.n]
+
+    @property
+    def unschedulable(self) -> np.ndarray:
+        return self._unschedulable[: self.n]
+
+    @property
+    def taints(self) -> np.ndarray:
+        return self._taints[: self.n]
+
+    def __len__(self) -> int:
+        return self.n
+
+    # -- growth ---------------------------------------------------------------------------
+    def _grow_rows(self) -> None:
+        cap = self._cap * 2
+
+        def grow(a: np.ndarray, fill: Any = 0) -> np.ndarray:
+            out = np.full((cap, *a.shape[1:]), fill, a.dtype)
+            out[: self._cap] = a
+            return out
+
+        self._alloc, self._requested = grow(self._alloc), grow(self._requested)
+        self._nonzero, self._pod_count = grow(self._nonzero), grow(self._pod_count)
+        self._alloc_pods, self._unschedulable = grow(self._alloc_pods), grow(self._unschedulable)
+        self._taints = grow(self._taints)
+        self._label_codes = {k: grow(v, -1) for k, v in self._label_codes.items()}
+        self._image_size = {k: grow(v) for k, v in self._image_size.items()}
+        self._cap = cap
+
+    def resource_column(self, name: str) -> int:
+        """Column of a resource, adding a zero column for a resource never seen before."""
+        col = self.res_index.get(name)
+        if col is None:
+            col = len(self.res_names)
+            self.res_names.append(name)
+            self.res_index[name] = col
+            pad = np.zeros((self._cap, 1), np.int64)
+            self._alloc = np.hstack([self._alloc, pad])
+            self._requested = np.hstack([self._requested, pad])
+        return col
+
+    def _taint_id(self, taint: Taint) -> int:
+        tid = self.taint_ids.get(taint)
+        if tid is None:
+            tid = len(self.taint_list)
+            self.taint_ids[taint] = tid
+            self.taint_list.append(taint)
+            self._taints = np.hstack([self._taints, np.zeros((self._cap, 1), bool)])
+        return tid
+
+    def _label_code(self, key: str, value: str) -> int:
+        values = self._label_values.setdefault(key, {})
+        code = values.get(value)
+        if code is None:
+            code = values[value] = len(values)
+        if key not in self._label_codes:
+            self._label_codes[key] = np.full(self._cap, -1, np.int32)
+        return code
+
+    # -- nodes ----------------------------------------------------------------------------
+    def add_node(self, spec: NodeSpecInfo) -> int:
+        if self.n == self._cap:
+            self._grow_rows()
+        row = self.n
+        self.n += 1
+        self.names.append(spec.name)
+        self.index[spec.name] = row
+        self.specs.append(spec)
+        self.node_ports.append(Counter())
+        self._write_spec(row, spec, None)
+        self._zones.setdefault(zone_key(spec.labels), []).append(spec.name)
+        self._order = None
+        self.generation += 1
+        return row
+
+    def update_node(self, spec: NodeSpecInfo) -> int:
+        row = self.index[spec.name]
+        old = self.specs[row]
+        self.specs[row] = spec
+        self._write_spec(row, spec, old)
+        old_zone, new_zone = zone_key(old.labels), zone_key(spec.labels)
+        if old_zone != new_zone:
+            self._zones[old_zone].remove(spec.name)
+            if not self._zones[old_zone]:
+                del self._zones[old_zone]
+            self._zones.setdefault(new_zone, []).append(spec.name)
+            self._order = None
+        self.generation += 1
+        return row
+
+    def _write_spec(self, row: int, spec: NodeSpecInfo, old: NodeSpecInfo | None) -> None:
+        self._alloc[row] = 0
+        for name, qty in spec.allocatable.items():
+            if name == PODS:
+                continue
+            col = self.resource_column(name)
+            self._alloc[row, col] = qty
+        self._alloc_pods[row] = spec.allocatable.get(PODS, 0)
+        self._unschedulable[row] = spec.unschedulable
+        if old is not None:
+            for key in old.labels:
+                if key not in spec.labels:
+                    self._label_codes[key][row] = -1
+            for names, _size in old.images:
+                for name in names:
+                    self._image_size[name][row] = 0
+                    self._image_nodes[name] -= 1
+        for key, value in spec.labels.items():
+            code = self._label_code(key, value)
+            self._label_codes[key][row] = code
+        self._label_ints.clear()
+        self._taints[row] = False
+        for taint in spec.taints:
+            tid = self._taint_id(taint)
+            self._taints[row, tid] = True
+        for names, size in spec.images:
+            for name in names:
+                arr = self._image_size.get(name)
+                if arr is None:
+                    arr = self._image_size[name] = np.zeros(self._cap, np.int64)
+                arr[row] = size
+                self._image_nodes[name] += 1
+
+    def remove_node(self, name: str) -> None:
+        """Drop a node's row; later rows shift up by one."""
+        row = self.index[name]
+        spec = self.specs[row]
+        for names, _ in spec.images:
+            for img in names:
+                self._image_nodes[img] -= 1
+        keep = np.ones(self._cap, bool)
+        keep[row] = False
+        n_before = self.n
+
+        def drop(a: np.ndarray) -> np.ndarray:
+            out = np.zeros_like(a) if a.ndim > 1 or a.dtype != np.int32 else np.full_like(a, -1)
+            out[: n_before - 1] = a[:n_before][keep[:n_before]]
+            return out
+
+        self._alloc, self._requested = drop(self._alloc), drop(self._requested)
+        self._nonzero, self._pod_count = drop(self._nonzero), drop(self._pod_count)
+        self._alloc_pods, self._unschedulable = drop(self._alloc_pods), drop(self._unschedulable)
+        self._taints = drop(self._taints)
+        self._label_codes = {k: drop(v) for k, v in self._label_codes.items()}
+        self._image_size = {k: drop(v) for k, v in self._image_size.items()}
+        self._label_ints.clear()
+        del self.names[row], self.specs[row], self.node_ports[row]
+        self.n -= 1
+        self.index = {nm: i for i, nm in enumerate(self.names)}
+        self._rebuild_port_index()
+        zone = zone_key(spec.labels)
+        self._zones[zone].remove(name)
+        if not self._zones[zone]:
+            del self._zones[zone]
+        self._order = None
+        self.generation += 1
+
+    def order(self) -> np.ndarray:
+        """Rows in nodeTree order: the zones' node lists interleaved round-robin."""
+        if self._order is None:
+            zones = list(self._zones.values())
+            out: list[int] = []
+            depth = max((len(z) for z in zones), default=0)
+            for i in range(depth):
+                out.extend(self.index[z[i]] for z in zones if i < len(z))
+            self._order = np.asarray(out, np.int64)
+        return self._order
+
+    # -- pods -----------------------------------------------------------------------------
+    def add_pod(self, row: int, pod: PodInfo, sign: int = 1) -> None:
+        """Account a pod on a node (``NodeInfo.AddPod``); ``sign=-1`` removes it."""
+        for name, qty in pod.requests.items():
+            col = self.res_index.get(name)
+            if col is None:
+                col = self.resource_column(name)
+            self._requested[row, col] += sign * qty
+        self._nonzero[row, 0] += sign * pod.non_zero_cpu
+        self._nonzero[row, 1] += sign * pod.non_zero_memory
+        self._pod_count[row] += sign
+        if pod.host_ports:
+            used = self.node_ports[row]
+            for hp in pod.host_ports:
+                triple = (hp.ip, hp.protocol, hp.port)
+                used[triple] += sign
+                by_node = self.ports.setdefault((hp.protocol, hp.port), {})
+                ips = by_node.setdefault(row, Counter())
+                ips[hp.ip] += sign
+                if ips[hp.ip] <= 0:
+                    del ips[hp.ip]
+                    if not ips:
+                        del by_node[row]
+                if used[triple] <= 0:
+                    del used[triple]
+        self.generation += 1
+
+    def _rebuild_port_index(self) -> None:
+        self.ports = {}
+        for row, used in enumerate(self.node_ports):
+            for (ip, proto, port), count in used.items():
+                self.ports.setdefault((proto, port), {}).setdefault(row, Counter())[ip] += count
+
+    # -- label queries ----------------------------------------------------------------------
+    def label_codes(self, key: str) -> np.ndarray | None:
+        codes = self._label_codes.get(key)
+        return None if codes is None else codes[: self.n]
+
+    def label_value_code(self, key: str, value: str) -> int:
+        return self._label_values.get(key, {}).get(value, -2)
+
+    def label_values(self, key: str) -> dict[str, int]:
+        return self._label_values.get(key, {})
+
+    def _label_int_column(self, key: str) -> np.ndarray:
+        cached = self._label_ints.get(key)
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
+        codes = self.label_codes(key)
+        if codes is None:
+            out = np.full(self.n, np.nan)
+        else:
+            lut = np.full(len(self._label_values[key]) + 1, np.nan)
+            for value, code in self._label_values[key].items():
+                with contextlib.suppress(ValueError):
+                    lut[code] = int(value)
+            out = lut[codes]  # code -1 reads the trailing NaN
+        self._label_ints[key] = (self.generation, out)
+        return out
+
+    def match_requirement(self, req: Requirement) -> np.ndarray:
+        """Vectorized ``NodeSelectorRequirement`` over all rows."""
+        if req.key == NAME_FIELD and req.operator in ("In", "NotIn"):
+            mask = np.zeros(self.n, bool)
+            rows = [self.index[v] for v in req.values if v in self.index]
+            mask[rows] = True
+            return mask if req.operator == "In" else ~mask
+        codes = self.label_codes(req.key)
+        op = req.operator
+        if codes is None:
+            return np.full(self.n, op in ("NotIn", "DoesNotExist"))
+        if op == "Exists":
+            return codes >= 0
+        if op == "DoesNotExist":
+            return codes < 0
+        if op in ("In", "NotIn"):
+            wanted = [c for v in req.values if (c := self.label_value_code(req.key, v)) >= 0]
+            mask = np.isin(codes, wanted) if wanted else np.zeros(self.n, bool)
+            return mask if op == "In" else ~mask
+        ints = self._label_int_column(req.key)
+        bound = int(req.values[0])
+        with np.errstate(invalid="ignore"):
+            return ints > bound if op == "Gt" else ints < bound
+
+    # -- images ---------------------------------------------------------------------------
+    def image_sizes(self, image: str) -> tuple[np.ndarray, int] | None:
+        """(size per row, number of nodes with the image) or None when no node has it."""
+        arr = self._image_size.get(image)
+        count = self._image_nodes.get(image, 0)
+        if arr is None or count <= 0:
+            return None
+        return arr[: self.n], count
+
+    # -- subsets ----------------------------------------------------------------------------
+    def take(self, rows: Sequence[int] | np.ndarray) -> NodeTable:
+        """A copy holding only ``rows`` (for per-node what-ifs: nominated pods, preemption)."""
+        rows = np.asarray(rows, np.int64)
+        sub = NodeTable.__new__(NodeTable)
+        sub.n = sub._cap = len(rows)
+        sub.names = [self.names[r] for r in rows]
+        sub.index = {nm: i for i, nm in enumerate(sub.names)}
+        sub.res_names, sub.res_index = list(self.res_names), dict(self.res_index)
+        sub._alloc, sub._requested = self._alloc[rows].copy(), self._requested[rows].copy()
+        sub._nonzero, sub._pod_count = self._nonzero[rows].copy(), self._pod_count[rows].copy()
+        sub._alloc_pods, sub._unschedulable = self._alloc_pods[rows].copy(), self._unschedulable[rows].copy()
+        sub.specs = [self.specs[r] for r in rows]
+        sub._label_values = self._label_values
+        sub._label_codes = {k: v[rows].copy() for k, v in self._label_codes.items()}
+        sub._label_ints = {}
+        sub.taint_ids, sub.taint_list = self.taint_ids, self.taint_list
+        sub._taints = self._taints[rows].copy()
+        sub._image_size = {k: v[rows].copy() for k, v in self._image_size.items()}
+        sub._image_nodes = self._image_nodes
+        sub.node_ports = [Counter(self.node_ports[r]) for r in rows]
+        sub._rebuild_port_index()
+        sub._zones = {"": list(sub.names)}
+        sub._order = None
+        sub.generation = self.generation
+        sub.total_nodes = self.n
+        return sub
+
+    total_nodes: int = -1
+
+    @property
+    def cluster_size(self) -> int:
+        """Number of nodes in the whole cluster (a subset remembers its parent's)."""
+        return self.total_nodes if self.total_nodes >= 0 else self.n

@@ -1,0 +1,34 @@
+"""ImageLocality (Score): favour nodes that already hold the pod's images, scaled by how widely
+each image is spread (``imagelocality/image_locality.go``): sum of size·(nodes with it / all
+nodes), clamped to [23Mi, 1000Mi·containers] and mapped to [0, 100]."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, ScorePlugin
+from kubesched.scheduler.nodetable import NodeTable
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+class ImageLocality(ScorePlugin):
+    name = "ImageLocality"
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        total_nodes = nodes.cluster_size
+        sums = np.zeros(len(rows), np.int64)
+        for image in pod.images:
+            found = nodes.image_sizes(image)
+            if found is None:
+                continue
+            sizes, count = found
+            spread = count / total_nodes
+            sums += (sizes[rows] * spread).astype(np.int64)
+        max_threshold = MAX_CONTAINER_THRESHOLD * max(pod.n_containers, 1)
+        clamped = np.clip(sums, MIN_THRESHOLD, max_threshold)
+        return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)

@@ -1,0 +1,157 @@
+"""NodeAffinity (PreFilter, Filter, PreScore, Score): nodeSelector, required and preferred node affinity.
+
+Required: ``spec.nodeSelector`` AND (terms ORed, each term's requirements ANDed), plus the
+plugin's ``addedAffinity``. PreFilter narrows the search to the node names a required term
+pins with ``matchFields: metadata.name``. Score sums the weights of matching preferred terms,
+normalized by DefaultNormalizeScore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo, PreferredTerm
+from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
+from kubesched.errors import InputError
+from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.helper import default_normalize_score
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_REASONS = {1: (ERR_REASON_ENFORCED,), 2: (ERR_REASON_POD,)}
+
+
+def match_terms(nodes: NodeTable, terms: Sequence[NodeSelectorTerm]) -> np.ndarray:
+    """OR over terms of AND over each term's requirements, for every row."""
+    out = np.zeros(nodes.n, bool)
+    for term in terms:
+        if not term.expressions and not term.fields:
+            continue
+        mask = np.ones(nodes.n, bool)
+        for req in (*term.expressions, *term.fields):
+            mask &= nodes.match_requirement(req)
+        out |= mask
+    return out
+
+
+def match_node_selector(nodes: NodeTable, selector: tuple[tuple[str, str], ...]) -> np.ndarray:
+    mask = np.ones(nodes.n, bool)
+    for key, value in selector:
+        codes = nodes.label_codes(key)
+        code = nodes.label_value_code(key, value)
+        if codes is None or code < 0:
+            return np.zeros(nodes.n, bool)
+        mask &= codes == code
+    return mask
+
+
+def preferred_score(nodes: NodeTable, rows: np.ndarray, terms: Sequence[PreferredTerm]) -> np.ndarray:
+    total = np.zeros(len(rows), np.int64)
+    for p in terms:
+        total += np.where(match_terms(nodes, [p.term])[rows], p.weight, 0)
+    return total
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = "NodeAffinity"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.added_required: tuple[NodeSelectorTerm, ...] | None = None
+        self.added_preferred: tuple[PreferredTerm, ...] = ()
+        added = (args or {}).get("addedAffinity")
+        if added:
+            if not isinstance(added, Mapping):
+                raise InputError("expected an object", field="addedAffinity")
+            req = added.get("requiredDuringSchedulingIgnoredDuringExecution")
+            if req is not None:
+                self.added_required = tuple(
+                    parse_node_selector_term(
+                        t, f"addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+                    )
+                    for i, t in enumerate(req.get("nodeSelectorTerms") or [])
+                )
+            prefs = []
+            for i, p in enumerate(added.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+                term = parse_node_selector_term(
+                    p.get("preference") or {}, f"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+                )
+                prefs.append(PreferredTerm(int(p.get("weight") or 0), term))
+            self.added_preferred = tuple(prefs)
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.node_selector and pod.required_terms is None and self.added_required is None:
+            return None, Status(Code.SKIP)
+        terms = pod.required_terms
+        if not terms:
+            return None, None
+        # Only when every term pins metadata.name with In can the search be narrowed.
+        names: set[str] | None = None
+        for term in terms:
+            pinned = [set(f.values) for f in term.fields if f.operator == "In"]
+            if not pinned:
+                return None, None
+            term_names = set.intersection(*pinned)
+            names = term_names if names is None else names | term_names
+        if names is not None and not names:
+            return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
+        return PreFilterResult(frozenset(names) if names is not None else None), None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        reason = np.zeros(nodes.n, np.int64)
+        if self.added_required is not None:
+            reason[~match_terms(nodes, self.added_required)] = 1
+        ok = np.ones(nodes.n, bool)
+        if pod.node_selector:
+            ok &= match_node_selector(nodes, pod.node_selector)
+        if pod.required_terms is not None:
+            ok &= match_terms(nodes, pod.required_terms)
+        reason[(reason == 0) & ~ok] = 2
+        if not reason.any():
+            return None
+        code = np.where(reason > 0, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(0)).astype(np.int8)
+        return NodeVerdicts(code, reason, _REASONS.__getitem__)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        if not pod.preferred_terms and not self.added_preferred:
+            return Status(Code.SKIP)
+        return None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        return preferred_score(nodes, rows, self.added_preferred) + preferred_score(nodes, rows, pod.preferred_terms)
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_score(scores, reverse=False)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def node_matches(pod: PodInfo, _old: Any, new: Any) -> bool:
+            if not isinstance(new, NodeSpecInfo):
+                return True
+            labels = new.labels
+            if any(labels.get(k) != v for k, v in pod.node_selector):
+                return False
+            if self.added_required is not None and not any(t.matches(labels, new.name) for t in self.added_required):
+                return False
+            return pod.required_terms is None or any(t.matches(labels, new.name) for t in pod.required_terms)
+
+        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), node_matches)]

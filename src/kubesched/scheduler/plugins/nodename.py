@@ -1,0 +1,36 @@
+"""NodeName (Filter): a pod with ``spec.nodeName`` fits only that node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import EnqueueExtensions, FilterPlugin, NodeVerdicts
+from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.nodetable import NodeTable
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName(FilterPlugin, EnqueueExtensions):
+    name = "NodeName"
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        if not pod.node_name:
+            return None
+        mask = np.ones(nodes.n, bool)
+        row = nodes.index.get(pod.node_name)
+        if row is not None:
+            mask[row] = False
+        return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def is_named(pod: PodInfo, _old: Any, new: Any) -> bool:
+            return isinstance(new, NodeSpecInfo) and new.name == pod.node_name
+
+        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), is_named)]

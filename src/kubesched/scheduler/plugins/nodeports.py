@@ -1,0 +1,69 @@
+"""NodePorts (PreFilter, Filter): host ports a pod asks for must be free on the node.
+
+Conflicts follow ``HostPortInfo.CheckConflict``: same protocol and port, and either side bound
+to 0.0.0.0 or both to the same IP. Only nodes already using one of the pod's ports are visited.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+ANY_IP = "0.0.0.0"
+
+
+def ports_conflict(want_ip: str, have_ips: Any) -> bool:
+    if want_ip == ANY_IP:
+        return bool(have_ips)
+    return want_ip in have_ips or ANY_IP in have_ips
+
+
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+    name = "NodePorts"
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.host_ports:
+            return None, Status(Code.SKIP)
+        return None, None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        conflict = np.zeros(nodes.n, bool)
+        for hp in pod.host_ports:
+            for row, ips in nodes.ports.get((hp.protocol, hp.port), {}).items():
+                if not conflict[row] and ports_conflict(hp.ip, ips):
+                    conflict[row] = True
+        if not conflict.any():
+            return None
+        return NodeVerdicts.reject_where(conflict, Code.UNSCHEDULABLE, ERR_REASON)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def deleted_pod_frees_port(pod: PodInfo, old: Any, _new: Any) -> bool:
+            if not isinstance(old, PodInfo):
+                return True
+            return any(
+                (a.protocol, a.port) == (b.protocol, b.port) and ports_conflict(a.ip, {b.ip})
+                for a in pod.host_ports
+                for b in old.host_ports
+            )
+
+        return [
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), deleted_pod_frees_port),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+        ]

@@ -1,0 +1,1 @@
+"""NodeResourcesFit and NodeResourcesBalancedAllocation (``framework/plugins/noderesources``)."""

@@ -1,0 +1,40 @@
+"""NodeResourcesBalancedAllocation (PreScore, Score): favour nodes whose balance the pod improves.
+
+v1.36 (k/k PR #135573) scores the change in balance: with b = int((1 − std)·100) of the
+resource fractions, score = 50 + (50 + b(with pod) − b(without pod)) / 2, so an unchanged
+balance scores 75. Requests, not non-zero requests, are used; best-effort pods are skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.noderesources import scoring
+from kubesched.scheduler.plugins.noderesources.args import parse_balanced_args
+
+
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+    name = "NodeResourcesBalancedAllocation"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.resources = parse_balanced_args(args)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        if all(pod.requests.get(name, 0) == 0 for name, _ in self.resources):
+            return Status(Code.SKIP)
+        return None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        req, base, alloc = scoring.requested_matrix(nodes, rows, pod, self.resources, use_requested=True)
+        with_pod = scoring.balanced_score(req, alloc)
+        without = scoring.balanced_score(base, alloc)
+        half = MAX_NODE_SCORE // 2
+        return half + (half + with_pod - without) // 2

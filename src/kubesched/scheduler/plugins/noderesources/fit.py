@@ -1,0 +1,144 @@
+"""NodeResourcesFit (PreFilter, Filter, PreScore, Score): does the pod fit the node's free resources.
+
+Filter (``fitsRequest``): "Too many pods" when the pod count is at allocatable; "Insufficient <r>"
+for every requested resource above allocatable − requested. The status is
+UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable (no
+preemption can help), else Unschedulable. Score uses the configured strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.noderesources import scoring
+from kubesched.scheduler.plugins.noderesources.args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    FitArgs,
+    parse_fit_args,
+)
+
+STATE_KEY = "PreFilterNodeResourcesFit"
+TOO_MANY_PODS = "Too many pods"
+
+
+@dataclass(frozen=True, slots=True)
+class _FitRequest:
+    """The pod's request as the Filter checks it: resource names and values, in upstream's order."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+    def describe(self, bits: int) -> tuple[str, ...]:
+        out = [TOO_MANY_PODS] if bits & 1 else []
+        out.extend(f"Insufficient {n}" for i, n in enumerate(self.names) if bits & (2 << i))
+        return tuple(out)
+
+
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = "NodeResourcesFit"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.fit_args: FitArgs = parse_fit_args(args)
+        self.weights = np.array([w for _, w in self.fit_args.resources], np.int64)
+        self._cache: dict[tuple[tuple[str, int], ...], _FitRequest] = {}
+
+    def _ignored(self, name: str) -> bool:
+        if "/" not in name or name.startswith("kubernetes.io/"):
+            return False
+        return name in self.fit_args.ignored_resources or name.split("/")[0] in self.fit_args.ignored_resource_groups
+
+    def _fit_request(self, pod: PodInfo) -> _FitRequest:
+        key = tuple(sorted(pod.requests.items()))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        std = [(n, pod.requests.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL_STORAGE)]
+        scalars = sorted((n, v) for n, v in pod.requests.items() if n not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
+        pairs = [(n, v) for n, v in std + scalars if v > 0 and not self._ignored(n)]
+        req = _FitRequest(tuple(n for n, _ in pairs), np.array([v for _, v in pairs], np.int64))
+        if len(self._cache) < 4096:
+            self._cache[key] = req
+        return req
+
+    # PreFilter -------------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(STATE_KEY, self._fit_request(pod))
+        return None, None
+
+    # Filter ----------------------------------------------------------------------------------
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        req: _FitRequest | None = state.get(STATE_KEY)
+        if req is None:
+            req = self._fit_request(pod)
+        bits = (nodes.pod_count + 1 > nodes.alloc_pods).astype(np.int64)
+        unresolvable = None
+        if req.names:
+            cols = [nodes.resource_column(n) for n in req.names]
+            alloc = nodes.alloc[:, cols]
+            insufficient = req.values > alloc - nodes.requested[:, cols]
+            bits = bits + insufficient @ (np.int64(2) << np.arange(len(cols), dtype=np.int64))
+            unresolvable = (req.values > alloc).any(axis=1)
+        failed = bits != 0
+        if not failed.any():
+            return None
+        code = np.where(failed, np.int8(Code.UNSCHEDULABLE), np.int8(0))
+        if unresolvable is not None:
+            code[failed & unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return NodeVerdicts(code.astype(np.int8), bits, req.describe)
+
+    # Score -----------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        return None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        req, _, alloc = scoring.requested_matrix(nodes, rows, pod, self.fit_args.resources, use_requested=False)
+        if self.fit_args.strategy == LEAST_ALLOCATED:
+            return scoring.least_allocated(req, alloc, self.weights)
+        if self.fit_args.strategy == MOST_ALLOCATED:
+            return scoring.most_allocated(req, alloc, self.weights)
+        return scoring.requested_to_capacity_ratio(req, alloc, self.weights, self.fit_args.shape)
+
+    # Queueing hints ------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def node_fits(pod: PodInfo, _old: Any, new: Any) -> bool:
+            if not isinstance(new, NodeSpecInfo):
+                return True
+            if new.allocatable.get(PODS, 0) < 1:
+                return False
+            return all(
+                v <= new.allocatable.get(n, 0) for n, v in pod.requests.items() if v > 0 and not self._ignored(n)
+            )
+
+        node_events = (
+            ActionType.ADD
+            | ActionType.UPDATE_NODE_ALLOCATABLE
+            | ActionType.UPDATE_NODE_TAINT
+            | ActionType.UPDATE_NODE_LABEL
+        )
+        return [
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
+            ClusterEventWithHint(ClusterEvent(NODE, node_events), node_fits),
+        ]

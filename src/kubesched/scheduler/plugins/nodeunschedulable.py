@@ -1,0 +1,40 @@
+"""NodeUnschedulable (Filter): ``spec.unschedulable`` nodes refuse pods that don't tolerate it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo
+from kubesched.api.selectors import Taint, tolerates_any
+from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import EnqueueExtensions, FilterPlugin, NodeVerdicts
+from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.nodetable import NodeTable
+
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+ERR_REASON = "node(s) were unschedulable"
+
+
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+    name = "NodeUnschedulable"
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):
+            return None
+        mask = nodes.unschedulable
+        if not mask.any():
+            return None
+        return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def node_schedulable(pod: PodInfo, _old: Any, new: Any) -> bool:
+            return isinstance(new, NodeSpecInfo) and (
+                not new.unschedulable or tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT)
+            )
+
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), node_schedulable),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)),
+        ]

@@ -1,0 +1,77 @@
+"""TaintToleration (Filter, PreScore, Score): NoSchedule/NoExecute taints must be tolerated;
+untolerated PreferNoSchedule taints lower the score (normalized in reverse).
+
+Tolerations are matched once per distinct taint in the cluster, then applied to the node ×
+taint matrix, so the cost does not grow with nodes × taints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo
+from kubesched.api.selectors import tolerates_any
+from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.helper import default_normalize_score
+
+ERR_REASON = "node(s) had untolerated taint(s)"
+PRE_SCORE_KEY = "PreScoreTaintToleration"
+
+
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = "TaintToleration"
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        taints = nodes.taint_list
+        if not taints:
+            return None
+        untolerated = np.array(
+            [t.effect in ("NoSchedule", "NoExecute") and not tolerates_any(pod.tolerations, t) for t in taints], bool
+        )
+        if not untolerated.any():
+            return None
+        mask = nodes.taints[:, untolerated].any(axis=1)
+        if not mask.any():
+            return None
+        return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        prefer = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
+        counted = np.array(
+            [t.effect == "PreferNoSchedule" and not tolerates_any(prefer, t) for t in nodes.taint_list], bool
+        )
+        state.write(PRE_SCORE_KEY, counted)
+        return None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        counted = state.get(PRE_SCORE_KEY)
+        if counted is None or not counted.any():
+            return np.zeros(len(rows), np.int64)
+        return nodes.taints[rows][:, counted].sum(axis=1).astype(np.int64)
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_score(scores, reverse=True)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def node_tolerated(pod: PodInfo, _old: Any, new: Any) -> bool:
+            if not isinstance(new, NodeSpecInfo):
+                return True
+            return all(tolerates_any(pod.tolerations, t) for t in new.taints if t.effect in ("NoSchedule", "NoExecute"))
+
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), node_tolerated),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)),
+        ]

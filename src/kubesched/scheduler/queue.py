@@ -1,0 +1,362 @@
+"""The scheduling queue (``pkg/scheduler/backend/queue``): activeQ, backoffQ, unschedulable pods.
+
+* activeQ: a heap in QueueSort order (PrioritySort: priority, then queue timestamp).
+* backoffQ: pods waiting out their backoff, initial·2^(n−1) capped at max (1 s → 10 s), by
+  the count of unschedulable attempts (or of consecutive errors).
+* unschedulable pods: tried and rejected; a cluster event moves a pod back only when one of the
+  plugins that rejected it registered that event and its QueueingHint says Queue. Pods left
+  there for 5 minutes are flushed back (``UnschedulableTimeout``).
+* gated pods (a PreEnqueue plugin said no) wait among the unschedulable ones, not attempted.
+* the nominator: pods nominated to nodes, which filters account for.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+from typing import Any
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.events import (
+    FORCE_ACTIVATE,
+    UNSCHEDULABLE_TIMEOUT,
+    WILDCARD,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
+from kubesched.scheduler.framework.status import Status
+
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 5 * 60.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """A pod in the queue with its attempt bookkeeping (``framework.QueuedPodInfo``)."""
+
+    pod: PodInfo
+    timestamp: float
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gating_plugin: str = ""
+    gated_status: Status | None = None
+    where: str = ""
+    seq: int = 0
+    failed_at_generation: int = -1
+
+    @property
+    def uid(self) -> str:
+        return self.pod.uid
+
+
+class SchedulingQueue:
+    """PriorityQueue with QueueingHints, driven by an external clock."""
+
+    def __init__(
+        self,
+        clock: Any,
+        *,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+        pre_enqueue: Callable[[PodInfo], Status | None] | None = None,
+        events: Callable[[PodInfo], dict[str, list[ClusterEventWithHint]]] | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+    ) -> None:
+        self.clock = clock
+        if sort_key is None:
+            assert less is not None
+            cmp = cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))
+            sort_key = cmp
+        self._sort_key = sort_key
+        self._pre_enqueue = pre_enqueue or (lambda _p: None)
+        self._events = events or (lambda _p: {})
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self._seq = itertools.count()
+        self._active: list[tuple[Any, int, QueuedPodInfo]] = []
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._pods: dict[str, QueuedPodInfo] = {}  # uid → entry, wherever it is (not in flight)
+        self.in_flight: dict[str, QueuedPodInfo] = {}
+        self.scheduling_cycle = 0
+        self.nominated: dict[str, list[PodInfo]] = {}
+        self._nominated_node: dict[str, str] = {}
+        self.moves: list[tuple[str, str, str]] = []  # (pod key, event label, destination), for diagnostics
+
+    # -- sizes --------------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
+        for qp in self._pods.values():
+            out[qp.where] += 1
+        return out
+
+    def where(self, uid: str) -> str:
+        if uid in self.in_flight:
+            return "inFlight"
+        qp = self._pods.get(uid)
+        return qp.where if qp else ""
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self._pods.get(uid) or self.in_flight.get(uid)
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    # -- internals ------------------------------------------------------------------------------
+    def _to_active(self, qp: QueuedPodInfo) -> None:
+        qp.where = ACTIVE
+        qp.seq = next(self._seq)
+        heapq.heappush(self._active, (self._sort_key(qp), qp.seq, qp))
+
+    def _to_backoff(self, qp: QueuedPodInfo) -> None:
+        qp.where = BACKOFF
+        qp.seq = next(self._seq)
+        heapq.heappush(self._backoff, (self.backoff_expiry(qp), qp.seq, qp))
+
+    def _to_unschedulable(self, qp: QueuedPodInfo, gated: bool = False) -> None:
+        qp.where = GATED if gated else UNSCHEDULABLE
+        self._unschedulable[qp.uid] = qp
+
+    def _detach(self, qp: QueuedPodInfo) -> None:
+        """Take a pod out of whichever part holds it (heap entries are invalidated lazily)."""
+        if qp.where in (UNSCHEDULABLE, GATED):
+            self._unschedulable.pop(qp.uid, None)
+        qp.where = ""
+        qp.seq = -1
+
+    def backoff_duration(self, qp: QueuedPodInfo) -> float:
+        count = qp.consecutive_errors if qp.consecutive_errors > 0 else qp.unschedulable_count
+        if count <= 0:
+            return 0.0
+        duration = self.initial_backoff
+        for _ in range(1, count):
+            duration *= 2
+            if duration >= self.max_backoff:
+                return self.max_backoff
+        return min(duration, self.max_backoff)
+
+    def backoff_expiry(self, qp: QueuedPodInfo) -> float:
+        return qp.timestamp + self.backoff_duration(qp)
+
+    def _gate(self, qp: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; True when the pod may enter activeQ/backoffQ."""
+        st = self._pre_enqueue(qp.pod)
+        if st is None or st.is_success():
+            qp.gating_plugin = ""
+            qp.gated_status = None
+            return True
+        qp.gating_plugin = st.plugin
+        qp.gated_status = st
+        return False
+
+    def _move(self, qp: QueuedPodInfo, event: str, *, immediately: bool = False) -> str:
+        self._detach(qp)
+        if not self._gate(qp):
+            self._to_unschedulable(qp, gated=True)
+            return GATED
+        if not immediately and self.backoff_expiry(qp) > self.clock.now():
+            self._to_backoff(qp)
+        else:
+            self._to_active(qp)
+        self.moves.append((qp.pod.key, event, qp.where))
+        return qp.where
+
+    # -- API ----------------------------------------------------------------------------------
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod: PreEnqueue, then activeQ (or gated)."""
+        if pod.uid in self._pods or pod.uid in self.in_flight:
+            self.update(pod)
+            return
+        qp = QueuedPodInfo(pod, self.clock.now())
+        self._pods[pod.uid] = qp
+        if self._gate(qp):
+            self._to_active(qp)
+        else:
+            self._to_unschedulable(qp, gated=True)
+        if pod.nominated_node_name:
+            self.add_nominated(pod, pod.nominated_node_name)
+
+    def update(self, pod: PodInfo, event: ClusterEvent | None = None, old: PodInfo | None = None) -> None:
+        """A pending pod changed: refresh it in place, or move it when the change may help."""
+        qp = self._pods.get(pod.uid) or self.in_flight.get(pod.uid)
+        if qp is None:
+            self.add(pod)
+            return
+        qp.pod = pod
+        if pod.nominated_node_name:
+            self.add_nominated(pod, pod.nominated_node_name)
+        if qp.where == ACTIVE:
+            self._detach(qp)
+            self._to_active(qp)
+        elif qp.where == GATED:
+            if self._gate(qp):
+                self._detach(qp)
+                self._to_active(qp)
+        elif qp.where == UNSCHEDULABLE and event is not None and self._worth_requeuing(qp, event, old, pod):
+            self._move(qp, str(event))
+
+    def delete(self, uid: str) -> None:
+        qp = self._pods.pop(uid, None)
+        if qp is not None:
+            self._detach(qp)
+        self.in_flight.pop(uid, None)
+        self.delete_nominated(uid)
+
+    def pop(self) -> QueuedPodInfo | None:
+        """Next pod to schedule (None when activeQ is empty); it is in flight until ``done``."""
+        while self._active:
+            _, seq, qp = heapq.heappop(self._active)
+            if qp.seq != seq or qp.where != ACTIVE:
+                continue
+            qp.where = ""
+            del self._pods[qp.uid]
+            self.in_flight[qp.uid] = qp
+            self.scheduling_cycle += 1
+            qp.attempts += 1
+            if qp.initial_attempt_timestamp is None:
+                qp.initial_attempt_timestamp = self.clock.now()
+            return qp
+        return None
+
+    def has_active(self) -> bool:
+        while self._active and (self._active[0][2].seq != self._active[0][1] or self._active[0][2].where != ACTIVE):
+            heapq.heappop(self._active)
+        return bool(self._active)
+
+    def done(self, uid: str) -> None:
+        self.in_flight.pop(uid, None)
+
+    def add_unschedulable(self, qp: QueuedPodInfo, *, generation: int = -1) -> None:
+        """``AddUnschedulableIfNotPresent``: after a failed attempt."""
+        self.in_flight.pop(qp.uid, None)
+        if qp.uid in self._pods:
+            return
+        qp.timestamp = self.clock.now()
+        qp.failed_at_generation = generation
+        self._pods[qp.uid] = qp
+        if qp.unschedulable_plugins or qp.pending_plugins:
+            qp.unschedulable_count += 1
+            qp.consecutive_errors = 0
+            self._to_unschedulable(qp)
+        else:
+            qp.consecutive_errors += 1
+            self._to_backoff(qp)
+
+    def activate(self, uids: Iterable[str]) -> None:
+        for uid in uids:
+            qp = self._pods.get(uid)
+            if qp is not None and qp.where in (BACKOFF, UNSCHEDULABLE):
+                self._move(qp, str(FORCE_ACTIVATE), immediately=True)
+
+    def _worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        if event.resource == WILDCARD:
+            return True
+        registered = self._events(qp.pod)
+        plugins = qp.unschedulable_plugins | qp.pending_plugins
+        if qp.where == GATED and qp.gating_plugin:
+            plugins = {qp.gating_plugin}
+        for name in plugins:
+            for ev in registered.get(name, ()):
+                if not event.matches(ev.event):
+                    continue
+                if ev.hint is None:
+                    return True
+                try:
+                    if ev.hint(qp.pod, old, new):
+                        return True
+                except Exception:  # a failing hint counts as Queue, as upstream does
+                    return True
+        return False
+
+    def move_all(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> int:
+        """``MoveAllToActiveOrBackoffQueue``: requeue unschedulable pods the event may help."""
+        moved = 0
+        for qp in list(self._unschedulable.values()):
+            if pre_check is not None and not pre_check(qp):
+                continue
+            if qp.where == GATED:
+                if self._gate(qp):
+                    self._detach(qp)
+                    self._to_active(qp)
+                    moved += 1
+                continue
+            if self._worth_requeuing(qp, event, old, new):
+                self._move(qp, str(event), immediately=bool(qp.pending_plugins & set(self._events(qp.pod))))
+                moved += 1
+        return moved
+
+    def flush_backoff_completed(self) -> int:
+        now = self.clock.now()
+        moved = 0
+        while self._backoff and self._backoff[0][0] <= now:
+            _, seq, qp = heapq.heappop(self._backoff)
+            if qp.seq != seq or qp.where != BACKOFF:
+                continue
+            self._to_active(qp)
+            moved += 1
+        return moved
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff and (
+            self._backoff[0][2].seq != self._backoff[0][1] or self._backoff[0][2].where != BACKOFF
+        ):
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Move pods that sat unschedulable longer than 5 minutes (``UnschedulableTimeout``)."""
+        now = self.clock.now()
+        moved = 0
+        for qp in list(self._unschedulable.values()):
+            if qp.where == UNSCHEDULABLE and now - qp.timestamp > self.max_in_unschedulable:
+                self._move(qp, str(UNSCHEDULABLE_TIMEOUT))
+                moved += 1
+        return moved
+
+    def unschedulable_pods(self) -> list[QueuedPodInfo]:
+        return [qp for qp in self._unschedulable.values() if qp.where == UNSCHEDULABLE]
+
+    def gated_pods(self) -> list[QueuedPodInfo]:
+        return [qp for qp in self._unschedulable.values() if qp.where == GATED]
+
+    # -- nominator ----------------------------------------------------------------------------
+    def add_nominated(self, pod: PodInfo, node: str) -> None:
+        self.delete_nominated(pod.uid)
+        if not node:
+            return
+        self._nominated_node[pod.uid] = node
+        self.nominated.setdefault(node, []).append(pod)
+
+    def delete_nominated(self, uid: str) -> None:
+        node = self._nominated_node.pop(uid, None)
+        if node is None:
+            return
+        pods = [p for p in self.nominated.get(node, []) if p.uid != uid]
+        if pods:
+            self.nominated[node] = pods
+        else:
+            self.nominated.pop(node, None)
+
+    def nominated_node_of(self, uid: str) -> str:
+        return self._nominated_node.get(uid, "")
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        return list(self.nominated.get(node, ()))

@@ -1,0 +1,212 @@
+"""The scheduling algorithm of one cycle (``pkg/scheduler/schedule_one.go``: schedulePod).
+
+PreFilter → Filter over every node at once (nominated pods of equal or higher priority added in
+a second pass where they sit) → the node search rotation of upstream (start at
+``next_start_node_index`` in nodeTree order, stop after ``numFeasibleNodesToFind`` feasible
+nodes) → PreScore/Score/NormalizeScore on the feasible rows → a uniformly random pick among the
+top-scored nodes.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.queue import SchedulingQueue
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind``: adaptive 50 − n/125 percent (floor 5%), at least 100 nodes."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    explain: dict[str, object] | None = None
+
+
+@dataclass(slots=True)
+class Algorithm:
+    """Per-scheduler state of the algorithm: the rotating start index and the tie-break RNG."""
+
+    percentage_of_nodes_to_score: int = 0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    next_start_node_index: int = 0
+
+    def schedule_pod(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        *,
+        explain: bool = False,
+    ) -> ScheduleResult:
+        """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed)."""
+        if nodes.n == 0:
+            diag = Diagnosis.empty([])
+            diag.pre_filter_msg = ERR_NO_NODES_AVAILABLE
+            raise _NoNodes(pod)
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue)
+        info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
+        if len(feasible) == 0:
+            raise FitError(pod, nodes.n, diagnosis)
+        evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes)) + len(diagnosis.overrides)
+        if len(feasible) == 1 and not explain:
+            return ScheduleResult(nodes.names[int(feasible[0])], evaluated, 1)
+        st = fwk.run_pre_score(state, pod, nodes, feasible)
+        if st is not None:
+            raise PluginError(st)
+        outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=explain)
+        if st is not None or outcome is None:
+            raise PluginError(st or Status.error("score failed"))
+        if not fwk.has_score():
+            outcome.total[:] = 1
+        top = np.flatnonzero(outcome.total == outcome.total.max())
+        pick = int(top[self.rng.randrange(len(top))]) if len(top) > 1 else int(top[0])
+        if len(feasible) == 1:
+            pick = 0
+        if info is not None:
+            info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
+        return ScheduleResult(nodes.names[int(feasible[pick])], evaluated, len(feasible), info)
+
+    def _find_nodes_that_fit(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, queue: SchedulingQueue
+    ) -> tuple[np.ndarray, Diagnosis]:
+        diagnosis = Diagnosis.empty(list(nodes.names))
+        pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
+        diagnosis.unschedulable_plugins = set(plugins)
+        if st is not None:
+            if not st.is_rejected():
+                raise PluginError(st)
+            diagnosis.absent = Status(st.code, st.reasons, st.plugin)
+            diagnosis.absent_mask = np.ones(nodes.n, bool)
+            diagnosis.pre_filter_msg = st.message()
+            return np.zeros(0, np.int64), diagnosis
+        order = nodes.order()
+        if not pre_res.all_nodes():
+            allowed = np.zeros(nodes.n, bool)
+            allowed[[nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index]] = True
+            order = order[allowed[order]]
+            diagnosis.absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",),
+            )
+            diagnosis.absent_mask = ~allowed
+        outcome = fwk.run_filters(state, pod, nodes)
+        if outcome.error is not None:
+            raise PluginError(outcome.error)
+        filtered = fwk.diagnosis_from(nodes, outcome)
+        diagnosis.codes, diagnosis.plugins, diagnosis.reasons = filtered.codes, filtered.plugins, filtered.reasons
+        diagnosis.describers, diagnosis.plugin_names = filtered.describers, filtered.plugin_names
+        self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis)
+        if diagnosis.absent_mask is not None:
+            diagnosis.codes = np.where(diagnosis.absent_mask, 0, diagnosis.codes).astype(np.int8)
+
+        passed = diagnosis.codes == 0
+        for row in diagnosis.overrides:
+            passed[row] = False
+        nominated = pod.nominated_node_name
+        if nominated and nominated in nodes.index:
+            row = nodes.index[nominated]
+            if passed[row] and (diagnosis.absent_mask is None or not diagnosis.absent_mask[row]):
+                return np.array([row], np.int64), diagnosis
+
+        n = len(order)
+        if n == 0:
+            return np.zeros(0, np.int64), diagnosis
+        want = num_feasible_nodes_to_find(self._percentage(fwk), n)
+        if not fwk.has_score():
+            want = 1
+        start = self.next_start_node_index % n
+        rotated = np.concatenate([order[start:], order[:start]]) if start else order
+        ok = passed[rotated]
+        cum = np.cumsum(ok)
+        processed = int(np.searchsorted(cum, want) + 1) if cum[-1] >= want else n
+        feasible = rotated[:processed][ok[:processed]]
+        self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
+        diagnosis.unschedulable_plugins |= {
+            diagnosis.plugin_names[int(p)] for p in np.unique(diagnosis.plugins[diagnosis.codes != 0])
+        }
+        diagnosis.unschedulable_plugins |= {s.plugin for s in diagnosis.overrides.values() if s.plugin}
+        return feasible, diagnosis
+
+    def _percentage(self, fwk: Framework) -> int:
+        own = fwk.profile.percentage_of_nodes_to_score
+        return own if own is not None else self.percentage_of_nodes_to_score
+
+    @staticmethod
+    def _apply_nominated_pods(
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        diagnosis: Diagnosis,
+    ) -> None:
+        """``RunFilterPluginsWithNominatedPods``: a node must also pass with the nominated pods of
+        equal or higher priority added (first pass); the plain pass was the column run."""
+        if not queue.nominated:
+            return
+        rows: list[int] = []
+        extra: list[list[PodInfo]] = []
+        for node, pods in queue.nominated.items():
+            row = nodes.index.get(node)
+            if row is None or diagnosis.codes[row] != 0:
+                continue
+            adds = [p for p in pods if p.uid != pod.uid and p.priority >= pod.priority]
+            if adds:
+                rows.append(row)
+                extra.append(adds)
+        if not rows:
+            return
+        sub = nodes.take(rows)
+        sub_state = state.clone()
+        for i, adds in enumerate(extra):
+            for p in adds:
+                sub.add_pod(i, p)
+                for plugin in fwk.pre_filter:
+                    ext = plugin.pre_filter_extensions()
+                    if ext is not None and plugin.name not in sub_state.skip_filter:
+                        ext.add_pod(sub_state, pod, p, sub, i)
+        outcome = fwk.run_filters(sub_state, pod, sub)
+        if outcome.error is not None:
+            raise PluginError(outcome.error)
+        sub_diag = fwk.diagnosis_from(sub, outcome)
+        for i, row in enumerate(rows):
+            st = sub_diag.status_of(i)
+            if st is not None:
+                diagnosis.overrides[row] = st
+
+
+class PluginError(RuntimeError):
+    """A plugin returned Error: the attempt fails with reason SchedulerError."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class _NoNodes(RuntimeError):
+    def __init__(self, pod: PodInfo) -> None:
+        super().__init__(ERR_NO_NODES_AVAILABLE)
+        self.pod = pod

@@ -1,0 +1,478 @@
+"""The Scheduler: informers feeding cache and queue, ``schedule_one``, the binding cycle, failures.
+
+Follows ``pkg/scheduler/{scheduler.go,eventhandlers.go,schedule_one.go}``. Cycles run one at a
+time; the binding cycle runs right after its scheduling cycle unless a Permit plugin parks
+the pod, in which case it resumes when the waiting pod is allowed, rejected or times out.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.node import NodeSpecInfo, node_info_from
+from kubesched.api.pod import PodInfo, pod_info_from
+from kubesched.clock import Clock
+from kubesched.cluster.client import ClusterClient
+from kubesched.cluster.errors import ApiError
+from kubesched.cluster.store import ADDED, DELETED, WatchEvent
+from kubesched.errors import InputError
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.events import (
+    ASSIGNED_POD,
+    ASSIGNED_POD_DELETE,
+    NODE,
+    UNSCHEDULABLE_POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.handle import Handle
+from kubesched.scheduler.framework.registry import Registry
+from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
+from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
+
+NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
+_NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
+
+
+@dataclass(slots=True)
+class Stats:
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    wall_seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class Explanation:
+    """Per-node filter verdicts and scores of a pod's first attempt (``--explain``)."""
+
+    filter: dict[str, dict[str, str]] = field(default_factory=dict)
+    score: dict[str, dict[str, int]] = field(default_factory=dict)
+    final_score: dict[str, int] = field(default_factory=dict)
+    selected: str | None = None
+
+
+class Scheduler:
+    def __init__(
+        self,
+        client: ClusterClient,
+        config: SchedulerConfig,
+        clock: Clock,
+        *,
+        registry: Registry | None = None,
+        seed: int = 0,
+        explain: set[str] | None = None,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.clock = clock
+        self.cache = Cache()
+        self.waiting_pods = WaitingPods()
+        self.handle = Handle(client, self.cache, self.waiting_pods, clock)
+        registry = registry if registry is not None else in_tree_registry()
+        self.profiles: dict[str, Framework] = {}
+        for profile in config.profiles:
+            try:
+                self.profiles[profile.scheduler_name] = Framework(registry, profile, self.handle)
+            except InputError as exc:
+                raise exc.located(file=config.source, obj="KubeSchedulerConfiguration") from None
+        first = next(iter(self.profiles.values()))
+        sort_plugin = first.queue_sort
+        self.queue = SchedulingQueue(
+            clock,
+            less=sort_plugin.less,
+            sort_key=sort_plugin.sort_key if sort_plugin.sort_key(_Probe()) is not None else None,
+            pre_enqueue=self._run_pre_enqueue,
+            events=self._events_for,
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+        )
+        self._events_by_profile = {
+            name: {**f.events_to_register(), NO_NODES_PLUGIN: _NO_NODES_EVENTS} for name, f in self.profiles.items()
+        }
+        self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
+        self.stats = Stats()
+        self.cluster_generation = 0
+        self.explain_keys = explain or set()
+        self.explanations: dict[str, Explanation] = {}
+        self.last_message: dict[str, str] = {}
+        self._watch = None
+        self.on_bound: Callable[[PodInfo, str], None] | None = None
+
+    # -- wiring -------------------------------------------------------------------------------
+    def _framework_for(self, pod: PodInfo) -> Framework | None:
+        return self.profiles.get(pod.scheduler_name)
+
+    def _run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        fwk = self._framework_for(pod)
+        return fwk.run_pre_enqueue(pod) if fwk else None
+
+    def _events_for(self, pod: PodInfo) -> dict[str, list[ClusterEventWithHint]]:
+        return self._events_by_profile.get(pod.scheduler_name, {})
+
+    def start(self) -> None:
+        """Initial list of nodes and pods, then a watch from that resourceVersion (informers)."""
+        nodes, rv = self.client.list("Node")
+        for obj in nodes:
+            self._on_node_add(obj)
+        pods, rv = self.client.list("Pod")
+        for obj in pods:
+            self._on_pod_add(obj)
+        self._watch = self.client.watch(["Node", "Pod"], rv)
+
+    def process_events(self) -> int:
+        """Deliver pending watch events to the handlers; returns how many were handled."""
+        if self._watch is None:
+            return 0
+        handled = 0
+        while (ev := self._watch.pop()) is not None:
+            self._dispatch(ev)
+            handled += 1
+        return handled
+
+    def _dispatch(self, ev: WatchEvent) -> None:
+        if ev.kind == "Node":
+            if ev.type == ADDED:
+                self._on_node_add(ev.obj)
+            elif ev.type == DELETED:
+                self._on_node_delete(ev.obj)
+            else:
+                self._on_node_update(ev.old or {}, ev.obj)
+        elif ev.kind == "Pod":
+            if ev.type == ADDED:
+                self._on_pod_add(ev.obj)
+            elif ev.type == DELETED:
+                self._on_pod_delete(ev.obj)
+            else:
+                self._on_pod_update(ev.old or {}, ev.obj)
+
+    # -- node handlers --------------------------------------------------------------------------
+    def _on_node_add(self, obj: dict[str, Any]) -> None:
+        spec = node_info_from(obj)
+        self.cache.add_node(obj, spec)
+        self.cluster_generation += 1
+        self.queue.move_all(ClusterEvent(NODE, ActionType.ADD, "NodeAdd"), None, spec)
+
+    def _on_node_update(self, old_obj: dict[str, Any], obj: dict[str, Any]) -> None:
+        old = self.cache.node_spec((obj.get("metadata") or {}).get("name", ""))
+        spec = node_info_from(obj)
+        self.cache.update_node(obj, spec)
+        self.cluster_generation += 1
+        action = node_update_actions(old, spec, old_obj, obj)
+        if action:
+            self.queue.move_all(ClusterEvent(NODE, action, f"Node{action.name or 'Update'}"), old, spec)
+
+    def _on_node_delete(self, obj: dict[str, Any]) -> None:
+        self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
+        self.cluster_generation += 1
+
+    # -- pod handlers ---------------------------------------------------------------------------
+    def _parse_pod(self, obj: dict[str, Any]) -> PodInfo | None:
+        try:
+            return pod_info_from(obj)
+        except InputError:
+            return None
+
+    def _on_pod_add(self, obj: dict[str, Any]) -> None:
+        pod = self._parse_pod(obj)
+        if pod is None:
+            return
+        if pod.node_name:
+            self.cache.add_pod(pod)
+            self.cluster_generation += 1
+            self.queue.move_all(ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+        elif pod.scheduler_name in self.profiles:
+            self.queue.add(pod)
+
+    def _on_pod_update(self, old_obj: dict[str, Any], obj: dict[str, Any]) -> None:
+        pod = self._parse_pod(obj)
+        if pod is None:
+            return
+        old = self._parse_pod(old_obj) if old_obj else None
+        if pod.node_name:
+            was_pending = old is not None and not old.node_name
+            self.cache.update_pod(pod)
+            self.cluster_generation += 1
+            if was_pending:
+                self.queue.delete(pod.uid)
+                self.queue.move_all(ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+            else:
+                action = pod_update_actions(old, pod)
+                if action:
+                    self.queue.move_all(ClusterEvent(ASSIGNED_POD, action, "AssignedPodUpdate"), old, pod)
+        elif pod.scheduler_name in self.profiles:
+            if pod.deleting:
+                return
+            action = pod_update_actions(old, pod)
+            self.queue.update(
+                pod, ClusterEvent(UNSCHEDULABLE_POD, action, "UnschedulablePodUpdate") if action else None, old
+            )
+
+    def _on_pod_delete(self, obj: dict[str, Any]) -> None:
+        pod = self._parse_pod(obj)
+        if pod is None:
+            return
+        if pod.node_name or self.cache.pod(pod.uid) is not None:
+            removed = self.cache.remove_pod(pod.uid)
+            self.cluster_generation += 1
+            self.waiting_pods.reject(pod.uid)
+            self.queue.delete_nominated(pod.uid)
+            self.queue.move_all(ASSIGNED_POD_DELETE, removed or pod, None)
+        else:
+            self.queue.delete(pod.uid)
+            self.waiting_pods.reject(pod.uid)
+
+    # -- the scheduling cycle ----------------------------------------------------------------------
+    def schedule_one(self) -> bool:
+        """Pop one pod and run its scheduling cycle (and binding cycle). False if activeQ is empty."""
+        qp = self.queue.pop()
+        if qp is None:
+            return False
+        started = time.perf_counter()
+        pod = qp.pod
+        fwk = self._framework_for(pod)
+        if fwk is None:
+            self.queue.done(pod.uid)
+            return True
+        if pod.deleting:
+            self.client.record_event(
+                "Warning", "FailedScheduling", "Scheduling", pod.obj, f"skip schedule deleting pod: {pod.key}"
+            )
+            self.queue.done(pod.uid)
+            return True
+        if self.cache.is_assumed(pod.uid):
+            self.queue.done(pod.uid)
+            return True
+        self.stats.attempts += 1
+        state = CycleState()
+        explain = pod.key in self.explain_keys and pod.key not in self.explanations
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, pod, self.cache.table, self.queue, explain=explain)
+        except FitError as err:
+            if explain:
+                self._record_explanation(pod, fwk, err.diagnosis, None, None)
+            self._handle_fit_error(fwk, state, qp, err)
+            self.stats.wall_seconds += time.perf_counter() - started
+            return True
+        except _NoNodes:
+            qp.unschedulable_plugins = {NO_NODES_PLUGIN}
+            self._handle_failure(
+                qp, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE), ERR_NO_NODES_AVAILABLE, None
+            )
+            return True
+        except PluginError as err:
+            qp.unschedulable_plugins, qp.pending_plugins = set(), set()
+            self._handle_failure(qp, err.status, err.status.message(), None)
+            return True
+        if explain and result.explain is not None:
+            self._record_explanation(pod, fwk, result.explain["diagnosis"], result.explain, result.suggested_host)
+        host = result.suggested_host
+        assumed = self._assume(pod, host)
+        st = fwk.run_reserve(state, assumed, host)
+        if st is not None:
+            fwk.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(pod.uid)
+            self._fail_after_assume(qp, st)
+            return True
+        st, waits = fwk.run_permit(state, assumed, host)
+        if st is not None and st.code != Code.WAIT:
+            fwk.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(pod.uid)
+            self._fail_after_assume(qp, st)
+            return True
+        if state.pods_to_activate:
+            self.queue.activate(state.pods_to_activate)
+        if waits:
+            self.waiting_pods.add(
+                WaitingPod(
+                    assumed,
+                    waits,
+                    self.clock,
+                    lambda wp, status: self._resume_binding(fwk, state, qp, assumed, host, status),
+                )
+            )
+        else:
+            self._binding_cycle(fwk, state, qp, assumed, host)
+        self.stats.wall_seconds += time.perf_counter() - started
+        return True
+
+    def _assume(self, pod: PodInfo, host: str) -> PodInfo:
+        assumed = _copy_pod(pod, host)
+        self.cache.assume_pod(assumed, host)
+        self.queue.delete_nominated(pod.uid)
+        return assumed
+
+    def _resume_binding(
+        self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str, status: Status | None
+    ) -> None:
+        self.waiting_pods.remove(pod.uid)
+        if status is not None:
+            fwk.run_unreserve(state, pod, host)
+            self.cache.forget_pod(pod.uid)
+            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.uid != pod.uid)
+            self._fail_after_assume(qp, status)
+            return
+        self._binding_cycle(fwk, state, qp, pod, host)
+
+    def _binding_cycle(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str) -> None:
+        self.queue.done(pod.uid)
+        st = fwk.run_pre_bind(state, pod, host)
+        if st is None:
+            st = fwk.run_bind(state, pod, host)
+        if st is not None:
+            fwk.run_unreserve(state, pod, host)
+            self.cache.forget_pod(pod.uid)
+            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
+            qp.unschedulable_plugins = {st.plugin} if st.is_rejected() and st.plugin else set()
+            self._handle_failure(qp, st, st.message(), None)
+            return
+        self.cache.finish_binding(pod.uid)
+        self.stats.scheduled += 1
+        self.last_message.pop(pod.key, None)
+        self.client.record_event(
+            "Normal", "Scheduled", "Binding", pod.obj, f"Successfully assigned {pod.key} to {host}"
+        )
+        fwk.run_post_bind(state, pod, host)
+        if self.on_bound is not None:
+            self.on_bound(pod, host)
+
+    def _fail_after_assume(self, qp: QueuedPodInfo, st: Status) -> None:
+        if st.is_rejected():
+            qp.unschedulable_plugins = {st.plugin} if st.plugin else set()
+        else:
+            qp.unschedulable_plugins = set()
+        self._handle_failure(qp, st, st.message(), None)
+
+    def _handle_fit_error(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, err: FitError) -> None:
+        nominated: str | None = None
+        if fwk.post_filter:
+            result, st = fwk.run_post_filter(state, qp.pod, err.diagnosis)
+            if st.reasons:
+                err.diagnosis.post_filter_msg = st.message()
+            if result is not None:
+                nominated = result.nominated_node_name
+        qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+        qp.pending_plugins = set(err.diagnosis.pending_plugins)
+        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (str(err),)), str(err), nominated)
+
+    def _handle_failure(self, qp: QueuedPodInfo, st: Status, message: str, nominated: str | None) -> None:
+        """``handleSchedulingFailure``: requeue, record FailedScheduling, patch PodScheduled=False."""
+        pod = qp.pod
+        rejected = st.is_rejected()
+        if rejected:
+            self.stats.unschedulable += 1
+        else:
+            self.stats.errors += 1
+        reason = "Unschedulable" if rejected else "SchedulerError"
+        try:
+            current = self.client.get("Pod", pod.namespace, pod.name)
+        except ApiError:
+            self.queue.done(pod.uid)
+            return
+        current_info = self._parse_pod(current)
+        if current_info is None or current_info.uid != pod.uid or current_info.node_name:
+            self.queue.done(pod.uid)
+            return
+        qp.pod = current_info
+        self.queue.add_unschedulable(qp, generation=self.cluster_generation)
+        if nominated is not None:
+            self.queue.add_nominated(current_info, nominated)
+        self.last_message[pod.key] = message
+        self.client.record_event("Warning", "FailedScheduling", "Scheduling", current, message)
+        patch_nominated = nominated if nominated is not None and nominated != current_info.nominated_node_name else None
+        self.client.patch_pod_status(
+            pod.namespace,
+            pod.name,
+            {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
+            patch_nominated,
+        )
+
+    def _record_explanation(
+        self, pod: PodInfo, fwk: Framework, diagnosis: Any, info: dict[str, Any] | None, selected: str | None
+    ) -> None:
+        nodes = self.cache.table
+        exp = Explanation(selected=selected)
+        for row, name in enumerate(diagnosis.node_names):
+            st = diagnosis.status_of(row)
+            verdicts: dict[str, str] = {}
+            for pname in fwk.filter_names:
+                if st is not None and st.plugin == pname:
+                    verdicts[pname] = st.message()
+                    break
+                verdicts[pname] = "passed"
+            if st is not None and st.plugin not in fwk.filter_names:
+                verdicts = {st.plugin or "PreFilter": st.message()}
+            exp.filter[name] = verdicts
+        if info is not None:
+            rows = info["rows"]
+            for i, row in enumerate(rows.tolist()):
+                name = nodes.names[row]
+                exp.score[name] = {p: int(s[i]) for p, s in info["scores"].items()}
+                exp.final_score[name] = int(info["total"][i])
+        self.explanations[pod.key] = exp
+
+
+def _copy_pod(pod: PodInfo, host: str) -> PodInfo:
+    """The assumed copy: same pod with spec.nodeName set."""
+    from dataclasses import replace
+
+    return replace(pod, node_name=host)
+
+
+class _Probe:
+    """A stand-in queued pod to ask a QueueSort plugin whether it offers a sort key."""
+
+    class _P:
+        priority = 0
+
+    pod = _P()
+    timestamp = 0.0
+
+
+def node_update_actions(
+    old: NodeSpecInfo | None, new: NodeSpecInfo, old_obj: dict[str, Any], new_obj: dict[str, Any]
+) -> ActionType:
+    """Which Node Update* actions a change amounts to (``framework/events.go`` NodeSchedulingPropertiesChange)."""
+    if old is None:
+        return ActionType.ADD
+    action = ActionType(0)
+    if old.allocatable != new.allocatable:
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if dict(old.labels) != dict(new.labels):
+        action |= ActionType.UPDATE_NODE_LABEL
+    if old.taints != new.taints or old.unschedulable != new.unschedulable:
+        action |= ActionType.UPDATE_NODE_TAINT
+    if (old_obj.get("status") or {}).get("conditions") != (new_obj.get("status") or {}).get("conditions"):
+        action |= ActionType.UPDATE_NODE_CONDITION
+    if (old_obj.get("metadata") or {}).get("annotations") != (new_obj.get("metadata") or {}).get("annotations"):
+        action |= ActionType.UPDATE_NODE_ANNOTATION
+    return action
+
+
+def pod_update_actions(old: PodInfo | None, new: PodInfo) -> ActionType:
+    """Pod Update* actions (``PodSchedulingPropertiesChange``)."""
+    if old is None:
+        return ActionType.ADD
+    action = ActionType(0)
+    if dict(old.labels) != dict(new.labels):
+        action |= ActionType.UPDATE_POD_LABEL
+    if old.tolerations != new.tolerations:
+        action |= ActionType.UPDATE_POD_TOLERATION
+    if old.scheduling_gates and not new.scheduling_gates:
+        action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    if any(v < old.requests.get(k, 0) for k, v in new.requests.items()) or set(old.requests) - set(new.requests):
+        action |= ActionType.UPDATE_POD_SCALE_DOWN
+    return action

@@ -1,0 +1,1 @@
+"""Simulations: replay a cluster through the scheduler on a virtual clock."""

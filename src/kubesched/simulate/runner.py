@@ -1,0 +1,228 @@
+"""``kubesched simulate``: load a cluster, run the scheduler on a virtual clock until quiescent.
+
+Quiescent means activeQ and backoffQ are empty, nothing waits at Permit or on a timer, and every
+unschedulable pod was last tried against the current cluster state (so the 5-minute flush
+would only repeat the same verdict). Backoff and the flush cost virtual time only.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.node import node_info_from
+from kubesched.api.pod import pod_info_from
+from kubesched.clock import VirtualClock
+from kubesched.cluster import admission
+from kubesched.cluster.client import InProcessClient
+from kubesched.cluster.errors import ApiError
+from kubesched.cluster.loader import Manifest, load_paths, warn
+from kubesched.cluster.store import KNOWN_KINDS, Store
+from kubesched.errors import InputError
+from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
+from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
+from kubesched.scheduler.scheduler import Explanation, Scheduler
+
+CREATE_ORDER = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "PodDisruptionBudget": 3, "Pod": 9}
+MAX_VIRTUAL_SECONDS = 7 * 24 * 3600.0
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    deleted_pods: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    explain: dict[str, Explanation] = field(default_factory=dict)
+
+
+def _validate(m: Manifest) -> None:
+    try:
+        if m.kind == "Pod":
+            pod_info_from(m.obj)
+        elif m.kind == "Node":
+            node_info_from(m.obj)
+        if m.kind in KNOWN_KINDS and m.kind != "Namespace" and not (m.obj.get("metadata") or {}).get("name"):
+            raise InputError("Required value: name or generateName is required", field="metadata.name")
+    except InputError as exc:
+        raise exc.located(file=m.file, obj=m.ref) from None
+
+
+def _split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
+    objects = [m for m in manifests if m.kind != KIND]
+    configs = [m for m in manifests if m.kind == KIND]
+    if config_path is not None:
+        loaded = load_paths([config_path]).manifests
+        docs = [m for m in loaded if m.kind == KIND]
+        if len(docs) != 1:
+            raise InputError(f"expected exactly one {KIND} document, found {len(docs)}", file=config_path)
+        if configs:
+            warn(f"--config {config_path} overrides the {KIND} found in {configs[0].file}")
+        return parse_config(docs[0].obj, config_path), objects
+    if len(configs) > 1:
+        raise InputError(f"more than one {KIND} in the input", file=configs[1].file)
+    if configs:
+        if configs[0].obj.get("apiVersion") != API_VERSION:
+            raise InputError(
+                f"unsupported apiVersion {configs[0].obj.get('apiVersion')!r}, expected {API_VERSION}",
+                file=configs[0].file,
+                obj=KIND,
+                field="apiVersion",
+            )
+        return parse_config(configs[0].obj, configs[0].file), objects
+    return default_config(), objects
+
+
+def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[dict[str, Any]], list[Manifest]]:
+    """Create every object at time zero through admission; refused objects are returned as rejected."""
+    store = Store(VirtualClock(), seed=seed)
+    admission.install(store)
+    rejected: list[dict[str, Any]] = []
+    warned: set[str] = set()
+    namespaces = {m.obj["metadata"]["name"] for m in manifests if m.kind == "Namespace"}
+    needed = {
+        (m.obj.get("metadata") or {}).get("namespace") or "default"
+        for m in manifests
+        if m.kind in KNOWN_KINDS and KNOWN_KINDS[m.kind][1]
+    }
+    for ns in sorted(needed - namespaces - {"default", "kube-system", "kube-public", "kube-node-lease"}):
+        warn(f"namespace {ns!r} is not in the input; creating it")
+        store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    ordered = sorted(manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5))
+    pods: list[Manifest] = []
+    for m in ordered:
+        if m.kind not in KNOWN_KINDS and m.kind not in warned:
+            warned.add(m.kind)
+            warn(f"kind {m.kind!r} ({m.obj.get('apiVersion')}) is not used by the scheduler; kept as is")
+        meta = m.obj.get("metadata") or {}
+        try:
+            if m.kind == "Namespace" and store.try_get("Namespace", "", meta.get("name", "")) is not None:
+                continue
+            if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
+                continue
+            store.create(m.kind, m.obj)
+            if m.kind == "Pod":
+                pods.append(m)
+        except ApiError as exc:
+            rejected.append(
+                {"kind": m.kind, "namespace": meta.get("namespace"), "name": meta.get("name"), "message": exc.message}
+            )
+    return store, rejected, pods
+
+
+def next_flush_time(sched: Scheduler) -> float | None:
+    """The flush tick that would move a pod tried against an older cluster state, if any."""
+    best = None
+    for qp in sched.queue.unschedulable_pods():
+        if qp.failed_at_generation >= sched.cluster_generation:
+            continue
+        due = qp.timestamp + sched.queue.max_in_unschedulable
+        tick = (math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD
+        best = tick if best is None else min(best, tick)
+    return best
+
+
+def run_to_quiescence(sched: Scheduler, clock: VirtualClock, limit: float = MAX_VIRTUAL_SECONDS) -> None:
+    sched.start()
+    while True:
+        sched.process_events()
+        if sched.queue.has_active():
+            sched.schedule_one()
+            continue
+        candidates = [
+            t for t in (clock.next_timer(), sched.queue.next_backoff_expiry(), next_flush_time(sched)) if t is not None
+        ]
+        if not candidates:
+            return
+        when = max(min(candidates), clock.now())
+        if when > limit:
+            return
+        clock.advance_to(when)
+        sched.process_events()
+        sched.queue.flush_backoff_completed()
+        if when % UNSCHEDULABLE_FLUSH_PERIOD == 0:
+            sched.queue.flush_unschedulable_leftover()
+
+
+def simulate(
+    paths: list[str], *, config_path: str | None = None, seed: int = 0, explain: list[str] | None = None
+) -> SimulationResult:
+    loaded = load_paths(paths)
+    for m in loaded.manifests:
+        _validate(m)
+    config, objects = _split_config(loaded.manifests, config_path)
+    store, rejected, pod_manifests = build_cluster(objects, seed=seed)
+    client = InProcessClient(store)
+    assert isinstance(store.clock, VirtualClock)
+    sched = Scheduler(client, config, store.clock, seed=seed, explain=set(explain or ()))
+    deleted: list[dict[str, Any]] = []
+    watch = store.watch(["Pod"], store.resource_version)
+    started = time.perf_counter()
+    run_to_quiescence(sched, store.clock)
+    wall = time.perf_counter() - started
+    for ev in watch.drain():
+        if ev.type == "DELETED":
+            meta = ev.obj["metadata"]
+            deleted.append(
+                {
+                    "namespace": meta.get("namespace"),
+                    "name": meta.get("name"),
+                    "nodeName": (ev.obj.get("spec") or {}).get("nodeName"),
+                    "reason": "Deleted",
+                }
+            )
+
+    result = SimulationResult(rejected=rejected, deleted_pods=deleted, explain=sched.explanations)
+    nodes_used: set[str] = set()
+    bound = 0
+    for m in pod_manifests:
+        meta = m.obj.get("metadata") or {}
+        obj = store.try_get("Pod", meta.get("namespace") or "default", meta.get("name", ""))
+        if obj is None:
+            continue
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        node = spec.get("nodeName")
+        if node:
+            bound += 1
+            nodes_used.add(node)
+        key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+        result.pods.append(
+            {
+                "namespace": obj["metadata"]["namespace"],
+                "name": obj["metadata"]["name"],
+                "nodeName": node or None,
+                "nominatedNodeName": status.get("nominatedNodeName") or None,
+                "priority": spec.get("priority", 0),
+                "message": None if node else sched.last_message.get(key),
+            }
+        )
+    events, _ = store.list("Event")
+    result.events = [
+        {
+            "type": e["type"],
+            "reason": e["reason"],
+            "namespace": e["regarding"]["namespace"],
+            "name": e["regarding"]["name"],
+            "message": e["note"],
+        }
+        for e in events
+    ]
+    scheduled = sched.stats.scheduled
+    result.stats = {
+        "pods": len(result.pods),
+        "bound": bound,
+        "pending": len(result.pods) - bound,
+        "nodes": sched.cache.table.n,
+        "nodesUsed": len(nodes_used),
+        "attempts": sched.stats.attempts,
+        "scheduled": scheduled,
+        "unschedulableAttempts": sched.stats.unschedulable,
+        "errors": sched.stats.errors,
+        "virtualSeconds": store.clock.now(),
+        "wallSeconds": round(wall, 6),
+        "podsPerSecond": round(scheduled / wall, 1) if wall > 0 else None,
+    }
+    return result
