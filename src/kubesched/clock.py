@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import time
@@ -81,9 +82,14 @@ class RealClock:
         self._virtual.advance_to(self.now())
 
 
+@functools.lru_cache(maxsize=4096)
+def _rfc3339_second(second: int) -> str:
+    return (EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def rfc3339(seconds: float) -> str:
-    """Render a clock reading as an RFC 3339 timestamp (metav1.Time)."""
-    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Render a clock reading as an RFC 3339 timestamp (metav1.Time, whole seconds)."""
+    return _rfc3339_second(int(seconds))
 
 
 def parse_rfc3339(text: str) -> float:

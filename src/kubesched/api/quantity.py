@@ -8,6 +8,7 @@ a decimal exponent (``e3``, ``E-2``). Values are kept as exact fractions; ``mill
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -69,11 +70,13 @@ def parse_quantity(text: str | int | float) -> Fraction:
     return result
 
 
+@functools.lru_cache(maxsize=65536)
 def milli_value(text: str | int | float) -> int:
     """``Quantity.MilliValue()``: thousandths, rounded up (``0.1m`` → 1)."""
     return math.ceil(parse_quantity(text) * 1000)
 
 
+@functools.lru_cache(maxsize=65536)
 def value(text: str | int | float) -> int:
     """``Quantity.Value()``: whole units, rounded up."""
     return math.ceil(parse_quantity(text))

@@ -11,6 +11,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from dataclasses import replace as _replace
 from typing import Any
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
@@ -63,6 +64,7 @@ class Explanation:
     score: dict[str, dict[str, int]] = field(default_factory=dict)
     final_score: dict[str, int] = field(default_factory=dict)
     selected: str | None = None
+    weights: dict[str, int] = field(default_factory=dict)
 
 
 class Scheduler:
@@ -110,6 +112,7 @@ class Scheduler:
         self.explanations: dict[str, Explanation] = {}
         self.last_message: dict[str, str] = {}
         self._watch = None
+        self._pod_infos: dict[str, PodInfo] = {}
         self.on_bound: Callable[[PodInfo, str], None] | None = None
 
     # -- wiring -------------------------------------------------------------------------------
@@ -181,10 +184,32 @@ class Scheduler:
 
     # -- pod handlers ---------------------------------------------------------------------------
     def _parse_pod(self, obj: dict[str, Any]) -> PodInfo | None:
+        """PodInfo for a watched pod; a write that kept the spec (a status patch) or only set
+        spec.nodeName (a binding) reuses the previous parse instead of parsing again."""
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        prev = self._pod_infos.get(meta.get("uid", ""))
+        if prev is not None and prev.obj is obj:
+            return prev
+        if prev is not None:
+            old_spec = prev.obj.get("spec") or {}
+            if old_spec is spec or (
+                old_spec.get("containers") is spec.get("containers")
+                and len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(spec)
+                and old_spec.get("nodeName", spec.get("nodeName")) == spec.get("nodeName")
+                and meta.get("labels") is (prev.obj.get("metadata") or {}).get("labels")
+                and bool(meta.get("deletionTimestamp")) == prev.deleting
+            ):
+                status = obj.get("status") or {}
+                info = _replace(prev, obj=obj, node_name=spec.get("nodeName") or "",
+                                nominated_node_name=status.get("nominatedNodeName") or "")
+                self._pod_infos[info.uid] = info
+                return info
         try:
-            return pod_info_from(obj)
+            info = pod_info_from(obj)
         except InputError:
             return None
+        self._pod_infos[info.uid] = info
+        return info
 
     def _on_pod_add(self, obj: dict[str, Any]) -> None:
         pod = self._parse_pod(obj)
@@ -225,6 +250,7 @@ class Scheduler:
         pod = self._parse_pod(obj)
         if pod is None:
             return
+        self._pod_infos.pop(pod.uid, None)
         if pod.node_name or self.cache.pod(pod.uid) is not None:
             removed = self.cache.remove_pod(pod.uid)
             self.cluster_generation += 1
@@ -404,7 +430,7 @@ class Scheduler:
         self, pod: PodInfo, fwk: Framework, diagnosis: Any, info: dict[str, Any] | None, selected: str | None
     ) -> None:
         nodes = self.cache.table
-        exp = Explanation(selected=selected)
+        exp = Explanation(selected=selected, weights=dict(fwk.weights))
         for row, name in enumerate(diagnosis.node_names):
             st = diagnosis.status_of(row)
             verdicts: dict[str, str] = {}
@@ -427,9 +453,7 @@ class Scheduler:
 
 def _copy_pod(pod: PodInfo, host: str) -> PodInfo:
     """The assumed copy: same pod with spec.nodeName set."""
-    from dataclasses import replace
-
-    return replace(pod, node_name=host)
+    return _replace(pod, node_name=host)
 
 
 class _Probe:

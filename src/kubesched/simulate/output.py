@@ -17,10 +17,10 @@ from kubesched.scheduler.scheduler import Explanation
 from kubesched.simulate.runner import SimulationResult
 
 
-def explain_dict(exp: Explanation, weights: dict[str, int] | None = None) -> dict[str, Any]:
+def explain_dict(exp: Explanation) -> dict[str, Any]:
     final: dict[str, dict[str, int]] = {}
     for node, scores in exp.score.items():
-        final[node] = {p: s * (weights or {}).get(p, 1) for p, s in scores.items()}
+        final[node] = {p: s * exp.weights.get(p, 1) for p, s in scores.items()}
         final[node]["total"] = exp.final_score.get(node, 0)
     return {
         "filter-result": exp.filter,
@@ -30,7 +30,7 @@ def explain_dict(exp: Explanation, weights: dict[str, int] | None = None) -> dic
     }
 
 
-def to_json(result: SimulationResult, weights: dict[str, int] | None = None) -> str:
+def to_json(result: SimulationResult) -> str:
     doc: dict[str, Any] = {
         "pods": result.pods,
         "deletedPods": result.deleted_pods,
@@ -39,11 +39,11 @@ def to_json(result: SimulationResult, weights: dict[str, int] | None = None) -> 
         "stats": result.stats,
     }
     if result.explain:
-        doc["explain"] = {k: explain_dict(v, weights) for k, v in result.explain.items()}
+        doc["explain"] = {k: explain_dict(v) for k, v in result.explain.items()}
     return json.dumps(doc, indent=2)
 
 
-def print_table(result: SimulationResult, console: Console, weights: dict[str, int] | None = None) -> None:
+def print_table(result: SimulationResult, console: Console) -> None:
     table = Table(title="Pods", show_lines=False)
     for col in ("NAMESPACE", "NAME", "PRIORITY", "NODE", "REASON"):
         table.add_column(col, overflow="fold")

@@ -95,12 +95,15 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             req = self._fit_request(pod)
         bits = (nodes.pod_count + 1 > nodes.alloc_pods).astype(np.int64)
         unresolvable = None
-        if req.names:
-            cols = [nodes.resource_column(n) for n in req.names]
-            alloc = nodes.alloc[:, cols]
-            insufficient = req.values > alloc - nodes.requested[:, cols]
-            bits = bits + insufficient @ (np.int64(2) << np.arange(len(cols), dtype=np.int64))
-            unresolvable = (req.values > alloc).any(axis=1)
+        alloc_all, requested_all = nodes.alloc, nodes.requested
+        for i, (name, want) in enumerate(zip(req.names, req.values.tolist(), strict=True)):
+            col = nodes.resource_column(name)
+            alloc = alloc_all[:, col]
+            short = want > alloc - requested_all[:, col]
+            if short.any():
+                bits |= short.astype(np.int64) << (i + 1)
+                over = want > alloc
+                unresolvable = over if unresolvable is None else unresolvable | over
         failed = bits != 0
         if not failed.any():
             return None

@@ -1,0 +1,125 @@
+"""scheduler_perf-style throughput runs for kubesched, in process on the embedded cluster.
+
+    python benchmarks/scheduler_perf.py SchedulingBasic --nodes 5000 --pods 10000
+
+Shapes follow upstream ``test/integration/scheduler_perf`` (``misc/performance-config.yaml``,
+``templates/node-default.yaml``, ``templates/pod-default.yaml``): nodes of 4 CPU / 32Gi / 110
+pods; pods requesting 100m / 500Mi. ``--init-pods`` are scheduled first and not measured
+(default: 1000 for 5000 nodes, as upstream's 5000Nodes_10000Pods). The last line printed is
+JSON: workload, nodes, pods, seconds, pods_per_second, peak_rss_mib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+from kubesched.clock import VirtualClock
+from kubesched.cluster import admission
+from kubesched.cluster.client import InProcessClient
+from kubesched.cluster.store import Store
+from kubesched.scheduler.config import default_config
+from kubesched.scheduler.scheduler import Scheduler
+
+
+def node(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+        "status": {
+            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def pod(prefix: str, i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "500Mi"},
+                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                    },
+                }
+            ]
+        },
+    }
+
+
+def drain(sched: Scheduler) -> int:
+    done = 0
+    while True:
+        sched.process_events()
+        if not sched.schedule_one():
+            sched.process_events()
+            if not sched.queue.has_active():
+                return done
+        done += 1
+
+
+def scheduling_basic(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    store = Store(VirtualClock())
+    admission.install(store)
+    for i in range(nodes):
+        store.create("Node", node(i))
+    clock = store.clock
+    assert isinstance(clock, VirtualClock)
+    sched = Scheduler(InProcessClient(store), default_config(), clock)
+    sched.start()
+    for i in range(init_pods):
+        store.create("Pod", pod("init", i))
+    drain(sched)
+    for i in range(pods):
+        store.create("Pod", pod("measured", i))
+    sched.process_events()
+    before = sched.stats.scheduled
+    started = time.perf_counter()
+    drain(sched)
+    seconds = time.perf_counter() - started
+    scheduled = sched.stats.scheduled - before
+    if scheduled != pods:
+        print(f"warning: scheduled {scheduled} of {pods} measured pods", file=sys.stderr)
+    return {"seconds": round(seconds, 3), "pods_per_second": round(scheduled / seconds, 1)}
+
+
+WORKLOADS = {"SchedulingBasic": scheduling_basic}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workload", choices=sorted(WORKLOADS))
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--init-pods", type=int, default=None)
+    args = parser.parse_args()
+    init = args.init_pods if args.init_pods is not None else min(1000, args.nodes // 5)
+    result = WORKLOADS[args.workload](args.nodes, args.pods, init)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {
+                "workload": args.workload,
+                "nodes": args.nodes,
+                "pods": args.pods,
+                **result,
+                "peak_rss_mib": round(peak, 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

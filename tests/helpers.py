@@ -1,0 +1,73 @@
+"""Builders for test tables: nodes and pods as plain manifests, parsed the way the scheduler does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.node import node_info_from
+from kubesched.api.pod import PodInfo, pod_info_from
+from kubesched.scheduler.nodetable import NodeTable
+
+
+def make_node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "32Gi",
+    pods: str = "110",
+    *,
+    labels: dict | None = None,
+    taints: list | None = None,
+    unschedulable: bool = False,
+    extra: dict | None = None,
+    images: list | None = None,
+) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})},
+            "images": images or [],
+        },
+    }
+
+
+def make_pod(
+    name: str,
+    cpu: str | None = None,
+    memory: str | None = None,
+    *,
+    ns: str = "default",
+    priority: int = 0,
+    extra: dict | None = None,
+    spec: dict | None = None,
+    node: str | None = None,
+    uid: str | None = None,
+    inits: list | None = None,
+) -> dict[str, Any]:
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    requests.update(extra or {})
+    body = {
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": requests}}],
+        "priority": priority,
+        **(spec or {}),
+    }
+    if inits is not None:
+        body["initContainers"] = inits
+    if node:
+        body["nodeName"] = node
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{ns}-{name}"}, "spec": body}
+
+
+def pod(name: str = "p", *args: Any, **kwargs: Any) -> PodInfo:
+    return pod_info_from(make_pod(name, *args, **kwargs))
+
+
+def table(nodes: list[dict[str, Any]], pods: list[dict[str, Any]] = ()) -> NodeTable:
+    t = NodeTable()
+    for n in nodes:
+        t.add_node(node_info_from(n))
+    for p in pods:
+        info = pod_info_from(p)
+        t.add_pod(t.index[info.node_name], info)
+    return t

@@ -1,0 +1,120 @@
+"""NodeResourcesFit / BalancedAllocation tables, after upstream's fit_test.go and scoring tests."""
+
+import numpy as np
+import pytest
+
+from helpers import make_node, make_pod, pod, table
+from kubesched.api.pod import pod_info_from
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
+from kubesched.scheduler.plugins.noderesources.fit import NodeResourcesFit
+
+# TestEnoughRequests: node cpu 10m, memory 20, pods 32, example.com/aaa 5; one existing pod.
+NODE = make_node("n", cpu="10m", memory="20", pods="32", extra={"example.com/aaa": "5"})
+
+
+def verdict(existing: dict, incoming: dict) -> tuple[int, tuple[str, ...]]:
+    t = table([NODE], [make_pod("old", node="n", **existing)])
+    p = pod_info_from(make_pod("new", **incoming))
+    v = NodeResourcesFit().filter_nodes(CycleState(), p, t)
+    if v is None:
+        return 0, ()
+    return int(v.code[0]), v.describe(v.reason_at(0))
+
+
+@pytest.mark.parametrize(
+    ("existing", "incoming", "code", "reasons"),
+    [
+        (
+            dict(cpu="10m", memory="20"),
+            dict(cpu="1m", memory="1"),
+            Code.UNSCHEDULABLE,
+            ("Insufficient cpu", "Insufficient memory"),
+        ),
+        (
+            dict(cpu="8m", memory="19"),
+            dict(cpu="1m", memory="1", inits=[{"name": "i", "resources": {"requests": {"cpu": "3m", "memory": "1"}}}]),
+            Code.UNSCHEDULABLE,
+            ("Insufficient cpu",),
+        ),
+        (
+            dict(cpu="9m", memory="19"),
+            dict(cpu="1m", memory="1", inits=[{"name": "i", "resources": {"requests": {"cpu": "1m", "memory": "1"}}}]),
+            0,
+            (),
+        ),
+        (dict(cpu="5m", memory="19"), dict(cpu="5m", memory="1"), 0, ()),
+        (
+            {},
+            dict(extra={"example.com/aaa": "10"}),
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            ("Insufficient example.com/aaa",),
+        ),
+        (
+            dict(extra={"example.com/aaa": "5"}),
+            dict(extra={"example.com/aaa": "1"}),
+            Code.UNSCHEDULABLE,
+            ("Insufficient example.com/aaa",),
+        ),
+    ],
+)
+def test_enough_requests(existing: dict, incoming: dict, code: int, reasons: tuple) -> None:
+    assert verdict(existing, incoming) == (code, reasons)
+
+
+def test_too_many_pods_comes_first_and_is_resolvable() -> None:
+    t = table([make_node("n", pods="1")], [make_pod("old", node="n")])
+    v = NodeResourcesFit().filter_nodes(CycleState(), pod("new", cpu="100m"), t)
+    assert v is not None and int(v.code[0]) == Code.UNSCHEDULABLE
+    assert v.describe(v.reason_at(0)) == ("Too many pods",)
+
+
+def test_ignored_resource_groups_are_not_checked() -> None:
+    plugin = NodeResourcesFit({"ignoredResourceGroups": ["example.com"]})
+    t = table([make_node("n")])
+    assert plugin.filter_nodes(CycleState(), pod("p", extra={"example.com/aaa": "1"}), t) is None
+
+
+def scores(plugin, nodes, p) -> list[int]:
+    t = table(nodes)
+    rows = np.arange(t.n)
+    return plugin.score_nodes(CycleState(), p, t, rows).tolist()
+
+
+def test_least_and_most_allocated_scores() -> None:
+    nodes = [make_node("n1", cpu="4", memory="10000"), make_node("n2", cpu="6", memory="10000")]
+    p = pod("p", cpu="3", memory="5000")
+    assert scores(NodeResourcesFit(), nodes, p) == [37, 50]
+    assert scores(NodeResourcesFit({"scoringStrategy": {"type": "MostAllocated"}}), nodes, p) == [62, 50]
+
+
+def test_requested_to_capacity_ratio_follows_the_shape() -> None:
+    args = {
+        "scoringStrategy": {
+            "type": "RequestedToCapacityRatio",
+            "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]},
+        }
+    }
+    nodes = [make_node("n1", cpu="4", memory="10000")]
+    # cpu 3/4 → util 75 → 100 - 75 = 25; memory 5000/10000 → 50; mean 37.5 → round → 38
+    assert scores(NodeResourcesFit(args), nodes, pod("p", cpu="3", memory="5000")) == [38]
+
+
+def test_balanced_allocation_scores_the_change_in_balance() -> None:
+    nodes = [make_node("n1", cpu="4", memory="10000"), make_node("n2", cpu="6", memory="10000")]
+    assert scores(NodeResourcesBalancedAllocation(), nodes, pod("p", cpu="3", memory="5000")) == [68, 75]
+
+
+def test_balanced_allocation_prefers_the_node_the_pod_rebalances() -> None:
+    t = table(
+        [make_node("n1", cpu="4", memory="4"), make_node("n2", cpu="4", memory="4")],
+        [make_pod("a", cpu="1", memory="1", node="n1"), make_pod("b", memory="2", node="n2")],
+    )
+    got = NodeResourcesBalancedAllocation().score_nodes(CycleState(), pod("p", cpu="2", memory="1"), t, np.arange(2))
+    assert got.tolist() == [68, 81]
+
+
+def test_balanced_allocation_skips_best_effort_pods() -> None:
+    st = NodeResourcesBalancedAllocation().pre_score(CycleState(), pod("p"), table([make_node("n")]), np.arange(1))
+    assert st is not None and st.code == Code.SKIP

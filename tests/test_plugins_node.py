@@ -1,0 +1,204 @@
+"""Tables for TaintToleration, NodeAffinity, NodeUnschedulable, NodeName, NodePorts, ImageLocality."""
+
+import numpy as np
+import pytest
+
+from helpers import make_node, make_pod, pod, table
+from kubesched.api.pod import pod_info_from
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.plugins.imagelocality import ImageLocality
+from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
+from kubesched.scheduler.plugins.nodename import NodeName
+from kubesched.scheduler.plugins.nodeports import NodePorts
+from kubesched.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.scheduler.plugins.tainttoleration import TaintToleration
+
+
+def taint(key, value, effect):
+    return {"key": key, "value": value, "effect": effect}
+
+
+def tol(key, value="", effect="", op="Equal"):
+    return {"key": key, "value": value, "effect": effect, "operator": op}
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "taints", "fits"),
+    [
+        ([], [taint("dedicated", "user1", "NoSchedule")], False),
+        ([tol("dedicated", "user2", "NoSchedule")], [taint("dedicated", "user1", "NoSchedule")], False),
+        ([tol("foo", effect="NoSchedule", op="Exists")], [taint("foo", "bar", "NoSchedule")], True),
+        ([tol("foo", "bar", "PreferNoSchedule")], [taint("foo", "bar", "NoSchedule")], False),
+        ([tol("foo", "bar")], [taint("foo", "bar", "NoSchedule")], True),
+        ([], [taint("foo", "bar", "PreferNoSchedule")], True),
+    ],
+)
+def test_taint_toleration_filter(tolerations, taints, fits) -> None:
+    t = table([make_node("n", taints=taints)])
+    v = TaintToleration().filter_nodes(CycleState(), pod("p", spec={"tolerations": tolerations}), t)
+    if fits:
+        assert v is None or int(v.code[0]) == 0
+    else:
+        assert int(v.code[0]) == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert v.describe(v.reason_at(0)) == ("node(s) had untolerated taint(s)",)
+
+
+def score_taints(tolerations, node_taints) -> list[int]:
+    t = table([make_node(f"n{i}", taints=ts) for i, ts in enumerate(node_taints)])
+    p = pod("p", spec={"tolerations": tolerations})
+    plugin, state = TaintToleration(), CycleState()
+    plugin.pre_score(state, p, t, np.arange(t.n))
+    return plugin.normalize_scores(state, p, plugin.score_nodes(state, p, t, np.arange(t.n))).tolist()
+
+
+def test_taint_toleration_scores() -> None:
+    pns = "PreferNoSchedule"
+    assert score_taints([tol("foo", "bar", pns)], [[taint("foo", "bar", pns)], [taint("foo", "blah", pns)]]) == [100, 0]
+    assert score_taints(
+        [tol("foo", "bar", pns)], [[], [taint("a", "1", pns)], [taint("a", "1", pns), taint("b", "2", pns)]]
+    ) == [100, 50, 0]
+    assert score_taints(
+        [tol("cpu-type", "arm64", "NoSchedule")],
+        [[], [taint("cpu-type", "arm64", "NoSchedule")], [taint("a", "1", pns), taint("b", "2", pns)]],
+    ) == [100, 100, 0]
+
+
+def affinity(*terms, preferred=()):
+    aff = {}
+    if terms:
+        aff["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": list(terms)}
+    if preferred:
+        aff["preferredDuringSchedulingIgnoredDuringExecution"] = list(preferred)
+    return {"affinity": {"nodeAffinity": aff}}
+
+
+NODES = [
+    make_node("a", labels={"zone": "z1", "gen": "3"}),
+    make_node("b", labels={"zone": "z2", "gen": "5"}),
+    make_node("c", labels={}),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "fits"),
+    [
+        ({"nodeSelector": {"zone": "z1"}}, [True, False, False]),
+        (
+            affinity({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]}]}),
+            [True, True, False],
+        ),
+        (affinity({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["z1"]}]}), [False, True, True]),
+        (affinity({"matchExpressions": [{"key": "zone", "operator": "Exists"}]}), [True, True, False]),
+        (affinity({"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}), [False, False, True]),
+        (affinity({"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}), [False, True, False]),
+        (affinity({"matchExpressions": [{"key": "gen", "operator": "Lt", "values": ["4"]}]}), [True, False, False]),
+        (
+            affinity(
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]},
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]},
+            ),
+            [True, False, True],
+        ),
+        (
+            affinity(
+                {
+                    "matchExpressions": [
+                        {"key": "zone", "operator": "Exists"},
+                        {"key": "gen", "operator": "In", "values": ["5"]},
+                    ]
+                }
+            ),
+            [False, True, False],
+        ),
+    ],
+)
+def test_node_affinity_filter(spec, fits) -> None:
+    v = NodeAffinity().filter_nodes(CycleState(), pod("p", spec=spec), table(NODES))
+    got = [True] * 3 if v is None else (v.code == 0).tolist()
+    assert got == fits
+    if v is not None:
+        assert v.describe(2) == ("node(s) didn't match Pod's node affinity/selector",)
+
+
+def test_node_affinity_prefilter_narrows_to_named_nodes() -> None:
+    spec = affinity({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]})
+    res, st = NodeAffinity().pre_filter(CycleState(), pod("p", spec=spec), table(NODES))
+    assert st is None and res.node_names == frozenset({"a", "b"})
+
+
+def test_node_affinity_preferred_score_is_normalized() -> None:
+    spec = affinity(
+        preferred=[
+            {"weight": 2, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}},
+            {"weight": 8, "preference": {"matchExpressions": [{"key": "gen", "operator": "Exists"}]}},
+        ]
+    )
+    p, t, plugin = pod("p", spec=spec), table(NODES), NodeAffinity()
+    raw = plugin.score_nodes(CycleState(), p, t, np.arange(3))
+    assert raw.tolist() == [10, 8, 0]
+    assert plugin.normalize_scores(CycleState(), p, raw).tolist() == [100, 80, 0]
+
+
+def test_added_affinity_has_its_own_reason() -> None:
+    plugin = NodeAffinity(
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]}]
+                }
+            }
+        }
+    )
+    v = plugin.filter_nodes(CycleState(), pod("p"), table(NODES))
+    assert (v.code == 0).tolist() == [False, True, False]
+    assert v.describe(v.reason_at(0)) == ("node(s) didn't match scheduler-enforced node affinity",)
+
+
+def test_unschedulable_node_and_node_name() -> None:
+    t = table([make_node("a", unschedulable=True), make_node("b")])
+    v = NodeUnschedulable().filter_nodes(CycleState(), pod("p"), t)
+    assert (v.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE).tolist() == [True, False]
+    tolerating = pod(
+        "p", spec={"tolerations": [tol("node.kubernetes.io/unschedulable", effect="NoSchedule", op="Exists")]}
+    )
+    assert NodeUnschedulable().filter_nodes(CycleState(), tolerating, t) is None
+    v = NodeName().filter_nodes(CycleState(), pod_info_from(make_pod("p", spec={"nodeName": "b"})), t)
+    assert (v.code == 0).tolist() == [False, True]
+    assert v.describe(0) == ("node(s) didn't match the requested node name",)
+
+
+def port_spec(port, ip=None, protocol=None):
+    p = {"containerPort": 80, "hostPort": port}
+    if ip:
+        p["hostIP"] = ip
+    if protocol:
+        p["protocol"] = protocol
+    return {"containers": [{"name": "c", "image": "x", "ports": [p]}]}
+
+
+@pytest.mark.parametrize(
+    ("used", "wanted", "conflict"),
+    [
+        (port_spec(8080), port_spec(8080), True),
+        (port_spec(8080), port_spec(8081), False),
+        (port_spec(8080, protocol="UDP"), port_spec(8080), False),
+        (port_spec(8080, ip="10.0.0.1"), port_spec(8080, ip="10.0.0.2"), False),
+        (port_spec(8080, ip="10.0.0.1"), port_spec(8080), True),
+        (port_spec(8080), port_spec(8080, ip="10.0.0.2"), True),
+    ],
+)
+def test_node_ports(used, wanted, conflict) -> None:
+    t = table([make_node("n")], [make_pod("old", node="n", spec=used)])
+    v = NodePorts().filter_nodes(CycleState(), pod("new", spec=wanted), t)
+    assert (v is not None and int(v.code[0]) == Code.UNSCHEDULABLE) == conflict
+
+
+def test_image_locality_scales_by_spread() -> None:
+    mb = 1024 * 1024
+    img = [{"names": ["busybox:latest"], "sizeBytes": 500 * mb}]
+    t = table([make_node("a", images=img), make_node("b")])
+    p = pod_info_from({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    got = ImageLocality().score_nodes(CycleState(), p, t, np.arange(2)).tolist()
+    # 500Mi * 1/2 = 250Mi → 100 * (250 - 23) / (1000 - 23) = 23
+    assert got == [23, 0]

@@ -1,0 +1,120 @@
+"""State machines: queue backoff, moves on cluster events, gating; cache assume/confirm/forget."""
+
+from helpers import make_node, pod
+from kubesched.api.node import node_info_from
+from kubesched.clock import VirtualClock
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.queue import SchedulingQueue
+
+
+def make_queue(clock, events=None, gate=None):
+    return SchedulingQueue(
+        clock, sort_key=lambda qp: (-qp.pod.priority, qp.timestamp), pre_enqueue=gate, events=lambda _p: events or {}
+    )
+
+
+def test_active_queue_orders_by_priority_then_time() -> None:
+    clock = VirtualClock()
+    q = make_queue(clock)
+    q.add(pod("low", priority=1))
+    clock.advance_to(1)
+    q.add(pod("high", priority=10))
+    q.add(pod("high2", priority=10))
+    assert [q.pop().pod.name for _ in range(3)] == ["high", "high2", "low"]
+
+
+def test_backoff_doubles_to_the_cap() -> None:
+    clock = VirtualClock()
+    q = make_queue(clock)
+    q.add(pod("p"))
+    durations = []
+    for _ in range(6):
+        qp = q.pop()
+        qp.unschedulable_plugins = set()
+        q.add_unschedulable(qp)  # no rejecting plugin: error backoff
+        durations.append(q.backoff_duration(qp))
+        assert q.where(qp.uid) == "backoff"
+        clock.advance_to(q.next_backoff_expiry())
+        q.flush_backoff_completed()
+    assert durations == [1, 2, 4, 8, 10, 10]
+
+
+def test_unschedulable_pod_moves_only_when_a_rejecting_plugin_cares() -> None:
+    clock = VirtualClock()
+    fits_hint = lambda p, _old, new: new.allocatable.get("cpu", 0) >= p.requests.get("cpu", 0)  # noqa: E731
+    events = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), fits_hint)]}
+    q = make_queue(clock, events)
+    q.add(pod("p", cpu="2"))
+    qp = q.pop()
+    qp.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable(qp)
+    assert q.where(qp.uid) == "unschedulable"
+    small = node_info_from(make_node("small", cpu="1"))
+    assert q.move_all(ClusterEvent(NODE, ActionType.ADD), None, small) == 0
+    assert q.move_all(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL), None, small) == 0
+    big = node_info_from(make_node("big", cpu="4"))
+    assert q.move_all(ClusterEvent(NODE, ActionType.ADD), None, big) == 1
+    assert q.where(qp.uid) == "backoff"  # still within its 1s backoff
+    clock.advance_to(1)
+    q.flush_backoff_completed()
+    assert q.where(qp.uid) == "active"
+
+
+def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:
+    clock = VirtualClock()
+    q = make_queue(clock)
+    q.add(pod("p"))
+    qp = q.pop()
+    qp.unschedulable_plugins = {"X"}
+    q.add_unschedulable(qp)
+    clock.advance_to(300)
+    assert q.flush_unschedulable_leftover() == 0
+    clock.advance_to(300.5)
+    assert q.flush_unschedulable_leftover() == 1
+    assert q.where(qp.uid) == "active"
+
+
+def test_gated_pod_waits_until_gates_are_removed() -> None:
+    clock = VirtualClock()
+    gate = lambda p: Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "gated") if p.scheduling_gates else None  # noqa: E731
+    q = make_queue(clock, gate=gate)
+    gated = pod("p", spec={"schedulingGates": [{"name": "x"}]})
+    q.add(gated)
+    assert q.where(gated.uid) == "gated" and q.pop() is None
+    q.update(pod("p"))
+    assert q.where(gated.uid) == "active"
+
+
+def test_nominator_tracks_one_node_per_pod() -> None:
+    q = make_queue(VirtualClock())
+    p = pod("p")
+    q.add_nominated(p, "n1")
+    q.add_nominated(p, "n2")
+    assert q.nominated_pods_for_node("n1") == [] and q.nominated_pods_for_node("n2") == [p]
+    q.delete_nominated(p.uid)
+    assert q.nominated == {}
+
+
+def test_cache_assume_confirm_forget() -> None:
+    cache = Cache()
+    cache.add_node(make_node("n", cpu="2"))
+    p = pod("p", cpu="500m", node="n")
+    cache.assume_pod(p, "n")
+    assert cache.table.requested[0, 0] == 500 and cache.is_assumed(p.uid)
+    cache.add_pod(p)  # the watch confirms the binding: no double counting
+    assert cache.table.requested[0, 0] == 500 and not cache.is_assumed(p.uid)
+    q = pod("q", cpu="1", node="n")
+    cache.assume_pod(q, "n")
+    cache.forget_pod(q.uid)
+    assert cache.table.requested[0, 0] == 500 and cache.table.pod_count[0] == 1
+    cache.remove_pod(p.uid)
+    assert cache.table.requested[0, 0] == 0 and cache.table.pod_count[0] == 0
+
+
+def test_pods_on_a_node_added_later_are_accounted() -> None:
+    cache = Cache()
+    cache.add_pod(pod("p", cpu="1", node="late"))
+    cache.add_node(make_node("late"))
+    assert cache.table.requested[0, 0] == 1000

@@ -1,0 +1,135 @@
+"""End-to-end: ``kubesched simulate`` on manifests, through the CLI."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from helpers import make_node, make_pod
+from kubesched.cli import main
+
+EXAMPLE = str(Path(__file__).parent.parent / "examples" / "basic")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["simulate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write(tmp_path: Path, *docs: dict, name: str = "cluster.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+def test_example_placements_and_messages() -> None:
+    code, out, _ = run(EXAMPLE, "--output", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc) == {"pods", "deletedPods", "rejected", "events", "stats"}
+    pods = {p["name"]: p for p in doc["pods"]}
+    assert pods["db"]["nodeName"] == "node-a"
+    assert pods["trainer"]["nodeName"] == "gpu-1"
+    assert {pods["web-1"]["nodeName"], pods["web-2"]["nodeName"]} == {"node-a", "node-b"}  # host port 8080
+    assert pods["batch-big"]["message"] == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
+    )
+    assert pods["trainer-2"]["message"] == "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    assert pods["gated"]["nodeName"] is None and pods["gated"]["message"] is None
+    assert {
+        "type": "Normal",
+        "reason": "Scheduled",
+        "namespace": "shop",
+        "name": "db",
+        "message": "Successfully assigned shop/db to node-a",
+    } in doc["events"]
+    assert doc["stats"]["bound"] == 4 and doc["stats"]["pending"] == 3
+
+
+def test_same_seed_same_output() -> None:
+    outs = {
+        json.dumps(
+            {k: v for k, v in json.loads(run(EXAMPLE, "--output", "json", "--seed", "7")[1]).items() if k != "stats"}
+        )
+        for _ in range(2)
+    }
+    assert len(outs) == 1
+
+
+def test_explain_has_simulator_shapes(tmp_path: Path) -> None:
+    _code, out, _ = run(EXAMPLE, "--output", "json", "--explain", "shop/db")
+    exp = json.loads(out)["explain"]["shop/db"]
+    assert exp["filter-result"]["node-b"]["NodeAffinity"] == "node(s) didn't match Pod's node affinity/selector"
+    assert exp["filter-result"]["node-a"]["NodeResourcesFit"] == "passed"
+    assert exp["selectedNode"] == "node-a"
+    assert exp["finalscore-result"]["node-a"]["TaintToleration"] == 300  # weight 3
+
+
+def test_unknown_priority_class_is_rejected_and_the_run_goes_on(tmp_path: Path) -> None:
+    bad = make_pod("p", cpu="1", spec={"priorityClassName": "nope"})
+    del bad["spec"]["priority"]
+    path = write(tmp_path, make_node("n"), bad, make_pod("ok", cpu="1"))
+    doc = json.loads(run(path, "--output", "json")[1])
+    assert doc["rejected"] == [
+        {"kind": "Pod", "namespace": "default", "name": "p", "message": "no PriorityClass with name nope was found"}
+    ]
+    assert [p["name"] for p in doc["pods"]] == ["ok"]
+
+
+def test_pods_wait_for_room_freed_by_a_deleted_pod_is_not_needed_for_bound_inputs(tmp_path: Path) -> None:
+    # a pod already bound by spec.nodeName is counted, so the second one does not fit
+    running = make_pod("running", cpu="3", node="n")
+    path = write(tmp_path, make_node("n", cpu="4"), running, make_pod("new", cpu="2"))
+    pods = {p["name"]: p for p in json.loads(run(path, "--output", "json")[1])["pods"]}
+    assert pods["running"]["nodeName"] == "n"
+    assert pods["new"]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def test_config_weights_and_disabled_plugins(tmp_path: Path) -> None:
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}],
+    }
+    tainted = make_node("t", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
+    path = write(tmp_path, tainted, make_pod("p", cpu="1"))
+    cfg_path = write(tmp_path, cfg, name="config.yaml")
+    pods = json.loads(run(path, "--config", cfg_path, "--output", "json")[1])["pods"]
+    assert pods[0]["nodeName"] == "t"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("kind: Pod\nmetadata: {name: x\n", "malformed YAML"),
+        (
+            "kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+            "field spec.containers[0].resources.requests.cpu",
+        ),
+        ("kind: Node\nmetadata: {name: n}\nstatus: {allocatable: {memory: 1Qi}}\n", "field status.allocatable.memory"),
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "podInitialBackoffSeconds: 0\n",
+            "field podInitialBackoffSeconds",
+        ),
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+            "- plugins: {score: {enabled: [{name: Nope}]}}\n",
+            'plugin "Nope" does not exist',
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(content)
+    code, _out, err = run(str(path))
+    assert code == 2
+    assert expected in err and str(path) in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_missing_file() -> None:
+    code, _, err = run("/no/such/file.yaml")
+    assert code == 2 and "no such file" in err
