@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from kubesched.api.resources import CPU, MEMORY, Resources, parse_resource_list, pod_requests
@@ -71,6 +72,35 @@ class PodInfo:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    def evolve(self, obj: dict[str, Any], node_name: str, nominated_node_name: str) -> PodInfo:
+        """A copy for a newer version of the same pod whose scheduling inputs did not change
+        (see ``same_scheduling_inputs``); several times cheaper than ``dataclasses.replace``."""
+        new = PodInfo(*_ALL_FIELDS(self))
+        new.obj, new.node_name, new.nominated_node_name = obj, node_name, nominated_node_name
+        return new
+
+
+_ALL_FIELDS = attrgetter(*(f.name for f in fields(PodInfo)))
+
+
+def same_scheduling_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a pod's new version parses to the same PodInfo as ``old`` apart from
+    spec.nodeName and status.nominatedNodeName: a binding or a status write. Identity checks
+    first, so the common case costs a few pointer comparisons."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    if old_meta.get("labels") != new_meta.get("labels"):
+        return False
+    if bool(old_meta.get("deletionTimestamp")) != bool(new_meta.get("deletionTimestamp")):
+        return False
+    if old_meta.get("ownerReferences") != new_meta.get("ownerReferences"):
+        return False
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    if old_spec is new_spec:
+        return True
+    keys = old_spec.keys() | new_spec.keys()
+    keys.discard("nodeName")
+    return all(old_spec.get(k) is new_spec.get(k) or old_spec.get(k) == new_spec.get(k) for k in keys)
 
 
 def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[tuple[Resources, Mapping[str, Any]]]:

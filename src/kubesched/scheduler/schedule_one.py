@@ -63,12 +63,11 @@ class Algorithm:
     ) -> ScheduleResult:
         """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed)."""
         if nodes.n == 0:
-            diag = Diagnosis.empty([])
-            diag.pre_filter_msg = ERR_NO_NODES_AVAILABLE
             raise _NoNodes(pod)
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
         if len(feasible) == 0:
+            diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
         evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes)) + len(diagnosis.overrides)
         if len(feasible) == 1 and not explain:
@@ -92,17 +91,23 @@ class Algorithm:
     def _find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, queue: SchedulingQueue
     ) -> tuple[np.ndarray, Diagnosis]:
-        diagnosis = Diagnosis.empty(list(nodes.names))
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
-        diagnosis.unschedulable_plugins = set(plugins)
         if st is not None:
             if not st.is_rejected():
                 raise PluginError(st)
+            diagnosis = Diagnosis.empty(nodes.names)
+            diagnosis.unschedulable_plugins = set(plugins)
             diagnosis.absent = Status(st.code, st.reasons, st.plugin)
             diagnosis.absent_mask = np.ones(nodes.n, bool)
             diagnosis.pre_filter_msg = st.message()
             return np.zeros(0, np.int64), diagnosis
+        outcome = fwk.run_filters(state, pod, nodes)
+        if outcome.error is not None:
+            raise PluginError(outcome.error)
+        diagnosis = fwk.diagnosis_from(nodes, outcome)
+        diagnosis.unschedulable_plugins = set(plugins)
         order = nodes.order()
+        passed = diagnosis.codes == 0
         if not pre_res.all_nodes():
             allowed = np.zeros(nodes.n, bool)
             allowed[[nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index]] = True
@@ -112,23 +117,16 @@ class Algorithm:
                 (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",),
             )
             diagnosis.absent_mask = ~allowed
-        outcome = fwk.run_filters(state, pod, nodes)
-        if outcome.error is not None:
-            raise PluginError(outcome.error)
-        filtered = fwk.diagnosis_from(nodes, outcome)
-        diagnosis.codes, diagnosis.plugins, diagnosis.reasons = filtered.codes, filtered.plugins, filtered.reasons
-        diagnosis.describers, diagnosis.plugin_names = filtered.describers, filtered.plugin_names
-        self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis)
-        if diagnosis.absent_mask is not None:
-            diagnosis.codes = np.where(diagnosis.absent_mask, 0, diagnosis.codes).astype(np.int8)
-
-        passed = diagnosis.codes == 0
+            diagnosis.codes[diagnosis.absent_mask] = 0
+            passed &= allowed
+        self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed)
         for row in diagnosis.overrides:
             passed[row] = False
+
         nominated = pod.nominated_node_name
         if nominated and nominated in nodes.index:
             row = nodes.index[nominated]
-            if passed[row] and (diagnosis.absent_mask is None or not diagnosis.absent_mask[row]):
+            if passed[row]:
                 return np.array([row], np.int64), diagnosis
 
         n = len(order)
@@ -144,10 +142,6 @@ class Algorithm:
         processed = int(np.searchsorted(cum, want) + 1) if cum[-1] >= want else n
         feasible = rotated[:processed][ok[:processed]]
         self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
-        diagnosis.unschedulable_plugins |= {
-            diagnosis.plugin_names[int(p)] for p in np.unique(diagnosis.plugins[diagnosis.codes != 0])
-        }
-        diagnosis.unschedulable_plugins |= {s.plugin for s in diagnosis.overrides.values() if s.plugin}
         return feasible, diagnosis
 
     def _percentage(self, fwk: Framework) -> int:
@@ -162,6 +156,7 @@ class Algorithm:
         nodes: NodeTable,
         queue: SchedulingQueue,
         diagnosis: Diagnosis,
+        passed: np.ndarray,
     ) -> None:
         """``RunFilterPluginsWithNominatedPods``: a node must also pass with the nominated pods of
         equal or higher priority added (first pass); the plain pass was the column run."""
@@ -171,7 +166,7 @@ class Algorithm:
         extra: list[list[PodInfo]] = []
         for node, pods in queue.nominated.items():
             row = nodes.index.get(node)
-            if row is None or diagnosis.codes[row] != 0:
+            if row is None or not passed[row]:
                 continue
             adds = [p for p in pods if p.uid != pod.uid and p.priority >= pod.priority]
             if adds:

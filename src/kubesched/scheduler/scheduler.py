@@ -11,11 +11,10 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from dataclasses import replace as _replace
 from typing import Any
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
-from kubesched.api.pod import PodInfo, pod_info_from
+from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs
 from kubesched.clock import Clock
 from kubesched.cluster.client import ClusterClient
 from kubesched.cluster.errors import ApiError
@@ -184,31 +183,26 @@ class Scheduler:
 
     # -- pod handlers ---------------------------------------------------------------------------
     def _parse_pod(self, obj: dict[str, Any]) -> PodInfo | None:
-        """PodInfo for a watched pod; a write that kept the spec (a status patch) or only set
-        spec.nodeName (a binding) reuses the previous parse instead of parsing again."""
-        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-        prev = self._pod_infos.get(meta.get("uid", ""))
-        if prev is not None and prev.obj is obj:
-            return prev
+        """PodInfo for a watched pod. A version whose scheduling inputs are unchanged (a binding,
+        a status write) reuses the previous parse; a malformed pod is dropped (None)."""
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        prev = self._pod_infos.get(uid)
         if prev is not None:
-            old_spec = prev.obj.get("spec") or {}
-            if old_spec is spec or (
-                old_spec.get("containers") is spec.get("containers")
-                and len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(spec)
-                and old_spec.get("nodeName", spec.get("nodeName")) == spec.get("nodeName")
-                and meta.get("labels") is (prev.obj.get("metadata") or {}).get("labels")
-                and bool(meta.get("deletionTimestamp")) == prev.deleting
-            ):
-                status = obj.get("status") or {}
-                info = _replace(prev, obj=obj, node_name=spec.get("nodeName") or "",
-                                nominated_node_name=status.get("nominatedNodeName") or "")
-                self._pod_infos[info.uid] = info
+            if prev.obj is obj:
+                return prev
+            if same_scheduling_inputs(prev.obj, obj):
+                info = prev.evolve(
+                    obj,
+                    (obj.get("spec") or {}).get("nodeName") or "",
+                    (obj.get("status") or {}).get("nominatedNodeName") or "",
+                )
+                self._pod_infos[uid] = info
                 return info
         try:
             info = pod_info_from(obj)
         except InputError:
             return None
-        self._pod_infos[info.uid] = info
+        self._pod_infos[uid] = info
         return info
 
     def _on_pod_add(self, obj: dict[str, Any]) -> None:
@@ -223,10 +217,13 @@ class Scheduler:
             self.queue.add(pod)
 
     def _on_pod_update(self, old_obj: dict[str, Any], obj: dict[str, Any]) -> None:
+        known = self._pod_infos.get((obj.get("metadata") or {}).get("uid", ""))
+        old = known if known is not None and known.obj is old_obj else None
+        if old is None and old_obj:
+            old = self._parse_pod(old_obj)
         pod = self._parse_pod(obj)
         if pod is None:
             return
-        old = self._parse_pod(old_obj) if old_obj else None
         if pod.node_name:
             was_pending = old is not None and not old.node_name
             self.cache.update_pod(pod)
@@ -453,7 +450,7 @@ class Scheduler:
 
 def _copy_pod(pod: PodInfo, host: str) -> PodInfo:
     """The assumed copy: same pod with spec.nodeName set."""
-    return _replace(pod, node_name=host)
+    return pod.evolve(pod.obj, host, pod.nominated_node_name)
 
 
 class _Probe:

@@ -301,7 +301,7 @@ class Framework:
     def diagnosis_from(self, nodes: NodeTable, outcome: FilterOutcome) -> Diagnosis:
         describers = [d if d is not None else (lambda _i: ()) for d in outcome.describers]
         return Diagnosis(
-            list(nodes.names), outcome.codes, outcome.plugins, outcome.reasons, describers, list(self.filter_names)
+            nodes.names, outcome.codes, outcome.plugins, outcome.reasons, describers, list(self.filter_names)
         )
 
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[Any, Status]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +25,7 @@ class Diagnosis:
     nodes outside a PreFilterResult, or all nodes when PreFilter rejected.
     """
 
-    node_names: list[str]
+    node_names: Sequence[str]  # the node table's names: a Diagnosis is read within its cycle
     codes: np.ndarray
     plugins: np.ndarray
     reasons: np.ndarray
@@ -40,9 +40,16 @@ class Diagnosis:
     post_filter_msg: str = ""
 
     @classmethod
-    def empty(cls, node_names: list[str]) -> Diagnosis:
+    def empty(cls, node_names: Sequence[str]) -> Diagnosis:
         n = len(node_names)
         return cls(node_names, np.zeros(n, np.int8), np.zeros(n, np.int16), np.zeros(n, np.int64), [], [])
+
+    def collect_rejectors(self) -> None:
+        """Add the plugins that rejected some node to ``unschedulable_plugins`` (done only when
+        the attempt fails: a scheduled pod never needs them)."""
+        failing = np.unique(self.plugins[self.codes != 0])
+        self.unschedulable_plugins |= {self.plugin_names[int(p)] for p in failing}
+        self.unschedulable_plugins |= {s.plugin for s in self.overrides.values() if s.plugin}
 
     def status_of(self, row: int) -> Status | None:
         """The status of one node, or None where it passed."""

@@ -21,14 +21,16 @@ class ImageLocality(ScorePlugin):
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         total_nodes = nodes.cluster_size
-        sums = np.zeros(len(rows), np.int64)
+        sums: np.ndarray | None = None
         for image in pod.images:
             found = nodes.image_sizes(image)
             if found is None:
                 continue
             sizes, count = found
-            spread = count / total_nodes
-            sums += (sizes[rows] * spread).astype(np.int64)
+            part = (sizes[rows] * (count / total_nodes)).astype(np.int64)
+            sums = part if sums is None else sums + part
+        if sums is None:  # no node holds any of the images: every score clamps to 0
+            return np.zeros(len(rows), np.int64)
         max_threshold = MAX_CONTAINER_THRESHOLD * max(pod.n_containers, 1)
         clamped = np.clip(sums, MIN_THRESHOLD, max_threshold)
         return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)

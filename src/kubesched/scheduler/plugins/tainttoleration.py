@@ -60,7 +60,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         counted = state.get(PRE_SCORE_KEY)
         if counted is None or not counted.any():
             return np.zeros(len(rows), np.int64)
-        return nodes.taints[rows][:, counted].sum(axis=1).astype(np.int64)
+        return nodes.taints.take(rows, 0)[:, counted].sum(axis=1).astype(np.int64)
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         return default_normalize_score(scores, reverse=True)

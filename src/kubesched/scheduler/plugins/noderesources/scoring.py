@@ -15,25 +15,36 @@ from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
 from kubesched.scheduler.nodetable import NodeTable
 
 
-def _weighted(scores: np.ndarray, include: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def _weighted(scores: np.ndarray, include: np.ndarray | None, weights: np.ndarray) -> np.ndarray:
+    """Σ w·score / Σ w over the resources included per node (all when ``include`` is None)."""
+    if include is None:
+        return (scores * weights[:, None]).sum(axis=0) // max(int(weights.sum()), 1)
     w = weights[:, None] * include
     weight_sum = w.sum(axis=0)
     total = (scores * w).sum(axis=0)
     return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0)
 
 
+def _nonzero_alloc(alloc: np.ndarray) -> np.ndarray | None:
+    """None when every allocatable is positive (the common case: no masking needed)."""
+    return None if alloc.all() else alloc != 0
+
+
 def least_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·((alloc − req)·100 / alloc) / Σ w; 0 for a resource over capacity; alloc 0 skipped."""
-    safe = np.maximum(alloc, 1)
-    per = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
-    return _weighted(per, alloc != 0, weights)
+    include = _nonzero_alloc(alloc)
+    safe = alloc if include is None else np.maximum(alloc, 1)
+    per = (alloc - req) * MAX_NODE_SCORE // safe
+    per[req > alloc] = 0
+    return _weighted(per, include, weights)
 
 
 def most_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·(min(req, alloc)·100 / alloc) / Σ w."""
-    safe = np.maximum(alloc, 1)
+    include = _nonzero_alloc(alloc)
+    safe = alloc if include is None else np.maximum(alloc, 1)
     per = np.minimum(req, alloc) * MAX_NODE_SCORE // safe
-    return _weighted(per, alloc != 0, weights)
+    return _weighted(per, include, weights)
 
 
 def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
@@ -75,17 +86,19 @@ def requested_to_capacity_ratio(
 
 def balanced_score(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
     """int((1 − std(fractions)) · 100) over resources with allocatable > 0 (fractions capped at 1)."""
+    if req.shape[0] == 2 and alloc.all():
+        frac = np.minimum(req / alloc, 1.0)
+        std = np.abs(frac[0] - frac[1]) / 2
+        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
     valid = alloc > 0
     frac = np.minimum(req / np.maximum(alloc, 1), 1.0) * valid
     k = valid.sum(axis=0)
-    std = np.zeros(req.shape[1])
     if req.shape[0] == 2:
-        both = k == 2
-        std = np.where(both, np.abs((frac[0] - frac[1]) / 2), 0.0)
+        std = np.where(k == 2, np.abs((frac[0] - frac[1]) / 2), 0.0)
     else:
         mean = frac.sum(axis=0) / np.maximum(k, 1)
         var = (((frac - mean) ** 2) * valid).sum(axis=0) / np.maximum(k, 1)
-        std = np.where(k > 2, np.sqrt(var), np.where(k == 2, np.sqrt(var), 0.0))
+        std = np.where(k >= 2, np.sqrt(var), 0.0)
     return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
 
@@ -97,25 +110,38 @@ def requested_matrix(
     ``calculateResourceAllocatableRequest``: cpu/memory read NonZeroRequested unless
     ``use_requested``; an extended resource the pod doesn't request is skipped (alloc 0).
     """
-    k, m = len(resources), len(rows)
-    req = np.zeros((k, m), np.int64)
-    base = np.zeros((k, m), np.int64)
-    alloc = np.zeros((k, m), np.int64)
+    k = len(resources)
+    cols: list[int] = []
+    nonzero: list[int] = []
+    pod_req = np.zeros(k, np.int64)
+    skipped: list[int] = []
     for i, (name, _) in enumerate(resources):
-        if name in (CPU, MEMORY) and not use_requested:
-            pod_req = pod.non_zero_cpu if name == CPU else pod.non_zero_memory
-            base[i] = nodes.nonzero_requested[rows, 0 if name == CPU else 1]
-        else:
-            pod_req = pod.requests.get(name, 0)
-            if pod_req == 0 and is_scalar_resource(name):
-                continue
-            col = nodes.res_index.get(name)
-            if col is None:
-                continue
-            base[i] = nodes.requested[rows, col]
         col = nodes.res_index.get(name)
+        if name in (CPU, MEMORY) and not use_requested:
+            pod_req[i] = pod.non_zero_cpu if name == CPU else pod.non_zero_memory
+            nonzero.append(i)
+        else:
+            pod_req[i] = pod.requests.get(name, 0)
+            if pod_req[i] == 0 and is_scalar_resource(name):
+                col = None
         if col is None:
-            continue
-        alloc[i] = nodes.alloc[rows, col]
-        req[i] = base[i] + pod_req
-    return req, base, alloc
+            skipped.append(i)
+            col = 0
+        cols.append(col)
+    # ndarray.take copies rows several times faster than fancy indexing on a 2-D array; the
+    # results are made C-contiguous (resources × rows) so the arithmetic after runs on dense rows.
+    alloc = np.ascontiguousarray(nodes.alloc.take(rows, 0).T.take(cols, 0))
+    if len(nonzero) == k:
+        nz_cols = [0 if resources[i][0] == CPU else 1 for i in nonzero]
+        base = np.ascontiguousarray(nodes.nonzero_requested.take(rows, 0).T.take(nz_cols, 0))
+    else:
+        base = np.ascontiguousarray(nodes.requested.take(rows, 0).T.take(cols, 0))
+        if nonzero:
+            nz = nodes.nonzero_requested.take(rows, 0)
+            for i in nonzero:
+                base[i] = nz[:, 0 if resources[i][0] == CPU else 1]
+    if skipped:
+        alloc[skipped] = 0
+        base[skipped] = 0
+        pod_req[skipped] = 0
+    return base + pod_req[:, None], base, alloc
