@@ -44,6 +44,7 @@ def make_pod(
     node: str | None = None,
     uid: str | None = None,
     inits: list | None = None,
+    priority_class: str | None = None,
 ) -> dict[str, Any]:
     requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     requests.update(extra or {})
@@ -52,11 +53,24 @@ def make_pod(
         "priority": priority,
         **(spec or {}),
     }
+    if priority_class is not None:  # resolved by admission: spec.priority must not be set
+        body["priorityClassName"] = priority_class
+        del body["priority"]
     if inits is not None:
         body["initContainers"] = inits
     if node:
         body["nodeName"] = node
     return {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{ns}-{name}"}, "spec": body}
+
+
+def make_priority_class(name: str, value: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        **extra,
+    }
 
 
 def pod(name: str = "p", *args: Any, **kwargs: Any) -> PodInfo:

@@ -101,6 +101,46 @@ def test_requested_to_capacity_ratio_follows_the_shape() -> None:
     assert scores(NodeResourcesFit(args), nodes, pod("p", cpu="3", memory="5000")) == [38]
 
 
+def _rtcr(resources: list[dict], shape: list[dict]) -> NodeResourcesFit:
+    return NodeResourcesFit(
+        {
+            "scoringStrategy": {
+                "type": "RequestedToCapacityRatio",
+                "resources": resources,
+                "requestedToCapacityRatio": {"shape": shape},
+            }
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        # cpu 3/4 → 75, memory 5000/10000 → 50 under a rising shape (score = utilization)
+        ([{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}], [63]),  # 62.5 rounds half up
+        ([{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}], [69]),  # 275 / 4 = 68.75
+        ([{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 3}], [56]),  # 225 / 4 = 56.25
+        # an extended resource the pod does not request is left out of the weighted mean
+        (
+            [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}],
+            [63],
+        ),
+    ],
+)
+def test_requested_to_capacity_ratio_weights_resources(resources: list[dict], expected: list[int]) -> None:
+    rising = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    nodes = [make_node("n1", cpu="4", memory="10000", extra={"nvidia.com/gpu": "4"})]
+    assert scores(_rtcr(resources, rising), nodes, pod("p", cpu="3", memory="5000")) == expected
+
+
+def test_requested_to_capacity_ratio_counts_a_requested_extended_resource() -> None:
+    rising = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    fit = _rtcr([{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 3}], rising)
+    nodes = [make_node("n1", cpu="4", extra={"nvidia.com/gpu": "4"}), make_node("n2", cpu="4")]
+    # n1: cpu 25, gpu 2/4 → 50: (25 + 150) / 4 = 43.75 → 44. n2 has no gpu: cpu only → 25.
+    assert scores(fit, nodes, pod("p", cpu="1", extra={"nvidia.com/gpu": "2"})) == [44, 25]
+
+
 def test_balanced_allocation_scores_the_change_in_balance() -> None:
     nodes = [make_node("n1", cpu="4", memory="10000"), make_node("n2", cpu="6", memory="10000")]
     assert scores(NodeResourcesBalancedAllocation(), nodes, pod("p", cpu="3", memory="5000")) == [68, 75]

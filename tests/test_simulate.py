@@ -78,7 +78,7 @@ def test_unknown_priority_class_is_rejected_and_the_run_goes_on(tmp_path: Path) 
     assert [p["name"] for p in doc["pods"]] == ["ok"]
 
 
-def test_pods_wait_for_room_freed_by_a_deleted_pod_is_not_needed_for_bound_inputs(tmp_path: Path) -> None:
+def test_pods_bound_in_the_input_take_their_room(tmp_path: Path) -> None:
     # a pod already bound by spec.nodeName is counted, so the second one does not fit
     running = make_pod("running", cpu="3", node="n")
     path = write(tmp_path, make_node("n", cpu="4"), running, make_pod("new", cpu="2"))

@@ -178,7 +178,10 @@ class Framework:
                     f'plugin "{p.name}" already registered as "{ep}"', field=f"{profile.field_path}.plugins.multiPoint"
                 )
             multi.append(p.name)
-        ordered = overrides + multi + [n for n in explicit if n not in overrides]
+        # runtime/framework.go expandMultiPointPlugins: overridden plugins first, in the order of
+        # the extension point's own list; then MultiPoint's; then the rest of the explicit ones.
+        first = [n for n in explicit if n in overrides]
+        ordered = first + multi + [n for n in explicit if n not in overrides]
         return [self.plugins[n] for n in ordered]
 
     def _score_weights(self, profile: Profile) -> dict[str, int]:

@@ -1,0 +1,55 @@
+"""A scheduler on an embedded cluster for state-machine tests: create objects, settle, advance time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.clock import VirtualClock
+from kubesched.cluster import admission
+from kubesched.cluster.client import InProcessClient
+from kubesched.cluster.store import Store
+from kubesched.scheduler.config import parse_config
+from kubesched.scheduler.framework.registry import Registry
+from kubesched.scheduler.scheduler import Scheduler
+
+CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+class Cluster:
+    def __init__(
+        self, *objects: dict[str, Any], config: dict[str, Any] | None = None, registry: Registry | None = None
+    ) -> None:
+        self.clock = VirtualClock()
+        self.store = Store(self.clock)
+        admission.install(self.store)
+        for obj in objects:
+            self.store.create(obj["kind"], obj)
+        self.client = InProcessClient(self.store)
+        self.sched = Scheduler(self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry)
+        self.sched.start()
+
+    def create(self, *objects: dict[str, Any]) -> None:
+        for obj in objects:
+            self.store.create(obj["kind"], obj)
+
+    def settle(self) -> None:
+        """Handle every watch event and schedule until activeQ is empty; no time passes."""
+        while True:
+            self.sched.process_events()
+            if not self.sched.schedule_one():
+                self.sched.process_events()
+                if not self.sched.queue.has_active():
+                    return
+
+    def advance(self, seconds: float) -> None:
+        """Let virtual time pass (firing timers, completing backoffs), then settle."""
+        self.clock.advance_to(self.clock.now() + seconds)
+        self.sched.process_events()
+        self.sched.queue.flush_backoff_completed()
+        self.settle()
+
+    def node_of(self, name: str, ns: str = "default") -> str | None:
+        return (self.store.get("Pod", ns, name).get("spec") or {}).get("nodeName")
+
+    def events(self, reason: str) -> list[str]:
+        return [e["note"] for e in self.store.list("Event")[0] if e.get("reason") == reason]

@@ -1,0 +1,220 @@
+"""The framework runtime and the cycle around it: node search rotation, MultiPoint expansion,
+Permit waits, nominated pods in filtering."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import Cluster
+from helpers import make_node, make_pod, make_priority_class
+from kubesched.api.pod import PodInfo
+from kubesched.errors import InputError
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import PermitPlugin
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
+
+
+# schedule_one_test.go TestNumFeasibleNodesToFind
+@pytest.mark.parametrize(
+    ("percentage", "nodes", "want"),
+    [
+        (0, 10, 10),
+        (40, 10, 10),
+        (0, 1000, 420),
+        (40, 1000, 400),
+        (0, 6000, 300),
+        (40, 6000, 2400),
+        (10, 500, 100),  # never fewer than 100 nodes
+        (100, 5000, 5000),
+        (0, 5000, 500),  # 50 − 5000/125 = 10%
+        (0, 100, 100),
+    ],
+)
+def test_num_feasible_nodes_to_find(percentage: int, nodes: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, nodes) == want
+
+
+def test_node_search_rotates_from_where_the_last_cycle_stopped() -> None:
+    # 200 nodes: the adaptive percentage gives 100 feasible nodes to find per cycle.
+    nodes = [make_node(f"n{i:03d}", unschedulable=i < 50) for i in range(200)]
+    c = Cluster(*nodes)
+    c.create(make_pod("a", cpu="100m"))
+    c.settle()
+    # 50 unschedulable nodes were processed before the 100 feasible ones were found.
+    assert c.sched.algorithm.next_start_node_index == 150
+    c.create(make_pod("b", cpu="100m"))
+    c.settle()
+    # starts at n150: 50 feasible, then 50 infeasible (n000-n049), then 50 feasible.
+    assert c.sched.algorithm.next_start_node_index == (150 + 150) % 200
+
+
+def test_profile_percentage_overrides_the_global_one() -> None:
+    nodes = [make_node(f"n{i:03d}") for i in range(400)]
+    cfg = {"percentageOfNodesToScore": 50, "profiles": [{"schedulerName": "default-scheduler"}]}
+    c = Cluster(*nodes, config=cfg)
+    c.create(make_pod("a", cpu="100m"))
+    c.settle()
+    assert c.sched.algorithm.next_start_node_index == 200
+    cfg = {"percentageOfNodesToScore": 50, "profiles": [{"percentageOfNodesToScore": 30}]}
+    c = Cluster(*nodes, config=cfg)
+    c.create(make_pod("a", cpu="100m"))
+    c.settle()
+    assert c.sched.algorithm.next_start_node_index == 120
+
+
+def _framework(config: dict) -> object:
+    c = Cluster(make_node("n"), config=config)
+    return c.sched.profiles["default-scheduler"]
+
+
+def test_multipoint_overrides_keep_the_extension_points_order_and_weights() -> None:
+    # runtime/framework.go expandMultiPointPlugins: plugins also named at the point come first,
+    # in that point's order; then MultiPoint's; an explicit Score weight wins (0 means 1).
+    fwk = _framework(
+        {
+            "profiles": [
+                {
+                    "plugins": {
+                        "score": {"enabled": [{"name": "ImageLocality", "weight": 5}, {"name": "TaintToleration"}]}
+                    }
+                }
+            ]
+        }
+    )
+    names = [p.name for p in fwk.scores]
+    assert names[:2] == ["ImageLocality", "TaintToleration"]
+    assert names[2:] == ["NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation"]
+    assert fwk.weights["ImageLocality"] == 5
+    assert fwk.weights["TaintToleration"] == 1
+    assert fwk.weights["NodeAffinity"] == 2
+
+
+def test_disabling_a_multipoint_plugin_at_one_point_keeps_it_elsewhere() -> None:
+    fwk = _framework({"profiles": [{"plugins": {"score": {"disabled": [{"name": "TaintToleration"}]}}}]})
+    assert "TaintToleration" not in [p.name for p in fwk.scores]
+    assert "TaintToleration" in [p.name for p in fwk.filters]
+
+
+def test_star_disables_every_default_at_a_point_but_keeps_explicit_ones() -> None:
+    fwk = _framework(
+        {"profiles": [{"plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "ImageLocality"}]}}}]}
+    )
+    assert [p.name for p in fwk.scores] == ["ImageLocality"]
+    assert len(fwk.filters) > 1
+
+
+def test_multipoint_double_registration_is_an_error() -> None:
+    cfg = {
+        "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "ImageLocality"}, {"name": "ImageLocality"}]}}}]
+    }
+    with pytest.raises(InputError, match='plugin "ImageLocality" already registered as "score"'):
+        _framework(cfg)
+
+
+class Gate(PermitPlugin):
+    """Waits for pods labelled wait=<seconds>."""
+
+    name = "Gate"
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        wait = pod.labels.get("wait")
+        return (Status(Code.WAIT), float(wait)) if wait else (None, 0.0)
+
+
+def _gated_cluster() -> Cluster:
+    registry = in_tree_registry()
+    registry.register("Gate", Gate)
+    cfg = {"profiles": [{"plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}]}
+    return Cluster(make_node("n", cpu="2"), config=cfg, registry=registry)
+
+
+def _waiting(name: str, seconds: int, cpu: str = "1") -> dict:
+    p = make_pod(name, cpu=cpu)
+    p["metadata"]["labels"] = {"wait": str(seconds)}
+    return p
+
+
+def test_permit_wait_then_allow_binds_and_the_room_stays_reserved_meanwhile() -> None:
+    c = _gated_cluster()
+    c.create(_waiting("w", 60, cpu="2"))
+    c.settle()
+    wp = c.sched.waiting_pods.get("uid-default-w")
+    assert wp is not None and wp.get_pending_plugins() == ["Gate"]
+    assert c.node_of("w") is None
+    c.create(make_pod("other", cpu="1"))  # the waiting pod is assumed: no room left
+    c.settle()
+    assert c.node_of("other") is None
+    assert c.sched.last_message["default/other"] == "0/1 nodes are available: 1 Insufficient cpu."
+    wp.allow("Gate")
+    c.settle()
+    assert c.node_of("w") == "n"
+    assert c.sched.waiting_pods.get("uid-default-w") is None
+
+
+def test_permit_timeout_rejects_and_requeues() -> None:
+    c = _gated_cluster()
+    c.create(_waiting("w", 30))
+    c.settle()
+    c.advance(29)
+    assert c.sched.waiting_pods.get("uid-default-w") is not None
+    c.advance(1)
+    assert c.sched.waiting_pods.get("uid-default-w") is None
+    assert c.events("FailedScheduling") == ["rejected due to timeout after waiting 30s at plugin Gate"]
+    assert c.sched.queue.where("uid-default-w") in ("backoff", "unschedulable")
+
+
+def test_permit_timeout_is_capped_at_fifteen_minutes() -> None:
+    c = _gated_cluster()
+    c.create(_waiting("w", 3600))
+    c.settle()
+    c.advance(899)
+    assert c.sched.waiting_pods.get("uid-default-w") is not None
+    c.advance(1)
+    assert c.events("FailedScheduling") == ["rejected due to timeout after waiting 15m0s at plugin Gate"]
+
+
+def test_permit_reject_from_outside_frees_the_room() -> None:
+    c = _gated_cluster()
+    c.create(_waiting("w", 60, cpu="2"), make_pod("other", cpu="1"))
+    c.settle()
+    assert c.node_of("other") is None
+    c.sched.waiting_pods.get("uid-default-w").reject("Gate", "not today")
+    c.settle()
+    assert c.events("FailedScheduling")[-1] == "not today"
+    c.advance(1)  # "other" moves back: the rejected pod's room was released (AssignedPodDelete)
+    assert c.node_of("other") == "n"
+
+
+PRIORITIES = (make_priority_class("p10", 10), make_priority_class("p100", 100))
+
+
+def _nominated(name: str, cpu: str, priority_class: str | None, node: str) -> dict:
+    # A pending pod nominated to `node` that itself can't be placed (its selector matches nothing).
+    p = make_pod(name, cpu=cpu, priority_class=priority_class, spec={"nodeSelector": {"pool": "none"}})
+    p["status"] = {"nominatedNodeName": node}
+    return p
+
+
+def test_nominated_pods_of_equal_or_higher_priority_hold_their_room() -> None:
+    # RunFilterPluginsWithNominatedPods: n1 must also fit with the nominated pod added.
+    host = "kubernetes.io/hostname"
+    n1, n2 = make_node("n1", cpu="2", labels={host: "n1"}), make_node("n2", cpu="2", labels={host: "n2"})
+    c = Cluster(*PRIORITIES, n1, n2, _nominated("big", "2", "p100", "n1"))
+    c.create(make_pod("low", cpu="1", spec={"nodeSelector": {host: "n1"}}))
+    c.settle()
+    assert c.node_of("low") is None
+    assert c.sched.last_message["default/low"] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector."
+    )
+    c.create(make_pod("free", cpu="1"))
+    c.settle()
+    assert c.node_of("free") == "n2"
+
+
+def test_lower_priority_nominated_pods_do_not_block() -> None:
+    c = Cluster(*PRIORITIES, make_node("n1", cpu="2"), _nominated("small", "2", None, "n1"))
+    c.create(make_pod("high", cpu="1", priority_class="p10"))
+    c.settle()
+    assert c.node_of("high") == "n1"
