@@ -46,9 +46,10 @@ class NodeTable:
         self.index: dict[str, int] = {}
         self.res_names: list[str] = [CPU, MEMORY, EPHEMERAL_STORAGE]
         self.res_index: dict[str, int] = {r: i for i, r in enumerate(self.res_names)}
-        self._alloc = np.zeros((capacity, 3), np.int64)
-        self._requested = np.zeros((capacity, 3), np.int64)
-        self._nonzero = np.zeros((capacity, 2), np.int64)
+        # resource-major (resources × rows): numpy's inner loops then run along the nodes
+        self._alloc = np.zeros((3, capacity), np.int64)
+        self._requested = np.zeros((3, capacity), np.int64)
+        self._nonzero = np.zeros((2, capacity), np.int64)
         self._pod_count = np.zeros(capacity, np.int64)
         self._alloc_pods = np.zeros(capacity, np.int64)
         self._unschedulable = np.zeros(capacity, bool)
@@ -65,20 +66,26 @@ class NodeTable:
         self.node_ports: list[Counter[tuple[str, str, int]]] = []
         self._zones: dict[str, list[str]] = {}
         self._order: np.ndarray | None = None
+        self._order_identity: bool | None = None
         self.generation = 0
 
     # -- column views (length n) --------------------------------------------------------------
     @property
     def alloc(self) -> np.ndarray:
-        return self._alloc[: self.n]
+        return self._alloc[:, : self.n]
 
     @property
     def requested(self) -> np.ndarray:
-        return self._requested[: self.n]
+        return self._requested[:, : self.n]
 
     @property
     def nonzero_requested(self) -> np.ndarray:
-        return self._nonzero[: self.n]
+        return self._nonzero[:, : self.n]
+
+    def gather_resources(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(allocatable, requested, non-zero requested) of ``rows`` as contiguous resources × rows
+        copies; taken from the backing arrays, which ``take`` reads faster than a sliced view."""
+        return self._alloc.take(rows, 1), self._requested.take(rows, 1), self._nonzero.take(rows, 1)
 
     @property
     def pod_count(self) -> np.ndarray:
@@ -108,8 +115,13 @@ class NodeTable:
             out[: self._cap] = a
             return out
 
-        self._alloc, self._requested = grow(self._alloc), grow(self._requested)
-        self._nonzero, self._pod_count = grow(self._nonzero), grow(self._pod_count)
+        def grow_columns(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((a.shape[0], cap), a.dtype)
+            out[:, : self._cap] = a
+            return out
+
+        self._alloc, self._requested = grow_columns(self._alloc), grow_columns(self._requested)
+        self._nonzero, self._pod_count = grow_columns(self._nonzero), grow(self._pod_count)
         self._alloc_pods, self._unschedulable = grow(self._alloc_pods), grow(self._unschedulable)
         self._taints = grow(self._taints)
         self._label_codes = {k: grow(v, -1) for k, v in self._label_codes.items()}
@@ -123,9 +135,9 @@ class NodeTable:
             col = len(self.res_names)
             self.res_names.append(name)
             self.res_index[name] = col
-            pad = np.zeros((self._cap, 1), np.int64)
-            self._alloc = np.hstack([self._alloc, pad])
-            self._requested = np.hstack([self._requested, pad])
+            pad = np.zeros((1, self._cap), np.int64)
+            self._alloc = np.vstack([self._alloc, pad])
+            self._requested = np.vstack([self._requested, pad])
         return col
 
     def _taint_id(self, taint: Taint) -> int:
@@ -178,12 +190,12 @@ class NodeTable:
         return row
 
     def _write_spec(self, row: int, spec: NodeSpecInfo, old: NodeSpecInfo | None) -> None:
-        self._alloc[row] = 0
+        self._alloc[:, row] = 0
         for name, qty in spec.allocatable.items():
             if name == PODS:
                 continue
             col = self.resource_column(name)
-            self._alloc[row, col] = qty
+            self._alloc[col, row] = qty
         self._alloc_pods[row] = spec.allocatable.get(PODS, 0)
         self._unschedulable[row] = spec.unschedulable
         if old is not None:
@@ -226,8 +238,13 @@ class NodeTable:
             out[: n_before - 1] = a[:n_before][keep[:n_before]]
             return out
 
-        self._alloc, self._requested = drop(self._alloc), drop(self._requested)
-        self._nonzero, self._pod_count = drop(self._nonzero), drop(self._pod_count)
+        def drop_column(a: np.ndarray) -> np.ndarray:
+            out = np.zeros_like(a)
+            out[:, : n_before - 1] = a[:, :n_before][:, keep[:n_before]]
+            return out
+
+        self._alloc, self._requested = drop_column(self._alloc), drop_column(self._requested)
+        self._nonzero, self._pod_count = drop_column(self._nonzero), drop(self._pod_count)
         self._alloc_pods, self._unschedulable = drop(self._alloc_pods), drop(self._unschedulable)
         self._taints = drop(self._taints)
         self._label_codes = {k: drop(v) for k, v in self._label_codes.items()}
@@ -247,6 +264,7 @@ class NodeTable:
     def order(self) -> np.ndarray:
         """Rows in nodeTree order: the zones' node lists interleaved round-robin."""
         if self._order is None:
+            self._order_identity = None
             zones = list(self._zones.values())
             out: list[int] = []
             depth = max((len(z) for z in zones), default=0)
@@ -255,6 +273,13 @@ class NodeTable:
             self._order = np.asarray(out, np.int64)
         return self._order
 
+    def order_is_identity(self) -> bool:
+        """Whether nodeTree order is plain row order (one zone, or no zone labels)."""
+        order = self.order()
+        if self._order_identity is None:
+            self._order_identity = bool(np.array_equal(order, np.arange(len(order))))
+        return self._order_identity
+
     # -- pods -----------------------------------------------------------------------------
     def add_pod(self, row: int, pod: PodInfo, sign: int = 1) -> None:
         """Account a pod on a node (``NodeInfo.AddPod``); ``sign=-1`` removes it."""
@@ -262,9 +287,9 @@ class NodeTable:
             col = self.res_index.get(name)
             if col is None:
                 col = self.resource_column(name)
-            self._requested[row, col] += sign * qty
-        self._nonzero[row, 0] += sign * pod.non_zero_cpu
-        self._nonzero[row, 1] += sign * pod.non_zero_memory
+            self._requested[col, row] += sign * qty
+        self._nonzero[0, row] += sign * pod.non_zero_cpu
+        self._nonzero[1, row] += sign * pod.non_zero_memory
         self._pod_count[row] += sign
         if pod.host_ports:
             used = self.node_ports[row]
@@ -357,8 +382,8 @@ class NodeTable:
         sub.names = [self.names[r] for r in rows]
         sub.index = {nm: i for i, nm in enumerate(sub.names)}
         sub.res_names, sub.res_index = list(self.res_names), dict(self.res_index)
-        sub._alloc, sub._requested = self._alloc[rows].copy(), self._requested[rows].copy()
-        sub._nonzero, sub._pod_count = self._nonzero[rows].copy(), self._pod_count[rows].copy()
+        sub._alloc, sub._requested = self._alloc.take(rows, 1), self._requested.take(rows, 1)
+        sub._nonzero, sub._pod_count = self._nonzero.take(rows, 1), self._pod_count[rows].copy()
         sub._alloc_pods, sub._unschedulable = self._alloc_pods[rows].copy(), self._unschedulable[rows].copy()
         sub.specs = [self.specs[r] for r in rows]
         sub._label_values = self._label_values
@@ -372,6 +397,7 @@ class NodeTable:
         sub._rebuild_port_index()
         sub._zones = {"": list(sub.names)}
         sub._order = None
+        sub._order_identity = None
         sub.generation = self.generation
         sub.total_nodes = self.n
         return sub

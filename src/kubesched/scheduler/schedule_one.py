@@ -136,11 +136,19 @@ class Algorithm:
         if not fwk.has_score():
             want = 1
         start = self.next_start_node_index % n
-        rotated = np.concatenate([order[start:], order[:start]]) if start else order
-        ok = passed[rotated]
-        cum = np.cumsum(ok)
-        processed = int(np.searchsorted(cum, want) + 1) if cum[-1] >= want else n
-        feasible = rotated[:processed][ok[:processed]]
+        if n == nodes.n and nodes.order_is_identity():
+            # rows are already in nodeTree order: rotate the verdicts, not an index array
+            ok = np.concatenate((passed[start:], passed[:start])) if start else passed
+            hits = np.flatnonzero(ok)
+            processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
+            feasible = hits[:want] + start
+            if start:
+                feasible %= n
+        else:
+            rotated = np.concatenate((order[start:], order[:start])) if start else order
+            hits = np.flatnonzero(passed[rotated])
+            processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
+            feasible = rotated.take(hits[:want])
         self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
         return feasible, diagnosis
 

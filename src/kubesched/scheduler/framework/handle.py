@@ -26,8 +26,8 @@ class Handle:
         """A per-node view of one row (for per-node plugins)."""
         name = nodes.names[row]
         spec = nodes.specs[row]
-        requested = {r: int(nodes.requested[row, c]) for r, c in nodes.res_index.items() if nodes.requested[row, c]}
-        allocatable = {r: int(nodes.alloc[row, c]) for r, c in nodes.res_index.items()}
+        requested = {r: int(nodes.requested[c, row]) for r, c in nodes.res_index.items() if nodes.requested[c, row]}
+        allocatable = {r: int(nodes.alloc[c, row]) for r, c in nodes.res_index.items()}
         allocatable["pods"] = int(nodes.alloc_pods[row])
         node = self.cache.node_object(name) or {"metadata": {"name": name}}
         return NodeInfo(node, name, dict(spec.labels), list(self.cache.pods_on(name)), allocatable, requested)

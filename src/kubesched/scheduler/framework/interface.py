@@ -147,6 +147,10 @@ class PreScorePlugin(Plugin):
 
 
 class ScorePlugin(Plugin):
+    # True where final scores lie in [0, 100] by construction (the in-tree plugins, whose tests
+    # pin their formulas); the framework skips its per-cycle range check for them.
+    scores_bounded: ClassVar[bool] = False
+
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         """Raw int64 scores for ``rows`` (feasible nodes), in the order given."""
         raise NotImplementedError

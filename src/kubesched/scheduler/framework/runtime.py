@@ -348,7 +348,11 @@ class Framework:
             raw = p.score_nodes(state, pod, nodes, rows)
             norm = p.normalize_scores(state, pod, raw)
             scores = raw if norm is None else norm
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+            if (
+                not p.scores_bounded
+                and len(scores)
+                and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE)
+            ):
                 bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
                 return None, Status.error(
                     f'applying score defaultWeights on Score plugins: plugin "{p.name}" '

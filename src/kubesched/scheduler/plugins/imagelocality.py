@@ -18,6 +18,7 @@ MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 class ImageLocality(ScorePlugin):
     name = "ImageLocality"
+    scores_bounded = True
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         total_nodes = nodes.cluster_size

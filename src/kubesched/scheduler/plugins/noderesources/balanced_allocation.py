@@ -22,6 +22,7 @@ from kubesched.scheduler.plugins.noderesources.args import parse_balanced_args
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     name = "NodeResourcesBalancedAllocation"
+    scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)
@@ -33,8 +34,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         return None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
-        req, base, alloc = scoring.requested_matrix(nodes, rows, pod, self.resources, use_requested=True)
-        with_pod = scoring.balanced_score(req, alloc)
-        without = scoring.balanced_score(base, alloc)
+        rr = scoring.ResourceRows.of(state, nodes, rows)
+        base, pod_req, alloc = scoring.requested_matrix(rr, nodes, pod, self.resources, use_requested=True)
+        without, with_pod = scoring.balanced_scores(base, pod_req, alloc)
         half = MAX_NODE_SCORE // 2
         return half + (half + with_pod - without) // 2

@@ -56,6 +56,7 @@ class _FitRequest:
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = "NodeResourcesFit"
+    scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)
@@ -93,31 +94,34 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         req: _FitRequest | None = state.get(STATE_KEY)
         if req is None:
             req = self._fit_request(pod)
-        bits = (nodes.pod_count + 1 > nodes.alloc_pods).astype(np.int64)
-        unresolvable = None
-        alloc_all, requested_all = nodes.alloc, nodes.requested
-        for i, (name, want) in enumerate(zip(req.names, req.values.tolist(), strict=True)):
-            col = nodes.resource_column(name)
-            alloc = alloc_all[:, col]
-            short = want > alloc - requested_all[:, col]
-            if short.any():
-                bits |= short.astype(np.int64) << (i + 1)
-                over = want > alloc
-                unresolvable = over if unresolvable is None else unresolvable | over
-        failed = bits != 0
-        if not failed.any():
+        too_many = nodes.pod_count >= nodes.alloc_pods
+        k = len(req.names)
+        cols = [nodes.resource_column(name) for name in req.names]
+        if cols == list(range(k)):  # cpu, memory, ephemeral-storage lead the table: plain slices
+            requested, alloc = nodes.requested[:k], nodes.alloc[:k]
+        else:
+            requested, alloc = nodes.requested.take(cols, 0), nodes.alloc.take(cols, 0)
+        want = req.values[:, None]
+        short = requested + want > alloc  # resources × nodes
+        if not short.any() and not too_many.any():
             return None
+        bits = too_many.astype(np.int64)
+        for i in range(k):  # over the pod's requested resources, not over nodes
+            bits |= short[i].astype(np.int64) << (i + 1)
+        failed = bits != 0
         code = np.where(failed, np.int8(Code.UNSCHEDULABLE), np.int8(0))
-        if unresolvable is not None:
-            code[failed & unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        return NodeVerdicts(code.astype(np.int8), bits, req.describe)
+        unresolvable = (alloc < want).any(axis=0) & failed
+        code[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return NodeVerdicts(code, bits, req.describe)
 
     # Score -----------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         return None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
-        req, _, alloc = scoring.requested_matrix(nodes, rows, pod, self.fit_args.resources, use_requested=False)
+        rr = scoring.ResourceRows.of(state, nodes, rows)
+        base, pod_req, alloc = scoring.requested_matrix(rr, nodes, pod, self.fit_args.resources, use_requested=False)
+        req = base + pod_req[:, None]
         if self.fit_args.strategy == LEAST_ALLOCATED:
             return scoring.least_allocated(req, alloc, self.weights)
         if self.fit_args.strategy == MOST_ALLOCATED:

@@ -1,56 +1,46 @@
 """Resource scoring strategies, vectorized over nodes (``noderesources/{least,most}_allocated.go``,
 ``requested_to_capacity_ratio.go``, ``balanced_allocation.go``, ``resource_allocation.go``).
 
-Each function takes ``requested`` and ``allocatable`` as (resources × nodes) int64 matrices and
-reproduces upstream's integer arithmetic exactly.
+Matrices are resources × rows (int64), as gathered by ``ResourceRows``; every function
+reproduces upstream's integer (or float, for BalancedAllocation) arithmetic exactly. The
+number of numpy calls is kept small on purpose: with a few hundred scored nodes their fixed
+cost, not the arithmetic, is what a cycle pays.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, MEMORY, is_scalar_resource
+from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
 from kubesched.scheduler.nodetable import NodeTable
 
+_ROWS_KEY = "noderesources/rows"
 
-def _weighted(scores: np.ndarray, include: np.ndarray | None, weights: np.ndarray) -> np.ndarray:
-    """Σ w·score / Σ w over the resources included per node (all when ``include`` is None)."""
-    if include is None:
-        return (scores * weights[:, None]).sum(axis=0) // max(int(weights.sum()), 1)
-    w = weights[:, None] * include
+
+def _weighted_mean(per: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Σ w·score / Σ w (integer division) over the resources with allocatable > 0."""
+    if alloc.all():
+        return (weights @ per) // max(int(weights.sum()), 1)
+    w = (alloc != 0) * weights[:, None]
     weight_sum = w.sum(axis=0)
-    total = (scores * w).sum(axis=0)
-    return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0)
-
-
-def _nonzero_alloc(alloc: np.ndarray) -> np.ndarray | None:
-    """None when every allocatable is positive (the common case: no masking needed)."""
-    return None if alloc.all() else alloc != 0
+    return np.where(weight_sum > 0, (per * w).sum(axis=0) // np.maximum(weight_sum, 1), 0)
 
 
 def least_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·((alloc − req)·100 / alloc) / Σ w; 0 for a resource over capacity; alloc 0 skipped."""
-    include = _nonzero_alloc(alloc)
-    safe = alloc if include is None else np.maximum(alloc, 1)
-    per = (alloc - req) * MAX_NODE_SCORE // safe
-    per[req > alloc] = 0
-    return _weighted(per, include, weights)
+    per = np.maximum(alloc - req, 0) * MAX_NODE_SCORE // np.maximum(alloc, 1)
+    return _weighted_mean(per, alloc, weights)
 
 
 def most_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·(min(req, alloc)·100 / alloc) / Σ w."""
-    include = _nonzero_alloc(alloc)
-    safe = alloc if include is None else np.maximum(alloc, 1)
-    per = np.minimum(req, alloc) * MAX_NODE_SCORE // safe
-    return _weighted(per, include, weights)
-
-
-def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
-    """Go's integer division (truncates toward zero)."""
-    q = np.abs(a) // abs(b)
-    return np.where((a < 0) != (b < 0), -q, q)
+    per = np.minimum(req, alloc) * MAX_NODE_SCORE // np.maximum(alloc, 1)
+    return _weighted_mean(per, alloc, weights)
 
 
 def broken_linear(shape: tuple[tuple[int, int], ...], util: np.ndarray) -> np.ndarray:
@@ -64,7 +54,7 @@ def broken_linear(shape: tuple[tuple[int, int], ...], util: np.ndarray) -> np.nd
         j = i[mid]
         du = us[j] - us[j - 1]
         num = (ss[j] - ss[j - 1]) * (util[mid] - us[j - 1])
-        q = np.abs(num) // du
+        q = np.abs(num) // du  # Go's division truncates toward zero
         out[mid] = ss[j - 1] + np.where(num < 0, -q, q)
     return out
 
@@ -73,75 +63,104 @@ def requested_to_capacity_ratio(
     req: np.ndarray, alloc: np.ndarray, weights: np.ndarray, shape: tuple[tuple[int, int], ...]
 ) -> np.ndarray:
     """Σ w·f(util) / Σ w over resources scoring > 0, rounded; f from the configured shape."""
-    safe = np.maximum(alloc, 1)
-    util = np.where(req > alloc, 100, req * 100 // safe)
+    util = np.where(req > alloc, 100, req * 100 // np.maximum(alloc, 1))
     per = broken_linear(shape, util)
-    include = (alloc != 0) & (per > 0)
-    w = weights[:, None] * include
+    w = ((alloc != 0) & (per > 0)) * weights[:, None]
     weight_sum = w.sum(axis=0)
-    total = (per * w).sum(axis=0)
-    ratio = total / np.maximum(weight_sum, 1)
+    ratio = (per * w).sum(axis=0) / np.maximum(weight_sum, 1)
     return np.where(weight_sum > 0, np.floor(ratio + 0.5).astype(np.int64), 0)
 
 
-def balanced_score(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
-    """int((1 − std(fractions)) · 100) over resources with allocatable > 0 (fractions capped at 1)."""
-    if req.shape[0] == 2 and alloc.all():
-        frac = np.minimum(req / alloc, 1.0)
-        std = np.abs(frac[0] - frac[1]) / 2
-        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
-    valid = alloc > 0
-    frac = np.minimum(req / np.maximum(alloc, 1), 1.0) * valid
-    k = valid.sum(axis=0)
-    if req.shape[0] == 2:
-        std = np.where(k == 2, np.abs((frac[0] - frac[1]) / 2), 0.0)
+def balanced_scores(base: np.ndarray, pod_req: np.ndarray, alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int((1 − std(fractions))·100) without and with the pod (``balancedResourceScorer``):
+    fractions min(req/alloc, 1) over resources with allocatable > 0; std is |f1 − f2|/2 for two
+    of them, the population std for more, 0 otherwise."""
+    stacked = np.empty((2, *base.shape), np.int64)  # without / with the pod × resources × rows
+    stacked[0] = base
+    np.add(base, pod_req[:, None], out=stacked[1])
+    if alloc.shape[0] == 2 and alloc.all():
+        frac = np.divide(stacked, alloc)
+        np.minimum(frac, 1.0, out=frac)
+        std = np.subtract(frac[:, 0], frac[:, 1])
+        np.abs(std, out=std)
+        std /= 2
     else:
-        mean = frac.sum(axis=0) / np.maximum(k, 1)
-        var = (((frac - mean) ** 2) * valid).sum(axis=0) / np.maximum(k, 1)
-        std = np.where(k >= 2, np.sqrt(var), 0.0)
-    return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+        valid = alloc > 0
+        frac = np.minimum(stacked / np.maximum(alloc, 1), 1.0) * valid
+        k = valid.sum(axis=0)
+        mean = frac.sum(axis=1) / np.maximum(k, 1)
+        var = (((frac - mean[:, None, :]) ** 2) * valid).sum(axis=1) / np.maximum(k, 1)
+        std = np.where(k > 2, np.sqrt(var), 0.0)
+        if alloc.shape[0] >= 2 and (k == 2).any():
+            first_two = np.argsort(~valid, axis=0, kind="stable")[:2]
+            pair = np.take_along_axis(frac, np.broadcast_to(first_two, (2, *first_two.shape)), axis=1)
+            std = np.where(k == 2, np.abs(pair[:, 0] - pair[:, 1]) / 2, std)
+    np.subtract(1, std, out=std)
+    std *= MAX_NODE_SCORE
+    scores = std.astype(np.int64)
+    return scores[0], scores[1]
+
+
+@dataclass(slots=True)
+class ResourceRows:
+    """Allocatable, requested and non-zero requested of the scored rows (resources × rows),
+    gathered once per cycle and shared by the resource score plugins."""
+
+    rows: np.ndarray
+    alloc: np.ndarray
+    requested: np.ndarray
+    nonzero: np.ndarray
+
+    @classmethod
+    def of(cls, state: CycleState, nodes: NodeTable, rows: np.ndarray) -> ResourceRows:
+        cached: ResourceRows | None = state.get(_ROWS_KEY)
+        if cached is not None and cached.rows is rows:
+            return cached
+        out = cls(rows, *nodes.gather_resources(rows))
+        state.write(_ROWS_KEY, out)
+        return out
 
 
 def requested_matrix(
-    nodes: NodeTable, rows: np.ndarray, pod: PodInfo, resources: tuple[tuple[str, int], ...], *, use_requested: bool
+    rr: ResourceRows, nodes: NodeTable, pod: PodInfo, resources: tuple[tuple[str, int], ...], *, use_requested: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(requested with the pod, requested without it, allocatable) as resources × rows matrices.
+    """(requested without the pod (resources × rows), the pod's request, allocatable).
 
     ``calculateResourceAllocatableRequest``: cpu/memory read NonZeroRequested unless
-    ``use_requested``; an extended resource the pod doesn't request is skipped (alloc 0).
+    ``use_requested``; an extended resource the pod doesn't request is skipped (allocatable 0).
     """
-    k = len(resources)
     cols: list[int] = []
-    nonzero: list[int] = []
-    pod_req = np.zeros(k, np.int64)
+    sources: list[int] = []  # -1: requested column; 0/1: non-zero cpu/memory column
+    pod_req = np.zeros(len(resources), np.int64)
     skipped: list[int] = []
     for i, (name, _) in enumerate(resources):
         col = nodes.res_index.get(name)
         if name in (CPU, MEMORY) and not use_requested:
-            pod_req[i] = pod.non_zero_cpu if name == CPU else pod.non_zero_memory
-            nonzero.append(i)
+            nz = 0 if name == CPU else 1
+            pod_req[i] = pod.non_zero_cpu if nz == 0 else pod.non_zero_memory
+            sources.append(nz)
         else:
             pod_req[i] = pod.requests.get(name, 0)
+            sources.append(-1)
             if pod_req[i] == 0 and is_scalar_resource(name):
                 col = None
         if col is None:
             skipped.append(i)
             col = 0
         cols.append(col)
-    # ndarray.take copies rows several times faster than fancy indexing on a 2-D array; the
-    # results are made C-contiguous (resources × rows) so the arithmetic after runs on dense rows.
-    alloc = np.ascontiguousarray(nodes.alloc.take(rows, 0).T.take(cols, 0))
-    if len(nonzero) == k:
-        nz_cols = [0 if resources[i][0] == CPU else 1 for i in nonzero]
-        base = np.ascontiguousarray(nodes.nonzero_requested.take(rows, 0).T.take(nz_cols, 0))
+    k = len(cols)
+    prefix = cols == list(range(k))
+    alloc = rr.alloc[:k] if prefix else rr.alloc.take(cols, 0)
+    if sources == [0, 1]:
+        base = rr.nonzero
+    elif all(s == -1 for s in sources):
+        base = rr.requested[:k] if prefix else rr.requested.take(cols, 0)
     else:
-        base = np.ascontiguousarray(nodes.requested.take(rows, 0).T.take(cols, 0))
-        if nonzero:
-            nz = nodes.nonzero_requested.take(rows, 0)
-            for i in nonzero:
-                base[i] = nz[:, 0 if resources[i][0] == CPU else 1]
+        base = np.stack([rr.requested[c] if s == -1 else rr.nonzero[s] for c, s in zip(cols, sources, strict=True)])
     if skipped:
+        alloc = alloc.copy()
+        base = base.copy()
         alloc[skipped] = 0
         base[skipped] = 0
         pod_req[skipped] = 0
-    return base + pod_req[:, None], base, alloc
+    return base, pod_req, alloc
