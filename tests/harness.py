@@ -42,10 +42,12 @@ class Cluster:
                     return
 
     def advance(self, seconds: float) -> None:
-        """Let virtual time pass (firing timers, completing backoffs), then settle."""
+        """Let virtual time pass (firing timers, completing backoffs, the unschedulable flush),
+        then settle."""
         self.clock.advance_to(self.clock.now() + seconds)
         self.sched.process_events()
         self.sched.queue.flush_backoff_completed()
+        self.sched.queue.flush_unschedulable_leftover()  # pods unschedulable for over 5 minutes
         self.settle()
 
     def node_of(self, name: str, ns: str = "default") -> str | None:

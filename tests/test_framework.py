@@ -146,7 +146,10 @@ def test_permit_wait_then_allow_binds_and_the_room_stays_reserved_meanwhile() ->
     c.create(make_pod("other", cpu="1"))  # the waiting pod is assumed: no room left
     c.settle()
     assert c.node_of("other") is None
-    assert c.sched.last_message["default/other"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert c.sched.last_message["default/other"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+    )
     wp.allow("Gate")
     c.settle()
     assert c.node_of("w") == "n"
@@ -187,11 +190,16 @@ def test_permit_reject_from_outside_frees_the_room() -> None:
     assert c.node_of("other") == "n"
 
 
-PRIORITIES = (make_priority_class("p10", 10), make_priority_class("p100", 100))
+PRIORITIES = (
+    make_priority_class("p10", 10),
+    make_priority_class("never0", 0, preemptionPolicy="Never"),
+    make_priority_class("never100", 100, preemptionPolicy="Never"),
+)
 
 
-def _nominated(name: str, cpu: str, priority_class: str | None, node: str) -> dict:
-    # A pending pod nominated to `node` that itself can't be placed (its selector matches nothing).
+def _nominated(name: str, cpu: str, priority_class: str, node: str) -> dict:
+    # A pending pod nominated to `node` that itself can't be placed (its selector matches nothing);
+    # it may not preempt, so its failed attempts leave the nomination in place.
     p = make_pod(name, cpu=cpu, priority_class=priority_class, spec={"nodeSelector": {"pool": "none"}})
     p["status"] = {"nominatedNodeName": node}
     return p
@@ -201,12 +209,14 @@ def test_nominated_pods_of_equal_or_higher_priority_hold_their_room() -> None:
     # RunFilterPluginsWithNominatedPods: n1 must also fit with the nominated pod added.
     host = "kubernetes.io/hostname"
     n1, n2 = make_node("n1", cpu="2", labels={host: "n1"}), make_node("n2", cpu="2", labels={host: "n2"})
-    c = Cluster(*PRIORITIES, n1, n2, _nominated("big", "2", "p100", "n1"))
+    c = Cluster(*PRIORITIES, n1, n2, _nominated("big", "2", "never100", "n1"))
     c.create(make_pod("low", cpu="1", spec={"nodeSelector": {host: "n1"}}))
     c.settle()
     assert c.node_of("low") is None
     assert c.sched.last_message["default/low"] == (
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector."
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. "
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling.."
     )
     c.create(make_pod("free", cpu="1"))
     c.settle()
@@ -214,7 +224,7 @@ def test_nominated_pods_of_equal_or_higher_priority_hold_their_room() -> None:
 
 
 def test_lower_priority_nominated_pods_do_not_block() -> None:
-    c = Cluster(*PRIORITIES, make_node("n1", cpu="2"), _nominated("small", "2", None, "n1"))
+    c = Cluster(*PRIORITIES, make_node("n1", cpu="2"), _nominated("small", "2", "never0", "n1"))
     c.create(make_pod("high", cpu="1", priority_class="p10"))
     c.settle()
     assert c.node_of("high") == "n1"

@@ -34,9 +34,13 @@ def test_example_placements_and_messages() -> None:
     assert pods["trainer"]["nodeName"] == "gpu-1"
     assert {pods["web-1"]["nodeName"], pods["web-2"]["nodeName"]} == {"node-a", "node-b"}  # host port 8080
     assert pods["batch-big"]["message"] == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
     )
-    assert pods["trainer-2"]["message"] == "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    assert pods["trainer-2"]["message"] == (
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
+        "1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.."
+    )
     assert pods["gated"]["nodeName"] is None and pods["gated"]["message"] is None
     assert {
         "type": "Normal",
@@ -84,7 +88,10 @@ def test_pods_bound_in_the_input_take_their_room(tmp_path: Path) -> None:
     path = write(tmp_path, make_node("n", cpu="4"), running, make_pod("new", cpu="2"))
     pods = {p["name"]: p for p in json.loads(run(path, "--output", "json")[1])["pods"]}
     assert pods["running"]["nodeName"] == "n"
-    assert pods["new"]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert pods["new"]["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+    )
 
 
 def test_config_weights_and_disabled_plugins(tmp_path: Path) -> None:

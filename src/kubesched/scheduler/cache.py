@@ -14,11 +14,13 @@ from typing import Any
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.podtable import PodTable
 
 
 class Cache:
     def __init__(self) -> None:
         self.table = NodeTable()
+        self.pod_table = PodTable(len(self.table.res_names))
         self._nodes: dict[str, dict[str, Any]] = {}
         self._pods: dict[str, tuple[PodInfo, str]] = {}  # uid → (pod, node name)
         self._by_node: dict[str, dict[str, PodInfo]] = {}
@@ -30,8 +32,10 @@ class Cache:
         spec = spec or node_info_from(obj)
         self._nodes[spec.name] = obj
         row = self.table.add_node(spec)
-        for pod in self._by_node.get(spec.name, {}).values():
+        on_node = self._by_node.get(spec.name, {})
+        for pod in on_node.values():
             self.table.add_pod(row, pod)
+        self.pod_table.node_added(row, list(on_node))
         return spec
 
     def update_node(self, obj: dict[str, Any], spec: NodeSpecInfo | None = None) -> NodeSpecInfo:
@@ -44,6 +48,7 @@ class Cache:
 
     def remove_node(self, name: str) -> None:
         if self._nodes.pop(name, None) is not None:
+            self.pod_table.node_removed(self.table.index[name])
             self.table.remove_node(name)
 
     def node_object(self, name: str) -> dict[str, Any] | None:
@@ -68,6 +73,10 @@ class Cache:
         row = self.table.index.get(node)
         if row is not None:
             self.table.add_pod(row, pod, sign)
+        if sign > 0:
+            self.pod_table.add(pod, -1 if row is None else row, self.table.res_index)
+        else:
+            self.pod_table.remove(pod.uid)
 
     def assume_pod(self, pod: PodInfo, node: str) -> None:
         if pod.uid in self._pods:

@@ -292,6 +292,22 @@ class NodeTable:
         self._nonzero[1, row] += sign * pod.non_zero_memory
         self._pod_count[row] += sign
         if pod.host_ports:
+            self.account_ports(row, pod, sign)
+        self.generation += 1
+
+    def add_pods_bulk(self, rows: np.ndarray, requests: np.ndarray, nonzero: np.ndarray, sign: int = 1) -> None:
+        """Account many pods at once (``rows[i]`` gets the pod of column i of ``requests``, a
+        resources × pods matrix aligned with the table's resource columns). Host ports are not
+        touched: use ``account_ports`` for pods that have them."""
+        k = self._requested.shape[0]
+        np.add.at(self._requested, (slice(None), rows), sign * requests[:k])
+        np.add.at(self._nonzero, (slice(None), rows), sign * nonzero)
+        np.add.at(self._pod_count, rows, sign)
+        self.generation += 1
+
+    def account_ports(self, row: int, pod: PodInfo, sign: int) -> None:
+        """The host ports part of ``add_pod``."""
+        if pod.host_ports:
             used = self.node_ports[row]
             for hp in pod.host_ports:
                 triple = (hp.ip, hp.protocol, hp.port)
@@ -305,7 +321,6 @@ class NodeTable:
                         del by_node[row]
                 if used[triple] <= 0:
                     del used[triple]
-        self.generation += 1
 
     def _rebuild_port_index(self) -> None:
         self.ports = {}

@@ -83,6 +83,7 @@ class Scheduler:
         self.cache = Cache()
         self.waiting_pods = WaitingPods()
         self.handle = Handle(client, self.cache, self.waiting_pods, clock)
+        self.handle.rng = random.Random(seed)
         registry = registry if registry is not None else in_tree_registry()
         self.profiles: dict[str, Framework] = {}
         for profile in config.profiles:
@@ -104,6 +105,7 @@ class Scheduler:
         self._events_by_profile = {
             name: {**f.events_to_register(), NO_NODES_PLUGIN: _NO_NODES_EVENTS} for name, f in self.profiles.items()
         }
+        self.handle.queue = self.queue
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
         self.stats = Stats()
         self.cluster_generation = 0
@@ -411,8 +413,10 @@ class Scheduler:
             return
         qp.pod = current_info
         self.queue.add_unschedulable(qp, generation=self.cluster_generation)
-        if nominated is not None:
+        if nominated:
             self.queue.add_nominated(current_info, nominated)
+        elif nominated == "":
+            self.queue.delete_nominated(current_info.uid)
         self.last_message[pod.key] = message
         self.client.record_event("Warning", "FailedScheduling", "Scheduling", current, message)
         patch_nominated = nominated if nominated is not None and nominated != current_info.nominated_node_name else None

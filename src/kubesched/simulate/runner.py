@@ -125,6 +125,15 @@ def next_flush_time(sched: Scheduler) -> float | None:
     return best
 
 
+def deletion_reason(pod: dict[str, Any]) -> str:
+    """The DisruptionTarget condition's reason (PreemptionByScheduler, EvictionByEvictionAPI)
+    when the pod was disrupted on purpose, else "Deleted"."""
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and c.get("reason"):
+            return str(c["reason"])
+    return "Deleted"
+
+
 def run_to_quiescence(sched: Scheduler, clock: VirtualClock, limit: float = MAX_VIRTUAL_SECONDS) -> None:
     sched.start()
     while True:
@@ -171,7 +180,7 @@ def simulate(
                     "namespace": meta.get("namespace"),
                     "name": meta.get("name"),
                     "nodeName": (ev.obj.get("spec") or {}).get("nodeName"),
-                    "reason": "Deleted",
+                    "reason": deletion_reason(ev.obj),
                 }
             )
 

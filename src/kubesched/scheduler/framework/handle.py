@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import TYPE_CHECKING, Any
 
 from kubesched.scheduler.framework.interface import NodeInfo
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from kubesched.cluster.client import ClusterClient
     from kubesched.scheduler.cache import Cache
     from kubesched.scheduler.framework.waiting_pods import WaitingPods
+    from kubesched.scheduler.queue import SchedulingQueue
 
 
 class Handle:
@@ -21,6 +23,8 @@ class Handle:
         self.cache = cache
         self.waiting_pods = waiting_pods
         self.clock = clock
+        self.queue: SchedulingQueue | None = None  # the nominator; set once the queue exists
+        self.rng = random.Random(0)  # preemption's candidate offset (seeded by the scheduler)
 
     def node_info(self, nodes: NodeTable, row: int) -> NodeInfo:
         """A per-node view of one row (for per-node plugins)."""

@@ -105,6 +105,10 @@ class Framework:
                 if exc.field and not exc.field.startswith("profiles"):
                     exc.field = f"{profile.field_path}.pluginConfig[{name}].args.{exc.field}"
                 raise
+        for plugin in self.plugins.values():
+            attach = getattr(plugin, "set_framework", None)
+            if attach is not None:
+                attach(self)
         for name in profile.plugin_config:
             if name not in registry:
                 raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.pluginConfig")

@@ -115,5 +115,5 @@ class FitError(Exception):
             if histogram:
                 msg += f" {', '.join(histogram)}."
         if self.diagnosis.post_filter_msg:
-            msg += f" {self.diagnosis.post_filter_msg}"
+            msg += f" {self.diagnosis.post_filter_msg}."
         return msg

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubesched.scheduler.framework.registry import Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
+from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubesched.scheduler.plugins.nodename import NodeName
@@ -24,14 +25,15 @@ IN_TREE = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,
 )
 
 # Upstream default plugins that kubesched does not implement yet: the default profile leaves
-# them out (their issues: InterPodAffinity/PodTopologySpread #3, DefaultPreemption #4; the
-# volume and DRA plugins need objects the embedded cluster does not model).
+# them out (InterPodAffinity/PodTopologySpread: issue #3; the volume and DRA plugins need
+# objects the embedded cluster does not model).
 NOT_YET_IMPLEMENTED = frozenset(
     {
         "VolumeRestrictions",
@@ -41,7 +43,6 @@ NOT_YET_IMPLEMENTED = frozenset(
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
-        "DefaultPreemption",
     }
 )
 

@@ -1,0 +1,75 @@
+"""DefaultPreemption (PostFilter, PreEnqueue): when no node fits, evict lower-priority pods
+somewhere so the pod fits later (``plugins/defaultpreemption/default_preemption.go``); the
+work is the evaluator's (``kubesched.scheduler.preemption``)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.pod import PodInfo
+from kubesched.errors import InputError
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.scheduler.preemption.evaluator import Evaluator, PreemptionArgs
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.framework.runtime import Framework
+
+WAITING = "waiting for the preemption for this pod to be finished"
+
+
+def parse_preemption_args(raw: Any) -> PreemptionArgs:
+    """DefaultPreemptionArgs with upstream's defaults and ``ValidateDefaultPreemptionArgs``."""
+    if raw is None:
+        return PreemptionArgs()
+    if not isinstance(raw, Mapping):
+        raise InputError("expected an object", field="args")
+    pct = raw.get("minCandidateNodesPercentage", 10)
+    absolute = raw.get("minCandidateNodesAbsolute", 100)
+    if not isinstance(pct, int) or not 0 <= pct <= 100:
+        raise InputError(f"Invalid value: {pct!r}: not in valid range [0, 100]", field="minCandidateNodesPercentage")
+    if not isinstance(absolute, int) or absolute < 0:
+        raise InputError(f"Invalid value: {absolute!r}: not in valid range [0, inf)", field="minCandidateNodesAbsolute")
+    if pct == 0 and absolute == 0:
+        raise InputError(
+            "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+            field="minCandidateNodesPercentage",
+        )
+    return PreemptionArgs(pct, absolute)
+
+
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
+    name = "DefaultPreemption"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.args = parse_preemption_args(args)
+        self.preempting: set[str] = set()  # preemptors whose victims are still being evicted
+        self._evaluator: Evaluator | None = None
+
+    def set_framework(self, fwk: Framework) -> None:
+        rng = getattr(self.handle, "rng", None) or random.Random(0)
+        self._evaluator = Evaluator(fwk, self.handle, self.args, rng)
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if pod.uid in self.preempting:
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
+        return None
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        if self._evaluator is None:
+            return None, Status.error("DefaultPreemption is not attached to a framework")
+        self.preempting.add(pod.uid)
+        try:
+            result, st = self._evaluator.preempt(state, pod, diagnosis)
+        finally:
+            self.preempting.discard(pod.uid)
+        if st.reasons:
+            return result, Status(st.code, (f"preemption: {st.message()}",))
+        return result, st

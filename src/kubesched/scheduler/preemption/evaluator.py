@@ -1,0 +1,314 @@
+"""The preemption evaluator (``framework/preemption/preemption.go`` Evaluator.Preempt, and
+DefaultPreemption's SelectVictimsOnNode), vectorized over candidate nodes.
+
+The dry run works on a copy of the candidate rows of the node table: every lower-priority pod
+is taken off all of them at once (a scatter-add over the cache's pod table), nominated pods of
+equal or higher priority are put on, and the filters run once over all rows — the nodes still
+failing are out, with the status upstream would report. Then the reprieve walks victims by rank:
+step k puts each node's k-th victim back (PDB-violating ones first, each group in importance
+order) and runs the filters once over all rows; where the pod no longer fits, that victim stays
+evicted. The number of filter passes is the largest number of victims on one node, not the
+number of nodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.cluster.errors import ApiError
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import PostFilterResult
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.podtable import PodTable
+from kubesched.scheduler.preemption.candidates import Candidate, pick_one_node
+from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, violating
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.framework.runtime import Framework
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NEVER = "not eligible due to preemptionPolicy=Never."
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+
+@dataclass(slots=True)
+class PreemptionArgs:
+    """DefaultPreemptionArgs (defaults 10 % / 100)."""
+
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+
+def num_candidates(args: PreemptionArgs, num_nodes: int) -> int:
+    """``calculateNumCandidates``: a share of the potential nodes, at least the absolute floor."""
+    n = num_nodes * args.min_candidate_nodes_percentage // 100
+    return min(max(n, args.min_candidate_nodes_absolute), num_nodes)
+
+
+def is_preemption_victim_terminating(pod: PodInfo) -> bool:
+    """A pod being deleted because the scheduler preempted it (DisruptionTarget condition)."""
+    if not pod.deleting:
+        return False
+    for c in (pod.obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "DisruptionTarget" and c.get("status") == "True":
+            return c.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+@dataclass(slots=True)
+class _Victims:
+    """Lower-priority pods on a set of rows: pod-table slots, their row in the dry-run table."""
+
+    slots: np.ndarray
+    rows: np.ndarray
+
+
+class Evaluator:
+    def __init__(self, fwk: Framework, handle: Any, args: PreemptionArgs, rng: random.Random) -> None:
+        self.fwk = fwk
+        self.handle = handle
+        self.args = args
+        self.rng = rng
+
+    # -- Preempt -----------------------------------------------------------------------------
+    def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        nodes: NodeTable = self.handle.cache.table
+        ok, msg = self.eligible(pod, diagnosis, nodes)
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, (msg,))
+        pdbs = pdb_infos(self.handle.client.list("PodDisruptionBudget")[0])
+        candidates, statuses = self.find_candidates(state, pod, diagnosis, nodes, pdbs)
+        if not candidates:
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (self._no_candidates_message(nodes.n, statuses),))
+        best = pick_one_node(candidates, self.handle.clock.now())
+        assert best is not None
+        self.prepare(best, pod)
+        return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    def eligible(self, pod: PodInfo, diagnosis: Diagnosis, nodes: NodeTable) -> tuple[bool, str]:
+        """``PodEligibleToPreemptOthers``."""
+        if pod.preemption_policy == "Never":
+            return False, NEVER
+        nominated = pod.nominated_node_name
+        if nominated and nominated in nodes.index:
+            st = diagnosis.status_of(nodes.index[nominated])
+            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            for other in self.handle.cache.pods_on(nominated):
+                if other.priority < pod.priority and is_preemption_victim_terminating(other):
+                    return False, TERMINATING
+        return True, ""
+
+    @staticmethod
+    def _no_candidates_message(num_nodes: int, statuses: dict[int, Status]) -> str:
+        counts: Counter[str] = Counter()
+        for st in statuses.values():
+            for r in st.reasons:
+                counts[r] += 1
+        if num_nodes > len(statuses):
+            counts[NOT_HELPFUL] += num_nodes - len(statuses)
+        histogram = ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
+        return f"0/{num_nodes} nodes are available: {histogram}."
+
+    # -- findCandidates / DryRunPreemption ------------------------------------------------------
+    def find_candidates(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: NodeTable, pdbs: Sequence[PDBInfo]
+    ) -> tuple[list[Candidate], dict[int, Status]]:
+        potential = diagnosis.rows_with_code(Code.UNSCHEDULABLE)
+        if len(potential) == 0:
+            return [], {}
+        offset = self.rng.randrange(len(potential))
+        potential = np.concatenate([potential[offset:], potential[:offset]])
+        want = num_candidates(self.args, len(potential))
+
+        # Every potential node without its lower-priority pods: who fits at all, and why not.
+        sub, sub_state, victims = self._without_victims(state, pod, nodes, potential)
+        has_victims = np.bincount(victims.rows, minlength=len(potential)) > 0
+        fits = self._passes(sub_state, pod, sub)
+        statuses: dict[int, Status] = {}
+        outcome_diag = self._diagnosis(sub_state, pod, sub)
+        for i, row in enumerate(potential.tolist()):
+            if not has_victims[i]:
+                statuses[row] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+            elif not fits[i]:
+                st = outcome_diag.status_of(i)
+                statuses[row] = st if st is not None else Status(Code.UNSCHEDULABLE)
+        fitting = potential[has_victims & fits]
+
+        # Reprieve on as many fitting nodes as needed, in offset order, in batches.
+        candidates: list[Candidate] = []
+        non_violating = 0
+        start = 0
+        while start < len(fitting) and (non_violating == 0 or len(candidates) < want):
+            need = max(want - len(candidates), 1)
+            batch = fitting[start : start + need]
+            start += len(batch)
+            for c in self._select_victims(state, pod, nodes, batch, pdbs):
+                candidates.append(c)
+                if c.num_pdb_violations == 0:
+                    non_violating += 1
+                if non_violating > 0 and len(candidates) >= want:
+                    break
+        # upstream returns the non-violating candidates first
+        candidates.sort(key=lambda c: c.num_pdb_violations > 0)
+        return candidates, statuses
+
+    def _without_victims(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray
+    ) -> tuple[NodeTable, CycleState, _Victims]:
+        """A copy of ``rows`` with the pods below ``pod``'s priority removed and the nominated
+        pods of equal or higher priority added, and the PreFilter state updated to match."""
+        sub = nodes.take(rows)
+        sub_state = state.clone()
+        pt: PodTable = self.handle.cache.pod_table
+        pos = np.full(nodes.n, -1, np.int64)
+        pos[rows] = np.arange(len(rows))
+        slots = pt.lower_priority(pod.priority)
+        sub_rows = pos[pt.node_row[slots]]
+        keep = sub_rows >= 0
+        victims = _Victims(slots[keep], sub_rows[keep])
+        self._account(sub, sub_state, pod, victims, -1)
+        for node, pods in self.handle.queue.nominated.items():
+            row = sub.index.get(node)
+            if row is None:
+                continue
+            for p in pods:
+                if p.uid != pod.uid and p.priority >= pod.priority:
+                    sub.add_pod(row, p)
+                    self._extensions_add(sub_state, pod, p, sub, row, +1)
+        return sub, sub_state, victims
+
+    def _account(self, sub: NodeTable, sub_state: CycleState, pod: PodInfo, v: _Victims, sign: int) -> None:
+        if len(v.slots) == 0:
+            return
+        pt: PodTable = self.handle.cache.pod_table
+        k = sub.requested.shape[0]
+        reqs = pt.requests[:, v.slots]
+        if reqs.shape[0] < k:
+            reqs = np.vstack([reqs, np.zeros((k - reqs.shape[0], len(v.slots)), np.int64)])
+        sub.add_pods_bulk(v.rows, reqs, pt.nonzero[:, v.slots], sign)
+        with_ports = np.flatnonzero(pt.has_ports[v.slots])
+        for i in with_ports.tolist():
+            sub.account_ports(int(v.rows[i]), pt.pods[int(v.slots[i])], sign)  # type: ignore[arg-type]
+        if self._has_extensions():
+            for slot, row in zip(v.slots.tolist(), v.rows.tolist(), strict=True):
+                self._extensions_add(sub_state, pod, pt.pods[slot], sub, row, sign)  # type: ignore[arg-type]
+
+    def _has_extensions(self) -> bool:
+        return any(p.pre_filter_extensions() is not None for p in self.fwk.pre_filter)
+
+    def _extensions_add(
+        self, st: CycleState, pod: PodInfo, other: PodInfo, sub: NodeTable, row: int, sign: int
+    ) -> None:
+        for plugin in self.fwk.pre_filter:
+            ext = plugin.pre_filter_extensions()
+            if ext is None or plugin.name in st.skip_filter:
+                continue
+            if sign > 0:
+                ext.add_pod(st, pod, other, sub, row)
+            else:
+                ext.remove_pod(st, pod, other, sub, row)
+
+    def _passes(self, st: CycleState, pod: PodInfo, sub: NodeTable) -> np.ndarray:
+        outcome = self.fwk.run_filters(st, pod, sub)
+        if outcome.error is not None:
+            return np.zeros(sub.n, bool)
+        return outcome.codes == 0
+
+    def _diagnosis(self, st: CycleState, pod: PodInfo, sub: NodeTable) -> Diagnosis:
+        return self.fwk.diagnosis_from(sub, self.fwk.run_filters(st, pod, sub))
+
+    def _select_victims(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, pdbs: Sequence[PDBInfo]
+    ) -> list[Candidate]:
+        """``SelectVictimsOnNode`` for every row of ``rows`` (all known to fit without their
+        lower-priority pods), in the order given."""
+        sub, sub_state, v = self._without_victims(state, pod, nodes, rows)
+        pt: PodTable = self.handle.cache.pod_table
+        now = self.handle.clock.now()
+        start = np.where(np.isnan(pt.start[v.slots]), now, pt.start[v.slots])
+        prio = pt.priority[v.slots]
+        # importance order per node: priority high → low, then earlier start first
+        order = np.lexsort((start, -prio, v.rows))
+        slots, srows = v.slots[order], v.rows[order]
+        pods: list[PodInfo] = [pt.pods[s] for s in slots.tolist()]  # type: ignore[misc]
+        viol = np.zeros(len(slots), bool)
+        if pdbs:
+            bounds = np.flatnonzero(np.diff(srows)) + 1
+            for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(slots)], strict=True):
+                viol[lo:hi] = violating(pods[lo:hi], pdbs)
+        # reprieve order: violating first, then the rest, each keeping importance order
+        reprieve = np.lexsort((np.arange(len(slots)), ~viol, srows))
+        rank = np.zeros(len(slots), np.int64)
+        if len(slots):
+            first = np.r_[0, np.flatnonzero(np.diff(srows[reprieve])) + 1]
+            group_start = np.repeat(first, np.diff(np.r_[first, len(slots)]))
+            rank[reprieve] = np.arange(len(slots)) - group_start
+        evicted = np.zeros(len(slots), bool)
+        for k in range(int(rank.max()) + 1 if len(slots) else 0):
+            step = np.flatnonzero(rank == k)
+            back = _Victims(slots[step], srows[step])
+            self._account(sub, sub_state, pod, back, +1)
+            fails = ~self._passes(sub_state, pod, sub)[srows[step]]
+            if fails.any():
+                again = step[fails]
+                self._account(sub, sub_state, pod, _Victims(slots[again], srows[again]), -1)
+                evicted[again] = True
+        out: list[Candidate] = []
+        bounds = np.flatnonzero(np.diff(srows)) + 1
+        per_node = dict.fromkeys(range(len(rows)), (0, 0))
+        for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(slots)], strict=True):
+            if hi > lo:
+                per_node[int(srows[lo])] = (lo, hi)
+        for i, row in enumerate(rows.tolist()):
+            lo, hi = per_node[i]
+            idx = [j for j in range(lo, hi) if evicted[j]]
+            out.append(
+                Candidate(
+                    nodes.names[row],
+                    row,
+                    [pods[j] for j in idx],
+                    [float(pt.start[slots[j]]) for j in idx],
+                    int(sum(viol[j] for j in idx)),
+                )
+            )
+        return out
+
+    # -- prepareCandidate ---------------------------------------------------------------------
+    def prepare(self, c: Candidate, pod: PodInfo) -> None:
+        """Evict the victims (Permit-waiting ones are rejected instead), record ``Preempted``,
+        and clear the nominations of lower-priority pods nominated to the node."""
+        client = self.handle.client
+        for victim in c.victims:
+            waiting = self.handle.waiting_pods.get(victim.uid)
+            if waiting is not None:
+                waiting.reject("DefaultPreemption", "preempted")
+            else:
+                condition = {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": "PreemptionByScheduler",
+                    "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
+                }
+                with contextlib.suppress(ApiError):  # already gone: nothing left to do
+                    client.patch_pod_status(victim.namespace, victim.name, condition, None)
+                    client.delete("Pod", victim.namespace, victim.name)
+            client.record_event(
+                "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}"
+            )
+        for other in list(self.handle.queue.nominated_pods_for_node(c.node)):
+            if other.priority < pod.priority and other.uid != pod.uid:
+                self.handle.queue.delete_nominated(other.uid)
+                with contextlib.suppress(ApiError):
+                    client.patch_pod_status(other.namespace, other.name, None, "")

@@ -1,0 +1,67 @@
+"""PodDisruptionBudgets as preemption reads them (``filterPodsWithPDBViolation`` in
+``framework/preemption/preemption.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.pod import PodInfo
+from kubesched.api.selectors import LabelSelector, parse_label_selector
+from kubesched.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class PDBInfo:
+    namespace: str
+    name: str
+    selector: LabelSelector | None
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    def matches(self, pod: PodInfo) -> bool:
+        """Same namespace and a non-empty selector matching the pod (a nil or empty selector
+        matches nothing here, unlike elsewhere)."""
+        if pod.namespace != self.namespace or self.selector is None or self.selector.empty:
+            return False
+        return self.selector.matches(pod.labels)
+
+
+def pdb_infos(objs: Sequence[dict[str, Any]]) -> list[PDBInfo]:
+    out = []
+    for obj in objs:
+        meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+        try:
+            selector = parse_label_selector(spec.get("selector"), "spec.selector")
+        except InputError:
+            selector = None  # an invalid selector matches nothing
+        out.append(
+            PDBInfo(
+                meta.get("namespace") or "default",
+                meta.get("name") or "",
+                selector,
+                int(status.get("disruptionsAllowed") or 0),
+                frozenset(status.get("disruptedPods") or {}),
+            )
+        )
+    return out
+
+
+def violating(victims: Sequence[PodInfo], pdbs: Sequence[PDBInfo]) -> list[bool]:
+    """For victims of one node in importance order: does evicting each one (and those before
+    it) take some matching budget below zero? Pods already in a budget's disruptedPods don't
+    count against it; pods without labels match nothing."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    out = []
+    for pod in victims:
+        hit = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if not pdb.matches(pod) or pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    hit = True
+        out.append(hit)
+    return out
