@@ -39,22 +39,32 @@ def node(i: int) -> dict[str, Any]:
     }
 
 
-def pod(prefix: str, i: int) -> dict[str, Any]:
+def pod(
+    prefix: str, i: int, cpu: str = "100m", priority: int | None = None, grace: int | None = None
+) -> dict[str, Any]:
+    """``templates/pod-default.yaml`` (100m); ``pod-low-priority.yaml`` is 900m with a zero
+    grace period, ``pod-high-priority.yaml`` 3000m at priority 10."""
+    spec: dict[str, Any] = {}
+    if priority is not None:
+        spec["priority"] = priority
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
         "spec": {
+            **spec,
             "containers": [
                 {
                     "name": "pause",
                     "image": "registry.k8s.io/pause:3.10",
                     "resources": {
-                        "requests": {"cpu": "100m", "memory": "500Mi"},
-                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                        "requests": {"cpu": cpu, "memory": "500Mi"},
+                        "limits": {"cpu": cpu, "memory": "500Mi"},
                     },
                 }
-            ]
+            ],
         },
     }
 
@@ -95,7 +105,50 @@ def scheduling_basic(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
     return {"seconds": round(seconds, 3), "pods_per_second": round(scheduled / seconds, 1)}
 
 
-WORKLOADS = {"SchedulingBasic": scheduling_basic}
+def drain_in_time(sched: Scheduler, clock: VirtualClock) -> None:
+    """Schedule until quiescent, letting virtual time pass for backoffs and graceful deletes."""
+    while True:
+        drain(sched)
+        nxt = [t for t in (clock.next_timer(), sched.queue.next_backoff_expiry()) if t is not None]
+        if not nxt:
+            return
+        clock.advance_to(max(min(nxt), clock.now()))
+        sched.process_events()
+        sched.queue.flush_backoff_completed()
+
+
+def preemption(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``PreemptionBasic`` / ``PreemptionAsync``: nodes filled with low-priority 900m pods (four
+    per node), then high-priority 3000m pods that each have to evict three of them."""
+    store = Store(VirtualClock())
+    admission.install(store)
+    store.create("PriorityClass", {"metadata": {"name": "high"}, "value": 10})
+    for i in range(nodes):
+        store.create("Node", node(i))
+    clock = store.clock
+    assert isinstance(clock, VirtualClock)
+    sched = Scheduler(InProcessClient(store), default_config(), clock)
+    sched.start()
+    for i in range(init_pods):
+        store.create("Pod", pod("low", i, cpu="900m", grace=0))
+    drain_in_time(sched, clock)
+    for i in range(pods):
+        high = pod("high", i, cpu="3000m")
+        high["spec"]["priorityClassName"] = "high"
+        store.create("Pod", high)
+    sched.process_events()
+    before = sched.stats.scheduled
+    started = time.perf_counter()
+    drain_in_time(sched, clock)
+    seconds = time.perf_counter() - started
+    scheduled = sched.stats.scheduled - before
+    if scheduled != pods:
+        print(f"warning: scheduled {scheduled} of {pods} measured pods", file=sys.stderr)
+    return {"seconds": round(seconds, 3), "pods_per_second": round(scheduled / seconds, 1)}
+
+
+WORKLOADS = {"SchedulingBasic": scheduling_basic, "PreemptionBasic": preemption, "PreemptionAsync": preemption}
+DEFAULT_INIT = {"PreemptionBasic": 4, "PreemptionAsync": 4}  # init pods per node
 
 
 def main() -> None:
@@ -105,7 +158,12 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--init-pods", type=int, default=None)
     args = parser.parse_args()
-    init = args.init_pods if args.init_pods is not None else min(1000, args.nodes // 5)
+    if args.init_pods is not None:
+        init = args.init_pods
+    elif args.workload in DEFAULT_INIT:
+        init = DEFAULT_INIT[args.workload] * args.nodes
+    else:
+        init = min(1000, args.nodes // 5)
     result = WORKLOADS[args.workload](args.nodes, args.pods, init)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

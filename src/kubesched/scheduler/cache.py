@@ -21,6 +21,10 @@ class Cache:
     def __init__(self) -> None:
         self.table = NodeTable()
         self.pod_table = PodTable(len(self.table.res_names))
+        # pods nominated to nodes (the nominator's view, as columns for the filters' second pass)
+        self.nominated_table = PodTable(len(self.table.res_names), capacity=64)
+        self._nominated_on: dict[str, set[str]] = {}
+        self._nominated_node: dict[str, str] = {}
         self._nodes: dict[str, dict[str, Any]] = {}
         self._pods: dict[str, tuple[PodInfo, str]] = {}  # uid → (pod, node name)
         self._by_node: dict[str, dict[str, PodInfo]] = {}
@@ -36,6 +40,7 @@ class Cache:
         for pod in on_node.values():
             self.table.add_pod(row, pod)
         self.pod_table.node_added(row, list(on_node))
+        self.nominated_table.node_added(row, list(self._nominated_on.get(spec.name, ())))
         return spec
 
     def update_node(self, obj: dict[str, Any], spec: NodeSpecInfo | None = None) -> NodeSpecInfo:
@@ -49,6 +54,7 @@ class Cache:
     def remove_node(self, name: str) -> None:
         if self._nodes.pop(name, None) is not None:
             self.pod_table.node_removed(self.table.index[name])
+            self.nominated_table.node_removed(self.table.index[name])
             self.table.remove_node(name)
 
     def node_object(self, name: str) -> dict[str, Any] | None:
@@ -116,6 +122,22 @@ class Cache:
         self.binding_finished.discard(uid)
         self._account(current[0], current[1], -1)
         return current[0]
+
+    def set_nominated(self, pod_or_uid: PodInfo | str, node: str | None) -> None:
+        """Mirror the nominator: ``(pod, node)`` on nomination, ``(uid, None)`` when cleared."""
+        if node is None:
+            uid = str(pod_or_uid)
+            old_node = self._nominated_node.pop(uid, None)
+            if old_node is not None:
+                self._nominated_on[old_node].discard(uid)
+            self.nominated_table.remove(uid)
+            return
+        assert isinstance(pod_or_uid, PodInfo)
+        uid = pod_or_uid.uid
+        self.set_nominated(uid, None)
+        self.nominated_table.add(pod_or_uid, self.table.index.get(node, -1), self.table.res_index)
+        self._nominated_on.setdefault(node, set()).add(uid)
+        self._nominated_node[uid] = node
 
     def is_assumed(self, uid: str) -> bool:
         return uid in self.assumed

@@ -62,7 +62,7 @@ class NodeTable:
         self._taints = np.zeros((capacity, 0), bool)
         self._image_size: dict[str, np.ndarray] = {}
         self._image_nodes: Counter[str] = Counter()
-        self.ports: dict[PortKey, dict[int, Counter[str]]] = {}
+        self._ports: dict[PortKey, dict[int, Counter[str]]] | None = {}
         self.node_ports: list[Counter[tuple[str, str, int]]] = []
         self._zones: dict[str, list[str]] = {}
         self._order: np.ndarray | None = None
@@ -308,11 +308,14 @@ class NodeTable:
     def account_ports(self, row: int, pod: PodInfo, sign: int) -> None:
         """The host ports part of ``add_pod``."""
         if pod.host_ports:
+            if self._ports_shared and row not in self._ports_owned:
+                self.node_ports[row] = Counter(self.node_ports[row])
+                self._ports_owned.add(row)
             used = self.node_ports[row]
             for hp in pod.host_ports:
                 triple = (hp.ip, hp.protocol, hp.port)
                 used[triple] += sign
-                by_node = self.ports.setdefault((hp.protocol, hp.port), {})
+                by_node = self.ports.setdefault((hp.protocol, hp.port), {})  # builds the index if needed
                 ips = by_node.setdefault(row, Counter())
                 ips[hp.ip] += sign
                 if ips[hp.ip] <= 0:
@@ -322,11 +325,19 @@ class NodeTable:
                 if used[triple] <= 0:
                     del used[triple]
 
+    @property
+    def ports(self) -> dict[PortKey, dict[int, Counter[str]]]:
+        """(protocol, port) → row → host IPs in use: NodePorts' index, built on first use."""
+        if self._ports is None:
+            index: dict[PortKey, dict[int, Counter[str]]] = {}
+            for row, used in enumerate(self.node_ports):
+                for (ip, proto, port), count in used.items():
+                    index.setdefault((proto, port), {}).setdefault(row, Counter())[ip] += count
+            self._ports = index
+        return self._ports
+
     def _rebuild_port_index(self) -> None:
-        self.ports = {}
-        for row, used in enumerate(self.node_ports):
-            for (ip, proto, port), count in used.items():
-                self.ports.setdefault((proto, port), {}).setdefault(row, Counter())[ip] += count
+        self._ports = None
 
     # -- label queries ----------------------------------------------------------------------
     def label_codes(self, key: str) -> np.ndarray | None:
@@ -392,15 +403,16 @@ class NodeTable:
     def take(self, rows: Sequence[int] | np.ndarray) -> NodeTable:
         """A copy holding only ``rows`` (for per-node what-ifs: nominated pods, preemption)."""
         rows = np.asarray(rows, np.int64)
+        row_list = rows.tolist()
         sub = NodeTable.__new__(NodeTable)
         sub.n = sub._cap = len(rows)
-        sub.names = [self.names[r] for r in rows]
+        sub.names = [self.names[r] for r in row_list]
         sub.index = {nm: i for i, nm in enumerate(sub.names)}
         sub.res_names, sub.res_index = list(self.res_names), dict(self.res_index)
         sub._alloc, sub._requested = self._alloc.take(rows, 1), self._requested.take(rows, 1)
         sub._nonzero, sub._pod_count = self._nonzero.take(rows, 1), self._pod_count[rows].copy()
         sub._alloc_pods, sub._unschedulable = self._alloc_pods[rows].copy(), self._unschedulable[rows].copy()
-        sub.specs = [self.specs[r] for r in rows]
+        sub.specs = [self.specs[r] for r in row_list]
         sub._label_values = self._label_values
         sub._label_codes = {k: v[rows].copy() for k, v in self._label_codes.items()}
         sub._label_ints = {}
@@ -408,7 +420,10 @@ class NodeTable:
         sub._taints = self._taints[rows].copy()
         sub._image_size = {k: v[rows].copy() for k, v in self._image_size.items()}
         sub._image_nodes = self._image_nodes
-        sub.node_ports = [Counter(self.node_ports[r]) for r in rows]
+        # shared until written: account_ports copies a row's counter before changing it
+        sub.node_ports = [self.node_ports[r] for r in row_list]
+        sub._ports_shared = True
+        sub._ports_owned = set()
         sub._rebuild_port_index()
         sub._zones = {"": list(sub.names)}
         sub._order = None
@@ -418,6 +433,8 @@ class NodeTable:
         return sub
 
     total_nodes: int = -1
+    _ports_shared: bool = False  # node_ports rows borrowed from the parent table (see take)
+    _ports_owned: set[int] = set()  # noqa: RUF012 - replaced per instance by take()
 
     @property
     def cluster_size(self) -> int:

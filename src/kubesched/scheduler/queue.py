@@ -92,6 +92,9 @@ class SchedulingQueue:
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
         self.nominated: dict[str, list[PodInfo]] = {}
+        # told of every nomination change: (pod, node) when added, (uid, None) when removed
+        self.on_nominated: Callable[[Any, str | None], None] | None = None
+        self.nominated_table: Any = None  # the cache's PodTable of nominated pods, when wired
         self._nominated_node: dict[str, str] = {}
         self.moves: list[tuple[str, str, str]] = []  # (pod key, event label, destination), for diagnostics
 
@@ -344,11 +347,15 @@ class SchedulingQueue:
             return
         self._nominated_node[pod.uid] = node
         self.nominated.setdefault(node, []).append(pod)
+        if self.on_nominated is not None:
+            self.on_nominated(pod, node)
 
     def delete_nominated(self, uid: str) -> None:
         node = self._nominated_node.pop(uid, None)
         if node is None:
             return
+        if self.on_nominated is not None:
+            self.on_nominated(uid, None)
         pods = [p for p in self.nominated.get(node, []) if p.uid != uid]
         if pods:
             self.nominated[node] = pods

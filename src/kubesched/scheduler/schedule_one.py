@@ -20,6 +20,7 @@ from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.queue import SchedulingQueue
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -120,8 +121,6 @@ class Algorithm:
             diagnosis.codes[diagnosis.absent_mask] = 0
             passed &= allowed
         self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed)
-        for row in diagnosis.overrides:
-            passed[row] = False
 
         nominated = pod.nominated_node_name
         if nominated and nominated in nodes.index:
@@ -168,37 +167,30 @@ class Algorithm:
     ) -> None:
         """``RunFilterPluginsWithNominatedPods``: a node must also pass with the nominated pods of
         equal or higher priority added (first pass); the plain pass was the column run."""
-        if not queue.nominated:
+        table = queue.nominated_table
+        if table is None or not queue.nominated:
             return
-        rows: list[int] = []
-        extra: list[list[PodInfo]] = []
-        for node, pods in queue.nominated.items():
-            row = nodes.index.get(node)
-            if row is None or not passed[row]:
-                continue
-            adds = [p for p in pods if p.uid != pod.uid and p.priority >= pod.priority]
-            if adds:
-                rows.append(row)
-                extra.append(adds)
-        if not rows:
+        slots = nominated_slots(table, pod, passed)
+        if len(slots) == 0:
             return
+        rows, sub_rows = np.unique(table.node_row[slots], return_inverse=True)
         sub = nodes.take(rows)
         sub_state = state.clone()
-        for i, adds in enumerate(extra):
-            for p in adds:
-                sub.add_pod(i, p)
-                for plugin in fwk.pre_filter:
-                    ext = plugin.pre_filter_extensions()
-                    if ext is not None and plugin.name not in sub_state.skip_filter:
-                        ext.add_pod(sub_state, pod, p, sub, i)
+        add_to(sub, sub_rows, table, slots, fwk, sub_state, pod)
         outcome = fwk.run_filters(sub_state, pod, sub)
         if outcome.error is not None:
             raise PluginError(outcome.error)
-        sub_diag = fwk.diagnosis_from(sub, outcome)
-        for i, row in enumerate(rows):
-            st = sub_diag.status_of(i)
-            if st is not None:
-                diagnosis.overrides[row] = st
+        failing = np.flatnonzero(outcome.codes != 0)
+        if len(failing):
+            # the second pass's verdicts replace the first's on those rows (same filter list)
+            at = rows[failing]
+            diagnosis.codes[at] = outcome.codes[failing]
+            diagnosis.plugins[at] = outcome.plugins[failing]
+            diagnosis.reasons[at] = outcome.reasons[failing]
+            for i, describe in enumerate(outcome.describers):
+                if describe is not None:
+                    diagnosis.describers[i] = describe
+            passed[at] = False
 
 
 class PluginError(RuntimeError):

@@ -106,6 +106,8 @@ class Scheduler:
             name: {**f.events_to_register(), NO_NODES_PLUGIN: _NO_NODES_EVENTS} for name, f in self.profiles.items()
         }
         self.handle.queue = self.queue
+        self.queue.on_nominated = self.cache.set_nominated
+        self.queue.nominated_table = self.cache.nominated_table
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
         self.stats = Stats()
         self.cluster_generation = 0

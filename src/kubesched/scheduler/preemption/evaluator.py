@@ -29,6 +29,7 @@ from kubesched.scheduler.framework.interface import PostFilterResult
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.podtable import PodTable
 from kubesched.scheduler.preemption.candidates import Candidate, pick_one_node
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, violating
@@ -135,16 +136,19 @@ class Evaluator:
         # Every potential node without its lower-priority pods: who fits at all, and why not.
         sub, sub_state, victims = self._without_victims(state, pod, nodes, potential)
         has_victims = np.bincount(victims.rows, minlength=len(potential)) > 0
-        fits = self._passes(sub_state, pod, sub)
-        statuses: dict[int, Status] = {}
-        outcome_diag = self._diagnosis(sub_state, pod, sub)
-        for i, row in enumerate(potential.tolist()):
-            if not has_victims[i]:
-                statuses[row] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
-            elif not fits[i]:
-                st = outcome_diag.status_of(i)
-                statuses[row] = st if st is not None else Status(Code.UNSCHEDULABLE)
+        outcome = self.fwk.run_filters(sub_state, pod, sub)
+        fits = outcome.codes == 0 if outcome.error is None else np.zeros(len(potential), bool)
         fitting = potential[has_victims & fits]
+        if len(fitting) == 0:  # the statuses only matter for the message of a failed preemption
+            diag = self.fwk.diagnosis_from(sub, outcome)
+            statuses: dict[int, Status] = {}
+            for i, row in enumerate(potential.tolist()):
+                if not has_victims[i]:
+                    statuses[row] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+                else:
+                    st = diag.status_of(i)
+                    statuses[row] = st if st is not None else Status(Code.UNSCHEDULABLE)
+            return [], statuses
 
         # Reprieve on as many fitting nodes as needed, in offset order, in batches.
         candidates: list[Candidate] = []
@@ -162,7 +166,7 @@ class Evaluator:
                     break
         # upstream returns the non-violating candidates first
         candidates.sort(key=lambda c: c.num_pdb_violations > 0)
-        return candidates, statuses
+        return candidates, {}
 
     def _without_victims(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray
@@ -179,55 +183,21 @@ class Evaluator:
         keep = sub_rows >= 0
         victims = _Victims(slots[keep], sub_rows[keep])
         self._account(sub, sub_state, pod, victims, -1)
-        for node, pods in self.handle.queue.nominated.items():
-            row = sub.index.get(node)
-            if row is None:
-                continue
-            for p in pods:
-                if p.uid != pod.uid and p.priority >= pod.priority:
-                    sub.add_pod(row, p)
-                    self._extensions_add(sub_state, pod, p, sub, row, +1)
+        table = self.handle.cache.nominated_table
+        in_rows = np.zeros(nodes.n, bool)
+        in_rows[rows] = True
+        slots = nominated_slots(table, pod, in_rows)
+        add_to(sub, pos[table.node_row[slots]], table, slots, self.fwk, sub_state, pod)
         return sub, sub_state, victims
 
     def _account(self, sub: NodeTable, sub_state: CycleState, pod: PodInfo, v: _Victims, sign: int) -> None:
-        if len(v.slots) == 0:
-            return
-        pt: PodTable = self.handle.cache.pod_table
-        k = sub.requested.shape[0]
-        reqs = pt.requests[:, v.slots]
-        if reqs.shape[0] < k:
-            reqs = np.vstack([reqs, np.zeros((k - reqs.shape[0], len(v.slots)), np.int64)])
-        sub.add_pods_bulk(v.rows, reqs, pt.nonzero[:, v.slots], sign)
-        with_ports = np.flatnonzero(pt.has_ports[v.slots])
-        for i in with_ports.tolist():
-            sub.account_ports(int(v.rows[i]), pt.pods[int(v.slots[i])], sign)  # type: ignore[arg-type]
-        if self._has_extensions():
-            for slot, row in zip(v.slots.tolist(), v.rows.tolist(), strict=True):
-                self._extensions_add(sub_state, pod, pt.pods[slot], sub, row, sign)  # type: ignore[arg-type]
-
-    def _has_extensions(self) -> bool:
-        return any(p.pre_filter_extensions() is not None for p in self.fwk.pre_filter)
-
-    def _extensions_add(
-        self, st: CycleState, pod: PodInfo, other: PodInfo, sub: NodeTable, row: int, sign: int
-    ) -> None:
-        for plugin in self.fwk.pre_filter:
-            ext = plugin.pre_filter_extensions()
-            if ext is None or plugin.name in st.skip_filter:
-                continue
-            if sign > 0:
-                ext.add_pod(st, pod, other, sub, row)
-            else:
-                ext.remove_pod(st, pod, other, sub, row)
+        add_to(sub, v.rows, self.handle.cache.pod_table, v.slots, self.fwk, sub_state, pod, sign)
 
     def _passes(self, st: CycleState, pod: PodInfo, sub: NodeTable) -> np.ndarray:
         outcome = self.fwk.run_filters(st, pod, sub)
         if outcome.error is not None:
             return np.zeros(sub.n, bool)
         return outcome.codes == 0
-
-    def _diagnosis(self, st: CycleState, pod: PodInfo, sub: NodeTable) -> Diagnosis:
-        return self.fwk.diagnosis_from(sub, self.fwk.run_filters(st, pod, sub))
 
     def _select_victims(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, pdbs: Sequence[PDBInfo]
