@@ -1,11 +1,13 @@
-"""Choosing among preemption candidates (``pickOneNodeForPreemption`` in
-``framework/preemption/preemption.go``)."""
+"""Preemption candidates and the choice among them (``pickOneNodeForPreemption`` in
+``framework/preemption/preemption.go``), held as columns: one entry per candidate node."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from kubesched.api.pod import PodInfo
 
@@ -23,36 +25,59 @@ class Candidate:
     num_pdb_violations: int
 
 
-def _earliest_start_of_top_priority(c: Candidate, now: float) -> float:
-    """``GetEarliestPodStartTime``: among the highest-priority victims, the earliest start;
-    a pod not started yet counts as starting now."""
-    top = max(p.priority for p in c.victims)
-    times = [now if math.isnan(t) else t for p, t in zip(c.victims, c.start_times, strict=True) if p.priority == top]
-    return min(times)
+@dataclass(slots=True)
+class CandidateColumns:
+    """Per candidate: PDB violations, number of victims, highest victim priority, the sum of
+    (priority + MaxInt32 + 1) over victims, and the earliest start among the victims of the
+    highest priority (not started: now)."""
+
+    violations: np.ndarray
+    count: np.ndarray
+    top_priority: np.ndarray
+    offset_sum: np.ndarray
+    top_earliest_start: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+def columns_of(candidates: Sequence[Candidate], now: float) -> CandidateColumns:
+    def top_start(c: Candidate) -> float:
+        if not c.victims:
+            return -math.inf
+        top = max(p.priority for p in c.victims)
+        return min(
+            now if math.isnan(t) else t for p, t in zip(c.victims, c.start_times, strict=True) if p.priority == top
+        )
+
+    return CandidateColumns(
+        np.array([c.num_pdb_violations for c in candidates], np.int64),
+        np.array([len(c.victims) for c in candidates], np.int64),
+        np.array([max((p.priority for p in c.victims), default=0) for c in candidates], np.int64),
+        np.array([sum(p.priority + MAX_INT32 + 1 for p in c.victims) for c in candidates], np.int64),
+        np.array([top_start(c) for c in candidates], np.float64),
+    )
+
+
+def pick_index(cols: CandidateColumns) -> int:
+    """Each criterion keeps only the best candidates, in this order: fewest PDB violations;
+    lowest highest-priority victim; lowest offset sum of victim priorities (so negative
+    priorities count right); fewest victims; latest start of the highest-priority victims;
+    then the first one left. A candidate with nothing to evict wins at once."""
+    if len(cols) == 0:
+        return -1
+    empty = np.flatnonzero(cols.count == 0)
+    if len(empty):
+        return int(empty[0])
+    alive = np.ones(len(cols), bool)
+    for key in (cols.violations, cols.top_priority, cols.offset_sum, cols.count, -cols.top_earliest_start):
+        if alive.sum() == 1:
+            break
+        best = key[alive].min()
+        alive &= key == best
+    return int(np.flatnonzero(alive)[0])
 
 
 def pick_one_node(candidates: Sequence[Candidate], now: float) -> Candidate | None:
-    """Each criterion keeps only the best-scoring candidates, in this order: fewest PDB
-    violations; lowest highest-priority victim; lowest sum of victim priorities (each offset by
-    MaxInt32 + 1 so negative priorities count right); fewest victims; latest start of the
-    highest-priority victims; then the first one left."""
-    if not candidates:
-        return None
-    for c in candidates:
-        if not c.victims:  # nothing to evict any more: take it
-            return c
-    criteria: list[Callable[[Candidate], float]] = [
-        lambda c: -c.num_pdb_violations,
-        lambda c: -c.victims[0].priority,
-        lambda c: -sum(p.priority + MAX_INT32 + 1 for p in c.victims),
-        lambda c: -len(c.victims),
-        lambda c: _earliest_start_of_top_priority(c, now),
-    ]
-    remaining = list(candidates)
-    for score in criteria:
-        if len(remaining) == 1:
-            break
-        scores = [score(c) for c in remaining]
-        best = max(scores)
-        remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
-    return remaining[0]
+    i = pick_index(columns_of(candidates, now))
+    return None if i < 0 else candidates[i]

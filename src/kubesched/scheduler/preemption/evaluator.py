@@ -31,7 +31,7 @@ from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.podtable import PodTable
-from kubesched.scheduler.preemption.candidates import Candidate, pick_one_node
+from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, CandidateColumns, pick_index
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, violating
 
 if TYPE_CHECKING:
@@ -75,6 +75,62 @@ class _Victims:
     rows: np.ndarray
 
 
+@dataclass(slots=True)
+class _Found:
+    """Candidates of a dry run as columns: their rows, the criteria, and the evicted victims
+    (pod-table slots in importance order, each with its candidate index and PDB violation)."""
+
+    rows: np.ndarray
+    columns: CandidateColumns
+    victim_slots: np.ndarray
+    victim_of: np.ndarray
+    victim_violates: np.ndarray
+
+    def head(self, k: int) -> _Found:
+        keep = self.victim_of < k
+        c = self.columns
+        cols = CandidateColumns(
+            c.violations[:k], c.count[:k], c.top_priority[:k], c.offset_sum[:k], c.top_earliest_start[:k]
+        )
+        return _Found(self.rows[:k], cols, self.victim_slots[keep], self.victim_of[keep], self.victim_violates[keep])
+
+    def reorder(self, order: np.ndarray) -> _Found:
+        c = self.columns
+        cols = CandidateColumns(
+            c.violations[order], c.count[order], c.top_priority[order], c.offset_sum[order], c.top_earliest_start[order]
+        )
+        where = np.empty(len(order), np.int64)
+        where[order] = np.arange(len(order))
+        return _Found(self.rows[order], cols, self.victim_slots, where[self.victim_of], self.victim_violates)
+
+    @staticmethod
+    def concat(parts: list[_Found]) -> _Found:
+        offsets = np.cumsum([0] + [len(p.rows) for p in parts[:-1]])
+        cols = CandidateColumns(
+            *(np.concatenate([getattr(p.columns, f) for p in parts]) for f in CandidateColumns.__slots__)
+        )
+        return _Found(
+            np.concatenate([p.rows for p in parts]),
+            cols,
+            np.concatenate([p.victim_slots for p in parts]),
+            np.concatenate([p.victim_of + o for p, o in zip(parts, offsets, strict=True)]),
+            np.concatenate([p.victim_violates for p in parts]),
+        )
+
+    def candidate(self, i: int, nodes: NodeTable, pt: PodTable) -> Candidate:
+        mine = self.victim_of == i
+        slots = self.victim_slots[mine].tolist()
+        row = int(self.rows[i])
+        victims = [pt.pods[s] for s in slots]
+        return Candidate(
+            nodes.names[row],
+            row,
+            victims,
+            [float(pt.start[s]) for s in slots],  # type: ignore[misc]
+            int(self.columns.violations[i]),
+        )
+
+
 class Evaluator:
     def __init__(self, fwk: Framework, handle: Any, args: PreemptionArgs, rng: random.Random) -> None:
         self.fwk = fwk
@@ -89,11 +145,10 @@ class Evaluator:
         if not ok:
             return None, Status(Code.UNSCHEDULABLE, (msg,))
         pdbs = pdb_infos(self.handle.client.list("PodDisruptionBudget")[0])
-        candidates, statuses = self.find_candidates(state, pod, diagnosis, nodes, pdbs)
-        if not candidates:
+        found, statuses = self.find_candidates(state, pod, diagnosis, nodes, pdbs)
+        if found is None:
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (self._no_candidates_message(nodes.n, statuses),))
-        best = pick_one_node(candidates, self.handle.clock.now())
-        assert best is not None
+        best = found.candidate(pick_index(found.columns), nodes, self.handle.cache.pod_table)
         self.prepare(best, pod)
         return PostFilterResult(best.node), Status(Code.SUCCESS)
 
@@ -125,10 +180,12 @@ class Evaluator:
     # -- findCandidates / DryRunPreemption ------------------------------------------------------
     def find_candidates(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: NodeTable, pdbs: Sequence[PDBInfo]
-    ) -> tuple[list[Candidate], dict[int, Status]]:
+    ) -> tuple[_Found | None, dict[int, Status]]:
+        """DryRunPreemption from a random offset; None (and each potential node's status) when
+        no node can be made to fit."""
         potential = diagnosis.rows_with_code(Code.UNSCHEDULABLE)
         if len(potential) == 0:
-            return [], {}
+            return None, {}
         offset = self.rng.randrange(len(potential))
         potential = np.concatenate([potential[offset:], potential[:offset]])
         want = num_candidates(self.args, len(potential))
@@ -148,25 +205,27 @@ class Evaluator:
                 else:
                     st = diag.status_of(i)
                     statuses[row] = st if st is not None else Status(Code.UNSCHEDULABLE)
-            return [], statuses
+            return None, statuses
 
-        # Reprieve on as many fitting nodes as needed, in offset order, in batches.
-        candidates: list[Candidate] = []
-        non_violating = 0
+        # Reprieve on as many fitting nodes as needed, in offset order, in batches: stop once
+        # there are `want` candidates and at least one of them violates no budget.
+        parts: list[_Found] = []
+        total = non_violating = 0
         start = 0
-        while start < len(fitting) and (non_violating == 0 or len(candidates) < want):
-            need = max(want - len(candidates), 1)
-            batch = fitting[start : start + need]
+        while start < len(fitting) and (non_violating == 0 or total < want):
+            batch = fitting[start : start + max(want - total, 1)]
             start += len(batch)
-            for c in self._select_victims(state, pod, nodes, batch, pdbs):
-                candidates.append(c)
-                if c.num_pdb_violations == 0:
-                    non_violating += 1
-                if non_violating > 0 and len(candidates) >= want:
-                    break
-        # upstream returns the non-violating candidates first
-        candidates.sort(key=lambda c: c.num_pdb_violations > 0)
-        return candidates, {}
+            part = self._select_victims(state, pod, nodes, batch, pdbs)
+            ok = np.cumsum(part.columns.violations == 0) + non_violating
+            enough = np.flatnonzero((ok > 0) & (np.arange(1, len(batch) + 1) + total >= want))
+            if len(enough):
+                part = part.head(int(enough[0]) + 1)
+            parts.append(part)
+            total += len(part.rows)
+            non_violating += int(np.count_nonzero(part.columns.violations == 0))
+        found = _Found.concat(parts)
+        # upstream lists the candidates that violate no budget first
+        return found.reorder(np.argsort(found.columns.violations > 0, kind="stable")), {}
 
     def _without_victims(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray
@@ -201,7 +260,7 @@ class Evaluator:
 
     def _select_victims(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, pdbs: Sequence[PDBInfo]
-    ) -> list[Candidate]:
+    ) -> _Found:
         """``SelectVictimsOnNode`` for every row of ``rows`` (all known to fit without their
         lower-priority pods), in the order given."""
         sub, sub_state, v = self._without_victims(state, pod, nodes, rows)
@@ -212,9 +271,9 @@ class Evaluator:
         # importance order per node: priority high → low, then earlier start first
         order = np.lexsort((start, -prio, v.rows))
         slots, srows = v.slots[order], v.rows[order]
-        pods: list[PodInfo] = [pt.pods[s] for s in slots.tolist()]  # type: ignore[misc]
         viol = np.zeros(len(slots), bool)
         if pdbs:
+            pods: list[PodInfo] = [pt.pods[s] for s in slots.tolist()]  # type: ignore[misc]
             bounds = np.flatnonzero(np.diff(srows)) + 1
             for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(slots)], strict=True):
                 viol[lo:hi] = violating(pods[lo:hi], pdbs)
@@ -235,25 +294,24 @@ class Evaluator:
                 again = step[fails]
                 self._account(sub, sub_state, pod, _Victims(slots[again], srows[again]), -1)
                 evicted[again] = True
-        out: list[Candidate] = []
-        bounds = np.flatnonzero(np.diff(srows)) + 1
-        per_node = dict.fromkeys(range(len(rows)), (0, 0))
-        for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(slots)], strict=True):
-            if hi > lo:
-                per_node[int(srows[lo])] = (lo, hi)
-        for i, row in enumerate(rows.tolist()):
-            lo, hi = per_node[i]
-            idx = [j for j in range(lo, hi) if evicted[j]]
-            out.append(
-                Candidate(
-                    nodes.names[row],
-                    row,
-                    [pods[j] for j in idx],
-                    [float(pt.start[slots[j]]) for j in idx],
-                    int(sum(viol[j] for j in idx)),
-                )
-            )
-        return out
+        m = len(rows)
+        ev_rows, ev_prio = srows[evicted], prio[order][evicted]
+        count = np.bincount(ev_rows, minlength=m)
+        top = np.full(m, np.iinfo(np.int64).min, np.int64)
+        np.maximum.at(top, ev_rows, ev_prio)
+        is_top = ev_prio == top[ev_rows]
+        earliest = np.full(m, np.inf)
+        np.minimum.at(earliest, ev_rows[is_top], start[order][evicted][is_top])
+        offset_sum = np.zeros(m, np.int64)
+        np.add.at(offset_sum, ev_rows, ev_prio + MAX_INT32 + 1)
+        columns = CandidateColumns(
+            np.bincount(ev_rows, weights=viol[evicted], minlength=m).astype(np.int64),
+            count,
+            np.where(count > 0, top, 0),
+            offset_sum,
+            np.where(count > 0, earliest, -np.inf),
+        )
+        return _Found(rows, columns, slots[evicted], ev_rows, viol[evicted])
 
     # -- prepareCandidate ---------------------------------------------------------------------
     def prepare(self, c: Candidate, pod: PodInfo) -> None:
