@@ -7,6 +7,7 @@ from typing import Any
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.client import InProcessClient
+from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import parse_config
 from kubesched.scheduler.framework.registry import Registry
@@ -24,6 +25,7 @@ class Cluster:
         admission.install(self.store)
         for obj in objects:
             self.store.create(obj["kind"], obj)
+        self.disruption = DisruptionController(self.store)
         self.client = InProcessClient(self.store)
         self.sched = Scheduler(self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry)
         self.sched.start()
@@ -35,6 +37,7 @@ class Cluster:
     def settle(self) -> None:
         """Handle every watch event and schedule until activeQ is empty; no time passes."""
         while True:
+            self.disruption.sync()
             self.sched.process_events()
             if not self.sched.schedule_one():
                 self.sched.process_events()

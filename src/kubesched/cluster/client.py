@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from kubesched.clock import rfc3339
+from kubesched.cluster.disruption import evict
 from kubesched.cluster.store import Store, Watch
 
 
@@ -29,6 +30,8 @@ class ClusterClient(Protocol):
     ) -> None: ...
 
     def delete(self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None) -> None: ...
+
+    def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None: ...
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None: ...
 
@@ -76,6 +79,10 @@ class InProcessClient:
 
     def delete(self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
         self.store.delete(kind, namespace, name, grace_period_seconds)
+
+    def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
+        """pods/eviction: raises TooManyRequests (429) when a PodDisruptionBudget forbids it."""
+        evict(self.store, namespace, name, grace_period_seconds)
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         """events.k8s.io/v1 recorder: one Event object per call, stored like any other object."""

@@ -17,6 +17,7 @@ from kubesched.api.pod import pod_info_from
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.client import InProcessClient
+from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.store import KNOWN_KINDS, Store
@@ -134,9 +135,16 @@ def deletion_reason(pod: dict[str, Any]) -> str:
     return "Deleted"
 
 
-def run_to_quiescence(sched: Scheduler, clock: VirtualClock, limit: float = MAX_VIRTUAL_SECONDS) -> None:
+def run_to_quiescence(
+    sched: Scheduler,
+    clock: VirtualClock,
+    limit: float = MAX_VIRTUAL_SECONDS,
+    controllers: list[DisruptionController] | None = None,
+) -> None:
     sched.start()
     while True:
+        for controller in controllers or ():
+            controller.sync()
         sched.process_events()
         if sched.queue.has_active():
             sched.schedule_one()
@@ -170,7 +178,7 @@ def simulate(
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
     started = time.perf_counter()
-    run_to_quiescence(sched, store.clock)
+    run_to_quiescence(sched, store.clock, controllers=[DisruptionController(store)])
     wall = time.perf_counter() - started
     for ev in watch.drain():
         if ev.type == "DELETED":

@@ -47,7 +47,6 @@ from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
-_REJECTION_CODES = np.array([Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING], np.int8)
 
 POINT_TYPES: dict[str, type[Plugin]] = {
     "preEnqueue": PreEnqueuePlugin,
@@ -290,7 +289,11 @@ class Framework:
             reasons[fail] = v.reason[fail] if isinstance(v.reason, np.ndarray) else v.reason
             describers[i] = v.describe
             alive = n - int(np.count_nonzero(codes))
-            bad = fail & ~np.isin(v.code, _REJECTION_CODES)
+            # a verdict other than Unschedulable(AndUnresolvable)/Pending (2, 3, 6) is an error
+            bad = fail & (
+                (v.code < Code.UNSCHEDULABLE)
+                | ((v.code > Code.UNSCHEDULABLE_AND_UNRESOLVABLE) & (v.code != Code.PENDING))
+            )
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
                 msg = ", ".join(v.describe(v.reason_at(row)))

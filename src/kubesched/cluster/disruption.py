@@ -1,0 +1,169 @@
+"""PodDisruptionBudget status (``pkg/controller/disruption``) and the eviction subresource's budget
+check (``pkg/registry/core/pod/storage/eviction.go``) for the embedded cluster.
+
+The controller recomputes the budgets of a namespace whenever one of its pods or budgets
+changes: expectedPods, currentHealthy, desiredHealthy, disruptionsAllowed and disruptedPods
+(an eviction's entry is dropped once the pod is gone or after two minutes). Without workload
+controllers in the embedded cluster, the expected count is the number of selected pods.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kubesched.api.selectors import LabelSelector, parse_label_selector
+from kubesched.clock import parse_rfc3339, rfc3339
+from kubesched.cluster.errors import ApiError, TooManyRequests
+from kubesched.cluster.store import Store
+from kubesched.errors import InputError
+
+DELETION_TIMEOUT = 120.0  # seconds an eviction stays in disruptedPods (DeletionTimeout)
+MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
+
+
+def _selector(pdb: dict[str, Any]) -> LabelSelector | None:
+    try:
+        return parse_label_selector((pdb.get("spec") or {}).get("selector"), "spec.selector")
+    except InputError:
+        return None
+
+
+def selects(pdb: dict[str, Any], pod: dict[str, Any]) -> bool:
+    """policy/v1: a nil selector selects nothing, an empty one every pod of the namespace."""
+    pm, bm = pod.get("metadata") or {}, pdb.get("metadata") or {}
+    if pm.get("namespace") != bm.get("namespace"):
+        return False
+    sel = _selector(pdb)
+    return sel is not None and sel.matches(pm.get("labels") or {})
+
+
+def _scaled(value: Any, total: int, *, round_up: bool) -> int:
+    """``intstr.GetScaledValueFromIntOrPercent``."""
+    if isinstance(value, str) and value.endswith("%"):
+        pct = int(value[:-1])
+        exact = pct * total / 100
+        return math.ceil(exact) if round_up else math.floor(exact)
+    return int(value)
+
+
+def _healthy(pod: dict[str, Any]) -> bool:
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    return not meta.get("deletionTimestamp") and status.get("phase") == "Running"
+
+
+def budget_status(pdb: dict[str, Any], pods: list[dict[str, Any]], now: float) -> dict[str, Any]:
+    spec = pdb.get("spec") or {}
+    old = (pdb.get("status") or {}).get("disruptedPods") or {}
+    selected = [p for p in pods if selects(pdb, p)]
+    names = {(p.get("metadata") or {}).get("name") for p in selected}
+    disrupted = {name: ts for name, ts in old.items() if name in names and parse_rfc3339(ts) + DELETION_TIMEOUT > now}
+    expected = len(selected)
+    if spec.get("maxUnavailable") is not None:
+        desired = max(expected - _scaled(spec["maxUnavailable"], expected, round_up=True), 0)
+    elif spec.get("minAvailable") is not None:
+        desired = _scaled(spec["minAvailable"], expected, round_up=True)
+    else:
+        desired = expected  # neither set: no disruption allowed
+    healthy = sum(1 for p in selected if _healthy(p) and (p.get("metadata") or {}).get("name") not in disrupted)
+    allowed = max(healthy - desired, 0)
+    return {
+        "observedGeneration": (pdb.get("metadata") or {}).get("generation", 1),
+        "disruptedPods": disrupted,
+        "disruptionsAllowed": allowed,
+        "currentHealthy": healthy,
+        "desiredHealthy": desired,
+        "expectedPods": expected,
+        "conditions": [
+            {
+                "type": "DisruptionAllowed",
+                "status": "True" if allowed > 0 else "False",
+                "reason": "SufficientPods" if allowed > 0 else "InsufficientPods",
+                "lastTransitionTime": rfc3339(now),
+            }
+        ],
+    }
+
+
+class DisruptionController:
+    """Keeps every budget's status current; ``sync`` handles the changes seen since the last call."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._watch = store.watch(["Pod", "PodDisruptionBudget"])
+        for ns in sorted(
+            {(p.get("metadata") or {}).get("namespace") or "default" for p in store.list("PodDisruptionBudget")[0]}
+        ):
+            self.sync_namespace(ns)
+
+    def sync(self) -> None:
+        namespaces = set()
+        for ev in self._watch.drain():
+            own_write = ev.kind == "PodDisruptionBudget" and ev.type == "MODIFIED" and ev.old is not None
+            if own_write and ev.old.get("spec") == ev.obj.get("spec"):  # type: ignore[union-attr]
+                continue  # a status write (ours, or an eviction's) needs no recount
+            namespaces.add((ev.obj.get("metadata") or {}).get("namespace") or "default")
+        for ns in sorted(namespaces):
+            self.sync_namespace(ns)
+
+    def sync_namespace(self, namespace: str) -> None:
+        pdbs, _ = self.store.list("PodDisruptionBudget", namespace)
+        if not pdbs:
+            return
+        pods, _ = self.store.list("Pod", namespace)
+        now = self.store.clock.now()
+        for pdb in pdbs:
+            status = budget_status(pdb, pods, now)
+            if {k: v for k, v in status.items() if k != "conditions"} == {
+                k: v for k, v in (pdb.get("status") or {}).items() if k != "conditions"
+            }:
+                continue
+            name = pdb["metadata"]["name"]
+            self.store.mutate("PodDisruptionBudget", namespace, name, lambda o, s=status: {**o, "status": s})
+
+
+def evict(store: Store, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
+    """pods/eviction: delete the pod unless that breaks its budget (429 TooManyRequests)."""
+    pod = store.get("Pod", namespace, name)
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed", "Pending", None) or meta.get("deletionTimestamp"):
+        store.delete("Pod", namespace, name, grace_period_seconds)  # no budget applies
+        return
+    pdbs = [p for p in store.list("PodDisruptionBudget", namespace)[0] if selects(p, pod)]
+    if len(pdbs) > 1:
+        raise ApiError(MULTIPLE_PDBS)
+    if pdbs:
+        pdb = pdbs[0]
+        st = pdb.get("status") or {}
+        if int(st.get("disruptionsAllowed") or 0) <= 0:
+            raise TooManyRequests(
+                f"{VIOLATES} The disruption budget {pdb['metadata']['name']} needs "
+                f"{st.get('desiredHealthy', 0)} healthy pods and has {st.get('currentHealthy', 0)} currently"
+            )
+        now = rfc3339(store.clock.now())
+
+        def take_one(o: dict[str, Any]) -> dict[str, Any]:
+            s = dict(o.get("status") or {})
+            s["disruptionsAllowed"] = int(s.get("disruptionsAllowed") or 0) - 1
+            s["disruptedPods"] = {**(s.get("disruptedPods") or {}), name: now}
+            return {**o, "status": s}
+
+        store.mutate("PodDisruptionBudget", namespace, pdb["metadata"]["name"], take_one)
+
+    def mark(o: dict[str, Any]) -> dict[str, Any]:
+        s = dict(o.get("status") or {})
+        conds = [c for c in s.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
+        conds.append(
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "EvictionByEvictionAPI",
+                "message": "Eviction API: evicting",
+                "lastTransitionTime": rfc3339(store.clock.now()),
+            }
+        )
+        return {**o, "status": {**s, "conditions": conds}}
+
+    store.mutate("Pod", namespace, name, mark)
+    store.delete("Pod", namespace, name, grace_period_seconds)
