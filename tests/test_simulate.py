@@ -140,3 +140,21 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path: Path, content: str, expecte
 def test_missing_file() -> None:
     code, _, err = run("/no/such/file.yaml")
     assert code == 2 and "no such file" in err
+
+
+def test_preemption_example_spares_the_budgeted_pods() -> None:
+    code, out, _ = run(str(Path(EXAMPLE).parent / "preemption"), "--output", "json")
+    assert code == 0
+    doc = json.loads(out)
+    pods = {p["name"]: p for p in doc["pods"]}
+    assert pods["api"]["nodeName"] == "node-b" and pods["api"]["message"] is None
+    assert doc["deletedPods"] == [
+        {"namespace": "default", "name": "etl-1", "nodeName": "node-b", "reason": "PreemptionByScheduler"},
+        {"namespace": "default", "name": "etl-2", "nodeName": "node-b", "reason": "PreemptionByScheduler"},
+    ]
+    assert doc["stats"]["virtualSeconds"] == 10  # the victims' grace period
+    preempted = [e for e in doc["events"] if e["reason"] == "Preempted"]
+    assert [e["name"] for e in preempted] == ["etl-1", "etl-2"]
+    assert all(
+        e["message"].startswith("Preempted by pod ") and e["message"].endswith(" on node node-b") for e in preempted
+    )

@@ -52,6 +52,8 @@ def print_table(result: SimulationResult, console: Console) -> None:
             p["namespace"], p["name"], str(p["priority"]), p["nodeName"] or "[yellow]<pending>[/]", p["message"] or ""
         )
     console.print(table)
+    for d in result.deleted_pods:
+        console.print(f"[magenta]deleted[/] {d['namespace']}/{d['name']} from {d['nodeName'] or '-'}: {d['reason']}")
     for r in result.rejected:
         console.print(f"[red]rejected[/] {r['kind']} {r['namespace'] or ''}/{r['name']}: {r['message']}")
     s = result.stats
