@@ -190,39 +190,45 @@ class Evaluator:
         potential = np.concatenate([potential[offset:], potential[:offset]])
         want = num_candidates(self.args, len(potential))
 
-        # Every potential node without its lower-priority pods: who fits at all, and why not.
-        sub, sub_state, victims = self._without_victims(state, pod, nodes, potential)
-        has_victims = np.bincount(victims.rows, minlength=len(potential)) > 0
-        outcome = self.fwk.run_filters(sub_state, pod, sub)
-        fits = outcome.codes == 0 if outcome.error is None else np.zeros(len(potential), bool)
-        fitting = potential[has_victims & fits]
-        if len(fitting) == 0:  # the statuses only matter for the message of a failed preemption
-            diag = self.fwk.diagnosis_from(sub, outcome)
-            statuses: dict[int, Status] = {}
-            for i, row in enumerate(potential.tolist()):
-                if not has_victims[i]:
-                    statuses[row] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
-                else:
-                    st = diag.status_of(i)
-                    statuses[row] = st if st is not None else Status(Code.UNSCHEDULABLE)
-            return None, statuses
-
-        # Reprieve on as many fitting nodes as needed, in offset order, in batches: stop once
-        # there are `want` candidates and at least one of them violates no budget.
+        # Chunks of potential nodes in offset order, each on one what-if table without its
+        # lower-priority pods: who fits at all, then the reprieve on those; stop once there are
+        # `want` candidates and at least one violates no budget.
         parts: list[_Found] = []
+        misses: list[tuple[np.ndarray, np.ndarray, NodeTable, Any]] = []
         total = non_violating = 0
-        start = 0
-        while start < len(fitting) and (non_violating == 0 or total < want):
-            batch = fitting[start : start + max(want - total, 1)]
-            start += len(batch)
-            part = self._select_victims(state, pod, nodes, batch, pdbs)
-            ok = np.cumsum(part.columns.violations == 0) + non_violating
-            enough = np.flatnonzero((ok > 0) & (np.arange(1, len(batch) + 1) + total >= want))
+        pos = 0
+        chunk = max(want, 256)
+        while pos < len(potential) and (non_violating == 0 or total < want):
+            rows = potential[pos : pos + chunk]
+            pos += len(rows)
+            sub, sub_state, victims = self._without_victims(state, pod, nodes, rows)
+            has_victims = np.bincount(victims.rows, minlength=len(rows)) > 0
+            outcome = self.fwk.run_filters(sub_state, pod, sub)
+            fits = outcome.codes == 0 if outcome.error is None else np.zeros(len(rows), bool)
+            ok = has_victims & fits
+            if not ok.all():
+                misses.append((rows, has_victims, sub, outcome))
+            if not ok.any():
+                continue
+            part = self._reprieve(sub, sub_state, pod, rows, victims, ok, pdbs)
+            good = np.cumsum(part.columns.violations == 0) + non_violating
+            enough = np.flatnonzero((good > 0) & (np.arange(1, len(part.rows) + 1) + total >= want))
             if len(enough):
                 part = part.head(int(enough[0]) + 1)
             parts.append(part)
             total += len(part.rows)
             non_violating += int(np.count_nonzero(part.columns.violations == 0))
+        if not parts:  # every potential node was examined: their statuses make the message
+            statuses: dict[int, Status] = {}
+            for rows, has_victims, sub, outcome in misses:
+                diag = self.fwk.diagnosis_from(sub, outcome)
+                for i, row in enumerate(rows.tolist()):
+                    if not has_victims[i]:
+                        statuses[row] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+                    else:
+                        st = diag.status_of(i)
+                        statuses[row] = st if st is not None else Status(Code.UNSCHEDULABLE)
+            return None, statuses
         found = _Found.concat(parts)
         # upstream lists the candidates that violate no budget first
         return found.reorder(np.argsort(found.columns.violations > 0, kind="stable")), {}
@@ -258,12 +264,21 @@ class Evaluator:
             return np.zeros(sub.n, bool)
         return outcome.codes == 0
 
-    def _select_victims(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, pdbs: Sequence[PDBInfo]
+    def _reprieve(
+        self,
+        sub: NodeTable,
+        sub_state: CycleState,
+        pod: PodInfo,
+        rows: np.ndarray,
+        v: _Victims,
+        ok: np.ndarray,
+        pdbs: Sequence[PDBInfo],
     ) -> _Found:
-        """``SelectVictimsOnNode`` for every row of ``rows`` (all known to fit without their
-        lower-priority pods), in the order given."""
-        sub, sub_state, v = self._without_victims(state, pod, nodes, rows)
+        """``SelectVictimsOnNode`` on every row of ``sub`` where ``ok`` (the pod fits without the
+        lower-priority pods), in order; the candidates are ``rows[ok]``."""
+        index = np.cumsum(ok) - 1  # sub row → candidate number
+        mine = ok[v.rows]
+        v = _Victims(v.slots[mine], v.rows[mine])
         pt: PodTable = self.handle.cache.pod_table
         now = self.handle.clock.now()
         start = np.where(np.isnan(pt.start[v.slots]), now, pt.start[v.slots])
@@ -294,8 +309,8 @@ class Evaluator:
                 again = step[fails]
                 self._account(sub, sub_state, pod, _Victims(slots[again], srows[again]), -1)
                 evicted[again] = True
-        m = len(rows)
-        ev_rows, ev_prio = srows[evicted], prio[order][evicted]
+        m = int(ok.sum())
+        ev_rows, ev_prio = index[srows[evicted]], prio[order][evicted]
         count = np.bincount(ev_rows, minlength=m)
         top = np.full(m, np.iinfo(np.int64).min, np.int64)
         np.maximum.at(top, ev_rows, ev_prio)
@@ -311,7 +326,7 @@ class Evaluator:
             offset_sum,
             np.where(count > 0, earliest, -np.inf),
         )
-        return _Found(rows, columns, slots[evicted], ev_rows, viol[evicted])
+        return _Found(rows[ok], columns, slots[evicted], ev_rows, viol[evicted])
 
     # -- prepareCandidate ---------------------------------------------------------------------
     def prepare(self, c: Candidate, pod: PodInfo) -> None:
