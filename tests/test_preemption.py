@@ -248,3 +248,105 @@ def test_not_started_victims_count_as_starting_now() -> None:
     a = cand("a", [5], starts=[math.nan])  # not started: "now" = 100
     b = cand("b", [5], starts=[50.0])
     assert pick_one_node([b, a], now=100.0).node == "a"
+
+
+# -- arguments -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("pct", "absolute", "nodes", "want"),
+    [(10, 100, 1000, 100), (10, 100, 5000, 500), (10, 100, 50, 50), (50, 10, 100, 50), (0, 3, 100, 3)],
+)
+def test_num_candidates(pct: int, absolute: int, nodes: int, want: int) -> None:
+    from kubesched.scheduler.preemption.evaluator import PreemptionArgs, num_candidates
+
+    assert num_candidates(PreemptionArgs(pct, absolute), nodes) == want
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"minCandidateNodesPercentage": 101}, "minCandidateNodesPercentage: Invalid value: 101: not in valid range"),
+        ({"minCandidateNodesAbsolute": -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range"),
+        (
+            {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+            "cannot be zero at the same time as minCandidateNodesAbsolute",
+        ),
+    ],
+)
+def test_invalid_preemption_args_name_the_field(args: dict, message: str) -> None:
+    from kubesched.errors import InputError
+
+    cfg = {"profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": args}]}]}
+    with pytest.raises(InputError) as err:
+        Cluster(node("n1"), config=cfg)
+    assert message in str(err.value)
+    assert "pluginConfig[DefaultPreemption].args" in str(err.value)
+
+
+# -- acting on the choice -----------------------------------------------------------------------
+def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
+    # "mid" was nominated to n1 earlier (it may not preempt, so it keeps the nomination);
+    # a higher-priority preemptor choosing n1 clears it.
+    mid_never = make_priority_class("mid-never", 100, preemptionPolicy="Never")
+    waiting = make_pod("mid", cpu="4", priority_class="mid-never", spec={"nodeSelector": {"pool": "none"}})
+    waiting["status"] = {"nominatedNodeName": "n1"}
+    c = Cluster(*CLASSES, mid_never, node("n1", cpu="2"), running("v", "n1", "2"), waiting)
+    c.settle()
+    assert c.store.get("Pod", "default", "mid")["status"].get("nominatedNodeName") == "n1"
+    c.create(make_pod("hi", cpu="2", priority_class="high"))
+    c.settle()
+    assert c.store.get("Pod", "default", "hi")["status"]["nominatedNodeName"] == "n1"
+    assert not c.store.get("Pod", "default", "mid")["status"].get("nominatedNodeName")
+    assert c.sched.queue.nominated_node_of("uid-default-mid") == ""
+
+
+def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
+    from kubesched.scheduler.plugins import in_tree_registry
+    from test_framework import Gate
+
+    registry = in_tree_registry()
+    registry.register("Gate", Gate)
+    cfg = {"profiles": [{"plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}]}
+    c = Cluster(*CLASSES, node("n1", cpu="2"), config=cfg, registry=registry)
+    low = make_pod("low", cpu="2", priority_class="low")
+    low["metadata"]["labels"] = {"wait": "600"}
+    c.create(low)
+    c.settle()
+    assert c.sched.waiting_pods.get("uid-default-low") is not None
+    c.create(make_pod("hi", cpu="2", priority_class="high"))
+    c.settle()
+    assert c.sched.waiting_pods.get("uid-default-low") is None
+    assert "preempted" in c.events("FailedScheduling")
+    assert not c.store.get("Pod", "default", "low")["metadata"].get("deletionTimestamp")
+    c.advance(1)
+    assert c.node_of("hi") == "n1"
+
+
+def test_eligible_again_when_the_nominated_node_became_unresolvable() -> None:
+    from kubesched.scheduler.framework.status import Code, Status
+    from kubesched.scheduler.framework.types import Diagnosis
+
+    c = Cluster(*CLASSES, node("n1", cpu="2"), running("v", "n1", "2"))
+    victim = c.sched.cache.pods_on("n1")[0]
+    terminating = pod_info_from(
+        {
+            **victim.obj,
+            "metadata": {**victim.obj["metadata"], "deletionTimestamp": "2026-01-01T00:01:00Z"},
+            "status": {
+                "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+            },
+        }
+    )
+    c.sched.cache.update_pod(terminating)
+    evaluator = c.sched.profiles["default-scheduler"].plugins["DefaultPreemption"]._evaluator
+    hi = pod_info_from({**make_pod("hi", cpu="2", priority=1000), "status": {"nominatedNodeName": "n1"}})
+    table = c.sched.cache.table
+    diag = Diagnosis.empty(table.names)
+    diag.codes[0] = Code.UNSCHEDULABLE
+    diag.describers, diag.plugin_names, diag.plugins[0] = [lambda _r: ("Insufficient cpu",)], ["NodeResourcesFit"], 0
+    assert evaluator.eligible(hi, diag, table) == (
+        False,
+        "not eligible due to a terminating pod on the nominated node.",
+    )
+    diag.codes[0] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert evaluator.eligible(hi, diag, table) == (True, "")
+    assert isinstance(Status(Code.SUCCESS), Status)

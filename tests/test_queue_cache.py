@@ -118,3 +118,25 @@ def test_pods_on_a_node_added_later_are_accounted() -> None:
     cache.add_pod(pod("p", cpu="1", node="late"))
     cache.add_node(make_node("late"))
     assert cache.table.requested[0, 0] == 1000
+
+
+def test_an_event_during_the_attempt_is_not_lost() -> None:
+    # upstream's in-flight events: a node that appears while the pod is being scheduled sends it
+    # to backoff (not to the unschedulable pool) when the attempt then fails
+    clock = VirtualClock()
+    fits_hint = lambda p, _old, new: new.allocatable.get("cpu", 0) >= p.requests.get("cpu", 0)  # noqa: E731
+    events = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), fits_hint)]}
+    q = make_queue(clock, events)
+    q.add(pod("p", cpu="2"))
+    qp = q.pop()
+    q.move_all(ClusterEvent(NODE, ActionType.ADD), None, node_info_from(make_node("small", cpu="1")))
+    qp.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable(qp)
+    assert q.where(qp.uid) == "unschedulable"  # the small node cannot help
+    q = make_queue(clock, events)
+    q.add(pod("p2", cpu="2"))
+    qp = q.pop()
+    q.move_all(ClusterEvent(NODE, ActionType.ADD), None, node_info_from(make_node("big", cpu="4")))
+    qp.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable(qp)
+    assert q.where(qp.uid) == "backoff"

@@ -52,6 +52,9 @@ class QueuedPodInfo:
     where: str = ""
     seq: int = 0
     failed_at_generation: int = -1
+    # cluster events seen while the pod was in flight (``inFlightEvents``): checked against its
+    # queueing hints when the attempt fails, so a change made during the cycle is not lost
+    in_flight_events: list[tuple[ClusterEvent, Any, Any]] = field(default_factory=list)
 
     @property
     def uid(self) -> str:
@@ -226,6 +229,7 @@ class SchedulingQueue:
             qp.where = ""
             del self._pods[qp.uid]
             self.in_flight[qp.uid] = qp
+            qp.in_flight_events = []
             self.scheduling_cycle += 1
             qp.attempts += 1
             if qp.initial_attempt_timestamp is None:
@@ -249,10 +253,14 @@ class SchedulingQueue:
         qp.timestamp = self.clock.now()
         qp.failed_at_generation = generation
         self._pods[qp.uid] = qp
+        events, qp.in_flight_events = qp.in_flight_events, []
         if qp.unschedulable_plugins or qp.pending_plugins:
             qp.unschedulable_count += 1
             qp.consecutive_errors = 0
-            self._to_unschedulable(qp)
+            if any(self._worth_requeuing(qp, ev, old, new) for ev, old, new in events):
+                self._to_backoff(qp)
+            else:
+                self._to_unschedulable(qp)
         else:
             qp.consecutive_errors += 1
             self._to_backoff(qp)
@@ -292,6 +300,9 @@ class SchedulingQueue:
     ) -> int:
         """``MoveAllToActiveOrBackoffQueue``: requeue unschedulable pods the event may help."""
         moved = 0
+        for qp in self.in_flight.values():
+            if pre_check is None or pre_check(qp):
+                qp.in_flight_events.append((event, old, new))
         for qp in list(self._unschedulable.values()):
             if pre_check is not None and not pre_check(qp):
                 continue
