@@ -70,7 +70,7 @@ class Algorithm:
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
-        evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes)) + len(diagnosis.overrides)
+        evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
         if len(feasible) == 1 and not explain:
             return ScheduleResult(nodes.names[int(feasible[0])], evaluated, 1)
         st = fwk.run_pre_score(state, pod, nodes, feasible)

@@ -33,7 +33,6 @@ class Diagnosis:
     plugin_names: list[str]
     absent: Status | None = None
     absent_mask: np.ndarray | None = None
-    overrides: dict[int, Status] = field(default_factory=dict)
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
@@ -49,12 +48,9 @@ class Diagnosis:
         the attempt fails: a scheduled pod never needs them)."""
         failing = np.unique(self.plugins[self.codes != 0])
         self.unschedulable_plugins |= {self.plugin_names[int(p)] for p in failing}
-        self.unschedulable_plugins |= {s.plugin for s in self.overrides.values() if s.plugin}
 
     def status_of(self, row: int) -> Status | None:
         """The status of one node, or None where it passed."""
-        if row in self.overrides:
-            return self.overrides[row]
         if self.absent_mask is not None and self.absent_mask[row]:
             return self.absent
         code = int(self.codes[row])
@@ -68,8 +64,6 @@ class Diagnosis:
         mask = self.codes == code
         if self.absent_mask is not None:
             mask = np.where(self.absent_mask, self.absent is not None and self.absent.code == code, mask)
-        for row, st in self.overrides.items():
-            mask[row] = st.code == code
         return np.flatnonzero(mask)
 
     def reason_counts(self) -> Counter[str]:
@@ -82,12 +76,6 @@ class Diagnosis:
                 n_absent = int(self.absent_mask.sum())
                 for r in self.absent.reasons:
                     counts[r] += n_absent
-        if self.overrides:
-            rows = np.fromiter(self.overrides.keys(), np.int64)
-            codes[rows] = 0
-            for st in self.overrides.values():
-                for r in st.reasons:
-                    counts[r] += 1
         failed = np.flatnonzero(codes)
         if len(failed):
             keys = self.plugins[failed].astype(np.int64) * (1 << 40) + self.reasons[failed]
@@ -96,6 +84,11 @@ class Diagnosis:
                 for r in self.describers[key >> 40](key & ((1 << 40) - 1)):
                     counts[r] += count
         return counts
+
+
+def reasons_histogram(counts: Counter[str]) -> str:
+    """``sortReasonsHistogram``: "<count> <reason>" entries, sorted as strings, comma-joined."""
+    return ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
 
 
 @dataclass(slots=True)
@@ -111,9 +104,9 @@ class FitError(Exception):
         if self.diagnosis.pre_filter_msg:
             msg += f" {self.diagnosis.pre_filter_msg}."
         else:
-            histogram = sorted(f"{v} {k}" for k, v in self.diagnosis.reason_counts().items())
+            histogram = reasons_histogram(self.diagnosis.reason_counts())
             if histogram:
-                msg += f" {', '.join(histogram)}."
+                msg += f" {histogram}."
         if self.diagnosis.post_filter_msg:
             msg += f" {self.diagnosis.post_filter_msg}."
         return msg

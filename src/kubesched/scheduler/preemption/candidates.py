@@ -40,6 +40,10 @@ class CandidateColumns:
     def __len__(self) -> int:
         return len(self.count)
 
+    def take(self, index: np.ndarray | slice) -> CandidateColumns:
+        """The candidates at ``index`` (an index array or a slice), in that order."""
+        return CandidateColumns(*(getattr(self, f)[index] for f in CandidateColumns.__slots__))
+
 
 def columns_of(candidates: Sequence[Candidate], now: float) -> CandidateColumns:
     def top_start(c: Candidate) -> float:

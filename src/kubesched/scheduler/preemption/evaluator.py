@@ -27,7 +27,7 @@ from kubesched.cluster.errors import ApiError
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import PostFilterResult
 from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, Diagnosis, reasons_histogram
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.podtable import PodTable
@@ -88,17 +88,11 @@ class _Found:
 
     def head(self, k: int) -> _Found:
         keep = self.victim_of < k
-        c = self.columns
-        cols = CandidateColumns(
-            c.violations[:k], c.count[:k], c.top_priority[:k], c.offset_sum[:k], c.top_earliest_start[:k]
-        )
+        cols = self.columns.take(slice(k))
         return _Found(self.rows[:k], cols, self.victim_slots[keep], self.victim_of[keep], self.victim_violates[keep])
 
     def reorder(self, order: np.ndarray) -> _Found:
-        c = self.columns
-        cols = CandidateColumns(
-            c.violations[order], c.count[order], c.top_priority[order], c.offset_sum[order], c.top_earliest_start[order]
-        )
+        cols = self.columns.take(order)
         where = np.empty(len(order), np.int64)
         where[order] = np.arange(len(order))
         return _Found(self.rows[order], cols, self.victim_slots, where[self.victim_of], self.victim_violates)
@@ -174,8 +168,7 @@ class Evaluator:
                 counts[r] += 1
         if num_nodes > len(statuses):
             counts[NOT_HELPFUL] += num_nodes - len(statuses)
-        histogram = ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
-        return f"0/{num_nodes} nodes are available: {histogram}."
+        return f"{NO_NODE_AVAILABLE.format(num_nodes)}: {reasons_histogram(counts)}."
 
     # -- findCandidates / DryRunPreemption ------------------------------------------------------
     def find_candidates(
