@@ -16,6 +16,7 @@ import json
 import resource
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from kubesched.clock import VirtualClock
@@ -40,13 +41,13 @@ def node(i: int) -> dict[str, Any]:
 
 
 def pod(
-    prefix: str, i: int, cpu: str = "100m", priority: int | None = None, grace: int | None = None
+    prefix: str, i: int, cpu: str = "100m", priority_class: str | None = None, grace: int | None = None
 ) -> dict[str, Any]:
     """``templates/pod-default.yaml`` (100m); ``pod-low-priority.yaml`` is 900m with a zero
     grace period, ``pod-high-priority.yaml`` 3000m at priority 10."""
     spec: dict[str, Any] = {}
-    if priority is not None:
-        spec["priority"] = priority
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
     if grace is not None:
         spec["terminationGracePeriodSeconds"] = grace
     return {
@@ -80,31 +81,6 @@ def drain(sched: Scheduler) -> int:
         done += 1
 
 
-def scheduling_basic(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
-    store = Store(VirtualClock())
-    admission.install(store)
-    for i in range(nodes):
-        store.create("Node", node(i))
-    clock = store.clock
-    assert isinstance(clock, VirtualClock)
-    sched = Scheduler(InProcessClient(store), default_config(), clock)
-    sched.start()
-    for i in range(init_pods):
-        store.create("Pod", pod("init", i))
-    drain(sched)
-    for i in range(pods):
-        store.create("Pod", pod("measured", i))
-    sched.process_events()
-    before = sched.stats.scheduled
-    started = time.perf_counter()
-    drain(sched)
-    seconds = time.perf_counter() - started
-    scheduled = sched.stats.scheduled - before
-    if scheduled != pods:
-        print(f"warning: scheduled {scheduled} of {pods} measured pods", file=sys.stderr)
-    return {"seconds": round(seconds, 3), "pods_per_second": round(scheduled / seconds, 1)}
-
-
 def drain_in_time(sched: Scheduler, clock: VirtualClock) -> None:
     """Schedule until quiescent, letting virtual time pass for backoffs and graceful deletes."""
     while True:
@@ -117,34 +93,48 @@ def drain_in_time(sched: Scheduler, clock: VirtualClock) -> None:
         sched.queue.flush_backoff_completed()
 
 
-def preemption(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
-    """``PreemptionBasic`` / ``PreemptionAsync``: nodes filled with low-priority 900m pods (four
-    per node), then high-priority 3000m pods that each have to evict three of them."""
+def run_workload(
+    nodes: int, init: Iterable[dict[str, Any]], measured: list[dict[str, Any]], objects: Iterable[tuple[str, dict]] = ()
+) -> dict[str, Any]:
+    """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``."""
     store = Store(VirtualClock())
     admission.install(store)
-    store.create("PriorityClass", {"metadata": {"name": "high"}, "value": 10})
+    for kind, obj in objects:
+        store.create(kind, obj)
     for i in range(nodes):
         store.create("Node", node(i))
     clock = store.clock
     assert isinstance(clock, VirtualClock)
     sched = Scheduler(InProcessClient(store), default_config(), clock)
     sched.start()
-    for i in range(init_pods):
-        store.create("Pod", pod("low", i, cpu="900m", grace=0))
+    for p in init:
+        store.create("Pod", p)
     drain_in_time(sched, clock)
-    for i in range(pods):
-        high = pod("high", i, cpu="3000m")
-        high["spec"]["priorityClassName"] = "high"
-        store.create("Pod", high)
+    for p in measured:
+        store.create("Pod", p)
     sched.process_events()
     before = sched.stats.scheduled
     started = time.perf_counter()
     drain_in_time(sched, clock)
     seconds = time.perf_counter() - started
     scheduled = sched.stats.scheduled - before
-    if scheduled != pods:
-        print(f"warning: scheduled {scheduled} of {pods} measured pods", file=sys.stderr)
+    if scheduled != len(measured):
+        print(f"warning: scheduled {scheduled} of {len(measured)} measured pods", file=sys.stderr)
     return {"seconds": round(seconds, 3), "pods_per_second": round(scheduled / seconds, 1)}
+
+
+def scheduling_basic(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    init = (pod("init", i) for i in range(init_pods))
+    return run_workload(nodes, init, [pod("measured", i) for i in range(pods)])
+
+
+def preemption(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``PreemptionBasic`` / ``PreemptionAsync``: nodes filled with low-priority 900m pods (four
+    per node), then high-priority 3000m pods that each have to evict three of them."""
+    high_class = ("PriorityClass", {"metadata": {"name": "high"}, "value": 10})
+    low = (pod("low", i, cpu="900m", grace=0) for i in range(init_pods))
+    high = [pod("high", i, cpu="3000m", priority_class="high") for i in range(pods)]
+    return run_workload(nodes, low, high, [high_class])
 
 
 WORKLOADS = {"SchedulingBasic": scheduling_basic, "PreemptionBasic": preemption, "PreemptionAsync": preemption}

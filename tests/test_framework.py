@@ -10,7 +10,7 @@ from helpers import make_node, make_pod, make_priority_class
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import PermitPlugin
+from kubesched.scheduler.framework.interface import PermitPlugin, PerNodeScorePlugin
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
@@ -48,6 +48,19 @@ def test_node_search_rotates_from_where_the_last_cycle_stopped() -> None:
     c.settle()
     # starts at n150: 50 feasible, then 50 infeasible (n000-n049), then 50 feasible.
     assert c.sched.algorithm.next_start_node_index == (150 + 150) % 200
+
+
+def test_node_search_follows_node_tree_order_across_zones() -> None:
+    # nodeTree order interleaves zones a, b, c; all of zone a (created first) is unschedulable.
+    # 100 feasible nodes are found after 150 nodes in that order (200 in creation order).
+    zone = "topology.kubernetes.io/zone"
+    nodes = [make_node(f"{z}{i:03d}", labels={zone: z}, unschedulable=z == "a") for z in "abc" for i in range(100)]
+    c = Cluster(*nodes, config={"percentageOfNodesToScore": 1})
+    assert c.sched.cache.table.order()[:3].tolist() == [0, 100, 200]
+    c.create(make_pod("p", cpu="100m"))
+    c.settle()
+    assert c.sched.algorithm.next_start_node_index == 150
+    assert c.node_of("p")[0] in "bc"
 
 
 def test_profile_percentage_overrides_the_global_one() -> None:
@@ -113,6 +126,27 @@ def test_multipoint_double_registration_is_an_error() -> None:
         _framework(cfg)
 
 
+class OutOfRange(PerNodeScorePlugin):
+    name = "OutOfRange"
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: object) -> int:
+        return 150
+
+
+def test_a_score_outside_0_100_is_a_scheduler_error() -> None:
+    registry = in_tree_registry()
+    registry.register("OutOfRange", OutOfRange)
+    cfg = {"profiles": [{"plugins": {"score": {"enabled": [{"name": "OutOfRange"}]}}}]}
+    c = Cluster(make_node("n1"), make_node("n2"), config=cfg, registry=registry)
+    c.create(make_pod("p", cpu="100m"))
+    c.settle()
+    assert c.node_of("p") is None
+    assert c.sched.last_message["default/p"] == (
+        'applying score defaultWeights on Score plugins: plugin "OutOfRange" returns an invalid score 150, '
+        "it should in the range of [0, 100] after normalizing"
+    )
+
+
 class Gate(PermitPlugin):
     """Waits for pods labelled wait=<seconds>."""
 
@@ -156,26 +190,20 @@ def test_permit_wait_then_allow_binds_and_the_room_stays_reserved_meanwhile() ->
     assert c.sched.waiting_pods.get("uid-default-w") is None
 
 
-def test_permit_timeout_rejects_and_requeues() -> None:
+@pytest.mark.parametrize(
+    ("asked", "effective", "shown"),
+    [(30, 30, "30s"), (3600, 900, "15m0s")],  # waits are capped at 15 minutes
+)
+def test_permit_timeout_rejects_and_requeues(asked: int, effective: int, shown: str) -> None:
     c = _gated_cluster()
-    c.create(_waiting("w", 30))
+    c.create(_waiting("w", asked))
     c.settle()
-    c.advance(29)
+    c.advance(effective - 1)
     assert c.sched.waiting_pods.get("uid-default-w") is not None
     c.advance(1)
     assert c.sched.waiting_pods.get("uid-default-w") is None
-    assert c.events("FailedScheduling") == ["rejected due to timeout after waiting 30s at plugin Gate"]
+    assert c.events("FailedScheduling") == [f"rejected due to timeout after waiting {shown} at plugin Gate"]
     assert c.sched.queue.where("uid-default-w") in ("backoff", "unschedulable")
-
-
-def test_permit_timeout_is_capped_at_fifteen_minutes() -> None:
-    c = _gated_cluster()
-    c.create(_waiting("w", 3600))
-    c.settle()
-    c.advance(899)
-    assert c.sched.waiting_pods.get("uid-default-w") is not None
-    c.advance(1)
-    assert c.events("FailedScheduling") == ["rejected due to timeout after waiting 15m0s at plugin Gate"]
 
 
 def test_permit_reject_from_outside_frees_the_room() -> None:

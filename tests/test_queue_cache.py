@@ -9,6 +9,25 @@ from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.queue import SchedulingQueue
 
 
+def _fits(p, _old, new) -> bool:
+    return new.allocatable.get("cpu", 0) >= p.requests.get("cpu", 0)
+
+
+# NodeResourcesFit's interest in node adds, with a hint: only a node big enough helps
+FIT_ON_NODE_ADD = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), _fits)]}
+
+
+def failed_on_fit(q, name: str, cpu: str, event_node: dict | None = None):
+    """Add and pop a pod; optionally a node appears while it is in flight; it fails on fit."""
+    q.add(pod(name, cpu=cpu))
+    qp = q.pop()
+    if event_node is not None:
+        q.move_all(ClusterEvent(NODE, ActionType.ADD), None, node_info_from(event_node))
+    qp.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable(qp)
+    return qp
+
+
 def make_queue(clock, events=None, gate=None):
     return SchedulingQueue(
         clock, sort_key=lambda qp: (-qp.pod.priority, qp.timestamp), pre_enqueue=gate, events=lambda _p: events or {}
@@ -43,13 +62,8 @@ def test_backoff_doubles_to_the_cap() -> None:
 
 def test_unschedulable_pod_moves_only_when_a_rejecting_plugin_cares() -> None:
     clock = VirtualClock()
-    fits_hint = lambda p, _old, new: new.allocatable.get("cpu", 0) >= p.requests.get("cpu", 0)  # noqa: E731
-    events = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), fits_hint)]}
-    q = make_queue(clock, events)
-    q.add(pod("p", cpu="2"))
-    qp = q.pop()
-    qp.unschedulable_plugins = {"NodeResourcesFit"}
-    q.add_unschedulable(qp)
+    q = make_queue(clock, FIT_ON_NODE_ADD)
+    qp = failed_on_fit(q, "p", "2")
     assert q.where(qp.uid) == "unschedulable"
     small = node_info_from(make_node("small", cpu="1"))
     assert q.move_all(ClusterEvent(NODE, ActionType.ADD), None, small) == 0
@@ -124,19 +138,8 @@ def test_an_event_during_the_attempt_is_not_lost() -> None:
     # upstream's in-flight events: a node that appears while the pod is being scheduled sends it
     # to backoff (not to the unschedulable pool) when the attempt then fails
     clock = VirtualClock()
-    fits_hint = lambda p, _old, new: new.allocatable.get("cpu", 0) >= p.requests.get("cpu", 0)  # noqa: E731
-    events = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), fits_hint)]}
-    q = make_queue(clock, events)
-    q.add(pod("p", cpu="2"))
-    qp = q.pop()
-    q.move_all(ClusterEvent(NODE, ActionType.ADD), None, node_info_from(make_node("small", cpu="1")))
-    qp.unschedulable_plugins = {"NodeResourcesFit"}
-    q.add_unschedulable(qp)
+    q = make_queue(clock, FIT_ON_NODE_ADD)
+    qp = failed_on_fit(q, "p", "2", event_node=make_node("small", cpu="1"))
     assert q.where(qp.uid) == "unschedulable"  # the small node cannot help
-    q = make_queue(clock, events)
-    q.add(pod("p2", cpu="2"))
-    qp = q.pop()
-    q.move_all(ClusterEvent(NODE, ActionType.ADD), None, node_info_from(make_node("big", cpu="4")))
-    qp.unschedulable_plugins = {"NodeResourcesFit"}
-    q.add_unschedulable(qp)
+    qp = failed_on_fit(q, "p2", "2", event_node=make_node("big", cpu="4"))
     assert q.where(qp.uid) == "backoff"
