@@ -126,6 +126,16 @@ def test_config_weights_and_disabled_plugins(tmp_path: Path) -> None:
             "- plugins: {score: {enabled: [{name: Nope}]}}\n",
             'plugin "Nope" does not exist',
         ),
+        (
+            "kind: PodDisruptionBudget\nmetadata: {name: b}\n"
+            "spec: {minAvailable: 1, selector: {matchExpressions: [{key: a, operator: Bogus}]}}\n",
+            "PodDisruptionBudget b: field spec.selector.matchExpressions[0].operator",
+        ),
+        (
+            "kind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {minAvailable: 1, maxUnavailable: 1}\n",
+            "minAvailable and maxUnavailable cannot be both set",
+        ),
+        ("kind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {maxUnavailable: 150%}\n", "field spec.maxUnavailable"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(tmp_path: Path, content: str, expected: str) -> None:

@@ -39,6 +39,35 @@ def selects(pdb: dict[str, Any], pod: dict[str, Any]) -> bool:
     return sel is not None and sel.matches(pm.get("labels") or {})
 
 
+def validate_budget(pdb: dict[str, Any]) -> None:
+    """The parts of ``ValidatePodDisruptionBudgetSpec`` the controller relies on; raises InputError."""
+    spec = pdb.get("spec") or {}
+    parse_label_selector(spec.get("selector"), "spec.selector")
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        raise InputError(
+            f"Invalid value: {spec['minAvailable']!r}: minAvailable and maxUnavailable cannot be both set",
+            field="spec.minAvailable",
+        )
+    for name in ("minAvailable", "maxUnavailable"):
+        value = spec.get(name)
+        if value is None:
+            continue
+        field = f"spec.{name}"
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise InputError(f"Invalid value: {value!r}: must be an integer or percentage (e.g '5%')", field=field)
+        if isinstance(value, str):
+            if not value.endswith("%") or not value[:-1].isdigit():
+                raise InputError(
+                    f"Invalid value: {value!r}: a valid percent string must be a numeric string "
+                    "followed by an ending '%' (e.g. '1%',  or '93%')",
+                    field=field,
+                )
+            if int(value[:-1]) > 100:
+                raise InputError(f"Invalid value: {value!r}: must not be greater than 100%", field=field)
+        elif value < 0:
+            raise InputError(f"Invalid value: {value}: must be greater than or equal to 0", field=field)
+
+
 def _scaled(value: Any, total: int, *, round_up: bool) -> int:
     """``intstr.GetScaledValueFromIntOrPercent``."""
     if isinstance(value, str) and value.endswith("%"):

@@ -17,7 +17,7 @@ from kubesched.api.pod import pod_info_from
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.client import InProcessClient
-from kubesched.cluster.disruption import DisruptionController
+from kubesched.cluster.disruption import DisruptionController, validate_budget
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.store import KNOWN_KINDS, Store
@@ -46,6 +46,8 @@ def _validate(m: Manifest) -> None:
             pod_info_from(m.obj)
         elif m.kind == "Node":
             node_info_from(m.obj)
+        elif m.kind == "PodDisruptionBudget":
+            validate_budget(m.obj)
         if m.kind in KNOWN_KINDS and m.kind != "Namespace" and not (m.obj.get("metadata") or {}).get("name"):
             raise InputError("Required value: name or generateName is required", field="metadata.name")
     except InputError as exc:
