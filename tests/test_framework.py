@@ -256,3 +256,22 @@ def test_lower_priority_nominated_pods_do_not_block() -> None:
     c.create(make_pod("high", cpu="1", priority_class="p10"))
     c.settle()
     assert c.node_of("high") == "n1"
+
+
+@pytest.mark.parametrize(
+    ("nominated_on", "next_start"),
+    [
+        ("n010", 101),  # inside the window: n010 fails with "big" added, one more node is searched
+        ("n150", 100),  # past the 100th feasible node: never examined, the window is unchanged
+    ],
+)
+def test_nominated_pods_count_only_where_the_search_reaches(nominated_on: str, next_start: int) -> None:
+    # 200 nodes, 100 feasible nodes to find; upstream runs the with-nominated-pods pass per node as
+    # findNodesThatPassFilters reaches it, so the search window decides which nodes it touches.
+    nodes = [make_node(f"n{i:03d}", cpu="2") for i in range(200)]
+    c = Cluster(*PRIORITIES, *nodes, _nominated("big", "2", "never100", nominated_on))
+    assert c.sched.algorithm.next_start_node_index == 0  # "big" found nothing: all 200 processed
+    c.create(make_pod("low", cpu="1"))
+    c.settle()
+    assert c.node_of("low") not in (None, nominated_on)
+    assert c.sched.algorithm.next_start_node_index == next_start

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,18 @@ def nominated_slots(table: PodTable, pod: PodInfo, row_mask: np.ndarray | None =
     return slots
 
 
+Extensions = list[tuple[Any, Any]]
+
+
+def active_extensions(fwk: Framework, state: CycleState) -> Extensions:
+    """PreFilter plugins with AddPod/RemovePod extensions that take part in this cycle."""
+    return [
+        (p, ext)
+        for p in fwk.pre_filter
+        if (ext := p.pre_filter_extensions()) is not None and p.name not in state.skip_filter
+    ]
+
+
 def add_to(
     sub: NodeTable,
     sub_rows: np.ndarray,
@@ -38,6 +50,7 @@ def add_to(
     state: CycleState,
     pod: PodInfo,
     sign: int = 1,
+    extensions: Extensions | None = None,
 ) -> None:
     """Account the pods in ``slots`` of ``table`` on rows ``sub_rows`` of ``sub`` (resources in one
     scatter-add; host ports and PreFilter extensions pod by pod, only where they apply)."""
@@ -50,11 +63,8 @@ def add_to(
     sub.add_pods_bulk(sub_rows, reqs, table.nonzero[:, slots], sign)
     for i in np.flatnonzero(table.has_ports[slots]).tolist():
         sub.account_ports(int(sub_rows[i]), table.pods[int(slots[i])], sign)  # type: ignore[arg-type]
-    extensions = [
-        (p, ext)
-        for p in fwk.pre_filter
-        if (ext := p.pre_filter_extensions()) is not None and p.name not in state.skip_filter
-    ]
+    if extensions is None:
+        extensions = active_extensions(fwk, state)
     if extensions:
         for slot, row in zip(slots.tolist(), sub_rows.tolist(), strict=True):
             other = table.pods[slot]

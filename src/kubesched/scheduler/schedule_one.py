@@ -20,7 +20,7 @@ from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.nominated import add_to, nominated_slots
+from kubesched.scheduler.nominated import active_extensions, add_to, nominated_slots
 from kubesched.scheduler.queue import SchedulingQueue
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -65,7 +65,7 @@ class Algorithm:
         """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed)."""
         if nodes.n == 0:
             raise _NoNodes(pod)
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue)
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
@@ -90,7 +90,13 @@ class Algorithm:
         return ScheduleResult(nodes.names[int(feasible[pick])], evaluated, len(feasible), info)
 
     def _find_nodes_that_fit(
-        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, queue: SchedulingQueue
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        explain: bool = False,
     ) -> tuple[np.ndarray, Diagnosis]:
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
         if st is not None:
@@ -120,14 +126,6 @@ class Algorithm:
             diagnosis.absent_mask = ~allowed
             diagnosis.codes[diagnosis.absent_mask] = 0
             passed &= allowed
-        self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed)
-
-        nominated = pod.nominated_node_name
-        if nominated and nominated in nodes.index:
-            row = nodes.index[nominated]
-            if passed[row]:
-                return np.array([row], np.int64), diagnosis
-
         n = len(order)
         if n == 0:
             return np.zeros(0, np.int64), diagnosis
@@ -135,21 +133,68 @@ class Algorithm:
         if not fwk.has_score():
             want = 1
         start = self.next_start_node_index % n
-        if n == nodes.n and nodes.order_is_identity():
+        identity = n == nodes.n and nodes.order_is_identity()
+        rotated = None if identity else (np.concatenate((order[start:], order[:start])) if start else order)
+        nominated = pod.nominated_node_name
+        own = nodes.index.get(nominated, -1) if nominated else -1
+        pending = self._nominated_rows(pod, queue, passed)
+        while True:
+            if own >= 0 and passed[own] and own not in pending:
+                return np.array([own], np.int64), diagnosis
+            feasible, processed = self._search(passed, start, want, rotated)
+            if not len(pending):
+                break
+            # upstream checks each node with its nominated pods only as the search reaches it
+            # (``findNodesThatPassFilters`` stops after ``want`` feasible nodes), so the second
+            # pass runs lazily on the nominated rows inside the searched window, then the search
+            # is redone in case some of them failed
+            if explain:
+                hit = np.ones(len(pending), bool)
+            else:
+                pos = (pending - start) % n if rotated is None else self._positions(rotated, pending, nodes.n)
+                hit = (pos < processed) | (pending == own)
+            if not hit.any():
+                break
+            self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed, pending[hit])
+            pending = pending[~hit]
+        self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
+        return feasible, diagnosis
+
+    @staticmethod
+    def _search(passed: np.ndarray, start: int, want: int, rotated: np.ndarray | None) -> tuple[np.ndarray, int]:
+        """The first ``want`` passing rows from ``start`` in nodeTree order, and how many nodes
+        that took (all of them when fewer pass)."""
+        if rotated is None:
             # rows are already in nodeTree order: rotate the verdicts, not an index array
+            n = len(passed)
             ok = np.concatenate((passed[start:], passed[:start])) if start else passed
             hits = np.flatnonzero(ok)
             processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
             feasible = hits[:want] + start
             if start:
                 feasible %= n
-        else:
-            rotated = np.concatenate((order[start:], order[:start])) if start else order
-            hits = np.flatnonzero(passed[rotated])
-            processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
-            feasible = rotated.take(hits[:want])
-        self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
-        return feasible, diagnosis
+            return feasible, processed
+        hits = np.flatnonzero(passed[rotated])
+        processed = int(hits[want - 1]) + 1 if len(hits) >= want else len(rotated)
+        return rotated.take(hits[:want]), processed
+
+    @staticmethod
+    def _positions(rotated: np.ndarray, rows: np.ndarray, size: int) -> np.ndarray:
+        """Where each of ``rows`` sits in the search order (past the end when absent)."""
+        inverse = np.full(size, len(rotated), np.int64)
+        inverse[rotated] = np.arange(len(rotated))
+        return inverse[rows]
+
+    @staticmethod
+    def _nominated_rows(pod: PodInfo, queue: SchedulingQueue, passed: np.ndarray) -> np.ndarray:
+        """Rows still passing that hold nominated pods of equal or higher priority."""
+        table = queue.nominated_table
+        if table is None or not queue.nominated:
+            return np.zeros(0, np.int64)
+        slots = nominated_slots(table, pod, passed)
+        if len(slots) < 2:
+            return table.node_row[slots].astype(np.int64)
+        return np.unique(table.node_row[slots])
 
     def _percentage(self, fwk: Framework) -> int:
         own = fwk.profile.percentage_of_nodes_to_score
@@ -164,20 +209,21 @@ class Algorithm:
         queue: SchedulingQueue,
         diagnosis: Diagnosis,
         passed: np.ndarray,
+        rows: np.ndarray,
     ) -> None:
-        """``RunFilterPluginsWithNominatedPods``: a node must also pass with the nominated pods of
-        equal or higher priority added (first pass); the plain pass was the column run."""
+        """``RunFilterPluginsWithNominatedPods`` on ``rows``: a node must also pass with the
+        nominated pods of equal or higher priority added (the plain pass was the column run)."""
         table = queue.nominated_table
-        if table is None or not queue.nominated:
-            return
-        slots = nominated_slots(table, pod, passed)
-        if len(slots) == 0:
-            return
-        rows, sub_rows = np.unique(table.node_row[slots], return_inverse=True)
+        assert table is not None
+        mask = np.zeros(nodes.n, bool)
+        mask[rows] = True
+        slots = nominated_slots(table, pod, mask)
+        sub_rows = np.searchsorted(rows, table.node_row[slots])
         sub = nodes.take(rows)
-        sub_state = state.clone()
-        add_to(sub, sub_rows, table, slots, fwk, sub_state, pod)
-        outcome = fwk.run_filters(sub_state, pod, sub)
+        extensions = active_extensions(fwk, state)
+        sub_state = state.clone() if extensions else state
+        add_to(sub, sub_rows, table, slots, fwk, sub_state, pod, extensions=extensions)
+        outcome = fwk.run_filters(sub_state, pod, sub, passed_before=True)
         if outcome.error is not None:
             raise PluginError(outcome.error)
         failing = np.flatnonzero(outcome.codes != 0)

@@ -129,6 +129,11 @@ class PreFilterPlugin(Plugin):
 
 
 class FilterPlugin(Plugin):
+    # True where the verdict depends only on the pod and the Node object, never on the pods on
+    # the node. Rows that already passed then need no second run when pods are added (nominated
+    # pods) or removed (preemption's reprieve); the framework skips such plugins there.
+    node_only: ClassVar[bool] = False
+
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         """Verdicts for every row of ``nodes``; None means every node passes."""
         raise NotImplementedError

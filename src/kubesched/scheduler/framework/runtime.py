@@ -266,7 +266,11 @@ class Framework:
             return result, rejected, rejectors
         return result, None, set(narrowing)
 
-    def run_filters(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> FilterOutcome:
+    def run_filters(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable, *, passed_before: bool = False
+    ) -> FilterOutcome:
+        """RunFilterPlugins over every row. ``passed_before``: the rows passed every filter and
+        only the pods on them changed since, so ``node_only`` plugins are not run again."""
         n = nodes.n
         codes = np.zeros(n, np.int8)
         plugins = np.zeros(n, np.int16)
@@ -274,7 +278,7 @@ class Framework:
         describers: list[Any] = [None] * len(self.filters)
         alive = n
         for i, p in enumerate(self.filters):
-            if p.name in state.skip_filter:
+            if p.name in state.skip_filter or (passed_before and p.node_only):
                 continue
             v = p.filter_nodes(state, pod, nodes)
             if v is None:

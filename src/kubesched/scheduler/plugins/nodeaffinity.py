@@ -72,6 +72,7 @@ def preferred_score(nodes: NodeTable, rows: np.ndarray, terms: Sequence[Preferre
 
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = "NodeAffinity"
+    node_only = True
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

@@ -19,6 +19,7 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName(FilterPlugin, EnqueueExtensions):
     name = "NodeName"
+    node_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         if not pod.node_name:

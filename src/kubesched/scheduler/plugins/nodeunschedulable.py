@@ -19,6 +19,7 @@ ERR_REASON = "node(s) were unschedulable"
 
 class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     name = "NodeUnschedulable"
+    node_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):

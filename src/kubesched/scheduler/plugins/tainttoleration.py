@@ -33,6 +33,7 @@ PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = "TaintToleration"
+    node_only = True
     scores_bounded = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:

@@ -252,7 +252,8 @@ class Evaluator:
         add_to(sub, v.rows, self.handle.cache.pod_table, v.slots, self.fwk, sub_state, pod, sign)
 
     def _passes(self, st: CycleState, pod: PodInfo, sub: NodeTable) -> np.ndarray:
-        outcome = self.fwk.run_filters(st, pod, sub)
+        # only ever on rows that passed with every lower-priority pod removed
+        outcome = self.fwk.run_filters(st, pod, sub, passed_before=True)
         if outcome.error is not None:
             return np.zeros(sub.n, bool)
         return outcome.codes == 0
