@@ -26,12 +26,19 @@ from kubesched.cluster.store import Store
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.scheduler import Scheduler
 
+ZONE = "topology.kubernetes.io/zone"
 
-def node(i: int) -> dict[str, Any]:
+
+def node(i: int, zones: int = 0) -> dict[str, Any]:
+    """``templates/node-default.yaml``; with ``zones``, labelNodePrepareStrategy's zone labels
+    (``moon-1`` … ``moon-<zones>``, round robin)."""
+    labels = {"kubernetes.io/hostname": f"node-{i}"}
+    if zones:
+        labels[ZONE] = f"moon-{i % zones + 1}"
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+        "metadata": {"name": f"node-{i}", "labels": labels},
         "status": {
             "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
             "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
@@ -135,6 +142,7 @@ def run_workload(
     measured: list[dict[str, Any]],
     objects: Iterable[tuple[str, dict]] = (),
     churn: tuple[Callable[[int], dict[str, Any]], float] | None = None,
+    zones: int = 0,
 ) -> dict[str, Any]:
     """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``
     (with ``churn``: pods from a template created every so many seconds meanwhile)."""
@@ -143,7 +151,7 @@ def run_workload(
     for kind, obj in objects:
         store.create(kind, obj)
     for i in range(nodes):
-        store.create("Node", node(i))
+        store.create("Node", node(i, zones))
     clock = store.clock
     assert isinstance(clock, VirtualClock)
     sched = Scheduler(InProcessClient(store), default_config(), clock)
@@ -207,12 +215,44 @@ def preemption_async(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
     return run_workload(nodes, low_pods(init_pods), measured, [HIGH_CLASS], churn=(high_pod, 0.2))
 
 
+def spreading_pod(i: int, when: str) -> dict[str, Any]:
+    """``pod-with-topology-spreading.yaml`` / ``pod-with-preferred-topology-spreading.yaml``:
+    100m, label color=blue, zone maxSkew 5."""
+    p = pod("spreading", i)
+    p["metadata"]["labels"] = {"color": "blue"}
+    selector = {"matchLabels": {"color": "blue"}}
+    p["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": when, "labelSelector": selector}
+    ]
+    return p
+
+
+def topology_spreading(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``TopologySpreading`` (``topology_spreading/performance-config.yaml``): 3 zones,
+    plain init pods, then pods spreading over zones with DoNotSchedule."""
+    init = (pod("init", i) for i in range(init_pods))
+    return run_workload(nodes, init, [spreading_pod(i, "DoNotSchedule") for i in range(pods)], zones=3)
+
+
+def preferred_topology_spreading(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``PreferredTopologySpreading``: the same with ScheduleAnyway."""
+    init = (pod("init", i) for i in range(init_pods))
+    return run_workload(nodes, init, [spreading_pod(i, "ScheduleAnyway") for i in range(pods)], zones=3)
+
+
 WORKLOADS = {
     "SchedulingBasic": scheduling_basic,
+    "TopologySpreading": topology_spreading,
+    "PreferredTopologySpreading": preferred_topology_spreading,
     "PreemptionBasic": preemption_basic,
     "PreemptionAsync": preemption_async,
 }
-DEFAULT_INIT = {"PreemptionBasic": 4, "PreemptionAsync": 4}  # init pods per node
+DEFAULT_INIT = {  # init pods per node
+    "PreemptionBasic": 4,
+    "PreemptionAsync": 4,
+    "TopologySpreading": 1,
+    "PreferredTopologySpreading": 1,
+}
 
 
 def main() -> None:

@@ -7,6 +7,13 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
+from kubesched.api.affinity import (
+    PodAffinity,
+    SpreadConstraint,
+    controller_ref,
+    parse_pod_affinity,
+    parse_spread_constraints,
+)
 from kubesched.api.resources import CPU, MEMORY, Resources, parse_resource_list, pod_requests
 from kubesched.api.selectors import (
     NodeSelectorTerm,
@@ -67,6 +74,9 @@ class PodInfo:
     deleting: bool
     pvc_names: tuple[str, ...]
     has_pod_affinity: bool = False
+    pod_affinity: PodAffinity | None = None
+    spread_constraints: tuple[SpreadConstraint, ...] = ()
+    controller: tuple[str, str, str] | None = None  # (apiVersion, kind, name) of the controller owner
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -135,6 +145,8 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     non_zero = pod_requests(app, init_reqs, overhead, pod_level, non_zero=True)
 
     affinity = spec.get("affinity") or {}
+    if not isinstance(affinity, Mapping):
+        raise InputError("expected an object", field="spec.affinity")
     node_aff = affinity.get("nodeAffinity") or {}
     required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
     required_terms = None
@@ -170,6 +182,10 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     if not isinstance(node_selector, Mapping):
         raise InputError("expected a map", field="spec.nodeSelector")
     gates = tuple(str(g.get("name")) for g in spec.get("schedulingGates") or [])
+    namespace = meta.get("namespace") or "default"
+    labels = meta.get("labels") or {}
+    pod_affinity = parse_pod_affinity(affinity, namespace, labels)
+    spread = parse_spread_constraints(spec.get("topologySpreadConstraints"), labels)
     pvcs = tuple(
         str(v["persistentVolumeClaim"].get("claimName"))
         for v in spec.get("volumes") or []
@@ -177,10 +193,10 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     )
     return PodInfo(
         obj=obj,
-        namespace=meta.get("namespace") or "default",
+        namespace=namespace,
         name=meta.get("name") or "",
         uid=meta.get("uid") or "",
-        labels=meta.get("labels") or {},
+        labels=labels,
         priority=int(spec.get("priority") or 0),
         preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
         scheduler_name=spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME,
@@ -199,5 +215,8 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
         non_zero_memory=non_zero.get(MEMORY, 0),
         deleting=bool(meta.get("deletionTimestamp")),
         pvc_names=pvcs,
-        has_pod_affinity=bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity")),
+        has_pod_affinity=pod_affinity is not None,
+        pod_affinity=pod_affinity,
+        spread_constraints=spread,
+        controller=controller_ref(meta),
     )

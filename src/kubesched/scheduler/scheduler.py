@@ -38,6 +38,8 @@ from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.scheduler.listers import KINDS as LISTED_KINDS
+from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
@@ -82,7 +84,9 @@ class Scheduler:
         self.clock = clock
         self.cache = Cache()
         self.waiting_pods = WaitingPods()
+        self.listers = Listers()
         self.handle = Handle(client, self.cache, self.waiting_pods, clock)
+        self.handle.listers = self.listers
         self.handle.rng = random.Random(seed)
         registry = registry if registry is not None else in_tree_registry()
         self.profiles: dict[str, Framework] = {}
@@ -134,10 +138,13 @@ class Scheduler:
         nodes, rv = self.client.list("Node")
         for obj in nodes:
             self._on_node_add(obj)
+        for kind in LISTED_KINDS:
+            for obj in self.client.list(kind)[0]:
+                self.listers.set(kind, obj)
         pods, rv = self.client.list("Pod")
         for obj in pods:
             self._on_pod_add(obj)
-        self._watch = self.client.watch(["Node", "Pod"], rv)
+        self._watch = self.client.watch(["Node", "Pod", *LISTED_KINDS], rv)
 
     def process_events(self) -> int:
         """Deliver pending watch events to the handlers; returns how many were handled."""
@@ -164,6 +171,11 @@ class Scheduler:
                 self._on_pod_delete(ev.obj)
             else:
                 self._on_pod_update(ev.old or {}, ev.obj)
+        elif ev.kind in LISTED_KINDS:
+            if ev.type == DELETED:
+                self.listers.delete(ev.kind, ev.obj)
+            else:
+                self.listers.set(ev.kind, ev.obj)
 
     # -- node handlers --------------------------------------------------------------------------
     def _on_node_add(self, obj: dict[str, Any]) -> None:

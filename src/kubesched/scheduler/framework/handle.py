@@ -6,6 +6,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from kubesched.scheduler.framework.interface import NodeInfo
+from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ class Handle:
         self.clock = clock
         self.queue: SchedulingQueue | None = None  # the nominator; set once the queue exists
         self.rng = random.Random(0)  # preemption's candidate offset (seeded by the scheduler)
+        self.listers = Listers()  # namespaces, services, controllers; the scheduler's own
 
     def node_info(self, nodes: NodeTable, row: int) -> NodeInfo:
         """A per-node view of one row (for per-node plugins)."""

@@ -12,6 +12,7 @@ from kubesched.scheduler.plugins.nodeports import NodePorts
 from kubesched.scheduler.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from kubesched.scheduler.plugins.noderesources.fit import NodeResourcesFit
 from kubesched.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
 from kubesched.scheduler.plugins.queuesort import PrioritySort
 from kubesched.scheduler.plugins.schedulinggates import SchedulingGates
 from kubesched.scheduler.plugins.tainttoleration import TaintToleration
@@ -25,6 +26,7 @@ IN_TREE = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    PodTopologySpread,
     DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
@@ -32,7 +34,7 @@ IN_TREE = (
 )
 
 # Upstream default plugins that kubesched does not implement yet: the default profile leaves
-# them out (InterPodAffinity/PodTopologySpread: issue #3; the volume and DRA plugins need
+# them out (InterPodAffinity: issue #3; the volume and DRA plugins need
 # objects the embedded cluster does not model).
 NOT_YET_IMPLEMENTED = frozenset(
     {
@@ -40,7 +42,6 @@ NOT_YET_IMPLEMENTED = frozenset(
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
-        "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
     }

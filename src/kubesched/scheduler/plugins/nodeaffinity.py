@@ -63,6 +63,15 @@ def match_node_selector(nodes: NodeTable, selector: tuple[tuple[str, str], ...])
     return mask
 
 
+def required_node_affinity(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
+    """``nodeaffinity.GetRequiredNodeAffinity(pod).Match`` for every row: nodeSelector AND
+    required terms (no terms at all match nothing)."""
+    ok = match_node_selector(nodes, pod.node_selector) if pod.node_selector else np.ones(nodes.n, bool)
+    if pod.required_terms is not None:
+        ok &= match_terms(nodes, pod.required_terms)
+    return ok
+
+
 def preferred_score(nodes: NodeTable, rows: np.ndarray, terms: Sequence[PreferredTerm]) -> np.ndarray:
     total = np.zeros(len(rows), np.int64)
     for p in terms:
@@ -123,11 +132,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         reason = np.zeros(nodes.n, np.int64)
         if self.added_required is not None:
             reason[~match_terms(nodes, self.added_required)] = 1
-        ok = np.ones(nodes.n, bool)
-        if pod.node_selector:
-            ok &= match_node_selector(nodes, pod.node_selector)
-        if pod.required_terms is not None:
-            ok &= match_terms(nodes, pod.required_terms)
+        ok = required_node_affinity(nodes, pod)
         reason[(reason == 0) & ~ok] = 2
         if not reason.any():
             return None

@@ -31,21 +31,27 @@ ERR_REASON = "node(s) had untolerated taint(s)"
 PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 
+def untolerated_do_not_schedule(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
+    """Rows with a NoSchedule/NoExecute taint the pod does not tolerate
+    (``helper.DoNotScheduleTaintsFilterFunc``)."""
+    taints = nodes.taint_list
+    if not taints:
+        return np.zeros(nodes.n, bool)
+    untolerated = np.array(
+        [t.effect in ("NoSchedule", "NoExecute") and not tolerates_any(pod.tolerations, t) for t in taints], bool
+    )
+    if not untolerated.any():
+        return np.zeros(nodes.n, bool)
+    return nodes.taints[:, untolerated].any(axis=1)
+
+
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = "TaintToleration"
     node_only = True
     scores_bounded = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
-        taints = nodes.taint_list
-        if not taints:
-            return None
-        untolerated = np.array(
-            [t.effect in ("NoSchedule", "NoExecute") and not tolerates_any(pod.tolerations, t) for t in taints], bool
-        )
-        if not untolerated.any():
-            return None
-        mask = nodes.taints[:, untolerated].any(axis=1)
+        mask = untolerated_do_not_schedule(nodes, pod)
         if not mask.any():
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)

@@ -1,0 +1,89 @@
+"""Informer caches of the objects plugins read besides nodes and pods: Namespaces (for
+``namespaceSelector`` in pod affinity terms) and the Services and workload controllers that
+select a pod (PodTopologySpread's system default constraints, ``helper.DefaultSelector`` in
+``framework/plugins/helper/spread.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kubesched.api.selectors import LabelSelector, Requirement, parse_label_selector
+from kubesched.errors import InputError
+
+KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+
+# the controller kinds DefaultSelector follows through a pod's controller ownerReference
+_CONTROLLERS = {
+    ("v1", "ReplicationController"): "ReplicationController",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+}
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class Listers:
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in KINDS}
+        self._services_by_ns: dict[str, list[dict[str, Any]]] | None = None
+
+    def set(self, kind: str, obj: dict[str, Any]) -> None:
+        self._objects[kind][_key(obj)] = obj
+        if kind == "Service":
+            self._services_by_ns = None
+
+    def delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self._objects[kind].pop(_key(obj), None)
+        if kind == "Service":
+            self._services_by_ns = None
+
+    # -- namespaces ---------------------------------------------------------------------------
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        obj = self._objects["Namespace"].get(("", name))
+        return None if obj is None else ((obj.get("metadata") or {}).get("labels") or {})
+
+    def namespaces_matching(self, selector: LabelSelector) -> Iterator[str]:
+        for (_, name), obj in self._objects["Namespace"].items():
+            if selector.matches((obj.get("metadata") or {}).get("labels") or {}):
+                yield name
+
+    # -- DefaultSelector ----------------------------------------------------------------------
+    def _services(self, namespace: str) -> list[dict[str, Any]]:
+        if self._services_by_ns is None:
+            by_ns: dict[str, list[dict[str, Any]]] = {}
+            for (ns, _), obj in self._objects["Service"].items():
+                by_ns.setdefault(ns, []).append(obj)
+            self._services_by_ns = by_ns
+        return self._services_by_ns.get(namespace, [])
+
+    def default_selector(
+        self, namespace: str, labels: Mapping[str, str], controller: tuple[str, str, str] | None
+    ) -> LabelSelector:
+        """The labels of every Service selecting the pod, and its controller's selector, ANDed."""
+        label_set: dict[str, str] = {}
+        for svc in self._services(namespace):
+            selector = (svc.get("spec") or {}).get("selector")
+            if selector is None:  # a Service without a selector selects nothing
+                continue
+            if all(labels.get(k) == v for k, v in selector.items()):
+                label_set.update({str(k): str(v) for k, v in selector.items()})
+        expressions: tuple[Requirement, ...] = ()
+        kind = _CONTROLLERS.get(controller[:2]) if controller else None
+        if kind is not None and controller is not None:
+            owner = self._objects[kind].get((namespace, controller[2]))
+            selector = (owner or {}).get("spec", {}).get("selector") if owner else None
+            if kind == "ReplicationController" and isinstance(selector, Mapping):
+                label_set.update({str(k): str(v) for k, v in selector.items()})
+            elif selector is not None:
+                try:
+                    parsed = parse_label_selector(selector, "spec.selector")
+                except InputError:
+                    parsed = None
+                if parsed is not None:
+                    expressions = tuple(Requirement(k, "In", (v,)) for k, v in parsed.match_labels)
+                    expressions += parsed.expressions
+        return LabelSelector(tuple(sorted(label_set.items())), expressions)
