@@ -98,7 +98,13 @@ def test_multipoint_overrides_keep_the_extension_points_order_and_weights() -> N
     )
     names = [p.name for p in fwk.scores]
     assert names[:2] == ["ImageLocality", "TaintToleration"]
-    assert names[2:] == ["NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "NodeResourcesBalancedAllocation"]
+    assert names[2:] == [
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "NodeResourcesBalancedAllocation",
+    ]
     assert fwk.weights["ImageLocality"] == 5
     assert fwk.weights["TaintToleration"] == 1
     assert fwk.weights["NodeAffinity"] == 2

@@ -6,6 +6,7 @@ from kubesched.scheduler.framework.registry import Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
+from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubesched.scheduler.plugins.nodename import NodeName
 from kubesched.scheduler.plugins.nodeports import NodePorts
@@ -27,6 +28,7 @@ IN_TREE = (
     NodePorts,
     NodeResourcesFit,
     PodTopologySpread,
+    InterPodAffinity,
     DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
@@ -34,7 +36,7 @@ IN_TREE = (
 )
 
 # Upstream default plugins that kubesched does not implement yet: the default profile leaves
-# them out (InterPodAffinity: issue #3; the volume and DRA plugins need
+# them out (the volume and DRA plugins need
 # objects the embedded cluster does not model).
 NOT_YET_IMPLEMENTED = frozenset(
     {
@@ -42,7 +44,6 @@ NOT_YET_IMPLEMENTED = frozenset(
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
-        "InterPodAffinity",
         "DynamicResources",
     }
 )

@@ -155,5 +155,3 @@ def n_values(nodes: NodeTable, key: str) -> int:
 
 def self_matches(pod: PodInfo, c: SpreadConstraint) -> bool:
     return c.selector.matches(pod.labels)
-
-

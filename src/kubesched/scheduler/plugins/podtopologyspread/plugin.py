@@ -89,9 +89,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.spread_constraints) or not self.args.system_defaulted
-        state.write(
-            PRE_SCORE_KEY, scoring.pre_score_state(pod, constraints, require_all, nodes, rows, self._pods())
-        )
+        state.write(PRE_SCORE_KEY, scoring.pre_score_state(pod, constraints, require_all, nodes, rows, self._pods()))
         return None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:

@@ -1,0 +1,132 @@
+"""InterPodAffinity (PreFilter, Filter, PreScore, Score; ``interpodaffinity/plugin.go``):
+required and preferred pod affinity and anti-affinity, both the incoming pod's and existing
+pods' toward it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.node import NodeSpecInfo
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.listers import Listers
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
+from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
+
+PRE_FILTER_KEY = "PreFilterInterPodAffinity"
+PRE_SCORE_KEY = "PreScoreInterPodAffinity"
+
+
+class _Extensions(PreFilterExtensions):
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTable, row: int) -> None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is not None:
+            filtering.update_with_pod(s, pod, pod_to_add, nodes, row, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTable, row: int) -> None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is not None:
+            filtering.update_with_pod(s, pod, pod_to_remove, nodes, row, -1)
+
+
+class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = "InterPodAffinity"
+    scores_bounded = True
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.args = parse_args(args)
+        self._extensions = _Extensions()
+
+    @property
+    def _listers(self) -> Listers:
+        return getattr(self.handle, "listers", None) or Listers()
+
+    def _pods(self) -> Any:
+        assert self.handle is not None
+        return self.handle.cache.pod_table
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        s = filtering.pre_filter_state(pod, nodes, self._pods(), self._listers)
+        if s is None:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions:
+        return self._extensions
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        s = state.get(PRE_FILTER_KEY)
+        return None if s is None else filtering.filter_verdicts(s, pod, nodes)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        s = scoring.pre_score_state(pod, nodes, self._pods(), self._listers, self.args)
+        if s is None:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_KEY, s)
+        return None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        s = state.get(PRE_SCORE_KEY)
+        return np.zeros(len(rows), np.int64) if s is None else scoring.raw_scores(s, nodes, rows)
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return scores if state.get(PRE_SCORE_KEY) is None else scoring.normalize(scores)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def terms(pod: PodInfo) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            a = pod.pod_affinity
+            if a is None:
+                return (), ()
+            listers = self._listers
+            return (
+                tuple(resolve(t, listers) for t in a.required_affinity),
+                tuple(resolve(t, listers) for t in a.required_anti_affinity),
+            )
+
+        def pod_change(pod: PodInfo, old: Any, new: Any) -> bool:
+            """``isSchedulableAfterPodChange``: an assigned pod now matching all the affinity
+            terms, or no longer (or, deleted, once) matching the anti-affinity terms."""
+            old = old if isinstance(old, PodInfo) else None
+            new = new if isinstance(new, PodInfo) else None
+            if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+                return False
+            affinity, anti = terms(pod)
+            if old is not None and new is not None:
+                return (not matches_all(affinity, old) and matches_all(affinity, new)) or (
+                    matches_all(anti, old) and not matches_all(anti, new)
+                )
+            if new is not None:
+                return matches_all(affinity, new)
+            return old is None or matches_all(anti, old)
+
+        def node_change(pod: PodInfo, _old: Any, new: Any) -> bool:
+            """``isSchedulableAfterNodeChange``: the node has a topology key of a required term."""
+            if not isinstance(new, NodeSpecInfo):
+                return True
+            affinity, anti = terms(pod)
+            return any(t.term.topology_key in new.labels for t in (*affinity, *anti))
+
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        return [
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, pod_actions), pod_change),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), node_change),
+        ]

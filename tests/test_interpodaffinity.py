@@ -1,0 +1,291 @@
+"""InterPodAffinity: the three filter checks and their reasons, namespaceSelector, the first pod
+of a group, exact raw and normalized scores (tables after upstream's
+``interpodaffinity/filtering_test.go`` and ``scoring_test.go``), and end-to-end placements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness import Cluster
+from helpers import make_node, make_pod
+from kubesched.api.pod import pod_info_from
+from kubesched.errors import InputError
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.plugins.interpodaffinity.common import parse_args
+
+ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+AFFINITY = "node(s) didn't match pod affinity rules"
+ANTI = "node(s) didn't match pod anti-affinity rules"
+EXISTING = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+NODES = [
+    make_node("n1", labels={HOST: "n1", ZONE: "z1"}),
+    make_node("n2", labels={HOST: "n2", ZONE: "z1"}),
+    make_node("n3", labels={HOST: "n3", ZONE: "z2"}),
+]
+
+
+def term(key: str, ns_selector: dict | None = None, namespaces: list | None = None, **labels: str) -> dict[str, Any]:
+    t: dict[str, Any] = {"topologyKey": key, "labelSelector": {"matchLabels": labels}}
+    if ns_selector is not None:
+        t["namespaceSelector"] = ns_selector
+    if namespaces is not None:
+        t["namespaces"] = namespaces
+    return t
+
+
+def labelled(name: str, labels: dict[str, str], on: str | None = None, ns: str = "default", **affinity: Any) -> dict:
+    p = make_pod(name, node=on, ns=ns, spec={"affinity": affinity} if affinity else None)
+    p["metadata"]["labels"] = labels
+    return p
+
+
+def required(*terms: dict) -> dict:
+    return {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}
+
+
+def preferred(*weighted: tuple[int, dict]) -> dict:
+    return {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": w, "podAffinityTerm": t} for w, t in weighted]
+    }
+
+
+def namespace(name: str, **labels: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def plugin_of(c: Cluster) -> Any:
+    return c.sched.profiles["default-scheduler"].plugins["InterPodAffinity"]
+
+
+def run_filter(objects: list[dict], pod: dict, config: dict | None = None) -> dict[str, str]:
+    c = Cluster(*NODES, *objects, config=config)
+    pl, info, nodes, state = plugin_of(c), pod_info_from(pod), c.sched.cache.table, CycleState()
+    _, st = pl.pre_filter(state, info, nodes)
+    if st is not None and st.code == Code.SKIP:
+        return dict.fromkeys(nodes.names, "")
+    v = pl.filter_nodes(state, info, nodes)
+    if v is None:
+        return dict.fromkeys(nodes.names, "")
+    got = {}
+    for i, n in enumerate(nodes.names):
+        got[n] = v.describe(v.reason_at(i))[0] if v.code[i] else ""
+        if v.code[i]:
+            want_code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if got[n] == AFFINITY else Code.UNSCHEDULABLE
+            assert v.code[i] == want_code, n
+    return got
+
+
+DB_ON_N1 = labelled("db", {"app": "db"}, on="n1")
+
+
+@pytest.mark.parametrize(
+    ("name", "objects", "pod", "want"),
+    [
+        (
+            "required affinity: the zone holding a match",
+            [DB_ON_N1],
+            labelled("p", {}, podAffinity=required(term(ZONE, app="db"))),
+            {"n3": AFFINITY},
+        ),
+        (
+            "required affinity by hostname",
+            [DB_ON_N1],
+            labelled("p", {}, podAffinity=required(term(HOST, app="db"))),
+            {"n2": AFFINITY, "n3": AFFINITY},
+        ),
+        (
+            "an existing pod must match all the terms",
+            [DB_ON_N1, labelled("cache", {"app": "cache"}, on="n3")],
+            labelled("p", {}, podAffinity=required(term(ZONE, app="db"), term(ZONE, app="cache"))),
+            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+        ),
+        (
+            "first pod of a group matching its own terms goes anywhere",
+            [],
+            labelled("p", {"app": "db"}, podAffinity=required(term(ZONE, app="db"))),
+            {},
+        ),
+        (
+            "first pod of a group not matching its own terms goes nowhere",
+            [],
+            labelled("p", {"app": "web"}, podAffinity=required(term(ZONE, app="db"))),
+            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+        ),
+        (
+            "a node missing the topology key never satisfies affinity",
+            [DB_ON_N1],
+            labelled("p", {}, podAffinity=required(term("rack", app="db"))),
+            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+        ),
+        (
+            "required anti-affinity by hostname",
+            [labelled("web", {"app": "web"}, on="n1")],
+            labelled("p", {}, podAntiAffinity=required(term(HOST, app="web"))),
+            {"n1": ANTI},
+        ),
+        (
+            "required anti-affinity by zone",
+            [labelled("web", {"app": "web"}, on="n1")],
+            labelled("p", {}, podAntiAffinity=required(term(ZONE, app="web"))),
+            {"n1": ANTI, "n2": ANTI},
+        ),
+        (
+            "existing pod's anti-affinity keeps the incoming pod out of its zone",
+            [labelled("loner", {}, on="n1", podAntiAffinity=required(term(ZONE, app="web")))],
+            labelled("p", {"app": "web"}),
+            {"n1": EXISTING, "n2": EXISTING},
+        ),
+        (
+            "existing pod's anti-affinity toward other labels does not matter",
+            [labelled("loner", {}, on="n1", podAntiAffinity=required(term(ZONE, app="db")))],
+            labelled("p", {"app": "web"}),
+            {},
+        ),
+        (
+            "pods in other namespaces do not match a term without namespaces",
+            [labelled("db", {"app": "db"}, on="n1", ns="team-a")],
+            labelled("p", {}, podAffinity=required(term(ZONE, app="db"))),
+            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+        ),
+        (
+            "namespaceSelector picks namespaces by label",
+            [namespace("team-a", team="a"), labelled("db", {"app": "db"}, on="n1", ns="team-a")],
+            labelled("p", {}, podAffinity=required(term(ZONE, ns_selector={"matchLabels": {"team": "a"}}, app="db"))),
+            {"n3": AFFINITY},
+        ),
+        (
+            "an empty namespaceSelector means every namespace",
+            [labelled("db", {"app": "db"}, on="n3", ns="team-b")],
+            labelled("p", {}, podAffinity=required(term(ZONE, ns_selector={}, app="db"))),
+            {"n1": AFFINITY, "n2": AFFINITY},
+        ),
+        (
+            "namespaces list",
+            [labelled("db", {"app": "db"}, on="n3", ns="team-b")],
+            labelled("p", {}, podAffinity=required(term(ZONE, namespaces=["team-b"], app="db"))),
+            {"n1": AFFINITY, "n2": AFFINITY},
+        ),
+        (
+            "mismatchLabelKeys: only other tenants' pods repel",
+            [
+                labelled("w1", {"app": "web", "tenant": "a"}, on="n1"),
+                labelled("w2", {"app": "web", "tenant": "b"}, on="n3"),
+            ],
+            labelled(
+                "p",
+                {"tenant": "a"},
+                podAntiAffinity=required({**term(ZONE, app="web"), "mismatchLabelKeys": ["tenant"]}),
+            ),
+            {"n3": ANTI},
+        ),
+    ],
+)
+def test_filter(name: str, objects: list, pod: dict, want: dict[str, str]) -> None:
+    got = run_filter(objects, pod)
+    assert got == {n: want.get(n, "") for n in got}, name
+
+
+def run_score(objects: list[dict], pod: dict, config: dict | None = None) -> tuple[dict, dict] | None:
+    c = Cluster(*NODES, *objects, config=config)
+    pl, info, nodes, state = plugin_of(c), pod_info_from(pod), c.sched.cache.table, CycleState()
+    rows = np.arange(nodes.n)
+    st = pl.pre_score(state, info, nodes, rows)
+    if st is not None and st.code == Code.SKIP:
+        return None
+    raw = pl.score_nodes(state, info, nodes, rows)
+    norm = pl.normalize_scores(state, info, raw.copy())
+    return dict(zip(nodes.names, raw.tolist(), strict=True)), dict(zip(nodes.names, norm.tolist(), strict=True))
+
+
+def test_score_preferred_affinity() -> None:
+    objects = [DB_ON_N1, labelled("db2", {"app": "db"}, on="n2")]
+    got = run_score(objects, labelled("p", {}, podAffinity=preferred((5, term(ZONE, app="db")))))
+    assert got == ({"n1": 10, "n2": 10, "n3": 0}, {"n1": 100, "n2": 100, "n3": 0})
+
+
+def test_score_preferred_anti_affinity() -> None:
+    objects = [labelled("web", {"app": "web"}, on="n1")]
+    got = run_score(objects, labelled("p", {}, podAntiAffinity=preferred((3, term(HOST, app="web")))))
+    assert got == ({"n1": -3, "n2": 0, "n3": 0}, {"n1": 0, "n2": 100, "n3": 100})
+
+
+def test_score_mixed_terms_min_max() -> None:
+    # affinity 4 to db (zone) and anti-affinity 1 to web (hostname): n1 4−1=3, n2 4, n3 0
+    objects = [DB_ON_N1, labelled("web", {"app": "web"}, on="n1")]
+    pod = labelled(
+        "p", {}, podAffinity=preferred((4, term(ZONE, app="db"))), podAntiAffinity=preferred((1, term(HOST, app="web")))
+    )
+    assert run_score(objects, pod) == ({"n1": 3, "n2": 4, "n3": 0}, {"n1": 75, "n2": 100, "n3": 0})
+
+
+@pytest.mark.parametrize(("weight", "want"), [(None, {"n1": 0, "n2": 0, "n3": 1}), (7, {"n1": 0, "n2": 0, "n3": 7})])
+def test_score_existing_required_affinity_uses_hard_weight(weight: int | None, want: dict) -> None:
+    objects = [labelled("fan", {}, on="n3", podAffinity=required(term(ZONE, app="web")))]
+    config = None
+    if weight is not None:
+        args = {"hardPodAffinityWeight": weight}
+        config = {"profiles": [{"pluginConfig": [{"name": "InterPodAffinity", "args": args}]}]}
+    got = run_score(objects, labelled("p", {"app": "web"}), config)
+    assert got == (want, {"n1": 0, "n2": 0, "n3": 100})
+
+
+def test_score_existing_preferred_terms_and_ignoring_them() -> None:
+    objects = [labelled("fan", {}, on="n1", podAntiAffinity=preferred((2, term(ZONE, app="web"))))]
+    assert run_score(objects, labelled("p", {"app": "web"})) == (
+        {"n1": -2, "n2": -2, "n3": 0},
+        {"n1": 0, "n2": 0, "n3": 100},
+    )
+    config = {
+        "profiles": [
+            {"pluginConfig": [{"name": "InterPodAffinity", "args": {"ignorePreferredTermsOfExistingPods": True}}]}
+        ]
+    }
+    assert run_score(objects, labelled("p", {"app": "web"}), config) is None  # Skip
+
+
+def test_score_skips_without_any_affinity() -> None:
+    assert run_score([labelled("x", {"app": "x"}, on="n1")], labelled("p", {})) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"hardPodAffinityWeight": 101}, "hardPodAffinityWeight"),
+        ({"hardPodAffinityWeight": -1}, "hardPodAffinityWeight"),
+    ],
+)
+def test_invalid_args(args: dict, field: str) -> None:
+    with pytest.raises(InputError) as exc:
+        parse_args(args)
+    assert exc.value.field == field
+
+
+def test_anti_affinity_saturates_nodes_and_the_pod_left_over_says_why() -> None:
+    c = Cluster(*NODES)
+    for i in range(4):
+        c.create(labelled(f"web-{i}", {"app": "web"}, podAntiAffinity=required(term(HOST, app="web"))))
+    c.settle()
+    assert sorted(c.node_of(f"web-{i}") or "-" for i in range(4)) == ["-", "n1", "n2", "n3"]
+    left = next(f"default/web-{i}" for i in range(4) if c.node_of(f"web-{i}") is None)
+    assert c.sched.last_message[left] == (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.."
+    )
+
+
+def test_cache_follows_its_database_and_moves_when_it_is_bound() -> None:
+    # the cache waits (UnschedulableAndUnresolvable) until a db pod is bound, then joins its zone
+    c = Cluster(*NODES)
+    c.create(labelled("cache", {}, podAffinity=required(term(ZONE, app="db"))))
+    c.settle()
+    assert c.node_of("cache") is None
+    c.create(labelled("db", {"app": "db"}))
+    c.settle()
+    c.advance(11)  # backoff
+    db_zone = {"n1": "z1", "n2": "z1", "n3": "z2"}[c.node_of("db")]
+    assert {"n1": "z1", "n2": "z1", "n3": "z2"}[c.node_of("cache")] == db_zone
