@@ -29,12 +29,12 @@ from kubesched.scheduler.scheduler import Scheduler
 ZONE = "topology.kubernetes.io/zone"
 
 
-def node(i: int, zones: int = 0) -> dict[str, Any]:
+def node(i: int, zones: int = 0, names: tuple[str, ...] | None = None) -> dict[str, Any]:
     """``templates/node-default.yaml``; with ``zones``, labelNodePrepareStrategy's zone labels
-    (``moon-1`` … ``moon-<zones>``, round robin)."""
+    (``moon-1`` … ``moon-<zones>`` or ``names``, round robin)."""
     labels = {"kubernetes.io/hostname": f"node-{i}"}
     if zones:
-        labels[ZONE] = f"moon-{i % zones + 1}"
+        labels[ZONE] = names[i % len(names)] if names else f"moon-{i % zones + 1}"
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -143,6 +143,7 @@ def run_workload(
     objects: Iterable[tuple[str, dict]] = (),
     churn: tuple[Callable[[int], dict[str, Any]], float] | None = None,
     zones: int = 0,
+    zone_names: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``
     (with ``churn``: pods from a template created every so many seconds meanwhile)."""
@@ -151,7 +152,7 @@ def run_workload(
     for kind, obj in objects:
         store.create(kind, obj)
     for i in range(nodes):
-        store.create("Node", node(i, zones))
+        store.create("Node", node(i, zones, zone_names))
     clock = store.clock
     assert isinstance(clock, VirtualClock)
     sched = Scheduler(InProcessClient(store), default_config(), clock)
@@ -240,8 +241,53 @@ def preferred_topology_spreading(nodes: int, pods: int, init_pods: int) -> dict[
     return run_workload(nodes, init, [spreading_pod(i, "ScheduleAnyway") for i in range(pods)], zones=3)
 
 
+HOST = "kubernetes.io/hostname"
+NAMESPACES = [("Namespace", {"metadata": {"name": f"sched-{i}"}}) for i in range(2)]
+
+
+def affinity_pod(prefix: str, i: int, ns: str, kind: str) -> dict[str, Any]:
+    """``pod-with-pod-anti-affinity.yaml`` (required, hostname, color=green),
+    ``pod-with-pod-affinity.yaml`` (required, zone, foo=""), ``pod-with-preferred-pod-affinity.yaml``
+    and ``pod-with-preferred-pod-anti-affinity.yaml`` (weight 1, hostname, foo=""); every term
+    lists both namespaces."""
+    p = pod(prefix, i)
+    p["metadata"]["namespace"] = ns
+    namespaces = ["sched-0", "sched-1"]
+    if kind == "anti":
+        labels, key, section, preferred = {"color": "green"}, HOST, "podAntiAffinity", False
+    elif kind == "affinity":
+        labels, key, section, preferred = {"foo": ""}, ZONE, "podAffinity", False
+    else:
+        labels, key, preferred = {"foo": ""}, HOST, True
+        section = "podAffinity" if kind == "preferred" else "podAntiAffinity"
+    p["metadata"]["labels"] = labels
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": key, "namespaces": namespaces}
+    if preferred:
+        rule = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
+    else:
+        rule = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    p["spec"]["affinity"] = {section: rule}
+    return p
+
+
+def affinity_workload(kind: str, zones: int = 0) -> Callable[[int, int, int], dict[str, Any]]:
+    """``affinity/performance-config.yaml``: init pods in sched-0, measured pods in sched-1, all
+    from the same template."""
+
+    def run(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+        init = (affinity_pod("init", i, "sched-0", kind) for i in range(init_pods))
+        measured = [affinity_pod("measured", i, "sched-1", kind) for i in range(pods)]
+        return run_workload(nodes, init, measured, NAMESPACES, zones=zones, zone_names=("zone1",) if zones else None)
+
+    return run
+
+
 WORKLOADS = {
     "SchedulingBasic": scheduling_basic,
+    "SchedulingPodAntiAffinity": affinity_workload("anti"),
+    "SchedulingPodAffinity": affinity_workload("affinity", zones=1),
+    "SchedulingPreferredPodAffinity": affinity_workload("preferred"),
+    "SchedulingPreferredPodAntiAffinity": affinity_workload("preferred-anti"),
     "TopologySpreading": topology_spreading,
     "PreferredTopologySpreading": preferred_topology_spreading,
     "PreemptionBasic": preemption_basic,
@@ -251,6 +297,9 @@ DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,
     "PreemptionAsync": 4,
     "TopologySpreading": 1,
+    "SchedulingPodAffinity": 1,
+    "SchedulingPreferredPodAffinity": 1,
+    "SchedulingPreferredPodAntiAffinity": 1,
     "PreferredTopologySpreading": 1,
 }
 
