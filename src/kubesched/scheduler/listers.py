@@ -73,17 +73,15 @@ class Listers:
                 label_set.update({str(k): str(v) for k, v in selector.items()})
         expressions: tuple[Requirement, ...] = ()
         kind = _CONTROLLERS.get(controller[:2]) if controller else None
-        if kind is not None and controller is not None:
-            owner = self._objects[kind].get((namespace, controller[2]))
-            selector = (owner or {}).get("spec", {}).get("selector") if owner else None
-            if kind == "ReplicationController" and isinstance(selector, Mapping):
-                label_set.update({str(k): str(v) for k, v in selector.items()})
-            elif selector is not None:
-                try:
-                    parsed = parse_label_selector(selector, "spec.selector")
-                except InputError:
-                    parsed = None
-                if parsed is not None:
-                    expressions = tuple(Requirement(k, "In", (v,)) for k, v in parsed.match_labels)
-                    expressions += parsed.expressions
+        owner = self._objects[kind].get((namespace, controller[2])) if kind and controller else None
+        selector = (owner.get("spec") or {}).get("selector") if owner else None
+        if kind == "ReplicationController" and isinstance(selector, Mapping):
+            label_set.update({str(k): str(v) for k, v in selector.items()})
+        elif selector is not None:
+            try:
+                parsed = parse_label_selector(selector, "spec.selector")
+            except InputError:
+                parsed = None  # upstream skips a controller whose selector does not parse
+            if parsed is not None:
+                expressions = tuple(Requirement(k, "In", (v,)) for k, v in parsed.match_labels) + parsed.expressions
         return LabelSelector(tuple(sorted(label_set.items())), expressions)

@@ -137,12 +137,13 @@ class PodTable:
         self.node_row[i] = -1
         self._free.append(i)
 
-    def group_slots(self, key: TermKey) -> np.ndarray:
-        """Slots of the pods holding term ``key``."""
-        arr = self._group_arrays.get(key)
-        if arr is None:
-            arr = self._group_arrays[key] = np.fromiter(self.term_groups.get(key, ()), np.int64)
-        return arr
+    def group_per_row(self, key: TermKey, n_rows: int) -> np.ndarray:
+        """How many pods holding term ``key`` sit on each of ``n_rows`` node rows."""
+        slots = self._group_arrays.get(key)
+        if slots is None:
+            slots = self._group_arrays[key] = np.fromiter(self.term_groups.get(key, ()), np.int64)
+        rows = self.node_row[slots]
+        return np.bincount(rows[rows >= 0], minlength=n_rows)[:n_rows]
 
     def has_terms(self, kind: int) -> bool:
         return any(k[0] == kind for k in self.term_groups)

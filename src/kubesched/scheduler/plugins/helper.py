@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PreFilterExtensions
+from kubesched.scheduler.nodetable import NodeTable
+
+# update(pre-filter state, incoming pod, pod added/removed, nodes, its row, +1/-1)
+StateUpdate = Callable[[Any, PodInfo, PodInfo, NodeTable, int, int], None]
 
 
 def default_normalize_score(scores: np.ndarray, reverse: bool) -> np.ndarray:
@@ -21,3 +30,21 @@ def default_normalize_score(scores: np.ndarray, reverse: bool) -> np.ndarray:
 def go_list(items: list[str] | tuple[str, ...]) -> str:
     """Go's ``%v`` of a []string: ``[a b]``."""
     return "[" + " ".join(items) + "]"
+
+
+class StateUpdater(PreFilterExtensions):
+    """AddPod/RemovePod for a plugin whose PreFilter state (written under ``key``) counts pods:
+    each call adjusts it by one pod on one row."""
+
+    def __init__(self, key: str, update: StateUpdate) -> None:
+        self.key, self.update = key, update
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTable, row: int) -> None:
+        s = state.get(self.key)
+        if s is not None:
+            self.update(s, pod, pod_to_add, nodes, row, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTable, row: int) -> None:
+        s = state.get(self.key)
+        if s is not None:
+            self.update(s, pod, pod_to_remove, nodes, row, -1)

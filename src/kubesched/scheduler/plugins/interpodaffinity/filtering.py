@@ -75,9 +75,7 @@ def pre_filter_state(pod: PodInfo, nodes: NodeTable, table: PodTable, listers: L
     for key in list(table.term_groups):
         kind, _, term = key
         if kind == REQUIRED_ANTI and term.matches(pod.namespace, pod.labels, s.ns_labels):
-            slots = table.group_slots(key)
-            slots = slots[table.node_row[slots] >= 0]
-            rows = np.bincount(table.node_row[slots], minlength=nodes.n)[: nodes.n]
+            rows = table.group_per_row(key, nodes.n)
             _add(s.existing_anti_affinity_counts, term.topology_key, by_domain(nodes, term.topology_key, rows))
     if affinity:
         mask = affinity[0].pod_mask(table)

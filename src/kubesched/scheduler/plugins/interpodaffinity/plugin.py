@@ -25,23 +25,13 @@ from kubesched.scheduler.framework.interface import (
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.helper import StateUpdater
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
+from kubesched.scheduler.podtable import PodTable
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
 PRE_SCORE_KEY = "PreScoreInterPodAffinity"
-
-
-class _Extensions(PreFilterExtensions):
-    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTable, row: int) -> None:
-        s = state.get(PRE_FILTER_KEY)
-        if s is not None:
-            filtering.update_with_pod(s, pod, pod_to_add, nodes, row, 1)
-
-    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTable, row: int) -> None:
-        s = state.get(PRE_FILTER_KEY)
-        if s is not None:
-            filtering.update_with_pod(s, pod, pod_to_remove, nodes, row, -1)
 
 
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -51,13 +41,14 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)
         self.args = parse_args(args)
-        self._extensions = _Extensions()
+        self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)
 
     @property
     def _listers(self) -> Listers:
-        return getattr(self.handle, "listers", None) or Listers()
+        assert self.handle is not None
+        return self.handle.listers
 
-    def _pods(self) -> Any:
+    def _pods(self) -> PodTable:
         assert self.handle is not None
         return self.handle.cache.pod_table
 

@@ -69,18 +69,18 @@ def pre_score_state(
             t = resolve(w.term, listers)
             credit(t.term.topology_key, per_node(table, nodes, t.pod_mask(table)), sign * w.weight)
     ns_labels = listers.namespace_labels(pod.namespace)
-    weights = {PREFERRED_AFFINITY: 1, PREFERRED_ANTI: -1}
-    if args.hard_pod_affinity_weight > 0:
-        weights[REQUIRED_AFFINITY] = 0  # marker: uses hardPodAffinityWeight
     for key in list(table.term_groups):
         kind, weight, term = key
-        if kind not in weights or not term.matches(pod.namespace, pod.labels, ns_labels):
+        if kind == REQUIRED_AFFINITY:
+            w = args.hard_pod_affinity_weight
+        elif kind == PREFERRED_AFFINITY:
+            w = weight
+        elif kind == PREFERRED_ANTI:
+            w = -weight
+        else:
             continue
-        slots = table.group_slots(key)
-        slots = slots[table.node_row[slots] >= 0]
-        rows = np.bincount(table.node_row[slots], minlength=nodes.n)[: nodes.n]
-        w = args.hard_pod_affinity_weight if kind == REQUIRED_AFFINITY else weights[kind] * weight
-        credit(term.topology_key, rows, w)
+        if w and term.matches(pod.namespace, pod.labels, ns_labels):
+            credit(term.topology_key, table.group_per_row(key, nodes.n), w)
     return s if touched else None
 
 

@@ -26,23 +26,13 @@ from kubesched.scheduler.framework.interface import (
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.helper import StateUpdater
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring
 from kubesched.scheduler.plugins.podtopologyspread.common import constraints_for, parse_args
+from kubesched.scheduler.podtable import PodTable
 
 PRE_FILTER_KEY = "PreFilterPodTopologySpread"
 PRE_SCORE_KEY = "PreScorePodTopologySpread"
-
-
-class _Extensions(PreFilterExtensions):
-    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTable, row: int) -> None:
-        s = state.get(PRE_FILTER_KEY)
-        if s is not None:
-            filtering.update_with_pod(s, pod, pod_to_add, nodes, row, 1)
-
-    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTable, row: int) -> None:
-        s = state.get(PRE_FILTER_KEY)
-        if s is not None:
-            filtering.update_with_pod(s, pod, pod_to_remove, nodes, row, -1)
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -52,13 +42,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)
         self.args = parse_args(args)
-        self._extensions = _Extensions()
+        self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)
 
     @property
     def _listers(self) -> Listers:
-        return getattr(self.handle, "listers", None) or Listers()
+        assert self.handle is not None
+        return self.handle.listers
 
-    def _pods(self) -> Any:
+    def _pods(self) -> PodTable:
         assert self.handle is not None
         return self.handle.cache.pod_table
 
