@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from kubesched.api.pod import pod_info_from
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.client import InProcessClient
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import parse_config
+from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.registry import Registry
+from kubesched.scheduler.framework.status import Code
 from kubesched.scheduler.scheduler import Scheduler
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -58,3 +63,29 @@ class Cluster:
 
     def events(self, reason: str) -> list[str]:
         return [e["note"] for e in self.store.list("Event")[0] if e.get("reason") == reason]
+
+    # -- one plugin on its own, against the cache (upstream's plugin unit tests) -------------------
+    def _plugin(self, name: str) -> Any:
+        return self.sched.profiles["default-scheduler"].plugins[name]
+
+    def filter_verdicts(self, plugin: str, pod: dict[str, Any]) -> dict[str, tuple[int, str]]:
+        """PreFilter + Filter of ``plugin`` for ``pod``: (code, first reason) per node, (0, "") passing."""
+        pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.cache.table, CycleState()
+        _, st = pl.pre_filter(state, info, nodes)
+        v = None if st is not None and st.code == Code.SKIP else pl.filter_nodes(state, info, nodes)
+        if v is None:
+            return dict.fromkeys(nodes.names, (0, ""))
+        return {
+            n: (int(v.code[i]), v.describe(v.reason_at(i))[0] if v.code[i] else "") for i, n in enumerate(nodes.names)
+        }
+
+    def plugin_scores(self, plugin: str, pod: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]] | None:
+        """(raw, normalized) scores of ``plugin`` with every node feasible; None when PreScore skips."""
+        pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.cache.table, CycleState()
+        rows = np.arange(nodes.n)
+        st = pl.pre_score(state, info, nodes, rows)
+        if st is not None and st.code == Code.SKIP:
+            return None
+        raw = pl.score_nodes(state, info, nodes, rows)
+        norm = pl.normalize_scores(state, info, raw.copy())
+        return dict(zip(nodes.names, raw.tolist(), strict=True)), dict(zip(nodes.names, norm.tolist(), strict=True))

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 
 from harness import Cluster
 from helpers import make_node, make_pod
-from kubesched.api.pod import pod_info_from
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.status import Code
 from kubesched.scheduler.plugins.interpodaffinity.common import parse_args
 
@@ -58,26 +55,12 @@ def namespace(name: str, **labels: str) -> dict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
 
 
-def plugin_of(c: Cluster) -> Any:
-    return c.sched.profiles["default-scheduler"].plugins["InterPodAffinity"]
-
-
 def run_filter(objects: list[dict], pod: dict, config: dict | None = None) -> dict[str, str]:
-    c = Cluster(*NODES, *objects, config=config)
-    pl, info, nodes, state = plugin_of(c), pod_info_from(pod), c.sched.cache.table, CycleState()
-    _, st = pl.pre_filter(state, info, nodes)
-    if st is not None and st.code == Code.SKIP:
-        return dict.fromkeys(nodes.names, "")
-    v = pl.filter_nodes(state, info, nodes)
-    if v is None:
-        return dict.fromkeys(nodes.names, "")
-    got = {}
-    for i, n in enumerate(nodes.names):
-        got[n] = v.describe(v.reason_at(i))[0] if v.code[i] else ""
-        if v.code[i]:
-            want_code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if got[n] == AFFINITY else Code.UNSCHEDULABLE
-            assert v.code[i] == want_code, n
-    return got
+    got = Cluster(*NODES, *objects, config=config).filter_verdicts("InterPodAffinity", pod)
+    for n, (code, reason) in got.items():  # affinity is unresolvable, the anti-affinity checks are not
+        if code:
+            assert code == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if reason == AFFINITY else Code.UNSCHEDULABLE), n
+    return {n: reason for n, (_, reason) in got.items()}
 
 
 DB_ON_N1 = labelled("db", {"app": "db"}, on="n1")
@@ -191,15 +174,7 @@ def test_filter(name: str, objects: list, pod: dict, want: dict[str, str]) -> No
 
 
 def run_score(objects: list[dict], pod: dict, config: dict | None = None) -> tuple[dict, dict] | None:
-    c = Cluster(*NODES, *objects, config=config)
-    pl, info, nodes, state = plugin_of(c), pod_info_from(pod), c.sched.cache.table, CycleState()
-    rows = np.arange(nodes.n)
-    st = pl.pre_score(state, info, nodes, rows)
-    if st is not None and st.code == Code.SKIP:
-        return None
-    raw = pl.score_nodes(state, info, nodes, rows)
-    norm = pl.normalize_scores(state, info, raw.copy())
-    return dict(zip(nodes.names, raw.tolist(), strict=True)), dict(zip(nodes.names, norm.tolist(), strict=True))
+    return Cluster(*NODES, *objects, config=config).plugin_scores("InterPodAffinity", pod)
 
 
 def test_score_preferred_affinity() -> None:

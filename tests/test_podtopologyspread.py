@@ -6,15 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 
 from harness import Cluster
 from helpers import make_node, make_pod
-from kubesched.api.pod import pod_info_from
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.status import Code
 from kubesched.scheduler.plugins.podtopologyspread.common import parse_args
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
@@ -60,15 +56,7 @@ def run_filter(
     for name in deleting:  # graceful deletes: the pods stay, terminating
         c.store.delete("Pod", "default", name, 30)
     c.sched.process_events()
-    pl = c.sched.profiles["default-scheduler"].plugins["PodTopologySpread"]
-    info, nodes, state = pod_info_from(pod), c.sched.cache.table, CycleState()
-    _, st = pl.pre_filter(state, info, nodes)
-    if st is not None and st.code == Code.SKIP:
-        return dict.fromkeys(nodes.names, "")
-    v = pl.filter_nodes(state, info, nodes)
-    if v is None:
-        return dict.fromkeys(nodes.names, "")
-    return {n: (v.describe(v.reason_at(i))[0] if v.code[i] else "") for i, n in enumerate(nodes.names)}
+    return {n: reason for n, (_, reason) in c.filter_verdicts("PodTopologySpread", pod).items()}
 
 
 @pytest.mark.parametrize(
@@ -186,18 +174,9 @@ def test_node_taints_policy(policy: str, want_x: str) -> None:
     assert run_filter(nodes + pods, incoming(constraint(ZONE, nodeTaintsPolicy=policy)))["node-x"] == want_x
 
 
-def run_score(objects: list[dict[str, Any]], pod: dict[str, Any], config: dict | None = None) -> tuple[dict, dict]:
-    """(raw, normalized) scores of every node, all feasible."""
-    c = Cluster(*objects, config=config)
-    pl = c.sched.profiles["default-scheduler"].plugins["PodTopologySpread"]
-    info, nodes, state = pod_info_from(pod), c.sched.cache.table, CycleState()
-    rows = np.arange(nodes.n)
-    st = pl.pre_score(state, info, nodes, rows)
-    if st is not None and st.code == Code.SKIP:
-        return {}, {}
-    raw = pl.score_nodes(state, info, nodes, rows)
-    norm = pl.normalize_scores(state, info, raw.copy())
-    return dict(zip(nodes.names, raw.tolist(), strict=True)), dict(zip(nodes.names, norm.tolist(), strict=True))
+def run_score(objects: list[dict[str, Any]], pod: dict[str, Any], config: dict | None = None) -> tuple | None:
+    """(raw, normalized) scores of every node, all feasible; None when PreScore skips."""
+    return Cluster(*objects, config=config).plugin_scores("PodTopologySpread", pod)
 
 
 def test_score_hostname_constraint() -> None:
@@ -259,7 +238,7 @@ def test_system_default_constraints_follow_services() -> None:
     }
     alone = make_pod("alone")
     alone["metadata"]["labels"] = {"app": "other"}
-    assert run_score(objects, alone) == ({}, {})  # nothing selects it: no default constraints
+    assert run_score(objects, alone) is None  # nothing selects it: no default constraints
 
 
 def test_list_defaulting_uses_the_args() -> None:
