@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import Cluster
-from helpers import make_node, make_pod
+from helpers import make_node, make_pod, make_priority_class
 from kubesched.errors import InputError
 from kubesched.scheduler.framework.status import Code
 from kubesched.scheduler.plugins.interpodaffinity.common import parse_args
@@ -264,3 +264,41 @@ def test_cache_follows_its_database_and_moves_when_it_is_bound() -> None:
     c.advance(11)  # backoff
     db_zone = {"n1": "z1", "n2": "z1", "n3": "z2"}[c.node_of("db")]
     assert {"n1": "z1", "n2": "z1", "n3": "z2"}[c.node_of("cache")] == db_zone
+
+
+def test_a_deleted_pod_no_longer_counts() -> None:
+    # the pod table forgets the pod's labels and terms with it
+    c = Cluster(
+        *NODES,
+        labelled("web", {"app": "web"}, on="n1"),
+        labelled("fan", {}, on="n3", podAntiAffinity=required(term(ZONE, app="web"))),
+    )
+    pod = labelled("p", {"app": "web"}, podAntiAffinity=required(term(HOST, app="web")))
+    assert c.filter_verdicts("InterPodAffinity", pod)["n1"][1] == ANTI
+    assert c.filter_verdicts("InterPodAffinity", pod)["n3"][1] == EXISTING
+    c.store.delete("Pod", "default", "web", 0)
+    c.store.delete("Pod", "default", "fan", 0)
+    c.sched.process_events()
+    assert set(c.filter_verdicts("InterPodAffinity", pod).values()) == {(0, "")}
+    assert not c.sched.cache.pod_table.term_groups
+
+
+def test_nominated_pods_count_for_anti_affinity() -> None:
+    # AddPod: a higher-priority pod nominated to n1 (it cannot be placed, so it keeps waiting
+    # there) is counted when filtering n1 for a pod that repels it.
+    waiting = labelled("waiting", {"app": "web"})
+    del waiting["spec"]["priority"]
+    waiting["spec"].update(priorityClassName="never100", nodeSelector={"pool": "none"})
+    waiting["status"] = {"nominatedNodeName": "n1"}
+    c = Cluster(*NODES, make_priority_class("never100", 100, preemptionPolicy="Never"), waiting)
+    c.settle()
+    pod = labelled("p", {}, podAntiAffinity=required(term(HOST, app="web")))
+    pod["spec"]["nodeSelector"] = {HOST: "n1"}
+    c.create(pod)
+    c.settle()
+    assert c.node_of("p") is None
+    assert c.sched.last_message["default/p"] == (
+        "0/3 nodes are available: 1 node(s) didn't match pod anti-affinity rules, "
+        "2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: "
+        "1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.."
+    )

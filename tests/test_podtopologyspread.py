@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import Cluster
-from helpers import make_node, make_pod
+from helpers import make_node, make_pod, make_priority_class
 from kubesched.errors import InputError
 from kubesched.scheduler.plugins.podtopologyspread.common import parse_args
 
@@ -313,3 +313,34 @@ def test_pod_left_over_gets_the_spread_message() -> None:
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod topology spread constraints. "
         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
     )
+
+
+def test_nominated_pods_count_toward_the_skew() -> None:
+    # AddPod: a higher-priority matching pod nominated to node-a (waiting there) makes zone1 hold
+    # one more pod than zone2 for the second filter pass.
+    waiting = make_pod("waiting", priority_class="never100", spec={"nodeSelector": {"pool": "none"}})
+    waiting["metadata"]["labels"] = {"foo": ""}
+    waiting["status"] = {"nominatedNodeName": "node-a"}
+    c = Cluster(*FOUR_NODES, make_priority_class("never100", 100, preemptionPolicy="Never"), waiting)
+    c.settle()
+    # (Ignore: the nodeSelector pinning node-a must not shrink the counted domains to zone1)
+    pod = incoming(constraint(ZONE, nodeAffinityPolicy="Ignore"), nodeSelector={HOST: "node-a"})
+    c.create(pod)
+    c.settle()
+    assert c.node_of("incoming") is None
+    assert c.sched.last_message["default/incoming"].startswith(
+        "0/4 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
+    )
+
+
+def test_a_service_created_later_brings_the_default_constraints() -> None:
+    pod = make_pod("web")
+    pod["metadata"]["labels"] = {"app": "web"}
+    c = Cluster(*FOUR_NODES)
+    assert c.plugin_scores("PodTopologySpread", pod) is None
+    c.create(service({"app": "web"}))
+    c.sched.process_events()
+    assert c.plugin_scores("PodTopologySpread", pod) is not None
+    c.store.delete("Service", "default", "svc")
+    c.sched.process_events()
+    assert c.plugin_scores("PodTopologySpread", pod) is None
