@@ -174,6 +174,86 @@ def test_still_not_fitting_without_victims_reports_the_filter_reason() -> None:
     assert c.events("Preempted") == []
 
 
+# -- victims that free an inter-pod constraint (the PreFilter extensions' RemovePod / AddPod) --------
+def preemptor(labels: dict, **spec: object) -> dict:
+    p = make_pod("hi", cpu="100m", priority_class="high", spec=spec)
+    p["metadata"]["labels"] = labels
+    return p
+
+
+def anti_affinity(**labels: str) -> dict:
+    term = {"topologyKey": HOST, "labelSelector": {"matchLabels": labels}}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def preempted_and_placed(c: Cluster) -> tuple[set[str], str | None]:
+    """The pods preempted for "hi" and where it runs once their grace period is over."""
+    preempted = {p["metadata"]["name"] for p in c.store.list("Pod")[0] if p["metadata"].get("deletionTimestamp")}
+    c.advance(30)
+    return preempted, c.node_of("hi")
+
+
+def test_victim_sharing_a_node_with_the_preemptors_anti_affinity_target() -> None:
+    c = Cluster(
+        *CLASSES,
+        node("n1"),
+        node("n2"),
+        running("db", "n1", "100m", labels={"app": "db"}),
+        running("web1", "n1", "100m", labels={"app": "web"}),  # low too, but kept by the reprieve
+        running("db2", "n2", "100m", cls="high", labels={"app": "db"}),
+    )
+    c.create(preemptor({"app": "hi"}, affinity=anti_affinity(app="db")))
+    c.settle()
+    assert c.sched.last_message["default/hi"].startswith(
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."
+    )
+    assert preempted_and_placed(c) == ({"db"}, "n1")
+
+
+def test_victim_whose_anti_affinity_rejects_the_preemptor() -> None:
+    loner = running("loner", "n1", "100m", labels={"app": "loner"})
+    loner["spec"]["affinity"] = anti_affinity(app="hi")
+    c = Cluster(
+        *CLASSES,
+        node("n1"),
+        node("n2", cpu="1"),
+        loner,
+        running("web1", "n1", "100m", labels={"app": "web"}),
+        running("full", "n2", "1", cls="high"),
+    )
+    c.create(preemptor({"app": "hi"}))
+    c.settle()
+    assert c.sched.last_message["default/hi"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy existing pods anti-affinity rules."
+    )
+    assert preempted_and_placed(c) == ({"loner"}, "n1")
+
+
+def test_victim_whose_removal_brings_the_skew_down() -> None:
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": HOST,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    c = Cluster(
+        *CLASSES,
+        node("n1"),
+        node("n2"),
+        node("n3", cpu="1"),
+        running("web1", "n1", "100m", labels={"app": "web"}),
+        running("db1", "n1", "100m", labels={"app": "db"}),  # low, not matching: reprieved
+        running("web2", "n2", "100m", cls="high", labels={"app": "web"}),
+        running("full", "n3", "1", cls="high"),  # the empty domain, which nothing can join
+    )
+    c.create(preemptor({"app": "web"}, topologySpreadConstraints=[spread]))
+    c.settle()
+    assert c.sched.last_message["default/hi"].startswith(
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match pod topology spread constraints."
+    )
+    assert preempted_and_placed(c) == ({"web1"}, "n1")
+
+
 # -- victim selection ----------------------------------------------------------------------------
 def _labelled(name: str, prio: int, labels: dict) -> object:
     p = make_pod(name, priority=prio)
