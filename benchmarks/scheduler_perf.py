@@ -241,27 +241,51 @@ def preferred_topology_spreading(nodes: int, pods: int, init_pods: int) -> dict[
     return run_workload(nodes, init, [spreading_pod(i, "ScheduleAnyway") for i in range(pods)], zones=3)
 
 
+def default_topology_spreading(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``DefaultTopologySpreading``: 3 zones, a Service in service-ns selecting
+    app=scheduler-perf (``templates/service.yaml``), plain init pods, then pods of
+    ``templates/pod-with-label.yaml`` (that label, no requests) in service-ns, which the System
+    default constraints spread over hostnames and zones."""
+    service = {
+        "metadata": {"name": "service-0", "namespace": "service-ns"},
+        "spec": {"selector": {"app": "scheduler-perf"}, "ports": [{"protocol": "TCP", "port": 80, "targetPort": 8000}]},
+    }
+    objects = [("Namespace", {"metadata": {"name": "service-ns"}}), ("Service", service)]
+    measured = []
+    for i in range(pods):
+        p = pod("labelled", i)
+        p["metadata"].update(namespace="service-ns", labels={"app": "scheduler-perf"})
+        del p["spec"]["containers"][0]["resources"]
+        measured.append(p)
+    init = (pod("init", i) for i in range(init_pods))
+    return run_workload(nodes, init, measured, objects, zones=3)
+
+
 HOST = "kubernetes.io/hostname"
 NAMESPACES = [("Namespace", {"metadata": {"name": f"sched-{i}"}}) for i in range(2)]
 
 
+# kind -> (its template's label color=..., topology key, section, preferred)
+AFFINITY_TEMPLATES = {
+    "anti": ("green", HOST, "podAntiAffinity", False),  # templates/pod-with-pod-anti-affinity.yaml
+    "affinity": ("blue", ZONE, "podAffinity", False),  # templates/pod-with-pod-affinity.yaml
+    "preferred": ("red", HOST, "podAffinity", True),  # templates/pod-with-preferred-pod-affinity.yaml
+    "preferred-anti": ("yellow", HOST, "podAntiAffinity", True),  # …-preferred-pod-anti-affinity.yaml
+}
+
+
 def affinity_pod(prefix: str, i: int, ns: str, kind: str) -> dict[str, Any]:
-    """``pod-with-pod-anti-affinity.yaml`` (required, hostname, color=green),
-    ``pod-with-pod-affinity.yaml`` (required, zone, foo=""), ``pod-with-preferred-pod-affinity.yaml``
-    and ``pod-with-preferred-pod-anti-affinity.yaml`` (weight 1, hostname, foo=""); every term
-    lists both namespaces."""
+    """The affinity templates: 100m pods labelled color=<c> with one term selecting color=<c> in
+    both namespaces (preferred ones of weight 1)."""
+    color, key, section, preferred = AFFINITY_TEMPLATES[kind]
     p = pod(prefix, i)
     p["metadata"]["namespace"] = ns
-    namespaces = ["sched-0", "sched-1"]
-    if kind == "anti":
-        labels, key, section, preferred = {"color": "green"}, HOST, "podAntiAffinity", False
-    elif kind == "affinity":
-        labels, key, section, preferred = {"foo": ""}, ZONE, "podAffinity", False
-    else:
-        labels, key, preferred = {"foo": ""}, HOST, True
-        section = "podAffinity" if kind == "preferred" else "podAntiAffinity"
-    p["metadata"]["labels"] = labels
-    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": key, "namespaces": namespaces}
+    p["metadata"]["labels"] = {"color": color}
+    term = {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": key,
+        "namespaces": ["sched-1", "sched-0"],
+    }
     if preferred:
         rule = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
     else:
@@ -290,6 +314,7 @@ WORKLOADS = {
     "SchedulingPreferredPodAntiAffinity": affinity_workload("preferred-anti"),
     "TopologySpreading": topology_spreading,
     "PreferredTopologySpreading": preferred_topology_spreading,
+    "DefaultTopologySpreading": default_topology_spreading,
     "PreemptionBasic": preemption_basic,
     "PreemptionAsync": preemption_async,
 }
@@ -301,6 +326,7 @@ DEFAULT_INIT = {  # init pods per node
     "SchedulingPreferredPodAffinity": 1,
     "SchedulingPreferredPodAntiAffinity": 1,
     "PreferredTopologySpreading": 1,
+    "DefaultTopologySpreading": 1,
 }
 
 
