@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from helpers import make_node, make_pod
 from kubesched.cli import main
 
-EXAMPLE = str(Path(__file__).parent.parent / "examples" / "basic")
+EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLE = str(EXAMPLES / "basic")
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -50,6 +51,35 @@ def test_example_placements_and_messages() -> None:
         "message": "Successfully assigned shop/db to node-a",
     } in doc["events"]
     assert doc["stats"]["bound"] == 4 and doc["stats"]["pending"] == 3
+
+
+def test_topology_example_spreads_and_keeps_apart() -> None:
+    code, out, _ = run(str(EXAMPLES / "topology"), "--output", "json", "--explain", "shop/api-2")
+    assert code == 0
+    doc = json.loads(out)
+    pods = {p["name"]: p for p in doc["pods"]}
+    zone = {"node-a": 1, "node-b": 1, "node-c": 2, "node-d": 2}
+
+    def where(prefix: str) -> list[str]:
+        return [p["nodeName"] for name, p in sorted(pods.items()) if name.startswith(prefix) and p["nodeName"]]
+
+    assert sorted(zone[n] for n in where("web-")) == [1, 1, 2, 2]  # DoNotSchedule, maxSkew 1 over zones
+    assert len(set(where("api-"))) == 4
+    # api-2 gets the System default constraints from the Service; api-1 is on node-b in zone 1:
+    # raw counts × ln(domains + 2) + (maxSkew − 1) are 7, 9, 6, 6, normalized 100 × (9 + 6 − s) / 9
+    scores = doc["explain"]["shop/api-2"]["score-result"]
+    assert {n: s["PodTopologySpread"] for n, s in scores.items()} == {
+        "node-a": 88,
+        "node-b": 66,
+        "node-c": 100,
+        "node-d": 100,
+    }
+    assert len(set(where("cache-"))) == 2  # anti-affinity to each other by hostname
+    assert len(set(where("etl-"))) == 4 and pods["etl-5"]["nodeName"] is None
+    assert pods["etl-5"]["message"] == (
+        "0/4 nodes are available: 4 node(s) didn't match pod anti-affinity rules. "
+        "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.."
+    )
 
 
 def test_same_seed_same_output() -> None:
