@@ -1,7 +1,8 @@
 """Queueing hints of InterPodAffinity and PodTopologySpread (``isSchedulableAfterPodChange`` in
-``interpodaffinity/plugin.go`` and ``podtopologyspread/plugin.go``): an assigned pod added,
-relabelled or deleted moves back only the unschedulable pods whose rejecting plugin says the
-change may help; the others stay where they are."""
+``interpodaffinity/plugin.go`` and ``podtopologyspread/plugin.go``, and their
+``isSchedulableAfterNodeChange``): an assigned pod added, relabelled or deleted, or a node added,
+changed or deleted, moves back only the unschedulable pods whose rejecting plugin says the change
+may help; the others stay where they are."""
 
 from __future__ import annotations
 
@@ -62,12 +63,27 @@ def relabel(name: str, app: str) -> Callable[[Cluster], None]:
     return change
 
 
-def add(pod: dict) -> Callable[[Cluster], None]:
-    return lambda c: c.store.create("Pod", pod)
+def add(obj: dict) -> Callable[[Cluster], None]:
+    return lambda c: c.store.create(obj["kind"], obj)
 
 
-def delete(name: str) -> Callable[[Cluster], None]:
-    return lambda c: c.store.delete("Pod", "default", name, grace_period_seconds=0)
+def node_change(name: str, **labels: str) -> Callable[[Cluster], None]:
+    """Relabel a node, or taint it when no labels are given."""
+
+    def change(c: Cluster) -> None:
+        n = copy.deepcopy(c.store.get("Node", "", name))
+        if labels:
+            n["metadata"]["labels"].update(labels)
+        else:
+            n["spec"]["taints"] = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+        c.store.update("Node", n)
+
+    return change
+
+
+def delete(name: str, kind: str = "Pod") -> Callable[[Cluster], None]:
+    ns = "default" if kind == "Pod" else ""
+    return lambda c: c.store.delete(kind, ns, name, grace_period_seconds=0)
 
 
 CASES = [
@@ -81,11 +97,19 @@ CASES = [
     ("web pod relabelled to c", relabel("web1", "c"), {"shuns-web"}),
     ("x pod relabelled to web", relabel("x1", "web"), {"spreads-x"}),
     ("web pod relabelled to x", relabel("web1", "x"), {"shuns-web", "spreads-x"}),
+    # nodes: InterPodAffinity wants a node with a term's key, PodTopologySpread one with every
+    # constraint's key (a new domain, a key's value or taints changed, or a domain gone)
+    ("node added with a hostname", add(make_node("n3", labels={HOST: "n3"})), {"needs-db", "shuns-web", "spreads-x"}),
+    ("node added without a hostname", add(make_node("n3")), set()),
+    ("node relabelled, hostname kept", node_change("n1", tier="gold"), {"needs-db", "shuns-web"}),
+    ("node's hostname changed", node_change("n1", **{HOST: "n9"}), {"needs-db", "shuns-web", "spreads-x"}),
+    ("node tainted", node_change("n1"), {"spreads-x"}),
+    ("node deleted", delete("n2", kind="Node"), {"spreads-x"}),
 ]
 
 
 @pytest.mark.parametrize(("event", "change", "moved"), CASES, ids=[event for event, _, _ in CASES])
-def test_assigned_pod_events_move_only_the_pods_they_may_help(
+def test_events_move_only_the_pods_they_may_help(
     event: str, change: Callable[[Cluster], None], moved: set[str]
 ) -> None:
     nodes = [make_node(n, labels={HOST: n}) for n in ("n1", "n2")]

@@ -194,7 +194,12 @@ class Scheduler:
             self.queue.move_all(ClusterEvent(NODE, action, f"Node{action.name or 'Update'}"), old, spec)
 
     def _on_node_delete(self, obj: dict[str, Any]) -> None:
-        self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
+        # ``deleteNodeFromCache``: plugins that care (PodTopologySpread: a domain may be gone) get
+        # the event first, with the node as it was
+        name = (obj.get("metadata") or {}).get("name", "")
+        old = self.cache.node_spec(name) or node_info_from(obj)
+        self.queue.move_all(ClusterEvent(NODE, ActionType.DELETE, "NodeDelete"), old, None)
+        self.cache.remove_node(name)
         self.cluster_generation += 1
 
     # -- pod handlers ---------------------------------------------------------------------------

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.affinity import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+from kubesched.api.affinity import DO_NOT_SCHEDULE, HONOR, SCHEDULE_ANYWAY, SpreadConstraint
 from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
@@ -97,37 +97,62 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     # -- QueueingHints ----------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        # The hints look at the hard constraints only (``getConstraints``): only those reject.
+        def hard(pod: PodInfo) -> tuple[SpreadConstraint, ...]:
+            return constraints_for(pod, DO_NOT_SCHEDULE, self.args, self._listers)
+
         def pod_change(pod: PodInfo, old: Any, new: Any) -> bool:
-            """``isSchedulableAfterPodChange``: a pod in the pod's namespace that a constraint
-            selects was added or deleted, or a label change flipped some constraint's match."""
-            if not isinstance(old, PodInfo) and not isinstance(new, PodInfo):
+            """``isSchedulableAfterPodChange``: an assigned pod in the pod's namespace that a
+            constraint selects was added or deleted, or a label change flipped some constraint's
+            match; or the pod itself got new tolerations and a constraint honors taints."""
+            old = old if isinstance(old, PodInfo) else None
+            new = new if isinstance(new, PodInfo) else None
+            if old is None and new is None:
                 return True
-            constraints = constraints_for(pod, DO_NOT_SCHEDULE, self.args, self._listers)
-            constraints += constraints_for(pod, SCHEDULE_ANYWAY, self.args, self._listers)
-            changed = new if isinstance(new, PodInfo) else old
-            if changed.namespace != pod.namespace:
+
+            def involved(p: PodInfo) -> bool:
+                return p.uid == pod.uid or (bool(p.node_name) and p.namespace == pod.namespace)
+
+            if (new is not None and not involved(new)) or (old is not None and not involved(old)):
                 return False
-            if isinstance(old, PodInfo) and isinstance(new, PodInfo):
+            constraints = hard(pod)
+            if old is not None and new is not None:
+                honors_taints = any(c.node_taints_policy == HONOR for c in constraints)
+                if new.uid == pod.uid and old.tolerations != new.tolerations and honors_taints:
+                    return True
                 if old.labels == new.labels:
                     return False
                 return any(c.selector.matches(old.labels) != c.selector.matches(new.labels) for c in constraints)
+            changed = new if new is not None else old
+            assert changed is not None
             return any(c.selector.matches(changed.labels) for c in constraints)
 
         def node_change(pod: PodInfo, old: Any, new: Any) -> bool:
-            """``isSchedulableAfterNodeChange``: a node with every constraint key that was added,
-            or whose keys or taints changed."""
-            keys = [c.topology_key for c in pod.spread_constraints] or ["kubernetes.io/hostname"]
-            if not isinstance(new, NodeSpecInfo):
-                return True
-            if not all(k in new.labels for k in keys):
-                return isinstance(old, NodeSpecInfo) and all(k in old.labels for k in keys)
-            if not isinstance(old, NodeSpecInfo):
-                return True
-            return any(old.labels.get(k) != new.labels.get(k) for k in keys) or old.taints != new.taints
+            """``isSchedulableAfterNodeChange``: a node that has (had) every constraint's key was
+            added or deleted, gained or lost one of them, or changed a key's value or its taints."""
+            old = old if isinstance(old, NodeSpecInfo) else None
+            new = new if isinstance(new, NodeSpecInfo) else None
+            constraints = hard(pod)
 
-        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+            def matching(n: NodeSpecInfo | None) -> bool:
+                return n is not None and all(c.topology_key in n.labels for c in constraints)
+
+            if old is not None and new is not None:
+                if matching(old) != matching(new):
+                    return True
+                keys_changed = any(
+                    old.labels.get(c.topology_key) != new.labels.get(c.topology_key) for c in constraints
+                )
+                return matching(new) and (keys_changed or old.taints != new.taints)
+            if old is None and new is None:
+                return True
+            return matching(new if new is not None else old)
+
+        pod_actions = (
+            ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
+        )
         node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
         return [
-            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, pod_actions), pod_change),
+            ClusterEventWithHint(ClusterEvent(POD, pod_actions), pod_change),
             ClusterEventWithHint(ClusterEvent(NODE, node_actions), node_change),
         ]
