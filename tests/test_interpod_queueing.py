@@ -13,6 +13,7 @@ import pytest
 
 from harness import Cluster
 from helpers import make_node, make_pod
+from kubesched.api.pod import pod_info_from
 
 HOST = "kubernetes.io/hostname"
 
@@ -122,3 +123,21 @@ def test_events_move_only_the_pods_they_may_help(
     c.sched.process_events()
     got = {name for name, uid in uids.items() if c.sched.queue.where(uid) != "unschedulable"}
     assert got == moved, event
+
+
+@pytest.mark.parametrize(("policy", "want"), [("Honor", True), ("Ignore", False)])
+def test_spread_requeues_a_pod_given_tolerations_only_when_taints_are_honored(policy: str, want: bool) -> None:
+    c = Cluster(make_node("n1", labels={HOST: "n1"}))
+    hint = c.sched.profiles["default-scheduler"].plugins["PodTopologySpread"].events_to_register()[0].hint
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": HOST,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "nodeTaintsPolicy": policy,
+        "labelSelector": {"matchLabels": {"app": "x"}},
+    }
+    before = labelled("p", "x", topologySpreadConstraints=[constraint])
+    after = copy.deepcopy(before)
+    after["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    old, new = pod_info_from(before), pod_info_from(after)
+    assert hint(old, old, new) is want
