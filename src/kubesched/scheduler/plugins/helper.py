@@ -9,8 +9,10 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PreFilterExtensions
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions
+from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.podtable import PodTable
 
 # update(pre-filter state, incoming pod, pod added/removed, nodes, its row, +1/-1)
 StateUpdate = Callable[[Any, PodInfo, PodInfo, NodeTable, int, int], None]
@@ -48,3 +50,18 @@ class StateUpdater(PreFilterExtensions):
         s = state.get(self.key)
         if s is not None:
             self.update(s, pod, pod_to_remove, nodes, row, -1)
+
+
+class InterPodPlugin(Plugin):
+    """A plugin that looks at other pods: the cache's pod table and the listers of the handle
+    (namespaces, Services, workload controllers)."""
+
+    @property
+    def listers(self) -> Listers:
+        assert self.handle is not None
+        return self.handle.listers
+
+    @property
+    def pods(self) -> PodTable:
+        assert self.handle is not None
+        return self.handle.cache.pod_table

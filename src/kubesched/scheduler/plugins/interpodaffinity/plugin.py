@@ -23,18 +23,16 @@ from kubesched.scheduler.framework.interface import (
     ScorePlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.plugins.helper import StateUpdater
+from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
-from kubesched.scheduler.podtable import PodTable
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
 PRE_SCORE_KEY = "PreScoreInterPodAffinity"
 
 
-class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class InterPodAffinity(InterPodPlugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = "InterPodAffinity"
     scores_bounded = True
 
@@ -43,19 +41,10 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.args = parse_args(args)
         self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)
 
-    @property
-    def _listers(self) -> Listers:
-        assert self.handle is not None
-        return self.handle.listers
-
-    def _pods(self) -> PodTable:
-        assert self.handle is not None
-        return self.handle.cache.pod_table
-
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult | None, Status | None]:
-        s = filtering.pre_filter_state(pod, nodes, self._pods(), self._listers)
+        s = filtering.pre_filter_state(pod, nodes, self.pods, self.listers)
         if s is None:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_KEY, s)
@@ -69,7 +58,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return None if s is None else filtering.filter_verdicts(s, pod, nodes)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
-        s = scoring.pre_score_state(pod, nodes, self._pods(), self._listers, self.args)
+        s = scoring.pre_score_state(pod, nodes, self.pods, self.listers, self.args)
         if s is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_KEY, s)
@@ -87,7 +76,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             a = pod.pod_affinity
             if a is None:
                 return (), ()
-            listers = self._listers
+            listers = self.listers
             return (
                 tuple(resolve(t, listers) for t in a.required_affinity),
                 tuple(resolve(t, listers) for t in a.required_anti_affinity),

@@ -24,18 +24,16 @@ from kubesched.scheduler.framework.interface import (
     ScorePlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.plugins.helper import StateUpdater
+from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring
 from kubesched.scheduler.plugins.podtopologyspread.common import constraints_for, parse_args
-from kubesched.scheduler.podtable import PodTable
 
 PRE_FILTER_KEY = "PreFilterPodTopologySpread"
 PRE_SCORE_KEY = "PreScorePodTopologySpread"
 
 
-class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class PodTopologySpread(InterPodPlugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = "PodTopologySpread"
     scores_bounded = True
 
@@ -44,23 +42,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.args = parse_args(args)
         self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)
 
-    @property
-    def _listers(self) -> Listers:
-        assert self.handle is not None
-        return self.handle.listers
-
-    def _pods(self) -> PodTable:
-        assert self.handle is not None
-        return self.handle.cache.pod_table
-
     # -- Filter ---------------------------------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult | None, Status | None]:
-        constraints = constraints_for(pod, DO_NOT_SCHEDULE, self.args, self._listers)
+        constraints = constraints_for(pod, DO_NOT_SCHEDULE, self.args, self.listers)
         if not constraints:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_KEY, filtering.pre_filter_state(pod, constraints, nodes, self._pods()))
+        state.write(PRE_FILTER_KEY, filtering.pre_filter_state(pod, constraints, nodes, self.pods))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -76,11 +65,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         if len(rows) == 0:
             return None
-        constraints = constraints_for(pod, SCHEDULE_ANYWAY, self.args, self._listers)
+        constraints = constraints_for(pod, SCHEDULE_ANYWAY, self.args, self.listers)
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.spread_constraints) or not self.args.system_defaulted
-        state.write(PRE_SCORE_KEY, scoring.pre_score_state(pod, constraints, require_all, nodes, rows, self._pods()))
+        state.write(PRE_SCORE_KEY, scoring.pre_score_state(pod, constraints, require_all, nodes, rows, self.pods))
         return None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
@@ -99,7 +88,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # The hints look at the hard constraints only (``getConstraints``): only those reject.
         def hard(pod: PodInfo) -> tuple[SpreadConstraint, ...]:
-            return constraints_for(pod, DO_NOT_SCHEDULE, self.args, self._listers)
+            return constraints_for(pod, DO_NOT_SCHEDULE, self.args, self.listers)
 
         def pod_change(pod: PodInfo, old: Any, new: Any) -> bool:
             """``isSchedulableAfterPodChange``: an assigned pod in the pod's namespace that a
