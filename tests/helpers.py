@@ -63,6 +63,18 @@ def make_pod(
     return {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{ns}-{name}"}, "spec": body}
 
 
+def make_waiting_nominated(
+    name: str, node: str, cpu: str | None = None, priority_class: str = "never100", labels: dict | None = None
+) -> dict[str, Any]:
+    """A pending pod nominated to ``node`` that itself can't be placed (its selector matches
+    nothing); with a class that may not preempt, its failed attempts leave the nomination in place."""
+    p = make_pod(name, cpu=cpu, priority_class=priority_class, spec={"nodeSelector": {"pool": "none"}})
+    if labels:
+        p["metadata"]["labels"] = labels
+    p["status"] = {"nominatedNodeName": node}
+    return p
+
+
 def make_priority_class(name: str, value: int, **extra: Any) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.k8s.io/v1",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness import Cluster
-from helpers import make_node, make_pod, make_priority_class
+from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.scheduler.framework.cycle_state import CycleState
@@ -231,19 +231,11 @@ PRIORITIES = (
 )
 
 
-def _nominated(name: str, cpu: str, priority_class: str, node: str) -> dict:
-    # A pending pod nominated to `node` that itself can't be placed (its selector matches nothing);
-    # it may not preempt, so its failed attempts leave the nomination in place.
-    p = make_pod(name, cpu=cpu, priority_class=priority_class, spec={"nodeSelector": {"pool": "none"}})
-    p["status"] = {"nominatedNodeName": node}
-    return p
-
-
 def test_nominated_pods_of_equal_or_higher_priority_hold_their_room() -> None:
     # RunFilterPluginsWithNominatedPods: n1 must also fit with the nominated pod added.
     host = "kubernetes.io/hostname"
     n1, n2 = make_node("n1", cpu="2", labels={host: "n1"}), make_node("n2", cpu="2", labels={host: "n2"})
-    c = Cluster(*PRIORITIES, n1, n2, _nominated("big", "2", "never100", "n1"))
+    c = Cluster(*PRIORITIES, n1, n2, make_waiting_nominated("big", "n1", cpu="2"))
     c.create(make_pod("low", cpu="1", spec={"nodeSelector": {host: "n1"}}))
     c.settle()
     assert c.node_of("low") is None
@@ -258,7 +250,9 @@ def test_nominated_pods_of_equal_or_higher_priority_hold_their_room() -> None:
 
 
 def test_lower_priority_nominated_pods_do_not_block() -> None:
-    c = Cluster(*PRIORITIES, make_node("n1", cpu="2"), _nominated("small", "2", "never0", "n1"))
+    c = Cluster(
+        *PRIORITIES, make_node("n1", cpu="2"), make_waiting_nominated("small", "n1", cpu="2", priority_class="never0")
+    )
     c.create(make_pod("high", cpu="1", priority_class="p10"))
     c.settle()
     assert c.node_of("high") == "n1"
@@ -275,7 +269,7 @@ def test_nominated_pods_count_only_where_the_search_reaches(nominated_on: str, n
     # 200 nodes, 100 feasible nodes to find; upstream runs the with-nominated-pods pass per node as
     # findNodesThatPassFilters reaches it, so the search window decides which nodes it touches.
     nodes = [make_node(f"n{i:03d}", cpu="2") for i in range(200)]
-    c = Cluster(*PRIORITIES, *nodes, _nominated("big", "2", "never100", nominated_on))
+    c = Cluster(*PRIORITIES, *nodes, make_waiting_nominated("big", nominated_on, cpu="2"))
     assert c.sched.algorithm.next_start_node_index == 0  # "big" found nothing: all 200 processed
     c.create(make_pod("low", cpu="1"))
     c.settle()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import Cluster
-from helpers import make_node, make_pod, make_priority_class
+from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.errors import InputError
 from kubesched.scheduler.framework.status import Code
 from kubesched.scheduler.plugins.interpodaffinity.common import parse_args
@@ -286,10 +286,7 @@ def test_a_deleted_pod_no_longer_counts() -> None:
 def test_nominated_pods_count_for_anti_affinity() -> None:
     # AddPod: a higher-priority pod nominated to n1 (it cannot be placed, so it keeps waiting
     # there) is counted when filtering n1 for a pod that repels it.
-    waiting = labelled("waiting", {"app": "web"})
-    del waiting["spec"]["priority"]
-    waiting["spec"].update(priorityClassName="never100", nodeSelector={"pool": "none"})
-    waiting["status"] = {"nominatedNodeName": "n1"}
+    waiting = make_waiting_nominated("waiting", "n1", labels={"app": "web"})
     c = Cluster(*NODES, make_priority_class("never100", 100, preemptionPolicy="Never"), waiting)
     c.settle()
     pod = labelled("p", {}, podAntiAffinity=required(term(HOST, app="web")))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import Cluster
-from helpers import make_node, make_pod, make_priority_class
+from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.errors import InputError
 from kubesched.scheduler.plugins.podtopologyspread.common import parse_args
 
@@ -318,9 +318,7 @@ def test_pod_left_over_gets_the_spread_message() -> None:
 def test_nominated_pods_count_toward_the_skew() -> None:
     # AddPod: a higher-priority matching pod nominated to node-a (waiting there) makes zone1 hold
     # one more pod than zone2 for the second filter pass.
-    waiting = make_pod("waiting", priority_class="never100", spec={"nodeSelector": {"pool": "none"}})
-    waiting["metadata"]["labels"] = {"foo": ""}
-    waiting["status"] = {"nominatedNodeName": "node-a"}
+    waiting = make_waiting_nominated("waiting", "node-a", labels={"foo": ""})
     c = Cluster(*FOUR_NODES, make_priority_class("never100", 100, preemptionPolicy="Never"), waiting)
     c.settle()
     # (Ignore: the nodeSelector pinning node-a must not shrink the counted domains to zone1)
