@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.client import InProcessClient
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.scheduler import Scheduler

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import pod_info_from
+from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.client import InProcessClient
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import parse_config
@@ -62,7 +62,7 @@ class Cluster:
         return (self.store.get("Pod", ns, name).get("spec") or {}).get("nodeName")
 
     def events(self, reason: str) -> list[str]:
-        return [e["note"] for e in self.store.list("Event")[0] if e.get("reason") == reason]
+        return [e["message"] for e in self.store.list("Event")[0] if e.get("reason") == reason]
 
     # -- one plugin on its own, against the cache (upstream's plugin unit tests) -------------------
     def _plugin(self, name: str) -> Any:

@@ -8,9 +8,10 @@ import itertools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+EPOCH_UNIX = EPOCH.timestamp()
 
 
 class Clock(Protocol):
@@ -66,17 +67,20 @@ class VirtualClock:
 
 
 class RealClock:
-    """Wall-clock seconds; timers are fired by whoever polls ``fire_due``."""
+    """Wall time (seconds since EPOCH, so timestamps render as real dates); timers are fired by
+    the thread that polls ``fire_due`` (the scheduler's loop)."""
 
     def __init__(self) -> None:
-        self._start = time.monotonic()
-        self._virtual = VirtualClock()
+        self._virtual = VirtualClock(self.now())
 
     def now(self) -> float:
-        return time.monotonic() - self._start
+        return time.time() - EPOCH_UNIX
 
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
         return self._virtual.call_at(when, fn)
+
+    def next_timer(self) -> float | None:
+        return self._virtual.next_timer()
 
     def fire_due(self) -> None:
         self._virtual.advance_to(self.now())
@@ -98,3 +102,32 @@ def parse_rfc3339(text: str) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return (dt - EPOCH).total_seconds()
+
+
+def rfc3339_micro(seconds: float) -> str:
+    """A clock reading as metav1.MicroTime (``2026-01-01T00:00:00.000000Z``)."""
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class WallClock:
+    """Wall time (seconds since EPOCH, so timestamps render as real dates) with timers on an
+    asyncio loop; ``call_at`` may be called from any thread."""
+
+    def __init__(self, loop: Any) -> None:
+        self.loop = loop
+
+    def now(self) -> float:
+        return time.time() - EPOCH_UNIX
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        timer = Timer(when, fn)
+
+        def fire() -> None:
+            if not timer.cancelled:
+                fn()
+
+        def arm() -> None:
+            self.loop.call_later(max(0.0, when - self.now()), fire)
+
+        self.loop.call_soon_threadsafe(arm)
+        return timer

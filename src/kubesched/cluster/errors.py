@@ -1,20 +1,67 @@
-"""API errors with the Kubernetes status reasons and HTTP codes (apimachinery ``StatusError``)."""
+"""API errors with the Kubernetes status reasons and HTTP codes (apimachinery ``StatusError``).
+
+Each carries what ``metav1.Status`` reports: the HTTP code, the ``reason``, the message and the
+optional ``details`` (name, group, kind as the plural resource, causes).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class ApiError(Exception):
     code = 500
     reason = "InternalError"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.details = details
+
+    def status(self) -> dict[str, Any]:
+        """The ``metav1.Status`` body of this error."""
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class BadRequest(ApiError):
+    code = 400
+    reason = "BadRequest"
+
+
+class Unauthorized(ApiError):
+    code = 401
+    reason = "Unauthorized"
+
+
+class Forbidden(ApiError):
+    code = 403
+    reason = "Forbidden"
 
 
 class NotFound(ApiError):
     code = 404
     reason = "NotFound"
+
+
+class MethodNotAllowed(ApiError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class NotAcceptable(ApiError):
+    code = 406
+    reason = "NotAcceptable"
 
 
 class AlreadyExists(ApiError):
@@ -27,9 +74,19 @@ class Conflict(ApiError):
     reason = "Conflict"
 
 
-class Forbidden(ApiError):
-    code = 403
-    reason = "Forbidden"
+class Expired(ApiError):
+    code = 410
+    reason = "Expired"
+
+
+class RequestEntityTooLarge(ApiError):
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+
+class UnsupportedMediaType(ApiError):
+    code = 415
+    reason = "UnsupportedMediaType"
 
 
 class Invalid(ApiError):

@@ -1,9 +1,12 @@
-"""An in-process object store with Kubernetes API semantics (the embedded cluster's apiserver).
+"""An object store with Kubernetes API semantics: the embedded cluster's storage layer.
 
-resourceVersion per write, list + watch, create (AlreadyExists), update with optimistic
-concurrency (Conflict on a stale resourceVersion), delete with a grace period for pods, the
-``pods/binding`` subresource and Events. Stored objects are never mutated in place: every write
-stores a new top-level dict, so readers may keep references without copying.
+One global resourceVersion bumped per write, list + watch from a resourceVersion (replayed from
+a bounded revision log; older ones are compacted and answer 410 Expired, as etcd and the watch
+cache do), create (AlreadyExists), update with optimistic concurrency (Conflict on a stale
+resourceVersion), delete with preconditions and a grace period for bound pods, and the
+``pods/binding`` subresource. Objects live in memory; a ``Backend`` (SQLite for the API server)
+makes each write durable before it returns. Stored objects are never mutated in place: every
+write stores a new top-level dict, so readers may keep references without copying.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from kubesched.clock import Clock, VirtualClock, rfc3339
-from kubesched.cluster.errors import AlreadyExists, Conflict, NotFound
+from kubesched.clock import Clock, VirtualClock, parse_rfc3339, rfc3339
+from kubesched.cluster.errors import AlreadyExists, Conflict, Expired, NotFound
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -36,6 +39,7 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "ReplicaSet": ("apps/v1", True, "replicasets"),
     "StatefulSet": ("apps/v1", True, "statefulsets"),
     "Lease": ("coordination.k8s.io/v1", True, "leases"),
+    "ConfigMap": ("v1", True, "configmaps"),
 }
 
 Key = tuple[str, str]  # (namespace or "", name)
@@ -45,6 +49,33 @@ Admission = Callable[[str, dict[str, Any]], dict[str, Any]]
 def is_namespaced(kind: str) -> bool:
     info = KNOWN_KINDS.get(kind)
     return True if info is None else info[1]
+
+
+def resource_name(kind: str) -> str:
+    """The plural resource qualified by its group, as apiserver messages name it
+    (``pods``, ``leases.coordination.k8s.io``)."""
+    api_version, _, plural = KNOWN_KINDS.get(kind, ("v1", True, kind.lower() + "s"))
+    group = api_version.rpartition("/")[0]
+    return f"{plural}.{group}" if group else plural
+
+
+def conflict(kind: str, name: str, why: str) -> Conflict:
+    return Conflict(
+        f'Operation cannot be fulfilled on {resource_name(kind)} "{name}": {why}', details=_details(kind, name)
+    )
+
+
+def _details(kind: str, name: str) -> dict[str, Any]:
+    api_version, _, plural = KNOWN_KINDS.get(kind, ("v1", True, kind.lower() + "s"))
+    group = api_version.rpartition("/")[0]
+    return {"name": name, "group": group, "kind": plural} if group else {"name": name, "kind": plural}
+
+
+def not_found(kind: str, name: str) -> NotFound:
+    return NotFound(f'{resource_name(kind)} "{name}" not found', details=_details(kind, name))
+
+
+STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
 
 @dataclass(slots=True)
@@ -57,15 +88,22 @@ class WatchEvent:
 
 
 class Watch:
-    """Events delivered after ``resource_version``; the consumer drains them like an informer."""
+    """Events delivered after ``resource_version``; the consumer drains them like an informer.
 
-    def __init__(self, kinds: frozenset[str] | None) -> None:
+    ``notify`` (optional) is called after each event is buffered, so a consumer on another
+    thread or task can wake up.
+    """
+
+    def __init__(self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None) -> None:
         self.kinds = kinds
         self._buffer: deque[WatchEvent] = deque()
+        self.notify = notify
 
     def _offer(self, ev: WatchEvent) -> None:
         if self.kinds is None or ev.kind in self.kinds:
             self._buffer.append(ev)
+            if self.notify is not None:
+                self.notify()
 
     def __bool__(self) -> bool:
         return bool(self._buffer)
@@ -86,6 +124,29 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+class Backend(Protocol):
+    """Durable storage under the Store: every event is written before the write returns."""
+
+    def load(self) -> Loaded: ...
+
+    def append(self, ev: WatchEvent) -> None: ...
+
+    def compact(self, rev: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What a Backend holds: current objects by kind, the last revision, and the revision log
+    from just after ``compacted`` on."""
+
+    objects: list[tuple[str, dict[str, Any]]]
+    revision: int
+    compacted: int
+    log: list[WatchEvent]
+
+
 def key_of(kind: str, obj: dict[str, Any]) -> Key:
     meta = obj.get("metadata") or {}
     ns = (meta.get("namespace") or "default") if is_namespaced(kind) else ""
@@ -96,18 +157,50 @@ class Store:
     """Objects by kind and (namespace, name); the single source of truth for the embedded cluster."""
 
     HISTORY = 100_000
+    COMPACT_EVERY = 1_000
 
-    def __init__(self, clock: Clock | None = None, *, seed: int = 0) -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        seed: int | None = 0,
+        backend: Backend | None = None,
+        history: int = HISTORY,
+        start_on_bind: bool = True,
+    ) -> None:
+        """``seed`` None draws UIDs from the OS (a server); ``start_on_bind`` makes a bound pod
+        Running at once (simulations, which run no kubelet)."""
         self.clock: Clock = clock or VirtualClock()
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
         self._rv = 0
         self._watches: list[Watch] = []
-        self._history: deque[WatchEvent] = deque(maxlen=self.HISTORY)
-        self._rng = random.Random(seed)
+        self._history: deque[WatchEvent] = deque()
+        self._history_limit = history
+        self.compacted_rev = 0
+        self._rng = random.Random(seed) if seed is not None else None
         self.admission: list[Admission] = []
+        self.backend = backend
+        self.start_on_bind = start_on_bind
+        if backend is not None:
+            self._load(backend.load())
+
+    def _load(self, loaded: Loaded) -> None:
+        for kind, obj in loaded.objects:
+            self._objects.setdefault(kind, {})[key_of(kind, obj)] = obj
+        self._rv = loaded.revision
+        self.compacted_rev = loaded.compacted
+        self._history.extend(loaded.log)
+        for (ns, name), pod in list(self._objects.get("Pod", {}).items()):
+            when = (pod.get("metadata") or {}).get("deletionTimestamp")
+            if when:  # a graceful delete under way when the server stopped
+                uid = pod["metadata"]["uid"]
+                at = parse_rfc3339(when)
+                self.clock.call_at(at, lambda ns=ns, name=name, uid=uid: self._finalize("Pod", ns, name, uid))
 
     # -- helpers ---------------------------------------------------------------------------
     def new_uid(self) -> str:
+        if self._rng is None:
+            return str(uuid.uuid4())
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
     @property
@@ -116,9 +209,20 @@ class Store:
 
     def _emit(self, type_: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         ev = WatchEvent(type_, kind, obj, old, self._rv)
-        self._history.append(ev)
+        if self.backend is not None:
+            self.backend.append(ev)
+        history = self._history
+        history.append(ev)
+        if len(history) > self._history_limit:
+            self.compacted_rev = history.popleft().resource_version
+            if self.backend is not None and self.compacted_rev % self.COMPACT_EVERY == 0:
+                self.backend.compact(self.compacted_rev)
         for w in self._watches:
             w._offer(ev)
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
 
     def _bump(self, obj: dict[str, Any]) -> None:
         self._rv += 1
@@ -128,8 +232,7 @@ class Store:
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         obj = self._objects.get(kind, {}).get((namespace if is_namespaced(kind) else "", name))
         if obj is None:
-            plural = KNOWN_KINDS.get(kind, ("", True, kind.lower() + "s"))[2]
-            raise NotFound(f'{plural} "{name}" not found')
+            raise not_found(kind, name)
         return obj
 
     def try_get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -144,9 +247,17 @@ class Store:
     def kinds(self) -> Iterable[str]:
         return self._objects.keys()
 
-    def watch(self, kinds: Iterable[str] | None = None, resource_version: int | None = None) -> Watch:
-        """Subscribe to changes after ``resource_version`` (default: from now)."""
-        w = Watch(frozenset(kinds) if kinds is not None else None)
+    def watch(
+        self,
+        kinds: Iterable[str] | None = None,
+        resource_version: int | None = None,
+        notify: Callable[[], None] | None = None,
+    ) -> Watch:
+        """Subscribe to changes after ``resource_version`` (default: from now); a revision older
+        than the log keeps is Expired (410)."""
+        if resource_version is not None and resource_version < self.compacted_rev:
+            raise Expired(f"too old resource version: {resource_version} ({self.compacted_rev + 1})")
+        w = Watch(frozenset(kinds) if kinds is not None else None, notify)
         if resource_version is not None:
             for ev in self._history:
                 if ev.resource_version > resource_version:
@@ -170,10 +281,10 @@ class Store:
         key = key_of(kind, obj)
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
-            plural = KNOWN_KINDS.get(kind, ("", True, kind.lower() + "s"))[2]
-            raise AlreadyExists(f'{plural} "{key[1]}" already exists')
+            raise AlreadyExists(f'{resource_name(kind)} "{key[1]}" already exists', details=_details(kind, key[1]))
         meta.setdefault("uid", self.new_uid())
         meta.setdefault("creationTimestamp", rfc3339(self.clock.now()))
+        meta.setdefault("generation", 1)
         meta.pop("deletionTimestamp", None)
         self._bump(obj)
         bucket[key] = obj
@@ -186,14 +297,11 @@ class Store:
         old = self.get(kind, key[0], key[1])
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
-            plural = KNOWN_KINDS.get(kind, ("", True, kind.lower() + "s"))[2]
-            raise Conflict(
-                f'Operation cannot be fulfilled on {plural} "{key[1]}": the object has been modified; '
-                "please apply your changes to the latest version and try again"
-            )
+            raise conflict(kind, key[1], STALE)
         new = {**obj, "metadata": {**old["metadata"], **(obj.get("metadata") or {})}}
         new["metadata"]["uid"] = old["metadata"]["uid"]
         new["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"]
+        self._bump_generation(old, new)
         self._bump(new)
         self._objects[kind][key] = new
         self._emit(MODIFIED, kind, new, old)
@@ -206,14 +314,43 @@ class Store:
         old = self.get(kind, namespace, name)
         new = fn(old)
         new["metadata"] = {**old["metadata"], **new.get("metadata", {})}
+        self._bump_generation(old, new)
         self._bump(new)
         self._objects[kind][key_of(kind, old)] = new
         self._emit(MODIFIED, kind, new, old)
         return new
 
-    def delete(self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None) -> dict[str, Any]:
-        """Delete; a bound pod with a grace period is marked terminating and removed when it elapses."""
+    @staticmethod
+    def _bump_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
+        """metadata.generation counts changes of the desired state (spec)."""
+        if "spec" in old and old.get("spec") != new.get("spec"):
+            new["metadata"]["generation"] = int(old["metadata"].get("generation") or 1) + 1
+
+    def delete(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        grace_period_seconds: int | None = None,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """Delete (with optional UID / resourceVersion preconditions); a bound pod with a grace
+        period is marked terminating and removed when it elapses."""
         obj = self.get(kind, namespace, name)
+        meta = obj["metadata"]
+        if uid and meta.get("uid") != uid:
+            raise conflict(
+                kind, name, f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}"
+            )
+        if resource_version and meta.get("resourceVersion") != resource_version:
+            raise conflict(
+                kind,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+                f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
+            )
         if kind == "Pod":
             grace = grace_period_seconds
             if grace is None:
@@ -247,28 +384,43 @@ class Store:
         key = (namespace if is_namespaced(kind) else "", name)
         old = self._objects[kind].pop(key)
         self._rv += 1
-        self._emit(DELETED, kind, old, old)
-        return old
+        # the DELETED event carries the object's last state at the deletion revision
+        gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._rv)}}
+        self._emit(DELETED, kind, gone, old)
+        return gone
 
     # -- subresources ----------------------------------------------------------------------
     def bind(self, namespace: str, name: str, uid: str, node_name: str) -> dict[str, Any]:
         """POST pods/{name}/binding: set spec.nodeName once; the embedded kubelet starts the pod."""
         pod = self.get("Pod", namespace, name)
+        # messages of pkg/registry/core/pod/storage/storage.go (assignPod / setPodNodeAndMetadata)
         if uid and pod["metadata"]["uid"] != uid:
             raise Conflict(
-                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod['metadata']['uid']}"
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod['metadata']['uid']}",
+                details={"name": name, "kind": "pods/binding"},
+            )
+        if pod["metadata"].get("deletionTimestamp"):
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is being deleted, '
+                "cannot be assigned to a host",
+                details={"name": name, "kind": "pods/binding"},
             )
         if (pod.get("spec") or {}).get("nodeName"):
-            raise Conflict(f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
-        if pod["metadata"].get("deletionTimestamp"):
-            raise Conflict(f"pod {name} is being deleted, cannot be assigned to a host")
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned '
+                f'to node "{pod["spec"]["nodeName"]}"',
+                details={"name": name, "kind": "pods/binding"},
+            )
         now = rfc3339(self.clock.now())
+        start = self.start_on_bind
 
         def assign(o: dict[str, Any]) -> dict[str, Any]:
             status = dict(o.get("status") or {})
             conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-            conds.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": now})
-            status.update(conditions=conds, phase="Running", startTime=now)
+            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
+            status["conditions"] = conds
+            if start:
+                status.update(phase="Running", startTime=now)
             return {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
 
         return self.mutate("Pod", namespace, name, assign)

@@ -15,8 +15,8 @@ from typing import Any
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs
+from kubesched.client import ClusterClient
 from kubesched.clock import Clock
-from kubesched.cluster.client import ClusterClient
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.store import ADDED, DELETED, WatchEvent
 from kubesched.errors import InputError
@@ -135,16 +135,14 @@ class Scheduler:
 
     def start(self) -> None:
         """Initial list of nodes and pods, then a watch from that resourceVersion (informers)."""
-        nodes, rv = self.client.list("Node")
-        for obj in nodes:
+        current, self._watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS])
+        for obj in current["Node"]:
             self._on_node_add(obj)
         for kind in LISTED_KINDS:
-            for obj in self.client.list(kind)[0]:
+            for obj in current[kind]:
                 self.listers.set(kind, obj)
-        pods, rv = self.client.list("Pod")
-        for obj in pods:
+        for obj in current["Pod"]:
             self._on_pod_add(obj)
-        self._watch = self.client.watch(["Node", "Pod", *LISTED_KINDS], rv)
 
     def process_events(self) -> int:
         """Deliver pending watch events to the handlers; returns how many were handled."""

@@ -14,9 +14,9 @@ from typing import Any
 
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
+from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.client import InProcessClient
 from kubesched.cluster.disruption import DisruptionController, validate_budget
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
@@ -223,9 +223,9 @@ def simulate(
         {
             "type": e["type"],
             "reason": e["reason"],
-            "namespace": e["regarding"]["namespace"],
-            "name": e["regarding"]["name"],
-            "message": e["note"],
+            "namespace": e["involvedObject"]["namespace"],
+            "name": e["involvedObject"]["name"],
+            "message": e["message"],
         }
         for e in events
     ]

@@ -10,7 +10,7 @@ from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
 
 if TYPE_CHECKING:
-    from kubesched.cluster.client import ClusterClient
+    from kubesched.client import ClusterClient
     from kubesched.scheduler.cache import Cache
     from kubesched.scheduler.framework.waiting_pods import WaitingPods
     from kubesched.scheduler.queue import SchedulingQueue

@@ -340,7 +340,7 @@ class Evaluator:
                 }
                 with contextlib.suppress(ApiError):  # already gone: nothing left to do
                     client.patch_pod_status(victim.namespace, victim.name, condition, None)
-                    client.delete("Pod", victim.namespace, victim.name)
+                    client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
             client.record_event(
                 "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}"
             )

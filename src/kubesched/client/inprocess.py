@@ -1,0 +1,86 @@
+"""``InProcessClient``: the ClusterClient over the embedded Store (no serialization, no network)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kubesched.clock import rfc3339
+from kubesched.cluster.disruption import evict
+from kubesched.cluster.events import new_event, to_core
+from kubesched.cluster.store import Store, Watch
+
+
+class InProcessClient:
+    """ClusterClient over the embedded Store (no serialization, no network)."""
+
+    def __init__(
+        self, store: Store, *, reporting_controller: str = "default-scheduler", reporting_instance: str = "kubesched"
+    ) -> None:
+        self.store = store
+        self.reporting_controller = reporting_controller
+        self.reporting_instance = reporting_instance
+        self._event_seq = 0
+
+    def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+        kinds = list(kinds)
+        current = {kind: self.store.list(kind)[0] for kind in kinds}
+        return current, self.store.watch(kinds, self.store.resource_version)
+
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        return self.store.list(kind, namespace)
+
+    def watch(self, kinds: Iterable[str], resource_version: int) -> Watch:
+        return self.store.watch(kinds, resource_version)
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        return self.store.get(kind, namespace, name)
+
+    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        self.store.bind(namespace, name, uid, node_name)
+
+    def patch_pod_status(
+        self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
+    ) -> None:
+        """Strategic-merge patch of status.conditions[type] and status.nominatedNodeName."""
+        now = rfc3339(self.store.clock.now())
+
+        def patch(o: dict[str, Any]) -> dict[str, Any]:
+            status = dict(o.get("status") or {})
+            if condition is not None:
+                conds = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
+                conds.append({**condition, "lastTransitionTime": now})
+                status["conditions"] = conds
+            if nominated_node_name is not None:
+                if nominated_node_name:
+                    status["nominatedNodeName"] = nominated_node_name
+                else:
+                    status.pop("nominatedNodeName", None)
+            return {**o, "status": status}
+
+        self.store.mutate("Pod", namespace, name, patch)
+
+    def delete(
+        self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
+    ) -> None:
+        self.store.delete(kind, namespace, name, grace_period_seconds, uid=uid)
+
+    def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
+        """pods/eviction: raises TooManyRequests (429) when a PodDisruptionBudget forbids it."""
+        evict(self.store, namespace, name, grace_period_seconds)
+
+    def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
+        """events.k8s.io/v1 recorder: one Event per call, stored in its core v1 form."""
+        self._event_seq += 1
+        ev = new_event(
+            self.store.clock.now(),
+            self._event_seq,
+            type_,
+            reason,
+            action,
+            regarding,
+            message,
+            self.reporting_controller,
+            self.reporting_instance,
+        )
+        self.store.create("Event", to_core(ev))

@@ -1,0 +1,38 @@
+"""``ClusterClient``: what kube-scheduler asks of the API server.
+
+Reads (``list_and_watch``, ``list``, ``get``) are served from informer caches as upstream's
+listers are; writes are the few calls kube-scheduler makes: pods/binding, the pod status patch
+(PodScheduled condition, nominatedNodeName, DisruptionTarget), deletes with a UID
+precondition, pods/eviction and events.k8s.io/v1 Events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from kubesched.cluster.store import Watch
+
+
+class ClusterClient(Protocol):
+    def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+        """The current objects of each kind and a Watch that delivers every change after them."""
+        ...
+
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]: ...
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
+
+    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None: ...
+
+    def patch_pod_status(
+        self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
+    ) -> None: ...
+
+    def delete(
+        self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
+    ) -> None: ...
+
+    def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None: ...
+
+    def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None: ...
