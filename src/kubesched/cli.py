@@ -53,6 +53,79 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         print_table(result, Console())
 
 
+def _server_options(data_dir: str, host: str, port: int, nodes: int, paths: tuple[str, ...]) -> object:
+    from pathlib import Path
+
+    from kubesched.app.apiserver import ServerOptions
+
+    if nodes < 0:
+        _fail(InputError(f"--nodes must be 0 or more, got {nodes}"))
+    return ServerOptions(data_dir=Path(data_dir), host=host, port=port, nodes=nodes, paths=list(paths))
+
+
+_server_flags = [
+    click.option("--data-dir", default=".kubesched", show_default=True, help="Where the state and kubeconfig live."),
+    click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+    click.option("--port", type=int, default=6443, show_default=True),
+    click.option(
+        "--nodes", type=int, default=0, show_default=True, help="Create N hollow nodes (4 CPU, 32Gi, 110 pods)."
+    ),
+]
+
+
+def _with_server_flags(fn):  # type: ignore[no-untyped-def]
+    for flag in reversed(_server_flags):
+        fn = flag(fn)
+    return fn
+
+
+@main.command()
+@_with_server_flags
+@click.argument("paths", nargs=-1)
+def apiserver(data_dir: str, host: str, port: int, nodes: int, paths: tuple[str, ...]) -> None:
+    """The embedded Kubernetes API server (with hollow kubelets and the PDB controller), no scheduler."""
+    from kubesched.app.apiserver import run
+
+    _logging()
+    try:
+        run(_server_options(data_dir, host, port, nodes, paths))  # type: ignore[arg-type]
+    except InputError as exc:
+        _fail(exc)
+
+
+@main.command()
+@_with_server_flags
+@click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
+@click.argument("paths", nargs=-1)
+def up(data_dir: str, host: str, port: int, nodes: int, config_path: str | None, paths: tuple[str, ...]) -> None:
+    """The embedded API server and the scheduler in one process: a cluster kubectl can drive."""
+    from kubesched.app.apiserver import run
+
+    _logging()
+    try:
+        opts = _server_options(data_dir, host, port, nodes, paths)
+        opts.scheduler = _load_config(config_path)  # type: ignore[attr-defined]
+        run(opts)  # type: ignore[arg-type]
+    except InputError as exc:
+        _fail(exc)
+
+
+def _load_config(config_path: str | None):  # type: ignore[no-untyped-def]
+    from kubesched.scheduler.config import default_config
+    from kubesched.simulate.runner import _split_config
+
+    if config_path is None:
+        return default_config()
+    return _split_config([], config_path)[0]
+
+
+def _logging() -> None:
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
 def _fail(exc: InputError) -> None:
     click.echo(f"kubesched: error: {exc}", err=True)
     sys.exit(2)

@@ -123,10 +123,21 @@ class Admission:
 
 
 def install(store: Store) -> None:
-    """Install admission and the built-in system PriorityClasses on a fresh store."""
+    """Install admission, and the built-in system PriorityClasses and namespaces where missing."""
     adm = Admission(store)
     store.admission.append(adm)
     for pc in builtin_priority_classes():
-        store.create("PriorityClass", pc)
+        if store.try_get("PriorityClass", "", pc["metadata"]["name"]) is None:
+            store.create("PriorityClass", pc)
     for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
-        store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        if store.try_get("Namespace", "", ns) is None:
+            store.create(
+                "Namespace",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}},
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                },
+            )

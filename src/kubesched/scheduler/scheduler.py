@@ -133,9 +133,12 @@ class Scheduler:
     def _events_for(self, pod: PodInfo) -> dict[str, list[ClusterEventWithHint]]:
         return self._events_by_profile.get(pod.scheduler_name, {})
 
-    def start(self) -> None:
-        """Initial list of nodes and pods, then a watch from that resourceVersion (informers)."""
+    def start(self, notify: Callable[[], None] | None = None) -> None:
+        """Initial list of nodes and pods, then a watch from that resourceVersion (informers);
+        ``notify`` is called whenever an event arrives (a real-time driver's wake-up)."""
         current, self._watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS])
+        if notify is not None:
+            self._watch.notify = notify
         for obj in current["Node"]:
             self._on_node_add(obj)
         for kind in LISTED_KINDS:
@@ -143,6 +146,9 @@ class Scheduler:
                 self.listers.set(kind, obj)
         for obj in current["Pod"]:
             self._on_pod_add(obj)
+
+    def has_events(self) -> bool:
+        return bool(self._watch)
 
     def process_events(self) -> int:
         """Deliver pending watch events to the handlers; returns how many were handled."""

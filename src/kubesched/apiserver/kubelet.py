@@ -1,0 +1,233 @@
+"""A hollow kubelet for every node, as KWOK provides one: nodes report Ready with a complete
+``status.nodeInfo`` and renew their Lease in ``kube-node-lease``; a pod bound to a node starts
+Running at once (Ready, a pod IP, running container statuses). Graceful deletes are finished by
+the Store when the grace period ends, which is what a kubelet stopping the containers does."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+from typing import Any
+
+from kubesched.clock import rfc3339, rfc3339_micro
+from kubesched.cluster.errors import ApiError
+from kubesched.cluster.store import DELETED, Store
+
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
+NODE_LEASE_RENEW = 10.0  # renewInterval = 0.25 * lease duration
+KUBELET_VERSION = "v1.32.0-kubesched"
+
+NODE_INFO = {
+    "machineID": "",
+    "systemUUID": "",
+    "bootID": "",
+    "kernelVersion": "6.1.0-kubesched",
+    "osImage": "kubesched hollow node",
+    "containerRuntimeVersion": "kubesched://1.0",
+    "kubeletVersion": KUBELET_VERSION,
+    "kubeProxyVersion": "",
+    "operatingSystem": "linux",
+    "architecture": "amd64",
+}
+
+
+def fake_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "110") -> dict[str, Any]:
+    """A node like scheduler_perf's ``node-default.yaml`` (4 CPU, 32Gi, 110 pods)."""
+    capacity = {"cpu": cpu, "memory": memory, "pods": pods}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kubesched",
+            },
+        },
+        "spec": {},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+class HollowKubelet:
+    """Drives every node and its pods; ``sync`` handles the changes seen since the last call."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._watch = store.watch(["Node", "Pod"], store.resource_version)
+        self._node_index: dict[str, int] = {}
+        self._next_ip: dict[str, int] = {}
+        for node in store.list("Node")[0]:
+            self._node(node)
+        for pod in store.list("Pod")[0]:
+            self._pod(pod)
+
+    def sync(self) -> None:
+        for ev in self._watch.drain():
+            if ev.type == DELETED:
+                if ev.kind == "Node":
+                    self._drop_lease(ev.obj["metadata"]["name"])
+                continue
+            current = self.store.try_get(
+                ev.kind, (ev.obj.get("metadata") or {}).get("namespace") or "", ev.obj["metadata"]["name"]
+            )
+            if current is None or current is not ev.obj:
+                continue  # a later event carries the newer version
+            if ev.kind == "Node":
+                self._node(current)
+            else:
+                self._pod(current)
+
+    # -- nodes ---------------------------------------------------------------------------------
+    def _index(self, name: str) -> int:
+        if name not in self._node_index:
+            self._node_index[name] = len(self._node_index)
+        return self._node_index[name]
+
+    def _node(self, node: dict[str, Any]) -> None:
+        name = node["metadata"]["name"]
+        status = node.get("status") or {}
+        conditions = status.get("conditions") or []
+        info = status.get("nodeInfo") or {}
+        if any(c.get("type") == "Ready" for c in conditions) and all(k in info for k in NODE_INFO):
+            return
+        now = rfc3339(self.store.clock.now())
+        ip = str(ipaddress.IPv4Address("10.96.0.0") + self._index(name) + 1)
+
+        def ready(o: dict[str, Any]) -> dict[str, Any]:
+            st = dict(o.get("status") or {})
+            st.setdefault("capacity", st.get("allocatable") or {})
+            st.setdefault("allocatable", st["capacity"])
+            st["nodeInfo"] = {
+                **NODE_INFO,
+                "machineID": name,
+                "systemUUID": name,
+                "bootID": name,
+                **(st.get("nodeInfo") or {}),
+            }
+            st.setdefault("addresses", [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}])
+            st.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 10250}})
+            st["phase"] = "Running"
+            kinds = {c.get("type") for c in st.get("conditions") or []}
+            conds = list(st.get("conditions") or [])
+            for type_, value, reason, message in (
+                ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ):
+                if type_ not in kinds:
+                    conds.append(
+                        {
+                            "type": type_,
+                            "status": value,
+                            "reason": reason,
+                            "message": message,
+                            "lastHeartbeatTime": now,
+                            "lastTransitionTime": now,
+                        }
+                    )
+            st["conditions"] = conds
+            return {**o, "status": st}
+
+        try:
+            self.store.mutate("Node", "", name, ready)
+        except ApiError:
+            return
+        self.renew_lease(name)
+
+    def renew_lease(self, name: str) -> None:
+        node = self.store.try_get("Node", "", name)
+        if node is None:
+            return
+        now = rfc3339_micro(self.store.clock.now())
+        lease = self.store.try_get("Lease", NODE_LEASE_NAMESPACE, name)
+        try:
+            if lease is None:
+                self.store.create(
+                    "Lease",
+                    {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "metadata": {
+                            "name": name,
+                            "namespace": NODE_LEASE_NAMESPACE,
+                            "ownerReferences": [
+                                {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
+                            ],
+                        },
+                        "spec": {"holderIdentity": name, "leaseDurationSeconds": NODE_LEASE_DURATION, "renewTime": now},
+                    },
+                )
+            else:
+                self.store.mutate(
+                    "Lease",
+                    NODE_LEASE_NAMESPACE,
+                    name,
+                    lambda o: {**o, "spec": {**(o.get("spec") or {}), "renewTime": now}},
+                )
+        except ApiError:
+            pass
+
+    def renew_all(self) -> None:
+        for node in self.store.list("Node")[0]:
+            self.renew_lease(node["metadata"]["name"])
+
+    def _drop_lease(self, name: str) -> None:
+        if self.store.try_get("Lease", NODE_LEASE_NAMESPACE, name) is not None:
+            self.store.delete("Lease", NODE_LEASE_NAMESPACE, name)
+
+    # -- pods ----------------------------------------------------------------------------------
+    def _pod(self, pod: dict[str, Any]) -> None:
+        spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod["metadata"]
+        node_name = spec.get("nodeName")
+        if not node_name or meta.get("deletionTimestamp") or status.get("phase") not in (None, "Pending"):
+            return
+        node = self.store.try_get("Node", "", node_name)
+        if node is None:
+            return
+        now = rfc3339(self.store.clock.now())
+        n = self._next_ip.get(node_name, 1)
+        self._next_ip[node_name] = n % 65_000 + 1
+        base = int(ipaddress.IPv4Address("10.128.0.0")) + (self._index(node_name) % 512) * 65_536
+        pod_ip = str(ipaddress.IPv4Address(base + n))
+        host_ip = next(
+            (a["address"] for a in (node.get("status") or {}).get("addresses") or [] if a.get("type") == "InternalIP"),
+            "",
+        )
+
+        def run(o: dict[str, Any]) -> dict[str, Any]:
+            st = dict(o.get("status") or {})
+            conds = [c for c in st.get("conditions") or [] if c.get("type") == "PodScheduled"]
+            for type_ in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+                conds.append({"type": type_, "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
+            containers = (o.get("spec") or {}).get("containers") or []
+            st.update(
+                phase="Running",
+                conditions=conds,
+                hostIP=host_ip,
+                hostIPs=[{"ip": host_ip}] if host_ip else [],
+                podIP=pod_ip,
+                podIPs=[{"ip": pod_ip}],
+                startTime=now,
+                containerStatuses=[
+                    {
+                        "name": c.get("name", ""),
+                        "image": c.get("image", ""),
+                        "imageID": c.get("image", ""),
+                        "containerID": f"kubesched://{o['metadata'].get('uid', '')}-{i}",
+                        "ready": True,
+                        "started": True,
+                        "restartCount": 0,
+                        "state": {"running": {"startedAt": now}},
+                    }
+                    for i, c in enumerate(containers)
+                ],
+            )
+            return {**o, "status": st}
+
+        with contextlib.suppress(ApiError):
+            self.store.mutate("Pod", meta.get("namespace") or "default", meta["name"], run)

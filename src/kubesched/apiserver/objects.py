@@ -1,0 +1,197 @@
+"""What the registry strategies and admission of kube-apiserver do to an object on its way in
+(``pkg/registry/core/*/strategy.go``, ``plugin/pkg/admission``): defaulting, the parts of
+validation the scheduler relies on (shared with ``simulate``'s loader), and which fields a write
+of the main resource or of ``/status`` may change."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from kubesched.api.node import node_info_from
+from kubesched.api.pod import pod_info_from
+from kubesched.apiserver.resources import Resource
+from kubesched.cluster.disruption import validate_budget
+from kubesched.cluster.errors import BadRequest, Invalid
+from kubesched.errors import InputError
+
+# apimachinery's names.SimpleNameGenerator alphabet and suffix length
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+# resources whose names must be DNS labels rather than subdomains
+_LABEL_NAMED = {"Namespace", "Service"}
+
+
+def invalid(r: Resource, name: str, field: str, message: str, value: Any = None) -> Invalid:
+    """422 Invalid in upstream's shape: ``Kind "name" is invalid: field: message``."""
+    shown = f'Invalid value: "{value}": ' if value is not None else ""
+    return Invalid(
+        f'{r.kind} "{name}" is invalid: {field}: {shown}{message}',
+        details={
+            "name": name,
+            "group": r.group,
+            "kind": r.kind,
+            "causes": [{"reason": "FieldValueInvalid", "message": f"{shown}{message}", "field": field}],
+        },
+    )
+
+
+def generate_name(prefix: str) -> str:
+    return prefix[: 63 - 5] + "".join(random.choice(_ALPHABET) for _ in range(5))
+
+
+def check_meta(r: Resource, obj: dict[str, Any]) -> None:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        raise BadRequest(f"{r.kind} metadata must be an object")
+    name = meta.get("name")
+    if not name:
+        raise invalid(r, "", "metadata.name", "name or generateName is required")
+    if not isinstance(name, str):
+        raise BadRequest(f"{r.kind}.metadata.name must be a string")
+    if r.kind in _LABEL_NAMED:
+        if len(name) > 63 or not _LABEL.match(name):
+            raise invalid(
+                r,
+                name[:253],
+                "metadata.name",
+                _LABEL_MSG if len(name) <= 63 else "must be no more than 63 characters",
+                name[:253],
+            )
+    elif len(name) > 253 or not _SUBDOMAIN.match(name):
+        msg = "must be no more than 253 characters" if len(name) > 253 else _SUBDOMAIN_MSG
+        raise invalid(r, name[:253], "metadata.name", msg, name[:253])
+    for field in ("labels", "annotations"):
+        value = meta.get(field)
+        if value is not None and (
+            not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        ):
+            raise invalid(r, name, f"metadata.{field}", "must be a map of string keys to string values")
+
+
+def validate(r: Resource, obj: dict[str, Any]) -> None:
+    """The object's own validation, the same checks ``simulate`` applies to manifests."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    try:
+        if r.kind == "Pod":
+            pod_info_from(obj)
+        elif r.kind == "Node":
+            node_info_from(obj)
+        elif r.kind == "PodDisruptionBudget":
+            validate_budget(obj)
+    except InputError as exc:
+        raise invalid(r, name, exc.field or "spec", exc.message) from None
+
+
+def _qos(spec: dict[str, Any]) -> str:
+    """``qos.GetPodQOS``: Guaranteed when every container limits cpu and memory at its requests."""
+    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    any_set, guaranteed = False, True
+    for c in containers:
+        res = (c or {}).get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for k in ("cpu", "memory"):
+            if k not in lim or req.get(k, lim.get(k)) != lim.get(k):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+    """Defaulting a create gets before admission (``PrepareForCreate`` and API defaults)."""
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("resourceVersion", None)
+    meta.pop("uid", None)
+    meta.pop("deletionTimestamp", None)
+    meta.pop("creationTimestamp", None)
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = generate_name(str(meta["generateName"]))
+    obj = {**obj, "apiVersion": r.group_version, "kind": r.kind, "metadata": meta}
+    if r.kind == "Pod":
+        spec = dict(obj.get("spec") or {})
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        spec.setdefault("securityContext", {})
+        obj["spec"] = spec
+        obj["status"] = {"phase": "Pending", "qosClass": _qos(spec)}
+    elif r.kind == "Namespace":
+        meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": meta.get("name", "")}
+        obj["spec"] = {"finalizers": ["kubernetes"], **(obj.get("spec") or {})}
+        obj["status"] = {"phase": "Active"}
+    elif r.kind == "PodDisruptionBudget":
+        obj.pop("status", None)
+    return obj
+
+
+# kinds whose status only the /status subresource may change (the main resource keeps it)
+STATUS_KINDS = {
+    "Pod",
+    "Node",
+    "Namespace",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "PersistentVolumeClaim",
+}
+
+
+def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], subresource: str) -> dict[str, Any]:
+    """``PrepareForUpdate`` / the status strategy: a main-resource write keeps the stored status,
+    a ``/status`` write keeps everything else."""
+    new = {**new, "apiVersion": r.group_version, "kind": r.kind}
+    if subresource == "status":
+        out = {**old, "status": new.get("status") or {}}
+        meta = dict(old["metadata"])
+        if (new.get("metadata") or {}).get("resourceVersion"):
+            meta["resourceVersion"] = new["metadata"]["resourceVersion"]
+        out["metadata"] = meta
+        return out
+    if r.kind in STATUS_KINDS:
+        if "status" in old:
+            new["status"] = old["status"]
+        else:
+            new.pop("status", None)
+    meta = dict(new.get("metadata") or {})
+    for keep in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+        if keep in old["metadata"]:
+            meta[keep] = old["metadata"][keep]
+        else:
+            meta.pop(keep, None)
+    new["metadata"] = meta
+    if r.kind == "Pod":
+        old_spec, new_spec = old.get("spec") or {}, dict(new.get("spec") or {})
+        # fields the API server fills or that only bindings set
+        for keep in (
+            "nodeName",
+            "priority",
+            "schedulerName",
+            "preemptionPolicy",
+            "priorityClassName",
+            "terminationGracePeriodSeconds",
+            "restartPolicy",
+            "dnsPolicy",
+            "securityContext",
+        ):
+            if keep in old_spec and keep not in new_spec:
+                new_spec[keep] = old_spec[keep]
+        if new_spec.get("nodeName", "") != old_spec.get("nodeName", "") and old_spec.get("nodeName"):
+            raise invalid(r, meta.get("name", ""), "spec.nodeName", "field is immutable")
+        new["spec"] = new_spec
+    return new

@@ -1,0 +1,98 @@
+"""The resources the embedded API server serves: group, version, plural, kind, scope, short
+names, categories and subresources, as upstream's discovery documents list them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    singular: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    storage_kind: str = ""  # the Store kind when it differs from ``kind`` (events.k8s.io/v1 events)
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def stored(self) -> str:
+        return self.storage_kind or self.kind
+
+    @property
+    def qualified(self) -> str:
+        """``pods``, ``leases.coordination.k8s.io``: how messages name the resource."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource("", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction")),
+    Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
+    Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status",)),
+    Resource("", "v1", "events", "Event", True, "event", ("ev",)),
+    Resource("", "v1", "services", "Service", True, "service", ("svc",), ("all",), ("status",)),
+    Resource(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        True,
+        "replicationcontroller",
+        ("rc",),
+        ("all",),
+        ("status",),
+    ),
+    Resource("", "v1", "configmaps", "ConfigMap", True, "configmap", ("cm",)),
+    Resource(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        True,
+        "persistentvolumeclaim",
+        ("pvc",),
+        (),
+        ("status",),
+    ),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", True, "replicaset", ("rs",), ("all",), ("status",)),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, "statefulset", ("sts",), ("all",), ("status",)),
+    Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
+    Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)),
+    Resource(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        True,
+        "poddisruptionbudget",
+        ("pdb",),
+        (),
+        ("status",),
+    ),
+)
+
+BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}
+BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES if not r.group or r.kind != "Event"}
+GROUPS: dict[str, list[str]] = {}
+for _r in RESOURCES:
+    GROUPS.setdefault(_r.group, [])
+    if _r.version not in GROUPS[_r.group]:
+        GROUPS[_r.group].append(_r.version)
+
+# how each subresource is offered in discovery: (kind, group, version, verbs)
+SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
+    "status": (None, "", "", ("get", "patch", "update")),
+    "binding": ("Binding", "", "v1", ("create",)),
+    "eviction": ("Eviction", "policy", "v1", ("create",)),
+}

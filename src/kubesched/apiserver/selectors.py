@@ -1,0 +1,220 @@
+"""List/watch selectors in their query-string form.
+
+``labelSelector`` follows apimachinery ``labels.Parse`` (``=``, ``==``, ``!=``, ``in``, ``notin``,
+``key``, ``!key``); ``fieldSelector`` follows ``fields.ParseSelector`` (``=``, ``==``, ``!=``,
+terms ANDed, an empty value matching an empty field) over the fields each resource's registry
+strategy makes selectable (``pkg/registry/core/*/strategy.go`` ``ToSelectableFields``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.cluster.errors import BadRequest
+
+_KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRequirement:
+    key: str
+    op: str  # "=", "!=", "in", "notin", "exists", "!"
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.op == "exists":
+            return present
+        if self.op == "!":
+            return not present
+        if self.op in ("=", "in"):
+            return present and labels[self.key] in self.values
+        return not present or labels[self.key] not in self.values  # "!=", "notin"
+
+
+LabelMatcher = tuple[LabelRequirement, ...]
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _label_error(text: str, why: str) -> BadRequest:
+    return BadRequest(f"unable to parse requirement: {why}", details={"causes": [{"field": "labelSelector"}]})
+
+
+def _check_key(key: str, text: str) -> str:
+    if not key or len(key) > 316 or not _KEY.match(key):
+        raise _label_error(text, f"invalid label key {key!r}: name part must consist of alphanumeric characters")
+    return key
+
+
+def _check_value(value: str, text: str) -> str:
+    if len(value) > 63 or not _VALUE.match(value):
+        raise _label_error(
+            text,
+            f"invalid label value: {value!r}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.'",
+        )
+    return value
+
+
+def parse_label_selector(text: str | None) -> LabelMatcher:
+    """Parse a ``labelSelector`` query value; raises BadRequest (400) naming the problem."""
+    if not text or not text.strip():
+        return ()
+    out: list[LabelRequirement] = []
+    for raw in _split_top(text):
+        term = raw.strip()
+        if not term:
+            raise _label_error(text, "found '', expected: !, identifier, or 'end of string'")
+        m = re.match(r"^(\S+?)\s+(in|notin)\s*\((.*)\)$", term)
+        if m:
+            key, op, inner = m.group(1), m.group(2), m.group(3)
+            values = tuple(_check_value(v.strip(), text) for v in inner.split(",")) if inner.strip() else ()
+            if not values:
+                raise _label_error(text, f"for 'in', 'notin' operators, values set can't be empty ({term!r})")
+            out.append(LabelRequirement(_check_key(key, text), op, values))
+            continue
+        for symbol, op in (("!=", "!="), ("==", "="), ("=", "=")):
+            if symbol in term:
+                key, _, value = term.partition(symbol)
+                if op == "=" and value.startswith("="):
+                    raise _label_error(text, f"found '=', expected: identifier ({term!r})")
+                out.append(LabelRequirement(_check_key(key.strip(), text), op, (_check_value(value.strip(), text),)))
+                break
+        else:
+            if term.startswith("!"):
+                out.append(LabelRequirement(_check_key(term[1:].strip(), text), "!"))
+            elif re.search(r"[\s()<>]", term):
+                raise _label_error(text, f"found {term!r}, expected: '=', '!=', '==', 'in', notin'")
+            else:
+                out.append(LabelRequirement(_check_key(term, text), "exists"))
+    return tuple(out)
+
+
+def labels_match(matcher: LabelMatcher, obj: Mapping[str, Any]) -> bool:
+    if not matcher:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return all(r.matches(labels) for r in matcher)
+
+
+# -- field selectors ----------------------------------------------------------------------------
+Getter = Callable[[Mapping[str, Any]], Any]
+
+
+def _path(*keys: str) -> Getter:
+    def get(obj: Mapping[str, Any]) -> Any:
+        cur: Any = obj
+        for k in keys:
+            if not isinstance(cur, Mapping):
+                return ""
+            cur = cur.get(k)
+        return cur
+
+    return get
+
+
+_META: dict[str, Getter] = {
+    "metadata.name": _path("metadata", "name"),
+    "metadata.namespace": _path("metadata", "namespace"),
+}
+
+_INVOLVED = {
+    f"involvedObject.{k}": _path("involvedObject", k)
+    for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+}
+
+# fields each stored kind lets a selector use, besides metadata.name and metadata.namespace
+SELECTABLE: dict[str, dict[str, Getter]] = {
+    "Pod": {
+        "spec.nodeName": _path("spec", "nodeName"),
+        "spec.restartPolicy": _path("spec", "restartPolicy"),
+        "spec.schedulerName": _path("spec", "schedulerName"),
+        "spec.serviceAccountName": _path("spec", "serviceAccountName"),
+        "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
+        "status.phase": _path("status", "phase"),
+        "status.podIP": _path("status", "podIP"),
+        "status.nominatedNodeName": _path("status", "nominatedNodeName"),
+    },
+    "Node": {"spec.unschedulable": lambda o: "true" if (o.get("spec") or {}).get("unschedulable") else "false"},
+    "Namespace": {"status.phase": _path("status", "phase")},
+    "Event": {
+        **_INVOLVED,
+        "reason": _path("reason"),
+        "reportingComponent": _path("reportingComponent"),
+        "source": _path("source", "component"),
+        "type": _path("type"),
+    },
+}
+
+# events.k8s.io/v1 names for the same fields (pkg/apis/events/v1 field label conversion)
+EVENTS_V1_FIELDS = {
+    **{f"regarding.{k.split('.', 1)[1]}": k for k in _INVOLVED},
+    "deprecatedSource": "source",
+    "reportingController": "reportingComponent",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRequirement:
+    field: str
+    equal: bool
+    value: str
+    get: Getter
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        have = self.get(obj)
+        have = "" if have is None else str(have)
+        return (have == self.value) == self.equal
+
+
+FieldMatcher = tuple[FieldRequirement, ...]
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+def parse_field_selector(text: str | None, kind: str, *, events_v1: bool = False) -> FieldMatcher:
+    """Parse a ``fieldSelector`` for a stored kind; an unsupported field is a 400 as upstream's
+    ``field label not supported: <name>``."""
+    if not text or not text.strip():
+        return ()
+    fields = {**_META, **SELECTABLE.get(kind, {})}
+    out: list[FieldRequirement] = []
+    for term in re.split(r"(?<!\\),", text):
+        term = term.strip()
+        if not term:
+            continue
+        m = re.match(r"^(.*?)(!=|==|=)(.*)$", term)
+        if not m:
+            raise BadRequest(f"invalid selector: '{text}'; can't understand '{term}'")
+        name, op, value = m.group(1).strip(), m.group(2), _unescape(m.group(3))
+        stored = EVENTS_V1_FIELDS.get(name, name) if events_v1 else name
+        getter = fields.get(stored)
+        if getter is None:
+            raise BadRequest(f"field label not supported: {name}")
+        out.append(FieldRequirement(stored, op != "!=", value, getter))
+    return tuple(out)
+
+
+def fields_match(matcher: FieldMatcher, obj: Mapping[str, Any]) -> bool:
+    return all(r.matches(obj) for r in matcher)

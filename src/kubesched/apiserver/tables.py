@@ -1,0 +1,250 @@
+"""``meta.k8s.io/v1`` Table responses with the columns of upstream's printers
+(``pkg/printers/internalversion/printers.go``), rendered on the server as kube-apiserver does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubesched.clock import parse_rfc3339
+
+Row = list[Any]
+
+
+def human_duration(seconds: float) -> str:
+    """apimachinery ``duration.HumanDuration``."""
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = m // 60
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    if h < 24 * 8:
+        return f"{h // 24}d{h % 24}h" if h % 24 else f"{h // 24}d"
+    if h < 24 * 365 * 2:
+        return f"{h // 24}d"
+    if h < 24 * 365 * 8:
+        d = h // 24
+        return f"{d // 365}y{d % 365}d" if d % 365 else f"{d // 365}y"
+    return f"{h // 24 // 365}y"
+
+
+def _age(now: float, stamp: str | None) -> str:
+    if not stamp:
+        return "<unknown>"
+    try:
+        return human_duration(now - parse_rfc3339(stamp))
+    except ValueError:
+        return "<unknown>"
+
+
+def _col(name: str, priority: int = 0, type_: str = "string", fmt: str = "", description: str = "") -> dict[str, Any]:
+    return {"name": name, "type": type_, "format": fmt, "description": description or name, "priority": priority}
+
+
+def _name_col() -> dict[str, Any]:
+    return _col("Name", fmt="name", description="Name must be unique within a namespace.")
+
+
+def _pod_row(o: dict[str, Any], now: float) -> Row:
+    spec, status, meta = o.get("spec") or {}, o.get("status") or {}, o.get("metadata") or {}
+    containers = spec.get("containers") or []
+    statuses = status.get("containerStatuses") or []
+    ready = sum(1 for c in statuses if c.get("ready"))
+    restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
+    reason = status.get("reason") or status.get("phase") or "Pending"
+    for c in statuses:
+        waiting = (c.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason"):
+            reason = waiting["reason"]
+    if meta.get("deletionTimestamp"):
+        reason = "Terminating"
+    gates = spec.get("readinessGates") or []
+    return [
+        meta.get("name"),
+        f"{ready}/{len(containers)}",
+        reason,
+        restarts,
+        _age(now, meta.get("creationTimestamp")),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        f"0/{len(gates)}" if gates else "<none>",
+    ]
+
+
+def _node_row(o: dict[str, Any], now: float) -> Row:
+    spec, status, meta = o.get("spec") or {}, o.get("status") or {}, o.get("metadata") or {}
+    ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    state = "Ready" if ready and ready.get("status") == "True" else ("NotReady" if ready else "Unknown")
+    if spec.get("unschedulable"):
+        state += ",SchedulingDisabled"
+    roles = sorted(k.split("/", 1)[1] for k in (meta.get("labels") or {}) if k.startswith("node-role.kubernetes.io/"))
+    info = status.get("nodeInfo") or {}
+    addrs = {a.get("type"): a.get("address") for a in status.get("addresses") or []}
+    return [
+        meta.get("name"),
+        state,
+        ",".join(r for r in roles if r) or "<none>",
+        _age(now, meta.get("creationTimestamp")),
+        info.get("kubeletVersion", ""),
+        addrs.get("InternalIP") or "<none>",
+        addrs.get("ExternalIP") or "<none>",
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+def _event_row(o: dict[str, Any], now: float) -> Row:
+    inv = o.get("involvedObject") or {}
+    last = o.get("lastTimestamp") or o.get("eventTime") or (o.get("series") or {}).get("lastObservedTime")
+    return [
+        _age(now, last),
+        o.get("type"),
+        o.get("reason"),
+        f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
+        o.get("message"),
+    ]
+
+
+def _lease_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    return [meta.get("name"), spec.get("holderIdentity") or "", _age(now, meta.get("creationTimestamp"))]
+
+
+def _pc_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [
+        meta.get("name"),
+        o.get("value", 0),
+        bool(o.get("globalDefault")),
+        _age(now, meta.get("creationTimestamp")),
+        o.get("preemptionPolicy") or "PreemptLowerPriority",
+    ]
+
+
+def _pdb_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    return [
+        meta.get("name"),
+        str(spec["minAvailable"]) if "minAvailable" in spec else "N/A",
+        str(spec["maxUnavailable"]) if "maxUnavailable" in spec else "N/A",
+        status.get("disruptionsAllowed", 0),
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
+def _ns_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [
+        meta.get("name"),
+        (o.get("status") or {}).get("phase") or "Active",
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
+def _default_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), meta.get("creationTimestamp")]
+
+
+PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float], Row]]] = {
+    "Pod": (
+        [
+            _name_col(),
+            _col("Ready"),
+            _col("Status"),
+            _col("Restarts", type_="integer"),
+            _col("Age"),
+            _col("IP", 1),
+            _col("Node", 1),
+            _col("Nominated Node", 1),
+            _col("Readiness Gates", 1),
+        ],
+        _pod_row,
+    ),
+    "Node": (
+        [
+            _name_col(),
+            _col("Status"),
+            _col("Roles"),
+            _col("Age"),
+            _col("Version"),
+            _col("Internal-IP", 1),
+            _col("External-IP", 1),
+            _col("OS-Image", 1),
+            _col("Kernel-Version", 1),
+            _col("Container-Runtime", 1),
+        ],
+        _node_row,
+    ),
+    "Event": ([_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")], _event_row),
+    "Lease": ([_name_col(), _col("Holder"), _col("Age")], _lease_row),
+    "PriorityClass": (
+        [
+            _name_col(),
+            _col("Value", type_="integer"),
+            _col("Global-Default", type_="boolean"),
+            _col("Age"),
+            _col("PreemptionPolicy"),
+        ],
+        _pc_row,
+    ),
+    "PodDisruptionBudget": (
+        [
+            _name_col(),
+            _col("Min Available"),
+            _col("Max Unavailable"),
+            _col("Allowed Disruptions", type_="integer"),
+            _col("Age"),
+        ],
+        _pdb_row,
+    ),
+    "Namespace": ([_name_col(), _col("Status"), _col("Age")], _ns_row),
+}
+_DEFAULT = ([_name_col(), _col("Created At", type_="date")], _default_row)
+
+
+def table(
+    kind: str,
+    objects: list[dict[str, Any]],
+    now: float,
+    resource_version: str | None,
+    continue_token: str | None = None,
+    headers: bool = True,
+) -> dict[str, Any]:
+    columns, render = PRINTERS.get(kind, _DEFAULT)
+    meta: dict[str, Any] = {}
+    if resource_version is not None:
+        meta["resourceVersion"] = resource_version
+    if continue_token:
+        meta["continue"] = continue_token
+    rows = [
+        {
+            "cells": render(o, now),
+            "object": {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": o.get("metadata") or {},
+            },
+        }
+        for o in objects
+    ]
+    out: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "rows": rows}
+    if headers:
+        out["columnDefinitions"] = columns
+    else:
+        out["columnDefinitions"] = None
+    return out

@@ -1,0 +1,156 @@
+"""``kubesched apiserver`` and ``kubesched up``: the embedded API server with its SQLite store,
+the hollow kubelet and the PodDisruptionBudget controller in one process, and (``up``) the
+scheduler beside them on the same event loop, talking to the Store through InProcessClient."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, HollowKubelet, fake_node
+from kubesched.apiserver.server import ApiServer
+from kubesched.app.certs import ensure_certs, server_context
+from kubesched.app.driver import RealtimeDriver
+from kubesched.app.kubeconfig import load_or_create_token, write_kubeconfig
+from kubesched.client import InProcessClient
+from kubesched.clock import RealClock, WallClock
+from kubesched.cluster import admission
+from kubesched.cluster.disruption import DisruptionController
+from kubesched.cluster.errors import AlreadyExists, ApiError
+from kubesched.cluster.loader import load_paths
+from kubesched.cluster.sqlite import SQLiteBackend
+from kubesched.cluster.store import KNOWN_KINDS, Store
+from kubesched.errors import InputError
+from kubesched.scheduler.config import SchedulerConfig
+
+log = logging.getLogger("kubesched")
+CREATE_ORDER = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "PodDisruptionBudget": 3, "Pod": 9}
+
+
+@dataclass(slots=True)
+class ServerOptions:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 6443
+    nodes: int = 0
+    paths: list[str] = field(default_factory=list)
+    scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
+    on_ready: object = None
+
+
+def load_manifests(store: Store, paths: list[str]) -> list[str]:
+    """Create the objects of PATHs as ``simulate`` reads them; existing ones are kept as they are.
+    Returns one line per object refused by admission."""
+    from kubesched.simulate.runner import _validate
+
+    loaded = load_paths(paths)
+    for m in loaded.manifests:
+        _validate(m)
+    refused = []
+    for m in sorted(loaded.manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5)):
+        if m.kind not in KNOWN_KINDS:
+            continue
+        meta = m.obj.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        if KNOWN_KINDS[m.kind][1] and store.try_get("Namespace", "", ns) is None:
+            store.create(
+                "Namespace",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}},
+                    "status": {"phase": "Active"},
+                },
+            )
+        obj = dict(m.obj)
+        if m.kind == "Pod":
+            obj["status"] = {"phase": "Pending"}
+        try:
+            store.create(m.kind, obj)
+        except AlreadyExists:
+            continue
+        except ApiError as exc:
+            refused.append(f"{m.file}: {m.ref}: {exc.message}")
+    return refused
+
+
+async def serve(opts: ServerOptions) -> None:
+    """Run until SIGINT/SIGTERM; every acknowledged write is in ``DATA_DIR/state.db``."""
+    opts.data_dir.mkdir(parents=True, exist_ok=True)
+    loop = asyncio.get_running_loop()
+    store = Store(WallClock(loop), seed=None, backend=SQLiteBackend(opts.data_dir / "state.db"), start_on_bind=False)
+    admission.install(store)
+    for i in range(opts.nodes):
+        with contextlib.suppress(AlreadyExists):
+            store.create("Node", fake_node(f"node-{i}"))
+    for line in load_manifests(store, opts.paths):
+        log.warning("refused: %s", line)
+    token = load_or_create_token(opts.data_dir)
+    address = f"{opts.host}:{opts.port}"
+    server = ApiServer(store, token, address=address)
+    kubelet = HollowKubelet(store)
+    pdbs = DisruptionController(store)
+    changed = asyncio.Event()
+    controllers_watch = store.watch(["Pod", "Node", "PodDisruptionBudget"], store.resource_version, notify=changed.set)
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def controllers() -> None:
+        while not stop.is_set():
+            controllers_watch.drain()
+            kubelet.sync()
+            pdbs.sync()
+            changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), 1.0)
+
+    async def leases() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), NODE_LEASE_RENEW)
+            if not stop.is_set():
+                kubelet.renew_all()
+
+    runner = web.AppRunner(server.app, access_log=None, handle_signals=False)
+    await runner.setup()
+    ca, crt, key = ensure_certs(opts.data_dir, opts.host)
+    site = web.TCPSite(runner, opts.host, opts.port, reuse_address=True, ssl_context=server_context(crt, key))
+    await site.start()
+    kubeconfig = opts.data_dir / "kubeconfig"
+    write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
+    tasks = [asyncio.create_task(controllers()), asyncio.create_task(leases())]
+    if opts.scheduler is not None:
+        from kubesched.scheduler.scheduler import Scheduler
+
+        sched = Scheduler(
+            InProcessClient(store, reporting_instance="kubesched-up"), opts.scheduler, RealClock(), seed=0
+        )
+        tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]
+    print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
+    if callable(opts.on_ready):
+        opts.on_ready()
+    await stop.wait()
+    server.close_watches()
+    for t in tasks:
+        t.cancel()
+    for t in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await t
+    await runner.cleanup()
+    store.close()
+
+
+def run(opts: ServerOptions) -> None:
+    try:
+        asyncio.run(serve(opts))
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"cannot listen on {opts.host}:{opts.port}: {exc.strerror or exc}") from None

@@ -1,0 +1,72 @@
+"""Running the Scheduler in real time (``scheduler.go`` Run: the scheduleOne loop, the backoff
+flush every second and the unschedulable-pods flush every 30 s), on an asyncio loop (in the
+process that holds the Store) or on a thread of its own (against a remote API server)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+from kubesched.clock import RealClock
+from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
+from kubesched.scheduler.scheduler import Scheduler
+
+BURST = 64  # cycles between two yields to the event loop
+MAX_IDLE = 1.0  # podBackoffQ is flushed at least every second
+
+
+class RealtimeDriver:
+    def __init__(self, sched: Scheduler, clock: RealClock) -> None:
+        self.sched = sched
+        self.clock = clock
+        self._last_leftover_flush = clock.now()
+
+    def step(self) -> float:
+        """One round: timers, events, flushes and up to BURST cycles. Returns how long the
+        caller may sleep (0: call again at once) unless woken by an event."""
+        sched, clock = self.sched, self.clock
+        clock.fire_due()
+        sched.process_events()
+        sched.queue.flush_backoff_completed()
+        now = clock.now()
+        if now - self._last_leftover_flush >= UNSCHEDULABLE_FLUSH_PERIOD:
+            sched.queue.flush_unschedulable_leftover()
+            self._last_leftover_flush = now
+        ran = 0
+        while ran < BURST and sched.schedule_one():
+            ran += 1
+            if sched.has_events():
+                break
+        if ran or sched.has_events():
+            return 0.0
+        wait = MAX_IDLE
+        for t in (clock.next_timer(), sched.queue.next_backoff_expiry()):
+            if t is not None:
+                wait = min(wait, max(0.0, t - now))
+        return wait
+
+    async def run_async(self, stop: asyncio.Event) -> None:
+        wake = asyncio.Event()
+        self.sched.start(notify=wake.set)
+        while not stop.is_set():
+            wait = self.step()
+            if wait <= 0:
+                await asyncio.sleep(0)
+                continue
+            wake.clear()
+            if self.sched.has_events():
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), wait)
+
+    def run_thread(self, stop: threading.Event, wake: threading.Event) -> None:
+        self.sched.start(notify=wake.set)
+        while not stop.is_set():
+            wait = self.step()
+            if wait <= 0:
+                continue
+            wake.clear()
+            if self.sched.has_events():
+                continue
+            wake.wait(wait)
