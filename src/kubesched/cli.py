@@ -110,6 +110,20 @@ def up(data_dir: str, host: str, port: int, nodes: int, config_path: str | None,
         _fail(exc)
 
 
+@main.command()
+@click.option("--kubeconfig", required=True, help="kubeconfig of the API server to schedule for.")
+@click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
+def scheduler(kubeconfig: str, config_path: str | None) -> None:
+    """The scheduler alone, as a client of any Kubernetes API server (kube-scheduler's place)."""
+    from kubesched.app.scheduler import run
+
+    _logging()
+    try:
+        run(kubeconfig, _load_config(config_path))
+    except InputError as exc:
+        _fail(exc)
+
+
 def _load_config(config_path: str | None):  # type: ignore[no-untyped-def]
     from kubesched.scheduler.config import default_config
     from kubesched.simulate.runner import _split_config

@@ -121,7 +121,7 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
     meta.pop("creationTimestamp", None)
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = generate_name(str(meta["generateName"]))
-    obj = {**obj, "apiVersion": r.group_version, "kind": r.kind, "metadata": meta}
+    obj = {**obj, "apiVersion": r.stored_api_version, "kind": r.kind, "metadata": meta}
     if r.kind == "Pod":
         spec = dict(obj.get("spec") or {})
         spec.setdefault("restartPolicy", "Always")
@@ -155,7 +155,7 @@ STATUS_KINDS = {
 def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], subresource: str) -> dict[str, Any]:
     """``PrepareForUpdate`` / the status strategy: a main-resource write keeps the stored status,
     a ``/status`` write keeps everything else."""
-    new = {**new, "apiVersion": r.group_version, "kind": r.kind}
+    new = {**new, "apiVersion": r.stored_api_version, "kind": r.kind}
     if subresource == "status":
         out = {**old, "status": new.get("status") or {}}
         meta = dict(old["metadata"])

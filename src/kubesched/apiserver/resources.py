@@ -26,6 +26,11 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
+    def stored_api_version(self) -> str:
+        """The apiVersion objects are kept in (events.k8s.io/v1 events are stored as core v1)."""
+        return "v1" if self.storage_kind else self.group_version
+
+    @property
     def stored(self) -> str:
         return self.storage_kind or self.kind
 

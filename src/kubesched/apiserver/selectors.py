@@ -70,7 +70,8 @@ def _check_value(value: str, text: str) -> str:
     if len(value) > 63 or not _VALUE.match(value):
         raise _label_error(
             text,
-            f"invalid label value: {value!r}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.'",
+            f"invalid label value: {value!r}: a valid label must be an empty string or consist of "
+            "alphanumeric characters, '-', '_' or '.'",
         )
     return value
 

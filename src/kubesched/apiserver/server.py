@@ -41,6 +41,7 @@ from kubesched.cluster.errors import (
     ApiError,
     BadRequest,
     Expired,
+    Invalid,
     MethodNotAllowed,
     NotFound,
     RequestEntityTooLarge,
@@ -476,8 +477,9 @@ class ApiServer:
 
     # -- writes ------------------------------------------------------------------------------------
     async def _create(self, request: web.Request, t: Target) -> web.Response:
-        body = self._in(t, await self._body(request))
+        body = await self._body(request)
         self._check_kind(t, body)
+        body = self._in(t, body)
         self._check_namespace(t, body)
         obj = prepare_for_create(t.resource, body)
         check_meta(t.resource, obj)
@@ -489,8 +491,9 @@ class ApiServer:
         return respond(self._out(t, created), 201)
 
     async def _update(self, request: web.Request, t: Target) -> web.Response:
-        body = self._in(t, await self._body(request))
+        body = await self._body(request)
         self._check_kind(t, body)
+        body = self._in(t, body)
         self._check_namespace(t, body)
         name = (body.get("metadata") or {}).get("name")
         if name != t.name:
@@ -532,8 +535,8 @@ class ApiServer:
             if ctype == "application/apply-patch+yaml" and not t.subresource:
                 if not isinstance(patch, dict):
                     raise BadRequest("the apply body must be an object")
+                self._check_kind(t, patch)
                 body = self._in(t, patch)
-                self._check_kind(t, body)
                 self._check_namespace(t, body)
                 if (body.get("metadata") or {}).get("name") != t.name:
                     raise BadRequest("the name of the object does not match the name on the URL")
@@ -730,7 +733,7 @@ def _dry_run(request: web.Request) -> bool:
     values = request.query.getall("dryRun", [])
     for v in values:
         if v != "All":
-            raise BadRequest(f"unsupported dryRun value {v!r}: only All is supported")
+            raise Invalid(f'dryRun: Unsupported value: "{v}": supported values: "All"')
     return bool(values)
 
 

@@ -1,0 +1,345 @@
+"""``RemoteClient``: the ClusterClient over HTTP to any Kubernetes API server, through
+kubernetes_asyncio on an asyncio loop of its own thread.
+
+Reads follow client-go's shared informers (``tools/cache``): each kind is listed, then watched
+from the list's resourceVersion with bookmarks; a 410 Expired (an ERROR event or an HTTP 410)
+relists and replays the difference as ADDED / MODIFIED / DELETED, as a reflector's Replace does.
+The scheduler's ``get`` and ``list`` read those caches (upstream's listers). Writes are
+kube-scheduler's: pods/binding, the pod status patch (strategic merge), deletes with a UID
+precondition, pods/eviction, and events.k8s.io/v1 Events sent without waiting (the event
+broadcaster is asynchronous upstream too). Objects stay plain dicts (raw responses, orjson):
+the library's generated models are not built on the hot path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any
+
+import orjson
+from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio.client.exceptions import ApiException
+from kubernetes_asyncio.config import new_client_from_config
+
+from kubesched.clock import EPOCH_UNIX, rfc3339
+from kubesched.cluster import errors
+from kubesched.cluster.events import new_event
+from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Watch, WatchEvent, not_found
+
+log = logging.getLogger("kubesched.client")
+
+WATCH_TIMEOUT = 300  # seconds a watch request lasts before the informer re-issues it (client-go: 5-10 min)
+RETRY = 1.0
+CALL_TIMEOUT = 30.0
+
+
+def api_error(exc: ApiException) -> errors.ApiError:
+    """The ApiError for an HTTP error, from the Status body the server sent."""
+    message, reason = exc.reason or "", ""
+    with contextlib.suppress(Exception):
+        body = orjson.loads(exc.body)
+        message, reason = body.get("message", message), body.get("reason", "")
+    for cls in errors.ApiError.__subclasses__():
+        if cls.code == exc.status and (not reason or cls.reason == reason):
+            return cls(message)
+    err = errors.ApiError(message)
+    err.code = exc.status or 500
+    return err
+
+
+async def _checked(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Await a raw (``_preload_content=False``) call: the library leaves HTTP errors unraised then."""
+    resp = await coro
+    try:
+        body = await resp.read()
+    finally:
+        resp.release()
+    if resp.status >= 400:
+        raise ApiException(status=resp.status, reason=resp.reason, body=body)
+    return orjson.loads(body) if body else None
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+class RemoteClient:
+    """A ClusterClient for a kubeconfig; ``close()`` stops its loop thread."""
+
+    def __init__(
+        self,
+        kubeconfig: str,
+        *,
+        kinds: Iterable[str],
+        reporting_controller: str = "default-scheduler",
+        reporting_instance: str = "kubesched",
+    ) -> None:
+        self.kubeconfig = kubeconfig
+        self.reporting_controller = reporting_controller
+        self.reporting_instance = reporting_instance
+        self.kinds = list(dict.fromkeys(kinds))
+        self._lock = threading.RLock()
+        self._cache: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in self.kinds}
+        self._watches: list[Watch] = []
+        self._synced = {k: threading.Event() for k in self.kinds}
+        self._seq = itertools.count(1)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="kubesched-client", daemon=True)
+        self._thread.start()
+        self._tasks: list[asyncio.Future[Any]] = []
+        self._api: k8s.ApiClient = self._call(new_client_from_config(config_file=kubeconfig), CALL_TIMEOUT)
+        self.core = k8s.CoreV1Api(self._api)
+        self.events = k8s.EventsV1Api(self._api)
+        self._listers: dict[str, Callable[..., Any]] = {
+            "Pod": self.core.list_pod_for_all_namespaces,
+            "Node": self.core.list_node,
+            "Namespace": self.core.list_namespace,
+            "Service": self.core.list_service_for_all_namespaces,
+            "ReplicationController": self.core.list_replication_controller_for_all_namespaces,
+            "ReplicaSet": k8s.AppsV1Api(self._api).list_replica_set_for_all_namespaces,
+            "StatefulSet": k8s.AppsV1Api(self._api).list_stateful_set_for_all_namespaces,
+            "PodDisruptionBudget": k8s.PolicyV1Api(self._api).list_pod_disruption_budget_for_all_namespaces,
+            "PriorityClass": k8s.SchedulingV1Api(self._api).list_priority_class,
+        }
+        for kind in self.kinds:
+            self._tasks.append(asyncio.run_coroutine_threadsafe(self._informer(kind), self._loop))  # type: ignore[arg-type]
+
+    # -- plumbing ----------------------------------------------------------------------------------
+    def _call(self, coro: Coroutine[Any, Any, Any], timeout: float = CALL_TIMEOUT) -> Any:
+        """Run a request on the client's loop and wait for it (from the scheduler's thread)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def _send(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
+        """Fire and forget; a failure is logged."""
+
+        async def run() -> None:
+            try:
+                await _checked(coro)
+            except ApiException as exc:
+                log.warning("%s failed: %s", what, api_error(exc).message)
+            except Exception as exc:  # network trouble: logged, as the event broadcaster does
+                log.warning("%s failed: %s", what, exc)
+
+        asyncio.run_coroutine_threadsafe(run(), self._loop)
+
+    def _write(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            return self._call(_checked(coro))
+        except ApiException as exc:
+            raise api_error(exc) from None
+
+    def close(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        with contextlib.suppress(Exception):
+            self._call(self._api.close(), 5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    # -- informers ---------------------------------------------------------------------------------
+    async def _informer(self, kind: str) -> None:
+        lister = self._listers[kind]
+        rv = ""
+        while True:
+            try:
+                if not rv:
+                    rv = await self._relist(kind, lister)
+                rv = await self._watch(kind, lister, rv)
+            except asyncio.CancelledError:
+                raise
+            except ApiException as exc:
+                if exc.status == 410:
+                    rv = ""
+                    continue
+                log.warning("watch %s: %s", kind, api_error(exc).message)
+                await asyncio.sleep(RETRY)
+            except Exception as exc:  # connection refused, reset, timeouts: retry as a reflector does
+                log.warning("watch %s: %s", kind, exc)
+                await asyncio.sleep(RETRY)
+
+    async def _relist(self, kind: str, lister: Callable[..., Any]) -> str:
+        body = await _checked(lister(_preload_content=False))
+        items = body.get("items") or []
+        rv = (body.get("metadata") or {}).get("resourceVersion") or ""
+        api_version = body.get("apiVersion", "v1")
+        with self._lock:
+            cache = self._cache[kind]
+            fresh: dict[tuple[str, str], dict[str, Any]] = {}
+            for obj in items:
+                obj.setdefault("apiVersion", api_version)
+                obj.setdefault("kind", kind)
+                fresh[_key(obj)] = obj
+            if self._synced[kind].is_set():  # Replace: tell subscribers what changed while we were away
+                for key, old in cache.items():
+                    if key not in fresh:
+                        self._publish(DELETED, kind, old, old)
+                for key, obj in fresh.items():
+                    old = cache.get(key)
+                    if old is None:
+                        self._publish(ADDED, kind, obj, None)
+                    elif (old.get("metadata") or {}).get("resourceVersion") != obj["metadata"].get("resourceVersion"):
+                        self._publish(MODIFIED, kind, obj, old)
+            self._cache[kind] = fresh
+        self._synced[kind].set()
+        return str(rv)
+
+    async def _watch(self, kind: str, lister: Callable[..., Any], rv: str) -> str:
+        resp = await lister(
+            watch=True,
+            resource_version=rv,
+            allow_watch_bookmarks=True,
+            timeout_seconds=WATCH_TIMEOUT,
+            _preload_content=False,
+            _request_timeout=WATCH_TIMEOUT + 30,
+        )
+        if resp.status >= 400:
+            body = await resp.read()
+            resp.release()
+            raise ApiException(status=resp.status, reason=resp.reason, body=body)
+        try:
+            async for line in resp.content:
+                if not line.strip():
+                    continue
+                ev = orjson.loads(line)
+                type_, obj = ev.get("type"), ev.get("object") or {}
+                if type_ == "ERROR":
+                    raise ApiException(status=obj.get("code", 500), reason=obj.get("message", ""))
+                rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
+                if type_ == "BOOKMARK":
+                    continue
+                self._apply(kind, type_, obj)
+        finally:
+            resp.release()
+        return rv
+
+    def _apply(self, kind: str, type_: str, obj: dict[str, Any]) -> None:
+        key = _key(obj)
+        with self._lock:
+            cache = self._cache[kind]
+            old = cache.get(key)
+            if type_ == DELETED:
+                cache.pop(key, None)
+            else:
+                cache[key] = obj
+                if old is None:
+                    type_ = ADDED
+            self._publish(type_, kind, obj, old)
+
+    def _publish(self, type_: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        rv = (obj.get("metadata") or {}).get("resourceVersion") or "0"
+        ev = WatchEvent(type_, kind, obj, old, int(rv) if str(rv).isdigit() else 0)
+        for w in self._watches:
+            w._offer(ev)
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        return all(e.wait(timeout) for e in self._synced.values())
+
+    # -- ClusterClient: reads ------------------------------------------------------------------------
+    def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+        kinds = list(kinds)
+        missing = [k for k in kinds if k not in self._cache]
+        if missing:
+            raise ValueError(f"no informer for {missing}")
+        self.wait_synced()
+        with self._lock:
+            current = {k: list(self._cache[k].values()) for k in kinds}
+            w = Watch(frozenset(kinds))
+            self._watches.append(w)
+        return current, w
+
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        with self._lock:
+            objs = list(self._cache.get(kind, {}).values())
+        if namespace is not None:
+            objs = [o for o in objs if (o.get("metadata") or {}).get("namespace") == namespace]
+        return objs, 0
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        with self._lock:
+            obj = self._cache.get(kind, {}).get(
+                (namespace if kind not in ("Node", "Namespace", "PriorityClass") else "", name)
+            )
+        if obj is None:
+            raise not_found(kind, name)
+        return obj
+
+    # -- ClusterClient: writes -----------------------------------------------------------------------
+    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        # the response is a Status, which the generated V1Binding model cannot hold: read it raw
+        self._write(self.core.create_namespaced_pod_binding(name, namespace, body, _preload_content=False))
+
+    def patch_pod_status(
+        self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
+    ) -> None:
+        """``util.PatchPodStatus``: a strategic merge patch of the condition (merged by type) and
+        status.nominatedNodeName ("" clears it)."""
+        status: dict[str, Any] = {}
+        if condition is not None:
+            status["conditions"] = [{**condition, "lastProbeTime": None, "lastTransitionTime": rfc3339(_now())}]
+        if nominated_node_name is not None:
+            status["nominatedNodeName"] = nominated_node_name or None
+        if not status:
+            return
+        self._write(
+            self.core.patch_namespaced_pod_status(
+                name,
+                namespace,
+                {"status": status},
+                _content_type="application/strategic-merge-patch+json",
+                _preload_content=False,
+            )
+        )
+
+    def delete(
+        self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
+    ) -> None:
+        if kind != "Pod":
+            raise ValueError(f"the scheduler deletes pods only, not {kind}")
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        self._write(self.core.delete_namespaced_pod(name, namespace, body=body, _preload_content=False))
+
+    def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
+        body: dict[str, Any] = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        if grace_period_seconds is not None:
+            body["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
+        self._write(self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False))
+
+    def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
+        ev = new_event(
+            _now(),
+            next(self._seq),
+            type_,
+            reason,
+            action,
+            regarding,
+            message,
+            self.reporting_controller,
+            self.reporting_instance,
+        )
+        ns = ev["metadata"]["namespace"]
+        self._send(self.events.create_namespaced_event(ns, ev, _preload_content=False), f"event {reason}")
+
+
+def _now() -> float:
+    return time.time() - EPOCH_UNIX
