@@ -214,7 +214,7 @@ def test_binding_eviction_and_graceful_delete(server):
 
 
 def test_watch_replays_from_resource_version_and_transitions(server):
-    code, first = server.request("POST", "/api/v1/namespaces/default/pods", pod("w1", app="in"))
+    _, first = server.request("POST", "/api/v1/namespaces/default/pods", pod("w1", app="in"))
     rv = first["metadata"]["resourceVersion"]
     server.request(
         "PATCH",
@@ -223,7 +223,7 @@ def test_watch_replays_from_resource_version_and_transitions(server):
         content_type="application/merge-patch+json",
     )
     server.request("DELETE", "/api/v1/namespaces/default/pods/w1", {"gracePeriodSeconds": 0})
-    code, raw = server.request(
+    _, raw = server.request(
         "GET",
         f"/api/v1/namespaces/default/pods?watch=True&resourceVersion={int(rv) - 1}&timeoutSeconds=1"
         "&labelSelector=app%3Din",
@@ -231,7 +231,7 @@ def test_watch_replays_from_resource_version_and_transitions(server):
     )
     events = [json.loads(line) for line in raw.splitlines() if line.strip()]
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "w1"), ("DELETED", "w1")]
-    code, raw = server.request(
+    _code, raw = server.request(
         "GET",
         "/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&timeoutSeconds=1"
         "&fieldSelector=metadata.name%3Dsel-a",
@@ -256,7 +256,7 @@ def test_watch_from_compacted_revision_is_410_error_event(tmp_path):
 
 def test_table_responses(server):
     accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-    code, body = server.request("GET", "/api/v1/namespaces/default/pods", headers={"Accept": accept})
+    _code, body = server.request("GET", "/api/v1/namespaces/default/pods", headers={"Accept": accept})
     assert body["kind"] == "Table"
     assert [c["name"] for c in body["columnDefinitions"]] == [
         "Name",
@@ -332,7 +332,7 @@ def test_concurrent_writers_lose_nothing_and_stale_updates_conflict(server):
     for t in threads:
         t.join()
     assert errors == []
-    code, body = server.request("GET", "/api/v1/namespaces/default/configmaps")
+    _code, body = server.request("GET", "/api/v1/namespaces/default/configmaps")
     names = [i["metadata"]["name"] for i in body["items"] if i["metadata"]["name"].startswith("cm-")]
     assert len(names) == len(set(names)) == 60
     rvs = [int(i["metadata"]["resourceVersion"]) for i in body["items"]]

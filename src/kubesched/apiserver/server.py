@@ -120,9 +120,13 @@ class ApiServer:
         self.app = web.Application(client_max_size=MAX_BODY_BYTES * 4, middlewares=[self._middleware])
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._closing = asyncio.Event()
+        self._wakes: set[asyncio.Event] = set()
 
     def close_watches(self) -> None:
+        """End every open watch (shutdown): clients re-watch elsewhere or after the restart."""
         self._closing.set()
+        for wake in self._wakes:
+            wake.set()
 
     # -- middleware: auth, errors --------------------------------------------------------------
     @web.middleware
@@ -410,6 +414,7 @@ class ApiServer:
         namespace = self._ns(t) if t.namespace is not None else None
         kind = t.resource.stored
         wake = asyncio.Event()
+        self._wakes.add(wake)
         initial: list[dict[str, Any]] = []
         expired: Expired | None = None
         watch = None
@@ -433,6 +438,7 @@ class ApiServer:
             await resp.write(dumps({"type": type_, "object": obj}) + b"\n")
 
         if expired is not None:
+            self._wakes.discard(wake)
             await send("ERROR", expired.status())
             return resp
         assert watch is not None
@@ -471,6 +477,7 @@ class ApiServer:
             pass
         finally:
             self.store.stop_watch(watch)
+            self._wakes.discard(wake)
         with contextlib.suppress(ConnectionResetError):
             await resp.write_eof()
         return resp

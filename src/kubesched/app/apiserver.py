@@ -118,7 +118,7 @@ async def serve(opts: ServerOptions) -> None:
             if not stop.is_set():
                 kubelet.renew_all()
 
-    runner = web.AppRunner(server.app, access_log=None, handle_signals=False)
+    runner = web.AppRunner(server.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
     ca, crt, key = ensure_certs(opts.data_dir, opts.host)
     site = web.TCPSite(runner, opts.host, opts.port, reuse_address=True, ssl_context=server_context(crt, key))

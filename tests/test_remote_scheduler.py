@@ -1,0 +1,99 @@
+"""``kubesched scheduler`` as its own process against ``kubesched apiserver`` over HTTPS: pods
+bound through pods/binding, FailedScheduling events (events.k8s.io/v1, reportingController
+default-scheduler) and the PodScheduled=False condition, other schedulers' pods left alone, and
+preemption deleting a lower-priority victim."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from tests.live import KUBESCHED, Server
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    root = tmp_path_factory.mktemp("remote")
+    s = Server(root / "data", nodes=2).start()
+    log = open(root / "scheduler.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([*KUBESCHED, "scheduler", "--kubeconfig", str(s.kubeconfig)], stdout=log, stderr=log)
+    yield s
+    proc.terminate()
+    assert proc.wait(15) == 0
+    s.stop()
+
+
+def make_pod(name: str, cpu: str, *, priority_class: str | None = None, scheduler: str | None = None) -> dict:
+    spec: dict = {
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def wait_for(fn, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def get_pod(s: Server, name: str) -> dict | None:
+    code, body = s.request("GET", f"/api/v1/namespaces/default/pods/{name}")
+    return body if code == 200 else None
+
+
+def test_binds_and_reports_failures(cluster):
+    s = cluster
+    for name in ("a", "b"):
+        assert s.request("POST", "/api/v1/namespaces/default/pods", make_pod(name, "3"))[0] == 201
+    s.request("POST", "/api/v1/namespaces/default/pods", make_pod("other", "1", scheduler="someone-else"))
+    bound = wait_for(lambda: all((get_pod(s, n) or {}).get("spec", {}).get("nodeName") for n in ("a", "b")))
+    assert bound
+    nodes = {get_pod(s, n)["spec"]["nodeName"] for n in ("a", "b")}
+    assert nodes == {"node-0", "node-1"}
+    s.request("POST", "/api/v1/namespaces/default/pods", make_pod("big", "3"))
+    message = (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod.."
+    )
+
+    def failed() -> dict | None:
+        pod = get_pod(s, "big") or {}
+        conds = [c for c in pod.get("status", {}).get("conditions", []) if c["type"] == "PodScheduled"]
+        return conds[0] if conds else None
+
+    cond = wait_for(failed)
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
+    _, events = s.request(
+        "GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dbig"
+    )
+    assert [(e["reason"], e["note"], e["reportingController"]) for e in events["items"]] == [
+        ("FailedScheduling", message, "default-scheduler")
+    ]
+    _code, events = s.request("GET", "/api/v1/namespaces/default/events?fieldSelector=reason%3DScheduled")
+    assert sorted(e["message"] for e in events["items"]) == [
+        f"Successfully assigned default/{n} to {get_pod(s, n)['spec']['nodeName']}" for n in ("a", "b")
+    ]
+    assert not get_pod(s, "other")["spec"].get("nodeName")
+
+
+def test_preemption_through_the_api(cluster):
+    s = cluster
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"}, "value": 1000}
+    assert s.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc)[0] == 201
+    s.request("POST", "/api/v1/namespaces/default/pods", make_pod("vip", "3", priority_class="urgent"))
+    pod = wait_for(lambda: (get_pod(s, "vip") or {}).get("spec", {}).get("nodeName") and get_pod(s, "vip"), 30)
+    victims = [n for n in ("a", "b") if get_pod(s, n) is None]
+    assert len(victims) == 1
+    _code, events = s.request("GET", "/api/v1/namespaces/default/events?fieldSelector=reason%3DPreempted")
+    assert [e["involvedObject"]["name"] for e in events["items"]] == victims
+    assert pod["spec"]["nodeName"] in ("node-0", "node-1")
