@@ -73,9 +73,7 @@ def test_binds_and_reports_failures(cluster):
 
     cond = wait_for(failed)
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
-    _, events = s.request(
-        "GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dbig"
-    )
+    _, events = s.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dbig")
     assert [(e["reason"], e["note"], e["reportingController"]) for e in events["items"]] == [
         ("FailedScheduling", message, "default-scheduler")
     ]
