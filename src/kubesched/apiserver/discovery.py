@@ -48,6 +48,15 @@ def api_group(name: str) -> dict[str, Any] | None:
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(name)}
 
 
+def _names(r: Resource, entry: dict[str, Any]) -> dict[str, Any]:
+    """Add the short names and categories kubectl resolves (``po``, ``all``) to a discovery entry."""
+    if r.short_names:
+        entry["shortNames"] = list(r.short_names)
+    if r.categories:
+        entry["categories"] = list(r.categories)
+    return entry
+
+
 def _resources(group: str, version: str) -> list[Resource]:
     return [r for r in RESOURCES if r.group == group and r.version == version]
 
@@ -58,18 +67,14 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
         return None
     items: list[dict[str, Any]] = []
     for r in found:
-        entry: dict[str, Any] = {
+        entry = {
             "name": r.plural,
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
             "verbs": list(ALL_VERBS),
         }
-        if r.short_names:
-            entry["shortNames"] = list(r.short_names)
-        if r.categories:
-            entry["categories"] = list(r.categories)
-        items.append(entry)
+        items.append(_names(r, entry))
         for sub in r.subresources:
             kind, g, v, verbs = SUBRESOURCE_INFO[sub]
             s: dict[str, Any] = {
@@ -103,17 +108,16 @@ def aggregated(legacy: bool, version: str) -> dict[str, Any]:
         for v in GROUPS[g]:
             resources = []
             for r in _resources(g, v):
-                entry: dict[str, Any] = {
-                    "resource": r.plural,
-                    "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
-                    "scope": "Namespaced" if r.namespaced else "Cluster",
-                    "singularResource": r.singular,
-                    "verbs": list(ALL_VERBS),
-                }
-                if r.short_names:
-                    entry["shortNames"] = list(r.short_names)
-                if r.categories:
-                    entry["categories"] = list(r.categories)
+                entry = _names(
+                    r,
+                    {
+                        "resource": r.plural,
+                        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                        "scope": "Namespaced" if r.namespaced else "Cluster",
+                        "singularResource": r.singular,
+                        "verbs": list(ALL_VERBS),
+                    },
+                )
                 subs = []
                 for sub in r.subresources:
                     kind, sg, sv, verbs = SUBRESOURCE_INFO[sub]

@@ -11,9 +11,10 @@ from typing import Any
 
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
-from kubesched.apiserver.resources import Resource
+from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster.disruption import validate_budget
-from kubesched.cluster.errors import BadRequest, Invalid
+from kubesched.cluster.errors import BadRequest, Invalid, NotFound
+from kubesched.cluster.store import Store
 from kubesched.errors import InputError
 
 # apimachinery's names.SimpleNameGenerator alphabet and suffix length
@@ -195,3 +196,24 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
             raise invalid(r, meta.get("name", ""), "spec.nodeName", "field is immutable")
         new["spec"] = new_spec
     return new
+
+
+class ServerAdmission:
+    """The API server's part of a create, installed first in the Store's admission chain so that
+    every create gets it, whatever its way in (HTTP, manifests loaded at start, in-process
+    components): defaulting, metadata and object validation, and NamespaceLifecycle."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        r = BY_KIND.get(kind)
+        if r is None:
+            return obj
+        obj = prepare_for_create(r, obj)
+        check_meta(r, obj)
+        validate(r, obj)
+        ns = obj["metadata"].get("namespace")
+        if r.namespaced and self.store.try_get("Namespace", "", ns or "") is None:
+            raise NotFound(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
+        return obj

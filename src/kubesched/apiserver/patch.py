@@ -133,21 +133,10 @@ def _pointer(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
-def _parent(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
+def _walk(doc: Any, parts: list[str], path: str) -> Any:
+    """The value at ``parts`` (a JSON pointer split), or 422 naming ``path``."""
     cur = doc
-    for p in parts[:-1]:
-        if isinstance(cur, dict) and p in cur:
-            cur = cur[p]
-        elif isinstance(cur, list) and p.isdigit() and int(p) < len(cur):
-            cur = cur[int(p)]
-        else:
-            raise Invalid(f"the server rejected our request due to an error in our request: missing path {path!r}")
-    return cur, parts[-1]
-
-
-def _get(doc: Any, path: str) -> Any:
-    cur = doc
-    for p in _pointer(path):
+    for p in parts:
         if isinstance(cur, dict) and p in cur:
             cur = cur[p]
         elif isinstance(cur, list) and p.isdigit() and int(p) < len(cur):
@@ -155,6 +144,14 @@ def _get(doc: Any, path: str) -> Any:
         else:
             raise Invalid(f"the server rejected our request due to an error in our request: missing path {path!r}")
     return cur
+
+
+def _parent(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
+    return _walk(doc, parts[:-1], path), parts[-1]
+
+
+def _get(doc: Any, path: str) -> Any:
+    return _walk(doc, _pointer(path), path)
 
 
 def json_patch(doc: Any, ops: Any) -> Any:

@@ -13,30 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.selectors import Requirement
 from kubesched.cluster.errors import BadRequest
 
 _KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
-@dataclass(frozen=True, slots=True)
-class LabelRequirement:
-    key: str
-    op: str  # "=", "!=", "in", "notin", "exists", "!"
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        if self.op == "exists":
-            return present
-        if self.op == "!":
-            return not present
-        if self.op in ("=", "in"):
-            return present and labels[self.key] in self.values
-        return not present or labels[self.key] not in self.values  # "!=", "notin"
-
-
-LabelMatcher = tuple[LabelRequirement, ...]
+# ``=``/``==`` is In with one value, ``!=`` NotIn, ``key`` Exists, ``!key`` DoesNotExist: the
+# meta/v1 requirement the rest of kubesched already evaluates (``api.selectors.Requirement``)
+LabelMatcher = tuple[Requirement, ...]
+_OPERATORS = {"in": "In", "notin": "NotIn"}
 
 
 def _split_top(text: str) -> list[str]:
@@ -56,57 +43,56 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _label_error(text: str, why: str) -> BadRequest:
+def _label_error(why: str) -> BadRequest:
     return BadRequest(f"unable to parse requirement: {why}", details={"causes": [{"field": "labelSelector"}]})
 
 
-def _check_key(key: str, text: str) -> str:
+def _check_key(key: str) -> str:
     if not key or len(key) > 316 or not _KEY.match(key):
-        raise _label_error(text, f"invalid label key {key!r}: name part must consist of alphanumeric characters")
+        raise _label_error(f"invalid label key {key!r}: name part must consist of alphanumeric characters")
     return key
 
 
-def _check_value(value: str, text: str) -> str:
+def _check_value(value: str) -> str:
     if len(value) > 63 or not _VALUE.match(value):
         raise _label_error(
-            text,
             f"invalid label value: {value!r}: a valid label must be an empty string or consist of "
-            "alphanumeric characters, '-', '_' or '.'",
+            "alphanumeric characters, '-', '_' or '.'"
         )
     return value
+
+
+def _requirement(term: str) -> Requirement:
+    m = re.match(r"^(\S+?)\s+(in|notin)\s*\((.*)\)$", term)
+    if m:
+        inner = m.group(3)
+        values = tuple(_check_value(v.strip()) for v in inner.split(",")) if inner.strip() else ()
+        if not values:
+            raise _label_error(f"for 'in', 'notin' operators, values set can't be empty ({term!r})")
+        return Requirement(_check_key(m.group(1)), _OPERATORS[m.group(2)], values)
+    for symbol, op in (("!=", "NotIn"), ("==", "In"), ("=", "In")):
+        if symbol in term:
+            key, _, value = term.partition(symbol)
+            if value.startswith("="):
+                raise _label_error(f"found '=', expected: identifier ({term!r})")
+            return Requirement(_check_key(key.strip()), op, (_check_value(value.strip()),))
+    if term.startswith("!"):
+        return Requirement(_check_key(term[1:].strip()), "DoesNotExist", ())
+    if re.search(r"[\s()<>]", term):
+        raise _label_error(f"found {term!r}, expected: '=', '!=', '==', 'in', notin'")
+    return Requirement(_check_key(term), "Exists", ())
 
 
 def parse_label_selector(text: str | None) -> LabelMatcher:
     """Parse a ``labelSelector`` query value; raises BadRequest (400) naming the problem."""
     if not text or not text.strip():
         return ()
-    out: list[LabelRequirement] = []
+    out = []
     for raw in _split_top(text):
         term = raw.strip()
         if not term:
-            raise _label_error(text, "found '', expected: !, identifier, or 'end of string'")
-        m = re.match(r"^(\S+?)\s+(in|notin)\s*\((.*)\)$", term)
-        if m:
-            key, op, inner = m.group(1), m.group(2), m.group(3)
-            values = tuple(_check_value(v.strip(), text) for v in inner.split(",")) if inner.strip() else ()
-            if not values:
-                raise _label_error(text, f"for 'in', 'notin' operators, values set can't be empty ({term!r})")
-            out.append(LabelRequirement(_check_key(key, text), op, values))
-            continue
-        for symbol, op in (("!=", "!="), ("==", "="), ("=", "=")):
-            if symbol in term:
-                key, _, value = term.partition(symbol)
-                if op == "=" and value.startswith("="):
-                    raise _label_error(text, f"found '=', expected: identifier ({term!r})")
-                out.append(LabelRequirement(_check_key(key.strip(), text), op, (_check_value(value.strip(), text),)))
-                break
-        else:
-            if term.startswith("!"):
-                out.append(LabelRequirement(_check_key(term[1:].strip(), text), "!"))
-            elif re.search(r"[\s()<>]", term):
-                raise _label_error(text, f"found {term!r}, expected: '=', '!=', '==', 'in', notin'")
-            else:
-                out.append(LabelRequirement(_check_key(term, text), "exists"))
+            raise _label_error("found '', expected: !, identifier, or 'end of string'")
+        out.append(_requirement(term))
     return tuple(out)
 
 

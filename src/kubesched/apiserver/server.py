@@ -26,7 +26,7 @@ import yaml
 from aiohttp import web
 
 from kubesched.apiserver import discovery
-from kubesched.apiserver.objects import check_meta, invalid, prepare_for_create, prepare_for_update, validate
+from kubesched.apiserver.objects import check_meta, invalid, prepare_for_update, validate
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesched.apiserver.resources import BY_PATH, Resource
 from kubesched.apiserver.selectors import (
@@ -65,6 +65,9 @@ PATCH_TYPES = (
     "application/apply-patch+yaml",
 )
 JSON = "application/json"
+# kinds whose strategy has AllowCreateOnUpdate true (pkg/registry/{coordination/lease,core/event,core/service}):
+# a PUT of a missing object creates it; for every other kind it is NotFound
+CREATE_ON_UPDATE = {"Lease", "Event", "Service"}
 
 
 def dumps(obj: Any) -> bytes:
@@ -360,11 +363,6 @@ class ApiServer:
         else:
             meta.pop("namespace", None)
 
-    def _namespace_exists(self, t: Target) -> None:
-        """NamespaceLifecycle admission: no objects in a namespace that does not exist."""
-        if t.resource.namespaced and self.store.try_get("Namespace", "", t.namespace or "") is None:
-            raise NotFound(f'namespaces "{t.namespace}" not found', details={"name": t.namespace, "kind": "namespaces"})
-
     # -- list and watch -----------------------------------------------------------------------------
     def _selectors(self, request: web.Request, t: Target) -> tuple[Any, Any]:
         q = request.query
@@ -488,14 +486,22 @@ class ApiServer:
         self._check_kind(t, body)
         body = self._in(t, body)
         self._check_namespace(t, body)
-        obj = prepare_for_create(t.resource, body)
-        check_meta(t.resource, obj)
-        validate(t.resource, obj)
-        self._namespace_exists(t)
-        if _dry_run(request):
-            return respond(self._out(t, obj), 201)
-        created = self.store.create(t.resource.stored, obj)
+        return self._store_create(request, t, body)
+
+    def _store_create(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
+        """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's
+        admission chain (``objects.ServerAdmission``, priority) defaults and validates it."""
+        created = self.store.create(t.resource.stored, body, dry_run=_dry_run(request))
         return respond(self._out(t, created), 201)
+
+    def _store_update(self, request: web.Request, t: Target, body: dict[str, Any], old: dict[str, Any]) -> web.Response:
+        """Validation and the write of an update (PUT or PATCH, main resource or ``/status``)."""
+        new = prepare_for_update(t.resource, body, old, t.subresource)
+        check_meta(t.resource, new)
+        validate(t.resource, new)
+        if _dry_run(request):
+            return respond(self._out(t, new))
+        return respond(self._out(t, self.store.update(t.resource.stored, new)))
 
     async def _update(self, request: web.Request, t: Target) -> web.Response:
         body = await self._body(request)
@@ -507,26 +513,10 @@ class ApiServer:
             raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({t.name})")
         old = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
         if old is None:
-            if t.subresource:
-                self._get(t)
-            return await self._create_from(request, t, body)  # PUT creates where upstream allows create-on-update
-        new = prepare_for_update(t.resource, body, old, t.subresource)
-        check_meta(t.resource, new)
-        validate(t.resource, new)
-        if _dry_run(request):
-            return respond(self._out(t, new))
-        return respond(self._out(t, self.store.update(t.resource.stored, new)))
-
-    async def _create_from(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
-        if t.resource.kind not in ("Lease", "Event", "ConfigMap", "Node", "Namespace"):
-            self._get(t)  # NotFound, as upstream for resources without AllowCreateOnUpdate
-        obj = prepare_for_create(t.resource, body)
-        check_meta(t.resource, obj)
-        validate(t.resource, obj)
-        self._namespace_exists(t)
-        if _dry_run(request):
-            return respond(self._out(t, obj), 201)
-        return respond(self._out(t, self.store.create(t.resource.stored, obj)), 201)
+            if t.subresource or t.resource.kind not in CREATE_ON_UPDATE:
+                self._get(t)  # NotFound, as upstream for resources without AllowCreateOnUpdate
+            return self._store_create(request, t, body)
+        return self._store_update(request, t, body, old)
 
     async def _patch(self, request: web.Request, t: Target) -> web.Response:
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -547,7 +537,7 @@ class ApiServer:
                 self._check_namespace(t, body)
                 if (body.get("metadata") or {}).get("name") != t.name:
                     raise BadRequest("the name of the object does not match the name on the URL")
-                return await self._create_from_apply(request, t, body)
+                return self._store_create(request, t, body)
             self._get(t)
         assert stored is not None
         current = self._out(t, stored)
@@ -574,21 +564,7 @@ class ApiServer:
         meta["name"], meta["namespace"] = stored["metadata"]["name"], stored["metadata"].get("namespace")
         if not t.resource.namespaced:
             meta.pop("namespace", None)
-        new = prepare_for_update(t.resource, patched, stored, t.subresource)
-        check_meta(t.resource, new)
-        validate(t.resource, new)
-        if _dry_run(request):
-            return respond(self._out(t, new))
-        return respond(self._out(t, self.store.update(t.resource.stored, new)))
-
-    async def _create_from_apply(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
-        obj = prepare_for_create(t.resource, body)
-        check_meta(t.resource, obj)
-        validate(t.resource, obj)
-        self._namespace_exists(t)
-        if _dry_run(request):
-            return respond(self._out(t, obj), 201)
-        return respond(self._out(t, self.store.create(t.resource.stored, obj)), 201)
+        return self._store_update(request, t, patched, stored)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         data = await self._raw_body(request)

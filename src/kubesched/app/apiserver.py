@@ -14,6 +14,7 @@ from pathlib import Path
 from aiohttp import web
 
 from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, HollowKubelet, fake_node
+from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.driver import RealtimeDriver
@@ -22,15 +23,15 @@ from kubesched.client import InProcessClient
 from kubesched.clock import RealClock, WallClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
-from kubesched.cluster.errors import AlreadyExists, ApiError
+from kubesched.cluster.errors import AlreadyExists
 from kubesched.cluster.loader import load_paths
 from kubesched.cluster.sqlite import SQLiteBackend
-from kubesched.cluster.store import KNOWN_KINDS, Store
+from kubesched.cluster.store import Store
 from kubesched.errors import InputError
-from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.config import KIND, SchedulerConfig
+from kubesched.simulate.runner import create_objects, validate_manifest
 
 log = logging.getLogger("kubesched")
-CREATE_ORDER = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "PodDisruptionBudget": 3, "Pod": 9}
 
 
 @dataclass(slots=True)
@@ -41,43 +42,17 @@ class ServerOptions:
     nodes: int = 0
     paths: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
-    on_ready: object = None
 
 
 def load_manifests(store: Store, paths: list[str]) -> list[str]:
     """Create the objects of PATHs as ``simulate`` reads them; existing ones are kept as they are.
     Returns one line per object refused by admission."""
-    from kubesched.simulate.runner import _validate
-
     loaded = load_paths(paths)
     for m in loaded.manifests:
-        _validate(m)
-    refused = []
-    for m in sorted(loaded.manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5)):
-        if m.kind not in KNOWN_KINDS:
-            continue
-        meta = m.obj.get("metadata") or {}
-        ns = meta.get("namespace") or "default"
-        if KNOWN_KINDS[m.kind][1] and store.try_get("Namespace", "", ns) is None:
-            store.create(
-                "Namespace",
-                {
-                    "apiVersion": "v1",
-                    "kind": "Namespace",
-                    "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}},
-                    "status": {"phase": "Active"},
-                },
-            )
-        obj = dict(m.obj)
-        if m.kind == "Pod":
-            obj["status"] = {"phase": "Pending"}
-        try:
-            store.create(m.kind, obj)
-        except AlreadyExists:
-            continue
-        except ApiError as exc:
-            refused.append(f"{m.file}: {m.ref}: {exc.message}")
-    return refused
+        validate_manifest(m)
+    objects = [m for m in loaded.manifests if m.kind != KIND]
+    rejected, _ = create_objects(store, objects, keep_existing=True)
+    return [f"{r['kind']} {r['namespace'] or ''}/{r['name']}: {r['message']}" for r in rejected]
 
 
 async def serve(opts: ServerOptions) -> None:
@@ -85,6 +60,7 @@ async def serve(opts: ServerOptions) -> None:
     opts.data_dir.mkdir(parents=True, exist_ok=True)
     loop = asyncio.get_running_loop()
     store = Store(WallClock(loop), seed=None, backend=SQLiteBackend(opts.data_dir / "state.db"), start_on_bind=False)
+    store.admission.append(ServerAdmission(store))
     admission.install(store)
     for i in range(opts.nodes):
         with contextlib.suppress(AlreadyExists):
@@ -134,8 +110,6 @@ async def serve(opts: ServerOptions) -> None:
         )
         tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]
     print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
-    if callable(opts.on_ready):
-        opts.on_ready()
     await stop.wait()
     server.close_watches()
     for t in tasks:
@@ -150,7 +124,5 @@ async def serve(opts: ServerOptions) -> None:
 def run(opts: ServerOptions) -> None:
     try:
         asyncio.run(serve(opts))
-    except InputError:
-        raise
     except OSError as exc:
         raise InputError(f"cannot listen on {opts.host}:{opts.port}: {exc.strerror or exc}") from None

@@ -7,7 +7,7 @@ from typing import Any
 
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
-from kubesched.cluster.events import new_event, to_core
+from kubesched.cluster.events import EventRecorder, to_core
 from kubesched.cluster.store import Store, Watch
 
 
@@ -18,9 +18,7 @@ class InProcessClient:
         self, store: Store, *, reporting_controller: str = "default-scheduler", reporting_instance: str = "kubesched"
     ) -> None:
         self.store = store
-        self.reporting_controller = reporting_controller
-        self.reporting_instance = reporting_instance
-        self._event_seq = 0
+        self.recorder = EventRecorder(reporting_controller, reporting_instance)
 
     def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         kinds = list(kinds)
@@ -71,16 +69,5 @@ class InProcessClient:
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         """events.k8s.io/v1 recorder: one Event per call, stored in its core v1 form."""
-        self._event_seq += 1
-        ev = new_event(
-            self.store.clock.now(),
-            self._event_seq,
-            type_,
-            reason,
-            action,
-            regarding,
-            message,
-            self.reporting_controller,
-            self.reporting_instance,
-        )
+        ev = self.recorder.event(self.store.clock.now(), type_, reason, action, regarding, message)
         self.store.create("Event", to_core(ev))

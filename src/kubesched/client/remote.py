@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import threading
 import time
@@ -29,7 +28,7 @@ from kubernetes_asyncio.config import new_client_from_config
 
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster import errors
-from kubesched.cluster.events import new_event
+from kubesched.cluster.events import EventRecorder
 from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Watch, WatchEvent, not_found
 
 log = logging.getLogger("kubesched.client")
@@ -82,14 +81,12 @@ class RemoteClient:
         reporting_instance: str = "kubesched",
     ) -> None:
         self.kubeconfig = kubeconfig
-        self.reporting_controller = reporting_controller
-        self.reporting_instance = reporting_instance
+        self.recorder = EventRecorder(reporting_controller, reporting_instance)
         self.kinds = list(dict.fromkeys(kinds))
         self._lock = threading.RLock()
         self._cache: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in self.kinds}
         self._watches: list[Watch] = []
         self._synced = {k: threading.Event() for k in self.kinds}
-        self._seq = itertools.count(1)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kubesched-client", daemon=True)
         self._thread.start()
@@ -326,17 +323,7 @@ class RemoteClient:
         self._write(self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False))
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
-        ev = new_event(
-            _now(),
-            next(self._seq),
-            type_,
-            reason,
-            action,
-            regarding,
-            message,
-            self.reporting_controller,
-            self.reporting_instance,
-        )
+        ev = self.recorder.event(_now(), type_, reason, action, regarding, message)
         ns = ev["metadata"]["namespace"]
         self._send(self.events.create_namespaced_event(ns, ev, _preload_content=False), f"event {reason}")
 

@@ -47,38 +47,41 @@ def truncate_note(message: str) -> str:
     return message[: NOTE_LENGTH_LIMIT - 4] + " ..."
 
 
-def new_event(
-    now: float,
-    seq: int,
-    type_: str,
-    reason: str,
-    action: str,
-    regarding: dict[str, Any],
-    message: str,
-    reporting_controller: str,
-    reporting_instance: str,
-) -> dict[str, Any]:
-    """The events.k8s.io/v1 Event a recorder writes for ``regarding`` at ``now`` (clock seconds)."""
-    meta = regarding.get("metadata") or {}
-    nanos = int((now + EPOCH_UNIX) * 1e9) + seq
-    ref = {
-        "kind": regarding.get("kind") or "Pod",
-        "namespace": meta.get("namespace") or "",
-        "name": meta.get("name"),
-        "uid": meta.get("uid"),
-        "apiVersion": regarding.get("apiVersion") or "v1",
-        "resourceVersion": meta.get("resourceVersion"),
-    }
-    return {
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": {"name": f"{meta.get('name')}.{nanos:x}", "namespace": meta.get("namespace") or "default"},
-        "eventTime": rfc3339_micro(now),
-        "type": type_,
-        "reason": reason,
-        "action": action,
-        "reportingController": reporting_controller,
-        "reportingInstance": reporting_instance,
-        "regarding": ref,
-        "note": truncate_note(message),
-    }
+class EventRecorder:
+    """client-go's events recorder for one component: builds the events.k8s.io/v1 Event of each
+    call; the client decides how it is written."""
+
+    def __init__(self, reporting_controller: str, reporting_instance: str) -> None:
+        self.reporting_controller = reporting_controller
+        self.reporting_instance = reporting_instance
+        self._seq = 0
+
+    def event(
+        self, now: float, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str
+    ) -> dict[str, Any]:
+        """The Event for ``regarding`` at ``now`` (clock seconds); the name's nanoseconds are kept
+        unique by a sequence, since a virtual clock repeats instants."""
+        self._seq += 1
+        meta = regarding.get("metadata") or {}
+        nanos = int((now + EPOCH_UNIX) * 1e9) + self._seq
+        ref = {
+            "kind": regarding.get("kind") or "Pod",
+            "namespace": meta.get("namespace") or "",
+            "name": meta.get("name"),
+            "uid": meta.get("uid"),
+            "apiVersion": regarding.get("apiVersion") or "v1",
+            "resourceVersion": meta.get("resourceVersion"),
+        }
+        return {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"{meta.get('name')}.{nanos:x}", "namespace": meta.get("namespace") or "default"},
+            "eventTime": rfc3339_micro(now),
+            "type": type_,
+            "reason": reason,
+            "action": action,
+            "reportingController": self.reporting_controller,
+            "reportingInstance": self.reporting_instance,
+            "regarding": ref,
+            "note": truncate_note(message),
+        }

@@ -270,7 +270,8 @@ class Store:
             self._watches.remove(w)
 
     # -- writes ----------------------------------------------------------------------------
-    def create(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    def create(self, kind: str, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """Admit and store a new object; ``dry_run`` admits and checks it without storing."""
         obj = {**obj, "metadata": dict(obj.get("metadata") or {})}
         meta = obj["metadata"]
         if is_namespaced(kind):
@@ -282,6 +283,8 @@ class Store:
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
             raise AlreadyExists(f'{resource_name(kind)} "{key[1]}" already exists', details=_details(kind, key[1]))
+        if dry_run:
+            return obj
         meta.setdefault("uid", self.new_uid())
         meta.setdefault("creationTimestamp", rfc3339(self.clock.now()))
         meta.setdefault("generation", 1)

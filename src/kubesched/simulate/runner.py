@@ -18,7 +18,7 @@ from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController, validate_budget
-from kubesched.cluster.errors import ApiError
+from kubesched.cluster.errors import AlreadyExists, ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.store import KNOWN_KINDS, Store
 from kubesched.errors import InputError
@@ -27,6 +27,7 @@ from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler.scheduler import Explanation, Scheduler
 
 CREATE_ORDER = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "PodDisruptionBudget": 3, "Pod": 9}
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
 MAX_VIRTUAL_SECONDS = 7 * 24 * 3600.0
 
 
@@ -40,7 +41,7 @@ class SimulationResult:
     explain: dict[str, Explanation] = field(default_factory=dict)
 
 
-def _validate(m: Manifest) -> None:
+def validate_manifest(m: Manifest) -> None:
     try:
         if m.kind == "Pod":
             pod_info_from(m.obj)
@@ -83,6 +84,17 @@ def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[
     """Create every object at time zero through admission; refused objects are returned as rejected."""
     store = Store(VirtualClock(), seed=seed)
     admission.install(store)
+    rejected, pods = create_objects(store, manifests)
+    return store, rejected, pods
+
+
+def create_objects(
+    store: Store, manifests: list[Manifest], *, keep_existing: bool = False
+) -> tuple[list[dict[str, Any]], list[Manifest]]:
+    """Create manifests in dependency order (namespaces, priority classes, nodes, budgets, the
+    rest, pods last), creating missing namespaces with a warning. Objects refused by admission are
+    returned as rejected; with ``keep_existing`` an object already stored is left as it is (a
+    server restarted with the same PATHs)."""
     rejected: list[dict[str, Any]] = []
     warned: set[str] = set()
     namespaces = {m.obj["metadata"]["name"] for m in manifests if m.kind == "Namespace"}
@@ -91,15 +103,22 @@ def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[
         for m in manifests
         if m.kind in KNOWN_KINDS and KNOWN_KINDS[m.kind][1]
     }
-    for ns in sorted(needed - namespaces - {"default", "kube-system", "kube-public", "kube-node-lease"}):
-        warn(f"namespace {ns!r} is not in the input; creating it")
-        store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for ns in sorted(needed - namespaces):
+        if store.try_get("Namespace", "", ns) is None:
+            warn(f"namespace {ns!r} is not in the input; creating it")
+            store.create(
+                "Namespace",
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {NAMESPACE_LABEL: ns}}},
+            )
     ordered = sorted(manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5))
     pods: list[Manifest] = []
     for m in ordered:
-        if m.kind not in KNOWN_KINDS and m.kind not in warned:
-            warned.add(m.kind)
-            warn(f"kind {m.kind!r} ({m.obj.get('apiVersion')}) is not used by the scheduler; kept as is")
+        if m.kind not in KNOWN_KINDS:
+            if m.kind not in warned:
+                warned.add(m.kind)
+                warn(f"kind {m.kind!r} ({m.obj.get('apiVersion')}) is not used by the scheduler; kept as is")
+            if keep_existing:
+                continue  # the API server serves only the kinds it knows
         meta = m.obj.get("metadata") or {}
         try:
             if m.kind == "Namespace" and store.try_get("Namespace", "", meta.get("name", "")) is not None:
@@ -110,10 +129,12 @@ def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[
             if m.kind == "Pod":
                 pods.append(m)
         except ApiError as exc:
+            if keep_existing and isinstance(exc, AlreadyExists):
+                continue
             rejected.append(
                 {"kind": m.kind, "namespace": meta.get("namespace"), "name": meta.get("name"), "message": exc.message}
             )
-    return store, rejected, pods
+    return rejected, pods
 
 
 def next_flush_time(sched: Scheduler) -> float | None:
@@ -171,7 +192,7 @@ def simulate(
 ) -> SimulationResult:
     loaded = load_paths(paths)
     for m in loaded.manifests:
-        _validate(m)
+        validate_manifest(m)
     config, objects = _split_config(loaded.manifests, config_path)
     store, rejected, pod_manifests = build_cluster(objects, seed=seed)
     client = InProcessClient(store)
