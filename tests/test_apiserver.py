@@ -242,14 +242,25 @@ def test_watch_replays_from_resource_version_and_transitions(server):
 
 
 def test_watch_from_compacted_revision_is_410_error_event(tmp_path):
-    s = Server(tmp_path / "small", args=[]).start()
+    s = Server(tmp_path / "small", args=["--watch-history", "5"]).start()
     try:
-        # the server keeps 100k revisions; ask for one before the first kept: revision 1 is gone after
-        # compaction only, so simulate by asking below the compacted mark of a fresh store (0 is "any")
-        code, raw = s.request("GET", "/api/v1/pods?watch=true&resourceVersion=-5&timeoutSeconds=1", raw=True)
+        _, first = s.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c0"}})
+        old = int(first["metadata"]["resourceVersion"])
+        for i in range(1, 8):
+            s.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": f"c{i}"}})
+        code, raw = s.request("GET", f"/api/v1/configmaps?watch=true&resourceVersion={old}&timeoutSeconds=1", raw=True)
         lines = [json.loads(x) for x in raw.splitlines() if x.strip()]
-        assert code == 200 and lines[0]["type"] == "ERROR"
-        assert lines[0]["object"]["code"] == 410 and lines[0]["object"]["reason"] == "Expired"
+        assert code == 200 and [e["type"] for e in lines] == ["ERROR"]
+        assert (lines[0]["object"]["code"], lines[0]["object"]["reason"]) == (410, "Expired")
+        assert lines[0]["object"]["message"].startswith(f"too old resource version: {old} (")
+        # the last five revisions still replay
+        code, raw = s.request(
+            "GET", f"/api/v1/configmaps?watch=true&resourceVersion={old + 4}&timeoutSeconds=1", raw=True
+        )
+        names = [json.loads(x)["object"]["metadata"]["name"] for x in raw.splitlines() if x.strip()]
+        assert names == ["c5", "c6", "c7"]
+        code, body = s.request("GET", "/api/v1/configmaps?watch=true&resourceVersion=-5")
+        assert (code, body["message"]) == (400, "invalid resource version: '-5'")
     finally:
         s.stop()
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
 from kubesched import __version__
 from kubesched.errors import InputError
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.config import SchedulerConfig
 
 
 @click.group()
@@ -53,61 +58,69 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         print_table(result, Console())
 
 
-def _server_options(data_dir: str, host: str, port: int, nodes: int, paths: tuple[str, ...]) -> object:
-    from pathlib import Path
-
-    from kubesched.app.apiserver import ServerOptions
-
-    if nodes < 0:
-        _fail(InputError(f"--nodes must be 0 or more, got {nodes}"))
-    return ServerOptions(data_dir=Path(data_dir), host=host, port=port, nodes=nodes, paths=list(paths))
-
-
 _server_flags = [
     click.option("--data-dir", default=".kubesched", show_default=True, help="Where the state and kubeconfig live."),
     click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
-    click.option("--port", type=int, default=6443, show_default=True),
+    click.option("--port", type=click.IntRange(1, 65535), default=6443, show_default=True),
     click.option(
-        "--nodes", type=int, default=0, show_default=True, help="Create N hollow nodes (4 CPU, 32Gi, 110 pods)."
+        "--nodes",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Create N hollow nodes (4 CPU, 32Gi, 110 pods).",
+    ),
+    click.option(
+        "--watch-history",
+        type=click.IntRange(min=1),
+        default=100_000,
+        show_default=True,
+        help="Revisions a watch can replay; older resourceVersions get 410 Expired.",
     ),
 ]
 
 
-def _with_server_flags(fn):  # type: ignore[no-untyped-def]
+def _with_server_flags(fn: Callable[..., None]) -> Callable[..., None]:
     for flag in reversed(_server_flags):
         fn = flag(fn)
     return fn
 
 
-@main.command()
-@_with_server_flags
-@click.argument("paths", nargs=-1)
-def apiserver(data_dir: str, host: str, port: int, nodes: int, paths: tuple[str, ...]) -> None:
-    """The embedded Kubernetes API server (with hollow kubelets and the PDB controller), no scheduler."""
-    from kubesched.app.apiserver import run
+def _serve(config_path: str | None, paths: tuple[str, ...], *, with_scheduler: bool, **flags: Any) -> None:
+    from pathlib import Path
+
+    from kubesched.app.apiserver import ServerOptions, run
 
     _logging()
     try:
-        run(_server_options(data_dir, host, port, nodes, paths))  # type: ignore[arg-type]
+        opts = ServerOptions(
+            data_dir=Path(flags["data_dir"]),
+            host=flags["host"],
+            port=flags["port"],
+            nodes=flags["nodes"],
+            history=flags["watch_history"],
+            paths=list(paths),
+            scheduler=_load_config(config_path) if with_scheduler else None,
+        )
+        run(opts)
     except InputError as exc:
         _fail(exc)
+
+
+@main.command()
+@_with_server_flags
+@click.argument("paths", nargs=-1)
+def apiserver(paths: tuple[str, ...], **flags: Any) -> None:
+    """The embedded Kubernetes API server (with hollow kubelets and the PDB controller), no scheduler."""
+    _serve(None, paths, with_scheduler=False, **flags)
 
 
 @main.command()
 @_with_server_flags
 @click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
 @click.argument("paths", nargs=-1)
-def up(data_dir: str, host: str, port: int, nodes: int, config_path: str | None, paths: tuple[str, ...]) -> None:
+def up(config_path: str | None, paths: tuple[str, ...], **flags: Any) -> None:
     """The embedded API server and the scheduler in one process: a cluster kubectl can drive."""
-    from kubesched.app.apiserver import run
-
-    _logging()
-    try:
-        opts = _server_options(data_dir, host, port, nodes, paths)
-        opts.scheduler = _load_config(config_path)  # type: ignore[attr-defined]
-        run(opts)  # type: ignore[arg-type]
-    except InputError as exc:
-        _fail(exc)
+    _serve(config_path, paths, with_scheduler=True, **flags)
 
 
 @main.command()
@@ -124,7 +137,7 @@ def scheduler(kubeconfig: str, config_path: str | None) -> None:
         _fail(exc)
 
 
-def _load_config(config_path: str | None):  # type: ignore[no-untyped-def]
+def _load_config(config_path: str | None) -> SchedulerConfig:
     from kubesched.scheduler.config import default_config
     from kubesched.simulate.runner import _split_config
 

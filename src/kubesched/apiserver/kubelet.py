@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.clock import rfc3339, rfc3339_micro
@@ -55,9 +56,9 @@ def fake_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "1
 class HollowKubelet:
     """Drives every node and its pods; ``sync`` handles the changes seen since the last call."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
         self.store = store
-        self._watch = store.watch(["Node", "Pod"], store.resource_version)
+        self._watch = store.watch(["Node", "Pod"], store.resource_version, notify=notify)
         self._node_index: dict[str, int] = {}
         self._next_ip: dict[str, int] = {}
         for node in store.list("Node")[0]:

@@ -120,7 +120,7 @@ class ApiServer:
         self.store = store
         self.token = token
         self.address = address
-        self.app = web.Application(client_max_size=MAX_BODY_BYTES * 4, middlewares=[self._middleware])
+        self.app = web.Application(middlewares=[self._middleware])
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._closing = asyncio.Event()
         self._wakes: set[asyncio.Event] = set()
@@ -141,11 +141,6 @@ class ApiServer:
         try:
             return await handler(request)
         except ApiError as err:
-            return status_response(err)
-        except web.HTTPException as exc:  # aiohttp's own (e.g. a body over client_max_size)
-            code = exc.status if 400 <= exc.status < 500 else 400
-            err = ApiError(exc.reason or "bad request")
-            err.code, err.reason = code, "BadRequest" if code == 400 else exc.reason.replace(" ", "")
             return status_response(err)
         except (asyncio.CancelledError, ConnectionResetError):
             raise
@@ -422,7 +417,7 @@ class ApiServer:
                 initial = [o for o in objs if labels_match(labels, o) and fields_match(fields, o)]
                 watch = self.store.watch([kind], self.store.resource_version, notify=wake.set)
             else:
-                watch = self.store.watch([kind], _int(rv_text, "resourceVersion"), notify=wake.set)
+                watch = self.store.watch([kind], _resource_version(rv_text), notify=wake.set)
         except Expired as exc:
             expired = exc
         resp = web.StreamResponse(status=200)
@@ -703,6 +698,13 @@ def _decode_yaml(data: bytes) -> Any:
         return yaml.load(data, Loader=yaml.SafeLoader)
     except (yaml.YAMLError, RecursionError, UnicodeDecodeError, ValueError) as exc:
         raise BadRequest(f"the body of the request could not be decoded as YAML: {str(exc).splitlines()[0]}") from None
+
+
+def _resource_version(text: str) -> int:
+    """A resourceVersion is an unsigned revision (``storage.APIObjectVersioner``)."""
+    if not text.isdigit():
+        raise BadRequest(f"invalid resource version: {text!r}")
+    return int(text)
 
 
 def _int(text: str, name: str) -> int:

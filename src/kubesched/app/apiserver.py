@@ -40,6 +40,7 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 6443
     nodes: int = 0
+    history: int = Store.HISTORY
     paths: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
 
@@ -59,7 +60,13 @@ async def serve(opts: ServerOptions) -> None:
     """Run until SIGINT/SIGTERM; every acknowledged write is in ``DATA_DIR/state.db``."""
     opts.data_dir.mkdir(parents=True, exist_ok=True)
     loop = asyncio.get_running_loop()
-    store = Store(WallClock(loop), seed=None, backend=SQLiteBackend(opts.data_dir / "state.db"), start_on_bind=False)
+    store = Store(
+        WallClock(loop),
+        seed=None,
+        backend=SQLiteBackend(opts.data_dir / "state.db"),
+        history=opts.history,
+        start_on_bind=False,
+    )
     store.admission.append(ServerAdmission(store))
     admission.install(store)
     for i in range(opts.nodes):
@@ -70,20 +77,18 @@ async def serve(opts: ServerOptions) -> None:
     token = load_or_create_token(opts.data_dir)
     address = f"{opts.host}:{opts.port}"
     server = ApiServer(store, token, address=address)
-    kubelet = HollowKubelet(store)
-    pdbs = DisruptionController(store)
     changed = asyncio.Event()
-    controllers_watch = store.watch(["Pod", "Node", "PodDisruptionBudget"], store.resource_version, notify=changed.set)
+    kubelet = HollowKubelet(store, notify=changed.set)
+    pdbs = DisruptionController(store, notify=changed.set)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
 
     async def controllers() -> None:
         while not stop.is_set():
-            controllers_watch.drain()
+            changed.clear()
             kubelet.sync()
             pdbs.sync()
-            changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
 

@@ -29,7 +29,7 @@ from kubernetes_asyncio.config import new_client_from_config
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster import errors
 from kubesched.cluster.events import EventRecorder
-from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Watch, WatchEvent, not_found
+from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Watch, WatchEvent, is_namespaced, not_found
 
 log = logging.getLogger("kubesched.client")
 
@@ -260,9 +260,7 @@ class RemoteClient:
 
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         with self._lock:
-            obj = self._cache.get(kind, {}).get(
-                (namespace if kind not in ("Node", "Namespace", "PriorityClass") else "", name)
-            )
+            obj = self._cache.get(kind, {}).get((namespace if is_namespaced(kind) else "", name))
         if obj is None:
             raise not_found(kind, name)
         return obj

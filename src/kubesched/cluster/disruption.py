@@ -10,6 +10,7 @@ controllers in the embedded cluster, the expected count is the number of selecte
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector, parse_label_selector
@@ -118,9 +119,9 @@ def budget_status(pdb: dict[str, Any], pods: list[dict[str, Any]], now: float) -
 class DisruptionController:
     """Keeps every budget's status current; ``sync`` handles the changes seen since the last call."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
         self.store = store
-        self._watch = store.watch(["Pod", "PodDisruptionBudget"])
+        self._watch = store.watch(["Pod", "PodDisruptionBudget"], notify=notify)
         for ns in sorted(
             {(p.get("metadata") or {}).get("namespace") or "default" for p in store.list("PodDisruptionBudget")[0]}
         ):

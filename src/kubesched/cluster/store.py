@@ -177,6 +177,7 @@ class Store:
         self._history: deque[WatchEvent] = deque()
         self._history_limit = history
         self.compacted_rev = 0
+        self._backend_compacted = 0
         self._rng = random.Random(seed) if seed is not None else None
         self.admission: list[Admission] = []
         self.backend = backend
@@ -188,7 +189,7 @@ class Store:
         for kind, obj in loaded.objects:
             self._objects.setdefault(kind, {})[key_of(kind, obj)] = obj
         self._rv = loaded.revision
-        self.compacted_rev = loaded.compacted
+        self.compacted_rev = self._backend_compacted = loaded.compacted
         self._history.extend(loaded.log)
         for (ns, name), pod in list(self._objects.get("Pod", {}).items()):
             when = (pod.get("metadata") or {}).get("deletionTimestamp")
@@ -213,10 +214,11 @@ class Store:
             self.backend.append(ev)
         history = self._history
         history.append(ev)
-        if len(history) > self._history_limit:
+        while len(history) > self._history_limit:
             self.compacted_rev = history.popleft().resource_version
-            if self.backend is not None and self.compacted_rev % self.COMPACT_EVERY == 0:
-                self.backend.compact(self.compacted_rev)
+        if self.backend is not None and self.compacted_rev - self._backend_compacted >= self.COMPACT_EVERY:
+            self.backend.compact(self.compacted_rev)
+            self._backend_compacted = self.compacted_rev
         for w in self._watches:
             w._offer(ev)
 

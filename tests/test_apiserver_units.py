@@ -1,0 +1,163 @@
+"""Tables for the API server's pure parts: strategic merge / JSON patch directives, label and
+field selector parsing, upstream's HumanDuration, and the Store's revision log (compaction,
+410, durable reload)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.apiserver.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
+from kubesched.apiserver.tables import human_duration
+from kubesched.clock import VirtualClock
+from kubesched.cluster.errors import BadRequest, Expired, Invalid
+from kubesched.cluster.sqlite import SQLiteBackend
+from kubesched.cluster.store import Store
+
+POD = {
+    "metadata": {"labels": {"a": "1"}, "finalizers": ["x"]},
+    "spec": {"containers": [{"name": "c", "image": "v1"}, {"name": "d", "image": "v1"}], "tolerations": [{"key": "t"}]},
+    "status": {"conditions": [{"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]},
+}
+
+
+@pytest.mark.parametrize(
+    ("patch", "check"),
+    [
+        (
+            {"spec": {"containers": [{"name": "d", "image": "v2"}]}},
+            lambda o: o["spec"]["containers"] == [{"name": "c", "image": "v1"}, {"name": "d", "image": "v2"}],
+        ),
+        (
+            {"spec": {"containers": [{"name": "c", "$patch": "delete"}]}},
+            lambda o: [c["name"] for c in o["spec"]["containers"]] == ["d"],
+        ),
+        (
+            {"spec": {"containers": [{"name": "e", "image": "v1"}, {"$patch": "replace"}]}},
+            lambda o: [c["name"] for c in o["spec"]["containers"]] == ["e"],
+        ),
+        ({"spec": {"tolerations": [{"key": "u"}]}}, lambda o: o["spec"]["tolerations"] == [{"key": "u"}]),
+        (
+            {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+            lambda o: (
+                [(c["type"], c["status"]) for c in o["status"]["conditions"]]
+                == [("Ready", "True"), ("PodScheduled", "True")]
+            ),
+        ),
+        ({"metadata": {"finalizers": ["y", "x"]}}, lambda o: o["metadata"]["finalizers"] == ["x", "y"]),
+        ({"metadata": {"$deleteFromPrimitiveList/finalizers": ["x"]}}, lambda o: o["metadata"]["finalizers"] == []),
+        (
+            {"spec": {"$setElementOrder/containers": [{"name": "d"}, {"name": "c"}], "containers": [{"name": "c"}]}},
+            lambda o: [c["name"] for c in o["spec"]["containers"]] == ["d", "c"],
+        ),
+        ({"metadata": {"labels": {"a": None}}}, lambda o: o["metadata"]["labels"] == {}),
+        ({"spec": {"$patch": "replace", "containers": []}}, lambda o: o["spec"] == {"containers": []}),
+        ({"status": {"$retainKeys": ["phase"], "phase": "Running"}}, lambda o: o["status"] == {"phase": "Running"}),
+    ],
+)
+def test_strategic_merge_patch(patch, check):
+    out = strategic_merge_patch(POD, patch)
+    assert check(out)
+    assert POD["spec"]["containers"][1]["image"] == "v1"  # the original is untouched
+
+
+def test_merge_and_json_patch():
+    assert merge_patch({"a": {"b": 1, "c": 2}, "l": [1]}, {"a": {"b": None}, "l": [2]}) == {"a": {"c": 2}, "l": [2]}
+    doc = {"a": [1, 2], "b": {"c": 1}}
+    ops = [
+        {"op": "add", "path": "/a/-", "value": 3},
+        {"op": "move", "from": "/b/c", "path": "/d"},
+        {"op": "copy", "from": "/d", "path": "/e"},
+        {"op": "test", "path": "/e", "value": 1},
+        {"op": "remove", "path": "/a/0"},
+        {"op": "replace", "path": "/b", "value": "x"},
+    ]
+    assert json_patch(doc, ops) == {"a": [2, 3], "b": "x", "d": 1, "e": 1}
+    with pytest.raises(Invalid):
+        json_patch(doc, [{"op": "test", "path": "/a/0", "value": 9}])
+    with pytest.raises(BadRequest):
+        json_patch(doc, [{"op": "add", "path": "a"}])
+    with pytest.raises(BadRequest):
+        json_patch(doc, {"op": "add"})
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "expected"),
+    [
+        ("app=web", {"app": "web"}, True),
+        ("app==web", {"app": "db"}, False),
+        ("app!=web", {}, True),
+        ("app in (web, db),tier", {"app": "db", "tier": "x"}, True),
+        ("app notin (web)", {"app": "web"}, False),
+        ("!app", {"app": "web"}, False),
+        ("example.com/role", {"example.com/role": ""}, True),
+        ("", {"anything": "x"}, True),
+        ("app=", {"app": ""}, True),
+        ("app=", {}, False),
+    ],
+)
+def test_label_selectors(selector, labels, expected):
+    assert labels_match(parse_label_selector(selector), {"metadata": {"labels": labels}}) is expected
+
+
+@pytest.mark.parametrize("selector", ["a b", "app in ()", "app===x", ",", "Bad Key=x", "app=" + "v" * 64])
+def test_bad_label_selectors(selector):
+    with pytest.raises(BadRequest, match="unable to parse requirement"):
+        parse_label_selector(selector)
+
+
+def test_field_selectors():
+    pod = {"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": ""}, "status": {"phase": "Running"}}
+    assert fields_match(parse_field_selector("spec.nodeName=,status.phase!=Failed", "Pod"), pod)
+    assert not fields_match(parse_field_selector("metadata.name==q", "Pod"), pod)
+    event = {"involvedObject": {"name": "p", "namespace": ""}, "reportingComponent": "default-scheduler"}
+    assert fields_match(
+        parse_field_selector("regarding.name=p,reportingController=default-scheduler", "Event", events_v1=True), event
+    )
+    with pytest.raises(BadRequest, match=r"field label not supported: spec\.nodeName"):
+        parse_field_selector("spec.nodeName=x", "Node")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (-5, "<invalid>"),
+        (-0.5, "0s"),
+        (59, "59s"),
+        (119, "119s"),
+        (125, "2m5s"),
+        (600, "10m"),
+        (3 * 3600, "3h"),
+        (3 * 3600 + 120, "3h2m"),
+        (10 * 3600, "10h"),
+        (50 * 3600, "2d2h"),
+        (30 * 86400, "30d"),
+        (3 * 365 * 86400, "3y"),
+        (10 * 365 * 86400, "10y"),
+    ],
+)
+def test_human_duration(seconds, text):
+    assert human_duration(seconds) == text
+
+
+def _cm(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
+
+
+def test_store_compaction_and_durable_reload(tmp_path):
+    store = Store(VirtualClock(), seed=None, backend=SQLiteBackend(tmp_path / "s.db"), history=3)
+    store.COMPACT_EVERY = 2
+    rvs = [int(store.create("ConfigMap", _cm(f"c{i}"))["metadata"]["resourceVersion"]) for i in range(6)]
+    store.delete("ConfigMap", "default", "c0")
+    with pytest.raises(Expired, match=f"too old resource version: {rvs[0]}"):
+        store.watch(["ConfigMap"], rvs[0])
+    replay = store.watch(["ConfigMap"], rvs[4]).drain()
+    assert [(e.type, e.obj["metadata"]["name"]) for e in replay] == [("ADDED", "c5"), ("DELETED", "c0")]
+    store.close()
+    again = Store(VirtualClock(), seed=None, backend=SQLiteBackend(tmp_path / "s.db"), history=3)
+    assert sorted(o["metadata"]["name"] for o in again.list("ConfigMap")[0]) == [f"c{i}" for i in range(1, 6)]
+    assert again.resource_version == rvs[-1] + 1
+    assert [e.obj["metadata"]["name"] for e in again.watch(["ConfigMap"], rvs[4]).drain()] == ["c5", "c0"]
+    with pytest.raises(Expired):
+        again.watch(["ConfigMap"], rvs[0])
+    assert int(again.create("ConfigMap", _cm("n"))["metadata"]["resourceVersion"]) == rvs[-1] + 2

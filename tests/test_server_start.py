@@ -1,0 +1,58 @@
+"""Starting the embedded server: manifests given as PATHs go through the same admission as an
+HTTP create (defaulting, namespace label, pods Pending until the hollow kubelet starts them),
+a restart keeps them without duplicates, and bad input is one line with exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from tests.live import KUBESCHED, Server
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_paths_are_loaded_through_admission_and_kept_on_restart(tmp_path):
+    s = Server(tmp_path / "data", args=[str(EXAMPLES / "preemption")]).start()
+    try:
+        _, pods = s.request("GET", "/api/v1/namespaces/default/pods")
+        by_name = {p["metadata"]["name"]: p for p in pods["items"]}
+        running = [n for n, p in by_name.items() if p["spec"].get("nodeName")]
+        assert running and all(by_name[n]["status"]["phase"] == "Running" for n in running)
+        assert all(p["spec"]["restartPolicy"] == "Always" and p["status"]["qosClass"] for p in pods["items"])
+        s.stop()
+        s.start()
+        _, again = s.request("GET", "/api/v1/namespaces/default/pods")
+        assert sorted(p["metadata"]["uid"] for p in again["items"]) == sorted(
+            p["metadata"]["uid"] for p in pods["items"]
+        )
+    finally:
+        s.stop()
+
+
+def test_bad_manifest_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 1.5.5}}\n")
+    started = time.monotonic()
+    out = subprocess.run(
+        [*KUBESCHED, "apiserver", "--data-dir", str(tmp_path / "d"), "--port", "1", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0] == (
+        f"kubesched: error: {bad}: Node n: field status.allocatable.cpu: "
+        "unable to parse quantity's suffix '.5' in '1.5.5'"
+    )
+    assert "Traceback" not in out.stderr and time.monotonic() - started < 60
+
+
+def test_scheduler_with_missing_kubeconfig_is_one_line(tmp_path):
+    out = subprocess.run(
+        [*KUBESCHED, "scheduler", "--kubeconfig", str(tmp_path / "none")], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"kubesched: error: {tmp_path / 'none'}: kubeconfig not found"
