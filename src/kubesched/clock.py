@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import heapq
 import itertools
 import time
@@ -106,7 +107,8 @@ def parse_rfc3339(text: str) -> float:
 
 def rfc3339_micro(seconds: float) -> str:
     """A clock reading as metav1.MicroTime (``2026-01-01T00:00:00.000000Z``)."""
-    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    whole = math.floor(seconds)
+    return f"{_rfc3339_second(whole)[:-1]}.{min(999_999, round((seconds - whole) * 1e6)):06d}Z"
 
 
 class WallClock:
