@@ -56,3 +56,14 @@ def test_scheduler_with_missing_kubeconfig_is_one_line(tmp_path):
     )
     assert out.returncode == 2
     assert out.stderr.strip() == f"kubesched: error: {tmp_path / 'none'}: kubeconfig not found"
+
+
+def test_scheduler_with_a_file_that_is_no_kubeconfig_is_one_line(tmp_path):
+    for text in ("just a hostname\n", "apiVersion: v1\nclusters: []\n", "a: [\n"):
+        path = tmp_path / "kc"
+        path.write_text(text)
+        out = subprocess.run(
+            [*KUBESCHED, "scheduler", "--kubeconfig", str(path)], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+        assert out.stderr.startswith(f"kubesched: error: {path}: not a kubeconfig")

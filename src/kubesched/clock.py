@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import functools
-import math
 import heapq
 import itertools
+import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta

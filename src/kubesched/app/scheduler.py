@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from kubesched.app.driver import RealtimeDriver
 from kubesched.clock import RealClock
 from kubesched.errors import InputError
@@ -20,12 +22,23 @@ INFORMER_KINDS = ("Node", "Pod", *LISTED_KINDS, "PodDisruptionBudget")
 SYNC_TIMEOUT = 60.0
 
 
+def _check_kubeconfig(path: str) -> None:
+    """One clear line for a kubeconfig that is missing or is not one, before the client reads it."""
+    if not Path(path).is_file():
+        raise InputError("kubeconfig not found", file=path)
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a kubeconfig: {str(exc).splitlines()[0]}", file=path) from None
+    if not isinstance(doc, dict) or not doc.get("clusters"):
+        raise InputError("not a kubeconfig: expected a mapping with clusters, users and contexts", file=path)
+
+
 def run(kubeconfig: str, config: SchedulerConfig) -> None:
     from kubesched.client.remote import RemoteClient
     from kubesched.scheduler.scheduler import Scheduler
 
-    if not Path(kubeconfig).is_file():
-        raise InputError("kubeconfig not found", file=kubeconfig)
+    _check_kubeconfig(kubeconfig)
     stop, wake = threading.Event(), threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
