@@ -12,6 +12,7 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.store import Store
+from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import parse_config
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.registry import Registry
@@ -23,7 +24,11 @@ CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeScheduler
 
 class Cluster:
     def __init__(
-        self, *objects: dict[str, Any], config: dict[str, Any] | None = None, registry: Registry | None = None
+        self,
+        *objects: dict[str, Any],
+        config: dict[str, Any] | None = None,
+        registry: Registry | None = None,
+        binding: Binding | None = None,
     ) -> None:
         self.clock = VirtualClock()
         self.store = Store(self.clock)
@@ -32,7 +37,9 @@ class Cluster:
             self.store.create(obj["kind"], obj)
         self.disruption = DisruptionController(self.store)
         self.client = InProcessClient(self.store)
-        self.sched = Scheduler(self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry)
+        self.sched = Scheduler(
+            self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry, binding=binding
+        )
         self.sched.start()
 
     def create(self, *objects: dict[str, Any]) -> None:

@@ -67,3 +67,26 @@ def test_scheduler_with_a_file_that_is_no_kubeconfig_is_one_line(tmp_path):
         )
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
         assert out.stderr.startswith(f"kubesched: error: {path}: not a kubeconfig")
+
+
+def test_no_kubelet_leaves_nodes_and_bound_pods_as_written(tmp_path):
+    """scheduler_perf's setting: no kubelet, so a node gets no conditions or Lease and a bound
+    pod stays Pending (with the kubelet both change, as the first test shows)."""
+    s = Server(tmp_path / "data", nodes=1, args=["--no-kubelet"]).start()
+    try:
+        _, node = s.request("GET", "/api/v1/nodes/node-0")
+        assert "conditions" not in node["status"]
+        code, _ = s.request("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-0")
+        assert code == 404
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p"},
+            "spec": {"nodeName": "node-0", "containers": [{"name": "c", "image": "i"}]},
+        }
+        assert s.request("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+        time.sleep(1.5)  # the controllers' loop runs at least once a second
+        _, got = s.request("GET", "/api/v1/namespaces/default/pods/p")
+        assert got["status"]["phase"] == "Pending"
+    finally:
+        s.stop()

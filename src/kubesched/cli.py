@@ -76,6 +76,12 @@ _server_flags = [
         show_default=True,
         help="Revisions a watch can replay; older resourceVersions get 410 Expired.",
     ),
+    click.option(
+        "--kubelet/--no-kubelet",
+        default=True,
+        show_default=True,
+        help="Run the hollow kubelet (nodes Ready, bound pods Running); scheduler_perf runs without one.",
+    ),
 ]
 
 
@@ -98,6 +104,7 @@ def _serve(config_path: str | None, paths: tuple[str, ...], *, with_scheduler: b
             port=flags["port"],
             nodes=flags["nodes"],
             history=flags["watch_history"],
+            kubelet=flags["kubelet"],
             paths=list(paths),
             scheduler=_load_config(config_path) if with_scheduler else None,
         )

@@ -41,6 +41,7 @@ class ServerOptions:
     port: int = 6443
     nodes: int = 0
     history: int = Store.HISTORY
+    kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
     paths: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
 
@@ -78,7 +79,7 @@ async def serve(opts: ServerOptions) -> None:
     address = f"{opts.host}:{opts.port}"
     server = ApiServer(store, token, address=address)
     changed = asyncio.Event()
-    kubelet = HollowKubelet(store, notify=changed.set)
+    kubelet = HollowKubelet(store, notify=changed.set) if opts.kubelet else None
     pdbs = DisruptionController(store, notify=changed.set)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -87,7 +88,8 @@ async def serve(opts: ServerOptions) -> None:
     async def controllers() -> None:
         while not stop.is_set():
             changed.clear()
-            kubelet.sync()
+            if kubelet is not None:
+                kubelet.sync()
             pdbs.sync()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
@@ -96,7 +98,7 @@ async def serve(opts: ServerOptions) -> None:
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), NODE_LEASE_RENEW)
-            if not stop.is_set():
+            if not stop.is_set() and kubelet is not None:
                 kubelet.renew_all()
 
     runner = web.AppRunner(server.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)

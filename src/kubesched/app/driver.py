@@ -34,7 +34,8 @@ class RealtimeDriver:
             sched.queue.flush_unschedulable_leftover()
             self._last_leftover_flush = now
         ran = 0
-        while ran < BURST and sched.schedule_one():
+        # a scheduler far ahead of its bindings waits for them (woken when one finishes)
+        while ran < BURST and not sched.binding.saturated() and sched.schedule_one():
             ran += 1
             if sched.has_events():
                 break

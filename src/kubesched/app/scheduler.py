@@ -36,6 +36,7 @@ def _check_kubeconfig(path: str) -> None:
 
 def run(kubeconfig: str, config: SchedulerConfig) -> None:
     from kubesched.client.remote import RemoteClient
+    from kubesched.scheduler.binding import ThreadedBinding
     from kubesched.scheduler.scheduler import Scheduler
 
     _check_kubeconfig(kubeconfig)
@@ -55,8 +56,12 @@ def run(kubeconfig: str, config: SchedulerConfig) -> None:
         if not client.wait_synced(SYNC_TIMEOUT):
             raise InputError(f"informers did not sync within {SYNC_TIMEOUT:.0f}s", file=kubeconfig)
         clock = RealClock()
-        sched = Scheduler(client, config, clock, seed=0)
+        binding = ThreadedBinding()
+        sched = Scheduler(client, config, clock, seed=0, binding=binding)
         log.info("informers synced; scheduling for profiles %s", ", ".join(sched.profiles))
-        RealtimeDriver(sched, clock).run_thread(stop, wake)
+        try:
+            RealtimeDriver(sched, clock).run_thread(stop, wake)
+        finally:
+            binding.close()
     finally:
         client.close()

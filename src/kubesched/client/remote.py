@@ -16,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
@@ -36,6 +38,7 @@ log = logging.getLogger("kubesched.client")
 WATCH_TIMEOUT = 300  # seconds a watch request lasts before the informer re-issues it (client-go: 5-10 min)
 RETRY = 1.0
 CALL_TIMEOUT = 30.0
+SEND_GRACE = 3.0  # seconds close() waits for queued events
 
 
 def api_error(exc: ApiException) -> errors.ApiError:
@@ -62,6 +65,21 @@ async def _checked(coro: Coroutine[Any, Any, Any]) -> Any:
     if resp.status >= 400:
         raise ApiException(status=resp.status, reason=resp.reason, body=body)
     return orjson.loads(body) if body else None
+
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _no_env_lookups(api: k8s.ApiClient) -> None:
+    """kubernetes_asyncio's session trusts the environment, so aiohttp looks up ~/.netrc and the
+    proxy variables on a worker thread for every request: two thread hops per bind, which cost
+    more than the bind itself. client-go reads no netrc and only the proxy variables, so the
+    lookups stay on only when a proxy variable is set."""
+    if any(os.environ.get(v) for v in PROXY_VARIABLES):
+        return
+    session = getattr(api.rest_client, "pool_manager", None)
+    if session is not None and hasattr(session, "_trust_env"):
+        session._trust_env = False
 
 
 def _key(obj: dict[str, Any]) -> tuple[str, str]:
@@ -91,7 +109,11 @@ class RemoteClient:
         self._thread = threading.Thread(target=self._loop.run_forever, name="kubesched-client", daemon=True)
         self._thread.start()
         self._tasks: list[asyncio.Future[Any]] = []
+        self._outbox: deque[Callable[[], Coroutine[Any, Any, None]]] = deque()
+        self._outbox_scheduled = False
+        self._sending: set[asyncio.Task[None]] = set()
         self._api: k8s.ApiClient = self._call(new_client_from_config(config_file=kubeconfig), CALL_TIMEOUT)
+        _no_env_lookups(self._api)
         self.core = k8s.CoreV1Api(self._api)
         self.events = k8s.EventsV1Api(self._api)
         self._listers: dict[str, Callable[..., Any]] = {
@@ -113,18 +135,38 @@ class RemoteClient:
         """Run a request on the client's loop and wait for it (from the scheduler's thread)."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def _send(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
-        """Fire and forget; a failure is logged."""
+    def _enqueue(self, job: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Start ``job`` on the client's loop without waiting for it; jobs queued while the loop
+        is busy share one wake-up of it."""
+        self._outbox.append(job)
+        if not self._outbox_scheduled:
+            self._outbox_scheduled = True
+            self._loop.call_soon_threadsafe(self._flush_outbox)
+
+    def _flush_outbox(self) -> None:
+        self._outbox_scheduled = False
+        while self._outbox:
+            task = self._loop.create_task(self._outbox.popleft()())
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    def _send(self, make: Callable[[], Coroutine[Any, Any, Any]], what: str) -> None:
+        """Fire and forget, as the event broadcaster sends: a failure is logged."""
 
         async def run() -> None:
             try:
-                await _checked(coro)
+                await _checked(make())
             except ApiException as exc:
                 log.warning("%s failed: %s", what, api_error(exc).message)
             except Exception as exc:  # network trouble: logged, as the event broadcaster does
                 log.warning("%s failed: %s", what, exc)
 
-        asyncio.run_coroutine_threadsafe(run(), self._loop)
+        self._enqueue(run)
+
+    async def _drain_sends(self, timeout: float) -> None:
+        self._flush_outbox()
+        if self._sending:
+            await asyncio.wait(list(self._sending), timeout=timeout)
 
     def _write(self, coro: Coroutine[Any, Any, Any]) -> Any:
         try:
@@ -133,6 +175,9 @@ class RemoteClient:
             raise api_error(exc) from None
 
     def close(self) -> None:
+        """Send what is queued (up to a few seconds), stop the informers and the loop."""
+        with contextlib.suppress(Exception):
+            self._call(self._drain_sends(SEND_GRACE), SEND_GRACE + 1)
         for t in self._tasks:
             t.cancel()
         with contextlib.suppress(Exception):
@@ -267,14 +312,17 @@ class RemoteClient:
 
     # -- ClusterClient: writes -----------------------------------------------------------------------
     def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        # the response is a Status, which the generated V1Binding model cannot hold: read it raw
+        self._write(self._post_binding(namespace, name, uid, node_name))
+
+    def _post_binding(self, namespace: str, name: str, uid: str, node_name: str) -> Coroutine[Any, Any, Any]:
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
-        # the response is a Status, which the generated V1Binding model cannot hold: read it raw
-        self._write(self.core.create_namespaced_pod_binding(name, namespace, body, _preload_content=False))
+        return self.core.create_namespaced_pod_binding(name, namespace, body, _preload_content=False)
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
@@ -323,7 +371,7 @@ class RemoteClient:
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message)
         ns = ev["metadata"]["namespace"]
-        self._send(self.events.create_namespaced_event(ns, ev, _preload_content=False), f"event {reason}")
+        self._send(lambda: self.events.create_namespaced_event(ns, ev, _preload_content=False), f"event {reason}")
 
 
 def _now() -> float:

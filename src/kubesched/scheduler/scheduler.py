@@ -1,8 +1,10 @@
 """The Scheduler: informers feeding cache and queue, ``schedule_one``, the binding cycle, failures.
 
-Follows ``pkg/scheduler/{scheduler.go,eventhandlers.go,schedule_one.go}``. Cycles run one at a
-time; the binding cycle runs right after its scheduling cycle unless a Permit plugin parks
-the pod, in which case it resumes when the waiting pod is allowed, rejected or times out.
+Follows ``pkg/scheduler/{scheduler.go,eventhandlers.go,schedule_one.go}``. Scheduling cycles run
+one at a time; each binding cycle starts after its scheduling cycle (or, when a Permit plugin
+parks the pod, once the waiting pod is allowed) and runs its PreBind/Bind through ``binding``:
+inline, or on threads so the next scheduling cycle need not wait for the API server, as
+upstream's binding goroutines. Its outcome is taken back on the scheduler's thread.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kubesched.clock import Clock
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.store import ADDED, DELETED, WatchEvent
 from kubesched.errors import InputError
+from kubesched.scheduler.binding import Binding, InlineBinding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.events import (
@@ -78,8 +81,10 @@ class Scheduler:
         registry: Registry | None = None,
         seed: int = 0,
         explain: set[str] | None = None,
+        binding: Binding | None = None,
     ) -> None:
         self.client = client
+        self.binding: Binding = binding if binding is not None else InlineBinding()
         self.config = config
         self.clock = clock
         self.cache = Cache()
@@ -139,6 +144,7 @@ class Scheduler:
         current, self._watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS])
         if notify is not None:
             self._watch.notify = notify
+            self.binding.notify = notify
         for obj in current["Node"]:
             self._on_node_add(obj)
         for kind in LISTED_KINDS:
@@ -148,13 +154,14 @@ class Scheduler:
             self._on_pod_add(obj)
 
     def has_events(self) -> bool:
-        return bool(self._watch)
+        return bool(self._watch) or self.binding.pending()
 
     def process_events(self) -> int:
-        """Deliver pending watch events to the handlers; returns how many were handled."""
+        """Take finished bindings, then deliver pending watch events to the handlers; returns
+        how many were handled."""
+        handled = self.binding.drain()
         if self._watch is None:
-            return 0
-        handled = 0
+            return handled
         while (ev := self._watch.pop()) is not None:
             self._dispatch(ev)
             handled += 1
@@ -377,9 +384,20 @@ class Scheduler:
 
     def _binding_cycle(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str) -> None:
         self.queue.done(pod.uid)
-        st = fwk.run_pre_bind(state, pod, host)
-        if st is None:
-            st = fwk.run_bind(state, pod, host)
+
+        def done(st: Status | None) -> None:
+            self._binding_done(fwk, state, qp, pod, host, st)
+
+        def work() -> Status | None:
+            st = fwk.run_pre_bind(state, pod, host)
+            return st if st is not None else fwk.run_bind(state, pod, host)
+
+        self.binding.submit(work, done)
+
+    def _binding_done(
+        self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str, st: Status | None
+    ) -> None:
+        """The end of a binding cycle, on the scheduler's thread: confirm or undo the assumption."""
         if st is not None:
             fwk.run_unreserve(state, pod, host)
             self.cache.forget_pod(pod.uid)

@@ -1,0 +1,207 @@
+"""SchedulingBasic through HTTP: ``kubesched apiserver`` and ``kubesched scheduler`` as separate
+processes, nodes and pods created by a client over HTTPS, as upstream's scheduler_perf runs
+kube-scheduler against a real kube-apiserver.
+
+    python benchmarks/scheduler_perf_http.py --nodes 5000 --init-pods 1000 --pods 10000
+
+The client creates the nodes (``templates/node-default.yaml``), then the init pods, waits until
+they are bound, then creates the measured pods (``templates/pod-default.yaml``) with
+``--concurrency`` requests in flight and times from the first create until the last measured
+pod is bound (seen on a watch). Throughput is measured pods / those seconds. The server runs
+with ``--no-kubelet``, as scheduler_perf has no kubelet: bound pods stay as the scheduler left
+them. The last line printed is JSON: workload, nodes, pods, seconds, pods_per_second,
+scheduler_peak_rss_mib, apiserver_peak_rss_mib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import yaml
+
+from scheduler_perf import node, pod
+
+KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mib(pid: int) -> float:
+    """VmHWM of a live process (its peak resident set)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+class Client:
+    """The benchmark's own API client: aiohttp with the kubeconfig's token and CA."""
+
+    def __init__(self, kubeconfig: Path, concurrency: int) -> None:
+        cfg = yaml.safe_load(kubeconfig.read_text())
+        cluster = cfg["clusters"][0]["cluster"]
+        self.base = cluster["server"]
+        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        self.headers = {
+            "Authorization": f"Bearer {cfg['users'][0]['user']['token']}",
+            "Content-Type": "application/json",
+        }
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=ctx, limit=concurrency), headers=self.headers
+        )
+        self.concurrency = concurrency
+
+    async def create_all(self, path: str, objs: list[dict[str, Any]]) -> None:
+        it = iter(objs)
+
+        async def worker() -> None:
+            for obj in it:
+                async with self.session.post(self.base + path, data=orjson.dumps(obj)) as resp:
+                    if resp.status != 201:
+                        raise RuntimeError(f"POST {path}: {resp.status} {await resp.text()}")
+                    await resp.read()
+
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+
+    async def watch_bound(self, prefix: str, count: int, ready: asyncio.Event) -> float:
+        """Watch pods until ``count`` pods named ``prefix-*`` are bound; the time of the last one."""
+        bound: set[str] = set()
+        url = f"{self.base}/api/v1/namespaces/default/pods?watch=1&resourceVersion=0"
+        async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
+            ready.set()
+            async for line in resp.content:
+                ev = orjson.loads(line)
+                obj = ev["object"]
+                name = obj["metadata"]["name"]
+                if name.startswith(prefix) and (obj.get("spec") or {}).get("nodeName"):
+                    bound.add(name)
+                    if len(bound) >= count:
+                        return time.perf_counter()
+        raise RuntimeError(f"watch ended with {len(bound)} of {count} pods bound")
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*KUBESCHED, *args], stdout=log.open("ab"), stderr=subprocess.STDOUT)
+
+
+def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{path} did not appear (server exit {proc.returncode})")
+        time.sleep(0.05)
+
+
+async def measure(
+    kubeconfig: Path,
+    nodes: int,
+    init_pods: int,
+    pods: int,
+    concurrency: int,
+    sched_cmd: list[str],
+    logs: Path,
+    server_pid: int,
+) -> tuple[dict[str, Any], subprocess.Popen[bytes]]:
+    client = Client(kubeconfig, concurrency)
+    try:
+        await client.create_all("/api/v1/nodes", [node(i) for i in range(nodes)])
+        sched = start(sched_cmd, logs / "scheduler.log")
+        ready = asyncio.Event()
+        init = asyncio.create_task(client.watch_bound("init-", init_pods, ready))
+        await ready.wait()
+        await client.create_all("/api/v1/namespaces/default/pods", [pod("init", i) for i in range(init_pods)])
+        await init
+        ready = asyncio.Event()
+        measured = asyncio.create_task(client.watch_bound("measured-", pods, ready))
+        await ready.wait()
+        objs = [pod("measured", i) for i in range(pods)]
+        cpu0 = {p: cpu_seconds(p) for p in (os.getpid(), sched.pid, server_pid)}
+        started = time.perf_counter()
+        await client.create_all("/api/v1/namespaces/default/pods", objs)
+        created = time.perf_counter()
+        finished = await measured
+        cpu = {p: round(cpu_seconds(p) - c, 2) for p, c in cpu0.items()}
+    finally:
+        await client.close()
+    seconds = finished - started
+    return {
+        "seconds": round(seconds, 3),
+        "create_seconds": round(created - started, 3),
+        "pods_per_second": round(pods / seconds, 1),
+        "cpu_seconds": {"scheduler": cpu[sched.pid], "apiserver": cpu[server_pid], "client": cpu[os.getpid()]},
+    }, sched
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--init-pods", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=32, help="client requests in flight")
+    parser.add_argument("--keep", action="store_true", help="keep the data directory and logs")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
+    data, port = work / "data", free_port()
+    server = start(["apiserver", "--data-dir", str(data), "--port", str(port), "--no-kubelet"], work / "apiserver.log")
+    sched: subprocess.Popen[bytes] | None = None
+    try:
+        wait_for(data / "kubeconfig", server)
+        result, sched = asyncio.run(
+            measure(
+                data / "kubeconfig",
+                args.nodes,
+                args.init_pods,
+                args.pods,
+                args.concurrency,
+                ["scheduler", "--kubeconfig", str(data / "kubeconfig")],
+                work,
+                server.pid,
+            )
+        )
+        rss = {"scheduler_peak_rss_mib": peak_rss_mib(sched.pid), "apiserver_peak_rss_mib": peak_rss_mib(server.pid)}
+    finally:
+        for proc in (sched, server):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        if not args.keep:
+            subprocess.run(["rm", "-rf", str(work)], check=False)
+        else:
+            print(f"kept {work}", file=sys.stderr)
+    print(json.dumps({"workload": "SchedulingBasic/http", "nodes": args.nodes, "pods": args.pods, **result, **rss}))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

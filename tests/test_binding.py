@@ -1,0 +1,149 @@
+"""Binding cycles off the scheduling thread (upstream's binding goroutine): the next pod is
+scheduled while a binding waits on the API server, the assumed pod holds its room meanwhile, and
+the outcome is taken back on the scheduler's thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import ClassVar
+
+import pytest
+
+from harness import Cluster
+from helpers import make_node, make_pod
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.binding import InlineBinding, ThreadedBinding
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import BindPlugin
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.plugins import in_tree_registry
+
+
+class Latch(BindPlugin):
+    """Binds (without writing to the store) once released; pods labelled fail=<msg> fail."""
+
+    name = "Latch"
+    release = threading.Event()
+    entered = threading.Event()
+    threads: ClassVar[list[str]] = []
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        Latch.threads.append(threading.current_thread().name)
+        Latch.entered.set()
+        assert Latch.release.wait(10)
+        if "fail" in pod.labels:
+            return Status.error(pod.labels["fail"])
+        return None
+
+
+@pytest.fixture
+def latch() -> type[Latch]:
+    Latch.release, Latch.entered, Latch.threads = threading.Event(), threading.Event(), []
+    return Latch
+
+
+def _cluster(binding: ThreadedBinding) -> Cluster:
+    registry = in_tree_registry()
+    registry.register("Latch", Latch)
+    cfg = {"profiles": [{"plugins": {"bind": {"disabled": [{"name": "*"}], "enabled": [{"name": "Latch"}]}}}]}
+    return Cluster(make_node("n", cpu="2"), config=cfg, registry=registry, binding=binding)
+
+
+def _wait_drained(c: Cluster, binding: ThreadedBinding) -> None:
+    deadline = time.monotonic() + 10
+    while binding.in_flight() and time.monotonic() < deadline:
+        c.sched.process_events()
+        time.sleep(0.005)
+    assert binding.in_flight() == 0
+
+
+def test_next_pod_is_scheduled_while_a_binding_is_in_flight(latch: type[Latch]) -> None:
+    binding = ThreadedBinding(workers=2)
+    c = _cluster(binding)
+    c.create(make_pod("first", cpu="2"))
+    c.settle()
+    assert latch.entered.wait(5)
+    assert binding.in_flight() == 1
+    assert c.sched.cache.is_assumed("uid-default-first")
+    # the scheduling thread goes on: the second pod's cycle sees the first one assumed
+    c.create(make_pod("second", cpu="1"))
+    c.settle()
+    assert c.sched.last_message["default/second"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert c.events("Scheduled") == []
+    latch.release.set()
+    _wait_drained(c, binding)
+    assert c.events("Scheduled") == ["Successfully assigned default/first to n"]
+    assert "uid-default-first" in c.sched.cache.binding_finished
+    assert latch.threads[0].startswith("kubesched-bind")
+    binding.close()
+
+
+def test_a_failed_binding_forgets_the_pod_and_frees_its_room(latch: type[Latch]) -> None:
+    binding = ThreadedBinding(workers=2)
+    c = _cluster(binding)
+    bad = make_pod("bad", cpu="2")
+    bad["metadata"]["labels"] = {"fail": "connection refused"}
+    c.create(bad)
+    c.settle()
+    assert latch.entered.wait(5)
+    c.create(make_pod("waiting", cpu="2"))
+    c.settle()
+    assert c.sched.last_message["default/waiting"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    latch.release.set()
+    _wait_drained(c, binding)
+    assert not c.sched.cache.is_assumed("uid-default-bad")
+    assert c.sched.last_message["default/bad"] == 'running Bind plugin "Latch": connection refused'
+    # the freed room moved the waiting pod out of unschedulablePods (AssignedPodDelete); its
+    # backoff over, it is scheduled and bound
+    c.advance(2)
+    _wait_drained(c, binding)
+    assert "Successfully assigned default/waiting to n" in c.events("Scheduled")
+    binding.close()
+
+
+def _drain_one(binding: ThreadedBinding) -> None:
+    deadline = time.monotonic() + 5
+    while not binding.pending():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    assert binding.drain() == 1
+
+
+def test_threaded_binding_limits_what_is_in_flight_with_hysteresis() -> None:
+    binding = ThreadedBinding(workers=4, max_in_flight=4)
+    gates = [threading.Event() for _ in range(4)]
+    results: list[str] = []
+    for gate in gates:
+        assert not binding.saturated()
+        binding.submit(gate.wait, lambda st: results.append(threading.current_thread().name))
+    assert binding.saturated()
+    gates[0].set()
+    _drain_one(binding)
+    assert binding.in_flight() == 3
+    assert binding.saturated()  # held until half are taken back
+    gates[1].set()
+    _drain_one(binding)
+    assert binding.in_flight() == 2
+    assert not binding.saturated()
+    gates[2].set()
+    gates[3].set()
+    binding.close()
+    assert binding.in_flight() == 0
+    # done callbacks run on the thread that drains, never on a worker
+    assert results == [threading.current_thread().name] * 4
+
+
+def test_a_binding_that_raises_is_an_error_status() -> None:
+    def boom() -> Status | None:
+        raise ConnectionResetError("reset by peer")
+
+    got: list[Status | None] = []
+    InlineBinding().submit(boom, got.append)
+    threaded = ThreadedBinding(workers=1)
+    threaded.submit(boom, got.append)
+    threaded.close()
+    assert [(s.code, s.message()) for s in got if s is not None] == [
+        (Code.ERROR, "binding failed: reset by peer"),
+        (Code.ERROR, "binding failed: reset by peer"),
+    ]
