@@ -17,7 +17,9 @@ def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("remote")
     s = Server(root / "data", nodes=2).start()
     log = open(root / "scheduler.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen([*KUBESCHED, "scheduler", "--kubeconfig", str(s.kubeconfig)], stdout=log, stderr=log)
+    proc = subprocess.Popen(
+        [*KUBESCHED, "scheduler", "--kubeconfig", str(s.kubeconfig), "--secure-port", "0"], stdout=log, stderr=log
+    )
     yield s
     proc.terminate()
     assert proc.wait(15) == 0
@@ -122,3 +124,22 @@ def test_informer_relists_after_410_and_replays_the_difference(tmp_path, monkeyp
     finally:
         client.close()
         s.stop()
+
+
+def test_a_second_binding_is_a_conflict_error_through_the_client(cluster):
+    """What keeps two replicas from binding one pod twice: the API server refuses the second
+    binding with 409, and RemoteClient turns the Status body into ApiError Conflict."""
+    from kubesched.client.remote import RemoteClient
+    from kubesched.cluster.errors import Conflict
+
+    s = cluster
+    assert s.request("POST", "/api/v1/namespaces/default/pods", make_pod("twice", "1"))[0] == 201
+    pod = wait_for(lambda: (get_pod(s, "twice") or {}).get("spec", {}).get("nodeName") and get_pod(s, "twice"))
+    client = RemoteClient(str(s.kubeconfig), kinds=["Node"])
+    try:
+        with pytest.raises(Conflict) as err:
+            client.bind("default", "twice", pod["metadata"]["uid"], "node-0")
+        assert err.value.code == 409
+        assert 'Operation cannot be fulfilled on pods/binding "twice"' in err.value.message
+    finally:
+        client.close()

@@ -82,6 +82,12 @@ _server_flags = [
         show_default=True,
         help="Run the hollow kubelet (nodes Ready, bound pods Running); scheduler_perf runs without one.",
     ),
+    click.option(
+        "--fault-injection",
+        is_flag=True,
+        default=False,
+        help="For tests: accept latency, failures, drops and pauses set at /debug/kubesched/faults (loopback).",
+    ),
 ]
 
 
@@ -105,6 +111,7 @@ def _serve(config_path: str | None, paths: tuple[str, ...], *, with_scheduler: b
             nodes=flags["nodes"],
             history=flags["watch_history"],
             kubelet=flags["kubelet"],
+            fault_injection=flags["fault_injection"],
             paths=list(paths),
             scheduler=_load_config(config_path) if with_scheduler else None,
         )
@@ -130,18 +137,76 @@ def up(config_path: str | None, paths: tuple[str, ...], **flags: Any) -> None:
     _serve(config_path, paths, with_scheduler=True, **flags)
 
 
+def _duration_flag(name: str, attr: str, default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    return click.option(
+        f"--leader-elect-{name}",
+        attr,
+        default=None,
+        metavar="DURATION",
+        help=f"Overrides leaderElection.{_camel(name)} (default {default}).",
+    )
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("-")
+    return head + "".join(p.title() for p in rest)
+
+
 @main.command()
 @click.option("--kubeconfig", required=True, help="kubeconfig of the API server to schedule for.")
 @click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
-def scheduler(kubeconfig: str, config_path: str | None) -> None:
+@click.option(
+    "--leader-elect",
+    type=click.BOOL,
+    is_flag=False,
+    flag_value=True,
+    default=None,
+    help="Elect a leader among replicas over a Lease before scheduling (default true; --leader-elect=false).",
+)
+@_duration_flag("lease-duration", "lease_duration", "15s")
+@_duration_flag("renew-deadline", "renew_deadline", "10s")
+@_duration_flag("retry-period", "retry_period", "2s")
+@click.option("--leader-elect-resource-lock", "resource_lock", default=None, help="Only leases (the default).")
+@click.option("--leader-elect-resource-name", "resource_name", default=None, help="Default kube-scheduler.")
+@click.option("--leader-elect-resource-namespace", "resource_namespace", default=None, help="Default kube-system.")
+@click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, help="Log verbosity (2: every binding).")
+@click.option("--bind-address", default="127.0.0.1", show_default=True, help="Address of the HTTPS endpoint.")
+@click.option(
+    "--secure-port",
+    type=click.IntRange(0, 65535),
+    default=10259,
+    show_default=True,
+    help="Port of /healthz, /livez, /readyz and /metrics (0: none).",
+)
+def scheduler(
+    kubeconfig: str,
+    config_path: str | None,
+    leader_elect: bool | None,
+    verbosity: int,
+    bind_address: str,
+    secure_port: int,
+    **durations: str | None,
+) -> None:
     """The scheduler alone, as a client of any Kubernetes API server (kube-scheduler's place)."""
-    from kubesched.app.scheduler import run
+    import logging
+
+    from kubesched.app.scheduler import Serving, run
+    from kubesched.leaderelection.config import parse_duration
 
     _logging()
+    if verbosity >= 2:
+        logging.getLogger("kubesched.scheduler").setLevel(logging.DEBUG)
     try:
-        run(kubeconfig, _load_config(config_path))
+        flags: dict[str, Any] = {"leader_elect": leader_elect}
+        for attr, value in durations.items():
+            if attr in ("lease_duration", "renew_deadline", "retry_period") and value is not None:
+                flags[attr] = parse_duration(value, f"--leader-elect-{attr.replace('_', '-')}")
+            else:
+                flags[attr] = value
+        code = run(kubeconfig, _load_config(config_path), flags, Serving(bind_address, secure_port))
     except InputError as exc:
         _fail(exc)
+    sys.exit(code)
 
 
 def _load_config(config_path: str | None) -> SchedulerConfig:

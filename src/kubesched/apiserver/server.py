@@ -26,6 +26,8 @@ import yaml
 from aiohttp import web
 
 from kubesched.apiserver import discovery
+from kubesched.apiserver import faults as faults_api
+from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.objects import check_meta, invalid, prepare_for_update, validate
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesched.apiserver.resources import BY_PATH, Resource
@@ -116,7 +118,10 @@ class Target:
 class ApiServer:
     """The HTTP front of a Store; ``app`` is the aiohttp application."""
 
-    def __init__(self, store: Store, token: str, *, address: str = "127.0.0.1:6443") -> None:
+    def __init__(
+        self, store: Store, token: str, *, address: str = "127.0.0.1:6443", faults: Faults | None = None
+    ) -> None:
+        self.faults = faults  # None: fault injection is off
         self.store = store
         self.token = token
         self.address = address
@@ -139,6 +144,18 @@ class ApiServer:
         if request.path not in PUBLIC_PATHS and not self._authorized(request):
             return status_response(Unauthorized("Unauthorized"))
         try:
+            if self.faults is not None:
+                if request.path == faults_api.PATH:
+                    return await self._faults(request)
+                verdict = await self.faults.before()
+                if verdict == "drop":  # the connection closes without an answer
+                    if request.transport is not None:
+                        request.transport.abort()
+                    return web.Response(status=503)
+                if verdict == "fail":
+                    raise faults_api.ServiceUnavailable(
+                        "injected fault: the server is currently unable to handle the request"
+                    )
             return await handler(request)
         except ApiError as err:
             return status_response(err)
@@ -147,6 +164,18 @@ class ApiServer:
         except Exception:  # a bug of ours: logged, answered without a traceback, nothing half-written
             log.exception("internal error serving %s %s", request.method, request.path_qs)
             return status_response(ApiError("Internal error occurred: the server could not handle the request"))
+
+    async def _faults(self, request: web.Request) -> web.StreamResponse:
+        assert self.faults is not None
+        faults_api.check_loopback(request.remote)
+        now = asyncio.get_running_loop().time()
+        if request.method == "PUT":
+            self.faults.set(await self._body(request), now)
+        elif request.method != "GET":
+            raise MethodNotAllowed(
+                f"the server does not allow this method on the requested resource ({request.method})"
+            )
+        return respond(self.faults.show(now))
 
     def _authorized(self, request: web.Request) -> bool:
         header = request.headers.get("Authorization", "")

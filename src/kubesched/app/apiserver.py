@@ -13,6 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, HollowKubelet, fake_node
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
@@ -42,6 +43,7 @@ class ServerOptions:
     nodes: int = 0
     history: int = Store.HISTORY
     kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
+    fault_injection: bool = False  # tests: /debug/kubesched/faults
     paths: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
 
@@ -77,7 +79,7 @@ async def serve(opts: ServerOptions) -> None:
         log.warning("refused: %s", line)
     token = load_or_create_token(opts.data_dir)
     address = f"{opts.host}:{opts.port}"
-    server = ApiServer(store, token, address=address)
+    server = ApiServer(store, token, address=address, faults=Faults() if opts.fault_injection else None)
     changed = asyncio.Event()
     kubelet = HollowKubelet(store, notify=changed.set) if opts.kubelet else None
     pdbs = DisruptionController(store, notify=changed.set)

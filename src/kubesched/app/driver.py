@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Callable
 
 from kubesched.clock import RealClock
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
@@ -61,9 +62,19 @@ class RealtimeDriver:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), wait)
 
-    def run_thread(self, stop: threading.Event, wake: threading.Event) -> None:
+    def run_thread(
+        self, stop: threading.Event, wake: threading.Event, active: Callable[[], bool] | None = None
+    ) -> None:
+        """Until ``stop``. While ``active`` says no (a replica that does not lead), the informers'
+        events still reach the cache and the queue, so a follower is warm, but no pod is popped."""
         self.sched.start(notify=wake.set)
         while not stop.is_set():
+            if active is not None and not active():
+                wake.clear()
+                self.sched.process_events()
+                if not self.sched.has_events():
+                    wake.wait(MAX_IDLE)
+                continue
             wait = self.step()
             if wait <= 0:
                 continue

@@ -14,6 +14,7 @@ the library's generated models are not built on the hot path.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -23,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
+import aiohttp
 import orjson
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -55,7 +57,14 @@ def api_error(exc: ApiException) -> errors.ApiError:
     return err
 
 
-async def _checked(coro: Coroutine[Any, Any, Any]) -> Any:
+def http_error(status: int, reason: str | None, body: bytes | None) -> ApiException:
+    """An ApiException carrying the response's Status body (its constructor takes no body)."""
+    exc = ApiException(status=status, reason=reason)
+    exc.body = body
+    return exc
+
+
+async def checked(coro: Coroutine[Any, Any, Any]) -> Any:
     """Await a raw (``_preload_content=False``) call: the library leaves HTTP errors unraised then."""
     resp = await coro
     try:
@@ -63,7 +72,7 @@ async def _checked(coro: Coroutine[Any, Any, Any]) -> Any:
     finally:
         resp.release()
     if resp.status >= 400:
-        raise ApiException(status=resp.status, reason=resp.reason, body=body)
+        raise http_error(resp.status, resp.reason, body)
     return orjson.loads(body) if body else None
 
 
@@ -155,7 +164,7 @@ class RemoteClient:
 
         async def run() -> None:
             try:
-                await _checked(make())
+                await checked(make())
             except ApiException as exc:
                 log.warning("%s failed: %s", what, api_error(exc).message)
             except Exception as exc:  # network trouble: logged, as the event broadcaster does
@@ -168,11 +177,26 @@ class RemoteClient:
         if self._sending:
             await asyncio.wait(list(self._sending), timeout=timeout)
 
+    @property
+    def api(self) -> k8s.ApiClient:
+        """The library's client, for callers that run on ``spawn``'s loop (the Lease lock)."""
+        return self._api
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        """Run a coroutine on the client's loop (the leader elector) and return its future."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
     def _write(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """A write and its answer; an HTTP error is its ApiError, and so is a request that got
+        no answer (refused, reset, timed out), as client-go returns both as errors."""
         try:
-            return self._call(_checked(coro))
+            return self._call(checked(coro))
         except ApiException as exc:
             raise api_error(exc) from None
+        except (aiohttp.ClientError, OSError, TimeoutError, concurrent.futures.TimeoutError) as exc:
+            err = errors.ApiError(f"request failed: {exc or type(exc).__name__}")
+            err.code = 503
+            raise err from None
 
     def close(self) -> None:
         """Send what is queued (up to a few seconds), stop the informers and the loop."""
@@ -207,7 +231,7 @@ class RemoteClient:
                 await asyncio.sleep(RETRY)
 
     async def _relist(self, kind: str, lister: Callable[..., Any]) -> str:
-        body = await _checked(lister(_preload_content=False))
+        body = await checked(lister(_preload_content=False))
         items = body.get("items") or []
         rv = (body.get("metadata") or {}).get("resourceVersion") or ""
         api_version = body.get("apiVersion", "v1")
@@ -244,7 +268,7 @@ class RemoteClient:
         if resp.status >= 400:
             body = await resp.read()
             resp.release()
-            raise ApiException(status=resp.status, reason=resp.reason, body=body)
+            raise http_error(resp.status, resp.reason, body)
         try:
             async for line in resp.content:
                 if not line.strip():

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.leaderelection.config import LeaderElectionConfig, from_dict
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -92,7 +93,7 @@ class SchedulerConfig:
     pod_max_backoff_seconds: float = 10
     parallelism: int = 16
     extenders: list[ExtenderConfig] = field(default_factory=list)
-    leader_election: dict[str, Any] = field(default_factory=dict)
+    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
     source: str = "<default>"
 
 
@@ -244,7 +245,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
         float(maximum),
         int(parallelism),
         extenders,
-        dict(raw.get("leaderElection") or {}),
+        from_dict(raw.get("leaderElection")).validate(),
         source,
     )
 

@@ -9,6 +9,7 @@ upstream's binding goroutines. Its outcome is taken back on the scheduler's thre
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
 
+log = logging.getLogger("kubesched.scheduler")
 NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
 _NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
@@ -406,6 +408,8 @@ class Scheduler:
             self._handle_failure(qp, st, st.message(), None)
             return
         self.cache.finish_binding(pod.uid)
+        if log.isEnabledFor(logging.DEBUG):  # upstream logs this at -v=2
+            log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
         self.stats.scheduled += 1
         self.last_message.pop(pod.key, None)
         self.client.record_event(
@@ -461,12 +465,15 @@ class Scheduler:
         self.last_message[pod.key] = message
         self.client.record_event("Warning", "FailedScheduling", "Scheduling", current, message)
         patch_nominated = nominated if nominated is not None and nominated != current_info.nominated_node_name else None
-        self.client.patch_pod_status(
-            pod.namespace,
-            pod.name,
-            {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
-            patch_nominated,
-        )
+        try:
+            self.client.patch_pod_status(
+                pod.namespace,
+                pod.name,
+                {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
+                patch_nominated,
+            )
+        except ApiError as exc:  # logged, as upstream's "Error updating pod"; the pod stays queued
+            log.error('"Error updating pod" pod="%s" err="%s"', pod.key, exc.message)
 
     def _record_explanation(
         self, pod: PodInfo, fwk: Framework, diagnosis: Any, info: dict[str, Any] | None, selected: str | None

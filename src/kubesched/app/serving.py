@@ -1,0 +1,65 @@
+"""The scheduler's own HTTPS endpoint (kube-scheduler's ``--secure-port``, 10259): ``/healthz``,
+``/livez`` and ``/readyz`` with the leader-election watchdog among their checks (client-go
+``HealthzAdaptor``, 20 s tolerance as kube-scheduler sets it), open to anyone as upstream's
+``authorization-always-allow-paths``; ``/metrics`` in Prometheus text format, which needs the
+bearer token of the scheduler's kubeconfig. A self-signed serving certificate is made at start,
+as kube-scheduler does without ``--tls-cert-file``."""
+
+from __future__ import annotations
+
+import hmac
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from kubesched.app.certs import ensure_certs, server_context
+from kubesched.metrics import REGISTRY
+
+Check = Callable[[], str | None]  # None: healthy; else why not
+WATCHDOG_TOLERANCE = 20.0  # NewLeaderHealthzAdaptor(time.Second * 20)
+
+
+class SchedulerServer:
+    def __init__(self, host: str, port: int, token: str | None, checks: dict[str, Check]) -> None:
+        self.host, self.port, self.token, self.checks = host, port, token, checks
+        self._runner: web.AppRunner | None = None
+        self._certs = tempfile.TemporaryDirectory(prefix="kubesched-serving-")
+        app = web.Application()
+        for path in ("/healthz", "/livez", "/readyz"):
+            app.router.add_get(path, self._health)
+        app.router.add_get("/metrics", self._metrics)
+        self.app = app
+
+    async def _health(self, request: web.Request) -> web.Response:
+        """``ok``, or 500 with each check's verdict as the apiserver's healthz handler prints it."""
+        results = [("ping", None)] + [(name, check()) for name, check in self.checks.items()]
+        failed = any(r is not None for _, r in results)
+        if not failed and "verbose" not in request.query:
+            return web.Response(text="ok", content_type="text/plain")
+        lines = [f"[+]{name} ok" if r is None else f"[-]{name} failed: reason withheld" for name, r in results]
+        tail = f"{request.path.strip('/')} check failed" if failed else f"{request.path.strip('/')} check passed"
+        return web.Response(
+            text="\n".join([*lines, tail]) + "\n", status=500 if failed else 200, content_type="text/plain"
+        )
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if self.token is not None:
+            scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
+                return web.Response(status=401, text="Unauthorized\n", content_type="text/plain")
+        return web.Response(body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        _, crt, key = ensure_certs(Path(self._certs.name), self.host)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=server_context(crt, key))
+        await site.start()
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        self._certs.cleanup()

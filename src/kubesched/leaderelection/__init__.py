@@ -1,0 +1,1 @@
+"""Lease-based leader election between scheduler replicas (client-go ``tools/leaderelection``)."""
