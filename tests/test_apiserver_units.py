@@ -161,3 +161,23 @@ def test_store_compaction_and_durable_reload(tmp_path):
     with pytest.raises(Expired):
         again.watch(["ConfigMap"], rvs[0])
     assert int(again.create("ConfigMap", _cm("n"))["metadata"]["resourceVersion"]) == rvs[-1] + 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "obj", "generation"),
+    [
+        ("Pod", {"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": []}}, 1),
+        ("PodDisruptionBudget", {"metadata": {"name": "b", "namespace": "default"}, "spec": {"minAvailable": 1}}, 1),
+        ("Lease", {"metadata": {"name": "l", "namespace": "default"}, "spec": {"holderIdentity": "a"}}, None),
+        ("Node", {"metadata": {"name": "n"}, "spec": {}}, None),
+    ],
+)
+def test_generation_only_for_kinds_whose_strategy_keeps_one(kind, obj, generation):
+    """kube-apiserver sets metadata.generation for pods and the workload kinds, not for a Lease or
+    a Node; a spec change bumps it."""
+    store = Store(VirtualClock())
+    created = store.create(kind, obj)
+    assert created["metadata"].get("generation") == generation
+    ns = created["metadata"].get("namespace", "")
+    changed = store.mutate(kind, ns, obj["metadata"]["name"], lambda o: {**o, "spec": {**o["spec"], "x": 1}})
+    assert changed["metadata"].get("generation") == (None if generation is None else generation + 1)

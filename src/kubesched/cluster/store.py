@@ -87,6 +87,24 @@ class WatchEvent:
     resource_version: int
 
 
+# kinds whose kube-apiserver strategy sets metadata.generation (1 on create, +1 per spec change):
+# the workload controllers' objects, PodDisruptionBudget, and Pod (PodObservedGenerationTracking,
+# on by default since v1.34); Lease, Node, Namespace, Service, ConfigMap, Event... have none
+GENERATION_KINDS = frozenset(
+    {
+        "Pod",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicationController",
+        "Job",
+        "CronJob",
+        "PodDisruptionBudget",
+    }
+)
+
+
 class Watch:
     """Events delivered after ``resource_version``; the consumer drains them like an informer.
 
@@ -289,7 +307,8 @@ class Store:
             return obj
         meta.setdefault("uid", self.new_uid())
         meta.setdefault("creationTimestamp", rfc3339(self.clock.now()))
-        meta.setdefault("generation", 1)
+        if kind in GENERATION_KINDS:
+            meta.setdefault("generation", 1)
         meta.pop("deletionTimestamp", None)
         self._bump(obj)
         bucket[key] = obj
@@ -306,7 +325,7 @@ class Store:
         new = {**obj, "metadata": {**old["metadata"], **(obj.get("metadata") or {})}}
         new["metadata"]["uid"] = old["metadata"]["uid"]
         new["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"]
-        self._bump_generation(old, new)
+        self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key] = new
         self._emit(MODIFIED, kind, new, old)
@@ -319,16 +338,17 @@ class Store:
         old = self.get(kind, namespace, name)
         new = fn(old)
         new["metadata"] = {**old["metadata"], **new.get("metadata", {})}
-        self._bump_generation(old, new)
+        self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key_of(kind, old)] = new
         self._emit(MODIFIED, kind, new, old)
         return new
 
     @staticmethod
-    def _bump_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
-        """metadata.generation counts changes of the desired state (spec)."""
-        if "spec" in old and old.get("spec") != new.get("spec"):
+    def _bump_generation(kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """metadata.generation counts changes of the desired state (spec), for the kinds whose
+        registry strategy keeps one."""
+        if kind in GENERATION_KINDS and "spec" in old and old.get("spec") != new.get("spec"):
             new["metadata"]["generation"] = int(old["metadata"].get("generation") or 1) + 1
 
     def delete(
