@@ -181,3 +181,25 @@ def test_generation_only_for_kinds_whose_strategy_keeps_one(kind, obj, generatio
     ns = created["metadata"].get("namespace", "")
     changed = store.mutate(kind, ns, obj["metadata"]["name"], lambda o: {**o, "spec": {**o["spec"], "x": 1}})
     assert changed["metadata"].get("generation") == (None if generation is None else generation + 1)
+
+
+def test_group_commit_holds_writes_until_the_scheduled_flush(tmp_path):
+    """Under an event loop the backend commits the writes of one iteration together: nothing is
+    in the file before ``flush``, everything after, and compaction or close flush first."""
+    scheduled: list[int] = []
+    backend = SQLiteBackend(tmp_path / "s.db")
+    backend.schedule = lambda: scheduled.append(1)
+    store = Store(VirtualClock(), backend=backend)
+    store.create("Namespace", {"metadata": {"name": "a"}})
+    store.create("Namespace", {"metadata": {"name": "b"}})
+    assert scheduled == [1]  # one flush asked for the batch
+    assert backend.pending()
+    assert SQLiteBackend(tmp_path / "s.db").load().objects == []
+    backend.flush()
+    assert not backend.pending()
+    names = sorted(o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects)
+    assert {"a", "b"} <= set(names)
+    store.create("Namespace", {"metadata": {"name": "c"}})
+    assert scheduled == [1, 1]
+    store.close()
+    assert "c" in {o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects}

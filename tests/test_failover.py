@@ -438,6 +438,6 @@ def test_healthz_and_the_master_status_metric_on_each_replica(tmp_path):
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
-        for p in procs:
-            assert p.wait(15) == 0
+        codes = [p.wait(15) for p in procs]
         s.stop()
+    assert codes == [0, 0]

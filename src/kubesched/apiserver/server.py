@@ -122,6 +122,10 @@ class ApiServer:
         self, store: Store, token: str, *, address: str = "127.0.0.1:6443", faults: Faults | None = None
     ) -> None:
         self.faults = faults  # None: fault injection is off
+        self._commit: asyncio.Future[None] | None = None
+        backend = store.backend
+        if backend is not None and hasattr(backend, "schedule"):
+            backend.schedule = self._schedule_commit
         self.store = store
         self.token = token
         self.address = address
@@ -156,7 +160,9 @@ class ApiServer:
                     raise faults_api.ServiceUnavailable(
                         "injected fault: the server is currently unable to handle the request"
                     )
-            return await handler(request)
+            resp = await handler(request)
+            await self.durable()  # nothing is answered before what it saw is committed
+            return resp
         except ApiError as err:
             return status_response(err)
         except (asyncio.CancelledError, ConnectionResetError):
@@ -164,6 +170,34 @@ class ApiServer:
         except Exception:  # a bug of ours: logged, answered without a traceback, nothing half-written
             log.exception("internal error serving %s %s", request.method, request.path_qs)
             return status_response(ApiError("Internal error occurred: the server could not handle the request"))
+
+    # -- group commit --------------------------------------------------------------------------
+    def _schedule_commit(self) -> None:
+        """The backend recorded a first write since its last commit: commit once the writes
+        of this loop iteration are in (every handler that is ready runs first)."""
+        asyncio.get_running_loop().call_soon(self._run_commit)
+
+    def _run_commit(self) -> None:
+        waiter, self._commit = self._commit, None
+        try:
+            assert self.store.backend is not None
+            self.store.backend.flush()
+        except Exception as exc:  # the disk failed: the writes are not acknowledged
+            log.exception("committing to the backend failed")
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(ApiError(f"storage failed: {exc}"))
+            return
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def durable(self) -> None:
+        """Wait until every write made so far is committed."""
+        backend = self.store.backend
+        if backend is None or not backend.pending():
+            return
+        if self._commit is None:
+            self._commit = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._commit)
 
     async def _faults(self, request: web.Request) -> web.StreamResponse:
         assert self.faults is not None
@@ -471,6 +505,7 @@ class ApiServer:
         deadline = loop.time() + timeout
         last_sent = self.store.resource_version
         try:
+            await self.durable()
             for i in range(0, len(initial), 500):
                 await resp.write(b"".join(line(ADDED, self._out(t, o)) for o in initial[i : i + 500]))
             while not self._closing.is_set():
@@ -483,6 +518,7 @@ class ApiServer:
                         batch.append(line(out[0], self._out(t, out[1])))
                     last_sent = ev.resource_version
                 if batch:
+                    await self.durable()  # a watcher never sees a revision that could be lost
                     await resp.write(b"".join(batch))
                 remaining = deadline - loop.time()
                 if remaining <= 0:

@@ -35,6 +35,9 @@ def write_kubeconfig(path: Path, server: str, token: str, ca_pem: bytes, name: s
         "current-context": name,
         "preferences": {},
     }
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # written aside and renamed: a client polling for the file never reads half of it
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         yaml.safe_dump(config, fh, sort_keys=False)
+    os.replace(tmp, path)

@@ -105,7 +105,12 @@ def run(
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        client = RemoteClient(kubeconfig, kinds=INFORMER_KINDS, reporting_controller=config.profiles[0].scheduler_name)
+        client = RemoteClient(
+            kubeconfig,
+            kinds=INFORMER_KINDS,
+            reporting_controller=config.profiles[0].scheduler_name,
+            event_process=True,
+        )
     except Exception as exc:  # an unreadable kubeconfig or an unreachable server
         raise InputError(f"cannot use kubeconfig: {exc}", file=kubeconfig) from None
     elector: LeaderElector | None = None

@@ -30,6 +30,7 @@ from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
+from kubesched.client.eventsink import EventSink
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster import errors
 from kubesched.cluster.events import EventRecorder
@@ -79,7 +80,7 @@ async def checked(coro: Coroutine[Any, Any, Any]) -> Any:
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
-def _no_env_lookups(api: k8s.ApiClient) -> None:
+def no_env_lookups(api: k8s.ApiClient) -> None:
     """kubernetes_asyncio's session trusts the environment, so aiohttp looks up ~/.netrc and the
     proxy variables on a worker thread for every request: two thread hops per bind, which cost
     more than the bind itself. client-go reads no netrc and only the proxy variables, so the
@@ -106,7 +107,10 @@ class RemoteClient:
         kinds: Iterable[str],
         reporting_controller: str = "default-scheduler",
         reporting_instance: str = "kubesched",
+        event_process: bool = False,
     ) -> None:
+        """``event_process``: events are POSTed by a child process (``EventSink``), which keeps
+        their HTTP work off this process's GIL; the scheduler command sets it."""
         self.kubeconfig = kubeconfig
         self.recorder = EventRecorder(reporting_controller, reporting_instance)
         self.kinds = list(dict.fromkeys(kinds))
@@ -122,7 +126,8 @@ class RemoteClient:
         self._outbox_scheduled = False
         self._sending: set[asyncio.Task[None]] = set()
         self._api: k8s.ApiClient = self._call(new_client_from_config(config_file=kubeconfig), CALL_TIMEOUT)
-        _no_env_lookups(self._api)
+        no_env_lookups(self._api)
+        self._sink: EventSink | None = EventSink(kubeconfig) if event_process else None
         self.core = k8s.CoreV1Api(self._api)
         self.events = k8s.EventsV1Api(self._api)
         self._listers: dict[str, Callable[..., Any]] = {
@@ -200,6 +205,8 @@ class RemoteClient:
 
     def close(self) -> None:
         """Send what is queued (up to a few seconds), stop the informers and the loop."""
+        if self._sink is not None:
+            self._sink.close()
         with contextlib.suppress(Exception):
             self._call(self._drain_sends(SEND_GRACE), SEND_GRACE + 1)
         for t in self._tasks:
@@ -395,6 +402,8 @@ class RemoteClient:
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message)
         ns = ev["metadata"]["namespace"]
+        if self._sink is not None and self._sink.send(ns, ev):
+            return
         self._send(lambda: self.events.create_namespaced_event(ns, ev, _preload_content=False), f"event {reason}")
 
 

@@ -3,14 +3,16 @@
 Modelled on kine (k3s-io/kine ``pkg/drivers/sqlite``), which stands in for etcd the same way:
 every write appends one row to ``log`` whose ``rev`` is the global resourceVersion (etcd's
 mod_revision) and updates ``objects`` (the current state) in the same transaction. WAL mode:
-a committed transaction is in the WAL file before ``append`` returns, so an acknowledged write
-survives ``kill -9`` of the process. ``compact`` drops log rows a watch may no longer replay
+a committed transaction is in the WAL file before the write is acknowledged, so it survives
+``kill -9`` of the process; under an event loop the writes of one loop iteration share one
+transaction (group commit). ``compact`` drops log rows a watch may no longer replay
 (the apiserver compacts etcd every five minutes); ``objects`` keeps everything.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,8 @@ class SQLiteBackend:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._rows: list[WatchEvent] = []
+        self.schedule: Callable[[], None] | None = None  # set by an event loop to batch commits
 
     def load(self) -> Loaded:
         db = self._db
@@ -54,31 +58,51 @@ class SQLiteBackend:
         return Loaded(objects, max(last, compacted), compacted, log)
 
     def append(self, ev: WatchEvent) -> None:
-        meta = ev.obj.get("metadata") or {}
-        ns = (meta.get("namespace") or "") if is_namespaced(ev.kind) else ""
-        value = orjson.dumps(ev.obj)
+        """Record a write: committed at once, or, when an event loop batches commits
+        (``schedule`` set), at the ``flush`` it schedules (a group commit, as etcd batches raft
+        entries). The API server answers a write only after that flush."""
+        self._rows.append(ev)
+        if self.schedule is None:
+            self.flush()
+        elif len(self._rows) == 1:
+            self.schedule()
+
+    def pending(self) -> bool:
+        return bool(self._rows)
+
+    def flush(self) -> None:
+        """Commit every recorded write in one transaction."""
+        rows, self._rows = self._rows, []
+        if not rows:
+            return
         db = self._db
         db.execute("BEGIN")
         try:
-            db.execute(
-                "INSERT INTO log(rev, type, kind, value) VALUES (?, ?, ?, ?)",
-                (ev.resource_version, ev.type, ev.kind, value),
-            )
-            if ev.type == DELETED:
+            for ev in rows:
+                meta = ev.obj.get("metadata") or {}
+                ns = (meta.get("namespace") or "") if is_namespaced(ev.kind) else ""
+                value = orjson.dumps(ev.obj)
                 db.execute(
-                    "DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?", (ev.kind, ns, meta.get("name"))
+                    "INSERT INTO log(rev, type, kind, value) VALUES (?, ?, ?, ?)",
+                    (ev.resource_version, ev.type, ev.kind, value),
                 )
-            else:
-                db.execute(
-                    "INSERT OR REPLACE INTO objects(kind, namespace, name, rev, value) VALUES (?, ?, ?, ?, ?)",
-                    (ev.kind, ns, meta.get("name"), ev.resource_version, value),
-                )
+                if ev.type == DELETED:
+                    db.execute(
+                        "DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?",
+                        (ev.kind, ns, meta.get("name")),
+                    )
+                else:
+                    db.execute(
+                        "INSERT OR REPLACE INTO objects(kind, namespace, name, rev, value) VALUES (?, ?, ?, ?, ?)",
+                        (ev.kind, ns, meta.get("name"), ev.resource_version, value),
+                    )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
 
     def compact(self, rev: int) -> None:
+        self.flush()
         db = self._db
         db.execute("BEGIN")
         db.execute("DELETE FROM log WHERE rev <= ?", (rev,))
@@ -86,4 +110,5 @@ class SQLiteBackend:
         db.execute("COMMIT")
 
     def close(self) -> None:
+        self.flush()
         self._db.close()

@@ -392,7 +392,11 @@ class Scheduler:
 
         def work() -> Status | None:
             st = fwk.run_pre_bind(state, pod, host)
-            return st if st is not None else fwk.run_bind(state, pod, host)
+            if st is None:
+                st = fwk.run_bind(state, pod, host)
+            if st is None and log.isEnabledFor(logging.DEBUG):  # upstream logs it at -v=2, right after Bind
+                log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
+            return st
 
         self.binding.submit(work, done)
 
@@ -408,8 +412,6 @@ class Scheduler:
             self._handle_failure(qp, st, st.message(), None)
             return
         self.cache.finish_binding(pod.uid)
-        if log.isEnabledFor(logging.DEBUG):  # upstream logs this at -v=2
-            log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
         self.stats.scheduled += 1
         self.last_message.pop(pod.key, None)
         self.client.record_event(

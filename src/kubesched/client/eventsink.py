@@ -1,0 +1,142 @@
+"""Events written by a process of their own: the scheduler's event broadcaster, out of its GIL.
+
+client-go's events broadcaster (``tools/events``) queues an event and returns; a goroutine
+POSTs it, and at most 1000 events wait, more are dropped. In one Python process the HTTP work of
+one event per binding costs as much as the scheduling cycle itself, so ``EventSink`` hands the
+finished events.k8s.io/v1 objects over a pipe to a child process that POSTs them with its own
+kubernetes_asyncio client. The child ends when the pipe closes, whatever ended the scheduler
+(SIGKILL included); on ``close`` it first sends what it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import threading
+from collections import deque
+from multiprocessing.connection import Connection
+from typing import Any
+
+log = logging.getLogger("kubesched.client")
+
+MAX_QUEUED = 1000  # client-go: maxQueuedEvents, then DropIfChannelFull
+IN_FLIGHT = 64
+SEND_GRACE = 3.0
+
+
+class EventSink:
+    """The parent's side: ``send`` queues (dropping past MAX_QUEUED), a thread pipes batches."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        ctx = multiprocessing.get_context("spawn")  # the parent has threads: no fork
+        reader, self._conn = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=serve, args=(kubeconfig, reader), name="kubesched-events", daemon=True)
+        self._proc.start()
+        reader.close()
+        self._pending: deque[tuple[str, dict[str, Any]]] = deque()
+        self._wake = threading.Event()
+        self._closing = False
+        self.broken = False
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._pipe, name="kubesched-event-pipe", daemon=True)
+        self._thread.start()
+
+    def send(self, namespace: str, event: dict[str, Any]) -> bool:
+        """Queue an event; False when the sink is gone (the caller sends it itself)."""
+        if self.broken:
+            return False
+        if len(self._pending) >= MAX_QUEUED:
+            self.dropped += 1
+            if self.dropped in (1, 100) or self.dropped % 10_000 == 0:
+                log.error("event queue full, %d events dropped", self.dropped)
+            return True
+        self._pending.append((namespace, event))
+        if not self._wake.is_set():
+            self._wake.set()
+        return True
+
+    def _pipe(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            batch = []
+            while self._pending:
+                batch.append(self._pending.popleft())
+            try:
+                if batch:
+                    self._conn.send(batch)
+                if self._closing:
+                    self._conn.close()
+                    return
+            except (OSError, ValueError) as exc:  # the child is gone
+                log.error("event process gone (%s); sending events in process", exc)
+                self.broken = True
+                return
+
+    def close(self, timeout: float = SEND_GRACE + 1) -> None:
+        """Hand over what is queued, close the pipe and wait for the child to send it."""
+        self._closing = True
+        self._wake.set()
+        self._thread.join(timeout)
+        self._proc.join(timeout)
+        if self._proc.is_alive():
+            self._proc.terminate()
+
+
+def serve(kubeconfig: str, conn: Connection) -> None:
+    """The child: POST every event received until the pipe closes."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_pump(kubeconfig, conn))
+
+
+async def _pump(kubeconfig: str, conn: Connection) -> None:
+    from kubernetes_asyncio import client as k8s
+    from kubernetes_asyncio.client.exceptions import ApiException
+    from kubernetes_asyncio.config import new_client_from_config
+
+    from kubesched.client.remote import api_error, checked, no_env_lookups
+
+    loop = asyncio.get_running_loop()
+    batches: asyncio.Queue[list[tuple[str, dict[str, Any]]] | None] = asyncio.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                batch = conn.recv()
+            except (EOFError, OSError):
+                batch = None
+            loop.call_soon_threadsafe(batches.put_nowait, batch)
+            if batch is None:
+                return
+
+    api = await new_client_from_config(config_file=kubeconfig)
+    no_env_lookups(api)
+    events = k8s.EventsV1Api(api)
+    slots = asyncio.Semaphore(IN_FLIGHT)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def post(namespace: str, event: dict[str, Any]) -> None:
+        try:
+            await checked(events.create_namespaced_event(namespace, event, _preload_content=False))
+        except ApiException as exc:
+            log.warning("event %s failed: %s", event.get("reason"), api_error(exc).message)
+        except Exception as exc:  # network trouble: logged, as the broadcaster does
+            log.warning("event %s failed: %s", event.get("reason"), exc)
+        finally:
+            slots.release()
+
+    threading.Thread(target=read, name="kubesched-event-reader", daemon=True).start()
+    try:
+        while (batch := await batches.get()) is not None:
+            for namespace, event in batch:
+                await slots.acquire()
+                task = loop.create_task(post(namespace, event))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+        if tasks:
+            await asyncio.wait(list(tasks), timeout=SEND_GRACE)
+    finally:
+        await api.close()
