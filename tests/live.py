@@ -63,18 +63,23 @@ class Server:
             stdout=log,
             stderr=log,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}")
-            if self.kubeconfig.exists():
-                try:
-                    if self.request("GET", "/healthz", raw=True)[0] == 200:
-                        return self
-                except OSError:
-                    pass
-            time.sleep(0.1)
-        raise RuntimeError("server did not start")
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"server exited with {self.proc.returncode}")
+                if self.kubeconfig.exists():
+                    try:
+                        if self.request("GET", "/healthz", raw=True)[0] == 200:
+                            return self
+                    except OSError:
+                        pass
+                time.sleep(0.1)
+            raise RuntimeError("server did not start")
+        except BaseException:  # never leave a server behind a failed start
+            self.proc.kill()
+            self.proc.wait(10)
+            raise
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         assert self.proc is not None
