@@ -101,7 +101,8 @@ class Client:
     async def watch_bound(self, prefix: str, count: int, ready: asyncio.Event) -> float:
         """Watch pods until ``count`` pods named ``prefix-*`` are bound; the time of the last one."""
         bound: set[str] = set()
-        url = f"{self.base}/api/v1/namespaces/default/pods?watch=1&resourceVersion=0"
+        # only bound pods: the server filters (a selector transition arrives as ADDED)
+        url = f"{self.base}/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&fieldSelector=spec.nodeName%21%3D"
         async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
             ready.set()
             async for line in resp.content:
