@@ -51,9 +51,8 @@ def test_newcomer_session(cluster, tmp_path, version):
         return run(cluster, kubectl, *args, home=home, **kw)  # type: ignore[arg-type]
 
     assert "node-0" in k("get", "nodes")
-    # kubectl 1.33's typed generators (create namespace, run) send protobuf bodies, which this server
-    # does not decode yet (415); manifests go as JSON
-    k("apply", "-f", "-", stdin=f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n")
+    # kubectl 1.33's typed generators send protobuf bodies (older ones JSON)
+    assert f"namespace/{ns} created" in k("create", "namespace", ns)
     manifest = (EXAMPLES / "basic" / "cluster.yaml").read_text()
     manifest = manifest.replace("namespace: shop", f"namespace: {ns}").replace("namespace: ml", f"namespace: {ns}")
     manifest = manifest.replace("metadata: {name: shop}", f"metadata: {{name: {ns}-s}}")
@@ -113,3 +112,30 @@ def test_newcomer_session(cluster, tmp_path, version):
     seen = watcher.communicate(timeout=10)[0]
     assert "late" in seen and "Running" in seen
     assert "gated" not in k("get", "pods", "-n", ns)
+
+
+@pytest.mark.parametrize("version", PICKED)
+def test_typed_generators(cluster, version):
+    """``kubectl create <kind>`` generators: kubectl 1.33 sends their objects as protobuf, which
+    the server decodes to the same objects older kubectls send as JSON."""
+    kubectl, home = BINARIES[version], temp_home()
+    ns = f"gen{version.replace('.', '-')}"
+
+    def k(*args: str) -> str:
+        return run(cluster, kubectl, *args, home=home)
+
+    k("create", "namespace", ns)
+    k("create", "configmap", "cfg", "-n", ns, "--from-literal=a=b", "--from-literal=c=d")
+    assert k("get", "cm", "cfg", "-n", ns, "-o", "jsonpath={.data}") == '{"a":"b","c":"d"}'
+    k("create", "priorityclass", f"pc-{ns}", "--value=1000", "--description=important")
+    assert k("get", "pc", f"pc-{ns}", "-o", "jsonpath={.value} {.description} {.preemptionPolicy}") == (
+        "1000 important PreemptLowerPriority"
+    )
+    k("create", "pdb", "web", "-n", ns, "--selector=app=web", "--min-available=50%")
+    assert k("get", "pdb", "web", "-n", ns, "-o", "jsonpath={.spec}") == (
+        '{"minAvailable":"50%","selector":{"matchLabels":{"app":"web"}}}'
+    )
+    k("create", "service", "clusterip", "svc", "-n", ns, "--tcp=80:8080")
+    assert k("get", "svc", "svc", "-n", ns, "-o", "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}") == (
+        "80 8080"
+    )

@@ -25,7 +25,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubesched.apiserver import discovery
+from kubesched.apiserver import discovery, protobuf
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.objects import check_meta, invalid, prepare_for_update, validate
@@ -385,10 +385,20 @@ class ApiServer:
             value = _decode_json(data)
         elif ctype in ("application/yaml", "application/apply-patch+yaml") and yaml_ok:
             value = _decode_yaml(data)
+        elif ctype == protobuf.CONTENT_TYPE and yaml_ok:
+            try:
+                value = protobuf.decode(data)
+            except protobuf.UnsupportedKind as exc:
+                raise UnsupportedMediaType(
+                    f"protobuf bodies are decoded for Namespace, ConfigMap, Service, PriorityClass, "
+                    f"PodDisruptionBudget and Eviction, not {exc}; send it as application/json"
+                ) from None
+            except protobuf.ProtobufError as exc:
+                raise BadRequest(f"the body of the request is not valid protobuf: {exc}") from None
         else:
             raise UnsupportedMediaType(
                 f"the body of the request was in an unknown format - accepted media types include: "
-                f"application/json, application/yaml (got {ctype})"
+                f"application/json, application/yaml, application/vnd.kubernetes.protobuf (got {ctype})"
             )
         if not isinstance(value, dict):
             raise BadRequest("the body of the request must be a JSON object")
