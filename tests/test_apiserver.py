@@ -149,9 +149,9 @@ def test_patch_types(server):
         content_type="application/json-patch+json",
     )
     assert body["metadata"]["labels"]["x"] == "2"
-    smp = {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}
+    smp = {"spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}  # merged by name
     code, body = server.request("PATCH", base, smp, content_type="application/strategic-merge-patch+json")
-    assert [c["name"] for c in body["spec"]["containers"]] == ["c", "side"]
+    assert [(c["name"], c["image"]) for c in body["spec"]["containers"]] == [("c", "busybox:2")]
     cond = {"status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}
     server.request("PATCH", base + "/status", cond, content_type="application/strategic-merge-patch+json")
     cond["status"]["conditions"][0]["message"] = "again"
@@ -174,6 +174,52 @@ def test_patch_types(server):
         content_type="application/apply-patch+yaml",
     )
     assert code == 201 and body["metadata"]["name"] == "ssa"
+
+
+@pytest.mark.parametrize(
+    ("patch", "allowed"),
+    [
+        ({"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}, True),
+        ({"spec": {"activeDeadlineSeconds": 60}}, True),
+        ({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}, True),  # an addition
+        ({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}, False),
+        ({"spec": {"containers": [{"name": "side", "image": "busybox"}]}}, False),  # a new container
+        ({"spec": {"restartPolicy": "Never"}}, False),
+        ({"spec": {"nodeSelector": {"disk": "ssd"}}}, False),  # not gated
+    ],
+)
+def test_pod_spec_is_immutable_but_for_upstreams_exceptions(server, patch, allowed):
+    name = f"imm-{abs(hash(json.dumps(patch))) % 10**6}"
+    server.request("POST", "/api/v1/namespaces/default/pods", pod(name))
+    path = f"/api/v1/namespaces/default/pods/{name}"
+    _, before = server.request("GET", path)
+    code, body = server.request("PATCH", path, patch, content_type="application/strategic-merge-patch+json")
+    if allowed:
+        assert code == 200
+        return
+    assert (code, body["reason"]) == (422, "Invalid")
+    assert body["message"].startswith(
+        f'Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+        "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+        "(allow it to be set to 1 if it was previously negative)"
+    )
+    assert body["details"]["causes"][0]["reason"] == "FieldValueForbidden"
+    assert server.request("GET", path)[1]["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+def test_a_gated_pod_may_lose_gates_and_gain_node_selector_entries(server):
+    gated = {**pod("gated-imm"), "spec": {**POD["spec"], "schedulingGates": [{"name": "a"}, {"name": "b"}]}}
+    server.request("POST", "/api/v1/namespaces/default/pods", gated)
+    path = "/api/v1/namespaces/default/pods/gated-imm"
+    merge = "application/merge-patch+json"
+    assert server.request("PATCH", path, {"spec": {"nodeSelector": {"disk": "ssd"}}}, content_type=merge)[0] == 200
+    assert server.request("PATCH", path, {"spec": {"schedulingGates": [{"name": "b"}]}}, content_type=merge)[0] == 200
+    code, _ = server.request("PATCH", path, {"spec": {"schedulingGates": [{"name": "c"}]}}, content_type=merge)
+    assert code == 422  # a gate may be removed, never added
+    assert server.request("PATCH", path, {"spec": {"schedulingGates": None}}, content_type=merge)[0] == 200
+    code, _ = server.request("PATCH", path, {"spec": {"nodeSelector": {"disk": "hdd"}}}, content_type=merge)
+    assert code == 422  # no longer gated
 
 
 def test_binding_eviction_and_graceful_delete(server):
@@ -291,7 +337,15 @@ def test_table_responses(server):
         ("POST", "/api/v1/namespaces/default/pods", b"[" * 100_000 + b"]" * 100_000, "application/json", 400),
         ("POST", "/api/v1/namespaces/default/pods", b"a:\n" + b"  " * 5 + b"- " * 50_000, "application/yaml", 400),
         ("POST", "/api/v1/namespaces/default/pods", b"x" * (3 * 1024 * 1024 + 10), "application/json", 413),
-        ("POST", "/api/v1/namespaces/default/pods", b"{}", "application/vnd.kubernetes.protobuf", 415),
+        ("POST", "/api/v1/namespaces/default/pods", b"{}", "application/vnd.kubernetes.protobuf", 400),
+        ("POST", "/api/v1/namespaces/default/pods", b"k8s\x00", "application/cbor", 415),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            bytes.fromhex("6b3873000a090a0276311203506f64"),
+            "application/vnd.kubernetes.protobuf",
+            415,
+        ),
         (
             "POST",
             "/api/v1/namespaces/default/pods",

@@ -5,6 +5,8 @@ of the main resource or of ``/status`` may change."""
 
 from __future__ import annotations
 
+import difflib
+import json
 import random
 import re
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.apiserver.resources import BY_KIND, Resource
+from kubesched.cluster.admission import default_containers
 from kubesched.cluster.disruption import validate_budget
 from kubesched.cluster.errors import BadRequest, Invalid, NotFound
 from kubesched.cluster.store import Store
@@ -194,8 +197,80 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
                 new_spec[keep] = old_spec[keep]
         if new_spec.get("nodeName", "") != old_spec.get("nodeName", "") and old_spec.get("nodeName"):
             raise invalid(r, meta.get("name", ""), "spec.nodeName", "field is immutable")
+        for key in ("containers", "initContainers"):
+            if isinstance(new_spec.get(key), list):
+                new_spec[key] = default_containers(new_spec[key])
+        check_pod_spec_update(r, meta.get("name", ""), old_spec, new_spec)
         new["spec"] = new_spec
     return new
+
+
+POD_UPDATABLE = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
+
+
+def check_pod_spec_update(r: Resource, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """``ValidatePodUpdate`` (``pkg/apis/core/validation``): a pod's spec is immutable but for
+    container images, activeDeadlineSeconds, added tolerations, a negative grace period set to 1,
+    removed scheduling gates, and, while the pod is gated, added nodeSelector entries. The new
+    spec with those fields taken from the old one must equal the old one."""
+    munged = dict(new)
+    for key in ("containers", "initContainers"):
+        olds, news = old.get(key) or [], new.get(key)
+        if isinstance(news, list) and len(olds) == len(news) and news:
+            munged[key] = [
+                {**n, "image": o.get("image")} if isinstance(n, dict) and isinstance(o, dict) else n
+                for o, n in zip(olds, news, strict=True)
+            ]
+    for key in ("activeDeadlineSeconds",):
+        if key in old:
+            munged[key] = old[key]
+        else:
+            munged.pop(key, None)
+    old_tolerations, new_tolerations = old.get("tolerations") or [], new.get("tolerations") or []
+    if all(t in new_tolerations for t in old_tolerations):
+        _same(munged, old, "tolerations")
+    grace_old, grace_new = old.get("terminationGracePeriodSeconds"), new.get("terminationGracePeriodSeconds")
+    if isinstance(grace_old, int) and grace_old < 0 and grace_new == 1:
+        munged["terminationGracePeriodSeconds"] = grace_old
+    old_gates, new_gates = old.get("schedulingGates") or [], new.get("schedulingGates") or []
+    if all(g in old_gates for g in new_gates):
+        _same(munged, old, "schedulingGates")
+    if old_gates:  # mutable scheduling directives of a gated pod: nodeSelector may only gain entries
+        old_sel, new_sel = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
+        if all(new_sel.get(k) == v for k, v in old_sel.items()):
+            _same(munged, old, "nodeSelector")
+    if munged == old:
+        return
+    diff = _spec_diff(old, munged)
+    message = f"Forbidden: {POD_UPDATABLE}\n{diff}" if diff else f"Forbidden: {POD_UPDATABLE}"
+    raise Invalid(
+        f'{r.kind} "{name}" is invalid: spec: {message}',
+        details={
+            "name": name,
+            "group": r.group,
+            "kind": r.kind,
+            "causes": [{"reason": "FieldValueForbidden", "message": message, "field": "spec"}],
+        },
+    )
+
+
+def _same(munged: dict[str, Any], old: dict[str, Any], key: str) -> None:
+    if key in old:
+        munged[key] = old[key]
+    else:
+        munged.pop(key, None)
+
+
+def _spec_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """A unified diff of the two specs as indented JSON (what changed, for the message)."""
+    a = json.dumps(old, indent=1, sort_keys=True).splitlines()
+    b = json.dumps(new, indent=1, sort_keys=True).splitlines()
+    lines = list(difflib.unified_diff(a, b, lineterm="", n=2))[2:]  # no ---/+++ header
+    return "\n".join(lines)
 
 
 class ServerAdmission:

@@ -35,7 +35,7 @@ def builtin_priority_classes() -> list[dict[str, Any]]:
     ]
 
 
-def _default_containers(containers: list[Any]) -> list[Any]:
+def default_containers(containers: list[Any]) -> list[Any]:
     """Container requests default to limits where unset (core/v1 SetDefaults_ResourceRequirements)."""
     out = []
     for c in containers:
@@ -72,9 +72,9 @@ class Admission:
 
     def _admit_pod(self, obj: dict[str, Any]) -> dict[str, Any]:
         spec = dict(obj.get("spec") or {})
-        spec["containers"] = _default_containers(spec.get("containers") or [])
+        spec["containers"] = default_containers(spec.get("containers") or [])
         if spec.get("initContainers"):
-            spec["initContainers"] = _default_containers(spec["initContainers"])
+            spec["initContainers"] = default_containers(spec["initContainers"])
         spec.setdefault("schedulerName", DEFAULT_SCHEDULER_NAME)
         spec.setdefault("terminationGracePeriodSeconds", 30)
         name = spec.get("priorityClassName")
