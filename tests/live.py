@@ -118,8 +118,10 @@ class Server:
         try:
             with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
                 code, payload, ctype = resp.status, resp.read(), resp.headers.get("Content-Type")
+                self.last_headers = resp.headers
         except urllib.error.HTTPError as err:
             code, payload, ctype = err.code, err.read(), err.headers.get("Content-Type")
+            self.last_headers = err.headers
         if raw:
             return code, payload
         assert ctype == "application/json", (code, ctype, payload[:200])

@@ -456,3 +456,36 @@ def test_official_kubernetes_client(server):
         )
     assert err.value.status == 409
     del kubernetes
+
+
+def test_field_validation_strict_warn_ignore(server):
+    """kubectl sends fieldValidation=Strict: an unknown field is a 400 naming it; the default (Warn)
+    stores the object without it and says so in a Warning header; Ignore just drops it."""
+    typo = {**pod("fv"), "spec": {"containers": [{"name": "c", "image": "nginx", "imagee": "x"}], "nodeSelectr": {}}}
+    base = "/api/v1/namespaces/default/pods"
+    code, body = server.request("POST", base + "?fieldValidation=Strict", typo)
+    assert (code, body["reason"], body["message"]) == (
+        400,
+        "BadRequest",
+        'strict decoding error: unknown field "spec.containers[0].imagee", unknown field "spec.nodeSelectr"',
+    )
+    assert server.request("GET", base + "/fv")[0] == 404
+    code, body = server.request("POST", base, typo)
+    assert code == 201
+    assert server.last_headers.get_all("Warning") == [
+        '299 - "unknown field \\"spec.containers[0].imagee\\""',
+        '299 - "unknown field \\"spec.nodeSelectr\\""',
+    ]
+    assert "imagee" not in body["spec"]["containers"][0] and "nodeSelectr" not in body["spec"]
+    ignored = {**typo, "metadata": {"name": "fv2"}}
+    code, body = server.request("POST", base + "?fieldValidation=Ignore", ignored)
+    assert code == 201 and server.last_headers.get_all("Warning") is None and "nodeSelectr" not in body["spec"]
+    code, body = server.request(
+        "PATCH",
+        base + "/fv?fieldValidation=Strict",
+        {"metadata": {"labelz": {"a": "b"}}},
+        content_type="application/merge-patch+json",
+    )
+    assert (code, body["message"]) == (400, 'strict decoding error: unknown field "metadata.labelz"')
+    code, body = server.request("POST", base + "?fieldValidation=Loud", typo)
+    assert (code, body["message"]) == (400, 'fieldValidation must be one of Ignore, Warn or Strict, not "Loud"')

@@ -16,6 +16,7 @@ import base64
 import binascii
 import contextlib
 import hmac
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubesched.apiserver import discovery, protobuf
+from kubesched.apiserver import discovery, fieldvalidation, protobuf
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.objects import check_meta, invalid, prepare_for_update, validate
@@ -562,9 +563,14 @@ class ApiServer:
     async def _create(self, request: web.Request, t: Target) -> web.Response:
         body = await self._body(request)
         self._check_kind(t, body)
+        body, warnings = self._validate_fields(request, t, body)
         body = self._in(t, body)
         self._check_namespace(t, body)
-        return self._store_create(request, t, body)
+        return _warn(self._store_create(request, t, body), warnings)
+
+    @staticmethod
+    def _validate_fields(request: web.Request, t: Target, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        return fieldvalidation.check(t.resource.group, t.resource.kind, body, fieldvalidation.mode_of(request.query))
 
     def _store_create(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
         """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's
@@ -584,6 +590,10 @@ class ApiServer:
     async def _update(self, request: web.Request, t: Target) -> web.Response:
         body = await self._body(request)
         self._check_kind(t, body)
+        body, warnings = self._validate_fields(request, t, body)
+        return _warn(self._update_with(request, t, body), warnings)
+
+    def _update_with(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
         body = self._in(t, body)
         self._check_namespace(t, body)
         name = (body.get("metadata") or {}).get("name")
@@ -605,6 +615,12 @@ class ApiServer:
             )
         data = await self._raw_body(request)
         patch = _decode_yaml(data) if ctype == "application/apply-patch+yaml" else _decode_json(data)
+        warnings: list[str] = []
+        if isinstance(patch, dict):  # a merge, strategic or apply patch has the object's shape
+            patch, warnings = self._validate_fields(request, t, patch)
+        return _warn(self._patch_with(request, t, ctype, patch), warnings)
+
+    def _patch_with(self, request: web.Request, t: Target, ctype: str, patch: Any) -> web.Response:
         stored = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
         if stored is None:
             if ctype == "application/apply-patch+yaml" and not t.subresource:
@@ -795,6 +811,13 @@ def _int(text: str, name: str) -> int:
         return int(text)
     except ValueError:
         raise BadRequest(f"invalid {name}: {text!r} is not an integer") from None
+
+
+def _warn(resp: web.Response, warnings: list[str]) -> web.Response:
+    """One ``Warning: 299 - "<text>"`` header per warning, as kube-apiserver sends them."""
+    for w in warnings:
+        resp.headers.add("Warning", f"299 - {json.dumps(w)}")
+    return resp
 
 
 def _dry_run(request: web.Request) -> bool:
