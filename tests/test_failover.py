@@ -21,6 +21,8 @@ import pytest
 import yaml
 from tests.live import KUBESCHED, Server
 
+from kubesched.scheduler.binding import BINDING_WORKERS
+
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.5
 FLAGS = [
     "--leader-elect-lease-duration",
@@ -169,7 +171,9 @@ def test_leader_killed_over_and_over_every_pod_bound_once(tmp_path):
                 scheduled[name] = scheduled.get(name, 0) + 1
                 assert ev["note"] == f"Successfully assigned default/{name} to {node_of[name]}"
         assert set(scheduled.values()) == {1}
-        assert len(per_pod) >= len(created) - 5 * kills  # nearly all bindings were seen
+        # nearly all bindings were logged: a killed leader loses at most the lines of the bindings its
+        # 16 binding threads had in flight (answered by the server, not yet logged)
+        assert len(per_pod) >= len(created) - BINDING_WORKERS * kills
         # each replica's bindings form one run: no replica binds once another has begun
         runs: list[str] = []
         for _, who in sorted((t, f.name) for f in log_files for t, _, _ in bindings(f)):
