@@ -182,14 +182,7 @@ def test_leader_killed_over_and_over_every_pod_bound_once(tmp_path):
         assert len(runs) == len(set(runs)), f"a replica bound again after another took over: {runs}"
     finally:
         stop_creating.set()
-        for r in replicas:
-            if r.proc.poll() is None:
-                r.proc.send_signal(signal.SIGTERM)
-        for r in replicas:
-            try:
-                r.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                r.proc.kill()
+        _stop_all(replicas)
         s.stop()
     median, worst = statistics.median(failovers), max(failovers)
     print(

@@ -41,13 +41,18 @@ _LABEL_NAMED = {"Namespace", "Service"}
 def invalid(r: Resource, name: str, field: str, message: str, value: Any = None) -> Invalid:
     """422 Invalid in upstream's shape: ``Kind "name" is invalid: field: message``."""
     shown = f'Invalid value: "{value}": ' if value is not None else ""
+    return field_error(r, name, field, f"{shown}{message}", "FieldValueInvalid")
+
+
+def field_error(r: Resource, name: str, field: str, message: str, reason: str) -> Invalid:
+    """A 422 with one cause (``field.Error``): ``reason`` is FieldValueInvalid, FieldValueForbidden..."""
     return Invalid(
-        f'{r.kind} "{name}" is invalid: {field}: {shown}{message}',
+        f'{r.kind} "{name}" is invalid: {field}: {message}',
         details={
             "name": name,
             "group": r.group,
             "kind": r.kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": f"{shown}{message}", "field": field}],
+            "causes": [{"reason": reason, "message": message, "field": field}],
         },
     )
 
@@ -247,15 +252,7 @@ def check_pod_spec_update(r: Resource, name: str, old: dict[str, Any], new: dict
         return
     diff = _spec_diff(old, munged)
     message = f"Forbidden: {POD_UPDATABLE}\n{diff}" if diff else f"Forbidden: {POD_UPDATABLE}"
-    raise Invalid(
-        f'{r.kind} "{name}" is invalid: spec: {message}',
-        details={
-            "name": name,
-            "group": r.group,
-            "kind": r.kind,
-            "causes": [{"reason": "FieldValueForbidden", "message": message, "field": "spec"}],
-        },
-    )
+    raise field_error(r, name, "spec", message, "FieldValueForbidden")
 
 
 def _same(munged: dict[str, Any], old: dict[str, Any], key: str) -> None:
