@@ -65,7 +65,7 @@ def test_binds_and_reports_failures(cluster):
     s.request("POST", "/api/v1/namespaces/default/pods", make_pod("big", "3"))
     message = (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-        "2 No preemption victims found for incoming pod.."
+        "2 No preemption victims found for incoming pod."
     )
 
     def failed() -> dict | None:

@@ -107,6 +107,8 @@ class FitError(Exception):
             histogram = reasons_histogram(self.diagnosis.reason_counts())
             if histogram:
                 msg += f" {histogram}."
+        # the PostFilter message is appended as it is: it already ends in a period (upstream since
+        # v1.28, k/k#117588, ``framework/types.go`` FitError.Error)
         if self.diagnosis.post_filter_msg:
-            msg += f" {self.diagnosis.post_filter_msg}."
+            msg += f" {self.diagnosis.post_filter_msg}"
         return msg
