@@ -13,6 +13,7 @@ from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.leaderelection.config import LeaderElectionConfig, from_dict
+from kubesched.scheduler.extender import ExtenderConfig, parse_extenders
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -78,11 +79,6 @@ class Profile:
     plugin_config: dict[str, Any]
     percentage_of_nodes_to_score: int | None = None
     field_path: str = "profiles[0]"
-
-
-@dataclass(slots=True)
-class ExtenderConfig:
-    raw: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -237,7 +233,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
                     "Invalid value: queueSort must be the same for all profiles",
                     field=f"profiles[{i}].plugins.queueSort",
                 )
-    extenders = [ExtenderConfig(dict(e)) for e in raw.get("extenders") or []]
+    extenders = parse_extenders(raw.get("extenders"))
     return SchedulerConfig(
         profiles,
         int(pct),

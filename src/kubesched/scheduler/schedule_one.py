@@ -9,12 +9,16 @@ top-scored nodes.
 
 from __future__ import annotations
 
+import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from kubesched.api.pod import PodInfo
+from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.status import Code, Status
@@ -22,6 +26,8 @@ from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosi
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.nominated import active_extensions, add_to, nominated_slots
 from kubesched.scheduler.queue import SchedulingQueue
+
+log = logging.getLogger("kubesched.scheduler")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -51,6 +57,8 @@ class Algorithm:
     percentage_of_nodes_to_score: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     next_start_node_index: int = 0
+    extenders: list[HTTPExtender] = field(default_factory=list)
+    node_object: Callable[[str], dict[str, Any] | None] = lambda name: None
 
     def schedule_pod(
         self,
@@ -66,6 +74,8 @@ class Algorithm:
         if nodes.n == 0:
             raise _NoNodes(pod)
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain)
+        if self.extenders and len(feasible):
+            feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
@@ -79,7 +89,10 @@ class Algorithm:
         outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=explain)
         if st is not None or outcome is None:
             raise PluginError(st or Status.error("score failed"))
-        if not fwk.has_score():
+        prioritizers = [e for e in self.extenders if e.is_prioritizer() and e.is_interested(pod)]
+        if prioritizers:
+            outcome.total += self._extender_scores(pod, nodes, feasible, prioritizers)
+        elif not fwk.has_score():
             outcome.total[:] = 1
         top = np.flatnonzero(outcome.total == outcome.total.max())
         pick = int(top[self.rng.randrange(len(top))]) if len(top) > 1 else int(top[0])
@@ -130,7 +143,7 @@ class Algorithm:
         if n == 0:
             return np.zeros(0, np.int64), diagnosis
         want = num_feasible_nodes_to_find(self._percentage(fwk), n)
-        if not fwk.has_score():
+        if not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
             want = 1
         start = self.next_start_node_index % n
         identity = n == nodes.n and nodes.order_is_identity()
@@ -159,6 +172,62 @@ class Algorithm:
             pending = pending[~hit]
         self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
         return feasible, diagnosis
+
+    def _node_objects(self, ext: HTTPExtender, names: list[str]) -> list[dict[str, Any]]:
+        if ext.cfg.node_cache_capable:
+            return []
+        return [obj for obj in map(self.node_object, names) if obj is not None]
+
+    def _find_nodes_that_pass_extenders(
+        self, pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, diagnosis: Diagnosis
+    ) -> np.ndarray:
+        """``findNodesThatPassExtenders``: each interested filter extender in turn narrows the
+        feasible nodes; the nodes it fails take its reasons (unresolvable ones first)."""
+        names = [nodes.names[int(r)] for r in feasible]
+        for ext in self.extenders:
+            if not names:
+                break
+            if not ext.is_filter() or not ext.is_interested(pod):
+                continue
+            try:
+                passed, failed, unresolvable = ext.filter(pod, names, self._node_objects(ext, names))
+            except ExtenderError as err:
+                if ext.cfg.ignorable:
+                    log.warning("skipping extender %s as it returned error: %s", ext.name, err)
+                    continue
+                raise PluginError(Status.error(str(err))) from None
+            for name, message in unresolvable.items():
+                if name in nodes.index:
+                    diagnosis.set_from_extender(nodes.index[name], Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+            for name, message in failed.items():
+                if name in nodes.index and name not in unresolvable:
+                    diagnosis.set_from_extender(nodes.index[name], Code.UNSCHEDULABLE, message)
+            known = set(names)
+            kept = [n for n in passed if n in known]
+            if len(kept) < len(names):
+                diagnosis.unschedulable_plugins.add("Extender")
+            names = kept
+        return np.array([nodes.index[n] for n in names], np.int64)
+
+    def _extender_scores(
+        self, pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, prioritizers: list[HTTPExtender]
+    ) -> np.ndarray:
+        """Each prioritizer's 0..10 scores times its weight, scaled to the plugins' 0..100
+        (``MaxNodeScore / MaxExtenderPriority``); a failing prioritizer adds nothing."""
+        names = [nodes.names[int(r)] for r in feasible]
+        pos = {n: i for i, n in enumerate(names)}
+        combined = np.zeros(len(names), np.int64)
+        for ext in prioritizers:
+            try:
+                scores = ext.prioritize(pod, names, self._node_objects(ext, names))
+            except ExtenderError as err:
+                log.warning("extender %s prioritize failed: %s", ext.name, err)
+                continue
+            for host, score in scores.items():
+                i = pos.get(host)
+                if i is not None:
+                    combined[i] += score * ext.cfg.weight
+        return combined * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
 
     @staticmethod
     def _search(passed: np.ndarray, start: int, want: int, rotated: np.ndarray | None) -> tuple[np.ndarray, int]:

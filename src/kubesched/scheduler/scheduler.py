@@ -35,6 +35,7 @@ from kubesched.scheduler.events import (
     ClusterEvent,
     ClusterEventWithHint,
 )
+from kubesched.scheduler.extender import ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.registry import Registry
@@ -119,7 +120,10 @@ class Scheduler:
         self.handle.queue = self.queue
         self.queue.on_nominated = self.cache.set_nominated
         self.queue.nominated_table = self.cache.nominated_table
+        self.extenders = [HTTPExtender(c) for c in config.extenders]
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
+        self.algorithm.extenders = self.extenders
+        self.algorithm.node_object = self.cache.node_object
         self.stats = Stats()
         self.cluster_generation = 0
         self.explain_keys = explain or set()
@@ -393,12 +397,29 @@ class Scheduler:
         def work() -> Status | None:
             st = fwk.run_pre_bind(state, pod, host)
             if st is None:
-                st = fwk.run_bind(state, pod, host)
+                bound, st = self._extenders_binding(pod, host)
+                if not bound:
+                    st = fwk.run_bind(state, pod, host)
             if st is None and log.isEnabledFor(logging.DEBUG):  # upstream logs it at -v=2, right after Bind
                 log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
             return st
 
         self.binding.submit(work, done)
+
+    def _extenders_binding(self, pod: PodInfo, host: str) -> tuple[bool, Status | None]:
+        """``extendersBinding``: an interested binder extender binds instead of the Bind plugins;
+        an ignorable one that fails leaves it to them."""
+        for ext in self.extenders:
+            if not ext.is_binder() or not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, host)
+            except ExtenderError as err:
+                if ext.cfg.ignorable:
+                    continue
+                return True, Status.error(str(err))
+            return True, None
+        return False, None
 
     def _binding_done(
         self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str, st: Status | None

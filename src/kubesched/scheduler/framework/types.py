@@ -37,11 +37,22 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    extra_reasons: list[str] = field(default_factory=list)  # reasons given by extenders
 
     @classmethod
     def empty(cls, node_names: Sequence[str]) -> Diagnosis:
         n = len(node_names)
         return cls(node_names, np.zeros(n, np.int8), np.zeros(n, np.int16), np.zeros(n, np.int64), [], [])
+
+    def set_from_extender(self, row: int, code: Code, message: str) -> None:
+        """A node an extender failed: its status is the extender's reason (``Extender``)."""
+        if "Extender" not in self.plugin_names:
+            self.plugin_names.append("Extender")
+            self.describers.append(lambda i: (self.extra_reasons[i],))
+        self.extra_reasons.append(message)
+        self.codes[row] = code
+        self.plugins[row] = self.plugin_names.index("Extender")
+        self.reasons[row] = len(self.extra_reasons) - 1
 
     def collect_rejectors(self) -> None:
         """Add the plugins that rejected some node to ``unschedulable_plugins`` (done only when
