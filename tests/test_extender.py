@@ -213,3 +213,69 @@ def test_extender_configuration_is_validated_as_upstream(extenders, field, messa
     with pytest.raises(InputError) as err:
         parse_extenders(extenders)
     assert err.value.field == field and message in err.value.message
+
+
+def test_resources_ignored_by_scheduler_are_left_to_the_extender(extender):
+    """A managed resource with ignoredByScheduler is not checked by NodeResourcesFit: the pod
+    reaches the extender, which decides."""
+    ext = extender(lambda verb, args: (200, {"NodeNames": args["NodeNames"][:1], "FailedNodes": {}}))
+    managed = [{"name": "example.com/foo", "ignoredByScheduler": True}]
+    pod = make_pod("wants-foo", cpu="100m")
+    pod["spec"]["containers"][0]["resources"]["requests"]["example.com/foo"] = "1"
+    c = _cluster({"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True, "managedResources": managed})
+    c.create(pod)
+    c.settle()
+    assert c.node_of("wants-foo") is not None and ext.verbs() == ["filter"]
+    plain = _cluster()
+    plain.create(pod)
+    plain.settle()
+    assert "Insufficient example.com/foo" in plain.sched.last_message["default/wants-foo"]
+
+
+def _filled(*extenders: dict[str, Any]) -> Cluster:
+    """Two 1-CPU nodes, each full with one low-priority pod."""
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 100}
+    c = Cluster(make_node("n0", cpu="1"), make_node("n1", cpu="1"), high, config={"extenders": list(extenders)})
+    c.create(make_pod("low-0", cpu="1", node="n0"), make_pod("low-1", cpu="1", node="n1"))
+    c.settle()
+    return c
+
+
+@pytest.mark.parametrize(("node_cache_capable", "target"), [(True, "n1"), (False, "n1"), (True, "n0")])
+def test_a_preempting_extender_chooses_among_the_candidates(extender, node_cache_capable, target):
+    def respond(verb: str, args: Any) -> tuple[int, Any]:
+        if node_cache_capable:
+            victims = args["NodeNameToMetaVictims"]
+            assert args["NodeNameToVictims"] is None
+            uid = victims[target]["Pods"][0]["UID"]
+        else:
+            victims = args["NodeNameToVictims"]
+            uid = victims[target]["Pods"][0]["metadata"]["uid"]
+        assert sorted(victims) == ["n0", "n1"]
+        return 200, {"NodeNameToMetaVictims": {target: {"Pods": [{"UID": uid}], "NumPDBViolations": 0}}}
+
+    ext = extender(respond)
+    c = _filled({"urlPrefix": ext.url, "preemptVerb": "preempt", "nodeCacheCapable": node_cache_capable})
+    c.create(make_pod("high", cpu="1", priority_class="high"))
+    c.settle()
+    assert ext.verbs() == ["preempt"]
+    high = c.store.get("Pod", "default", "high")
+    assert high["status"]["nominatedNodeName"] == target
+    other = "n0" if target == "n1" else "n1"
+    assert c.store.get("Pod", "default", f"low-{other[1]}")["metadata"].get("deletionTimestamp") is None
+    victim = c.store.try_get("Pod", "default", f"low-{target[1]}")
+    assert victim is None or victim["metadata"].get("deletionTimestamp")
+
+
+def test_a_preempting_extender_naming_an_unknown_victim_fails_the_preemption(extender):
+    ext = extender(
+        lambda verb, args: (200, {"NodeNameToMetaVictims": {"n0": {"Pods": [{"UID": "nope"}], "NumPDBViolations": 0}}})
+    )
+    c = _filled({"urlPrefix": ext.url, "preemptVerb": "preempt", "nodeCacheCapable": True})
+    c.create(make_pod("high", cpu="1", priority_class="high"))
+    c.settle()
+    assert c.store.try_get("Pod", "default", "low-0")["metadata"].get("deletionTimestamp") is None
+    assert (
+        "claims to preempt pod (UID: nope) on node: n0, but the pod is not found on that node"
+        in (c.sched.last_message["default/high"])
+    )

@@ -234,6 +234,15 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
                     field=f"profiles[{i}].plugins.queueSort",
                 )
     extenders = parse_extenders(raw.get("extenders"))
+    # resources an extender manages with ignoredByScheduler replace NodeResourcesFit's
+    # ignoredResources in every profile (``scheduler.go`` buildExtenders)
+    ignored = [r["name"] for e in extenders for r in e.managed_resources if r.get("ignoredByScheduler")]
+    if ignored:
+        for p in profiles:
+            p.plugin_config["NodeResourcesFit"] = {
+                **p.plugin_config.get("NodeResourcesFit", {}),
+                "ignoredResources": ignored,
+            }
     return SchedulerConfig(
         profiles,
         int(pct),

@@ -187,6 +187,9 @@ class HTTPExtender:
     def is_binder(self) -> bool:
         return bool(self.cfg.bind_verb)
 
+    def supports_preemption(self) -> bool:
+        return bool(self.cfg.preempt_verb)
+
     def _args(self, pod: PodInfo, names: list[str], node_objs: list[dict[str, Any]]) -> dict[str, Any]:
         if self.cfg.node_cache_capable:
             return {"Pod": pod.obj, "Nodes": None, "NodeNames": names}
@@ -233,6 +236,30 @@ class HTTPExtender:
         for hp in result:
             if isinstance(hp, dict) and isinstance(hp.get("Score"), int):
                 out[str(hp.get("Host"))] = int(hp["Score"])
+        return out
+
+    def process_preemption(
+        self, pod: PodInfo, victims: dict[str, tuple[list[dict[str, Any]], int]]
+    ) -> dict[str, tuple[list[str], int]]:
+        """``ProcessPreemption``: node → (victim pods, PDB violations) in, node → (victim UIDs,
+        PDB violations) out; a nodeCacheCapable extender is sent UIDs only (MetaVictims)."""
+        if self.cfg.node_cache_capable:
+            meta = {
+                n: {"Pods": [{"UID": p["metadata"]["uid"]} for p in pods], "NumPDBViolations": v}
+                for n, (pods, v) in victims.items()
+            }
+            args: dict[str, Any] = {"Pod": pod.obj, "NodeNameToVictims": None, "NodeNameToMetaVictims": meta}
+        else:
+            full = {n: {"Pods": pods, "NumPDBViolations": v} for n, (pods, v) in victims.items()}
+            args = {"Pod": pod.obj, "NodeNameToVictims": full, "NodeNameToMetaVictims": None}
+        result = self._send(self.cfg.preempt_verb, args)
+        if not isinstance(result, dict):
+            raise ExtenderError(f"extender {self.name}: the preemption result is not an object")
+        out: dict[str, tuple[list[str], int]] = {}
+        for node, mv in (result.get("NodeNameToMetaVictims") or {}).items():
+            mv = mv or {}
+            uids = [str((p or {}).get("UID", "")) for p in mv.get("Pods") or []]
+            out[str(node)] = (uids, int(mv.get("NumPDBViolations") or 0))
         return out
 
     def bind(self, pod: PodInfo, node: str) -> None:

@@ -123,6 +123,7 @@ class Scheduler:
         self.extenders = [HTTPExtender(c) for c in config.extenders]
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
         self.algorithm.extenders = self.extenders
+        self.handle.extenders = self.extenders
         self.algorithm.node_object = self.cache.node_object
         self.stats = Stats()
         self.cluster_generation = 0

@@ -14,6 +14,7 @@ number of nodes.
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.cluster.errors import ApiError
+from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import PostFilterResult
 from kubesched.scheduler.framework.status import Code, Status
@@ -31,7 +33,7 @@ from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, Diagnosis, re
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.podtable import PodTable
-from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, CandidateColumns, pick_index
+from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, CandidateColumns, pick_index, pick_one_node
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, violating
 
 if TYPE_CHECKING:
@@ -142,9 +144,65 @@ class Evaluator:
         found, statuses = self.find_candidates(state, pod, diagnosis, nodes, pdbs)
         if found is None:
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (self._no_candidates_message(nodes.n, statuses),))
-        best = found.candidate(pick_index(found.columns), nodes, self.handle.cache.pod_table)
+        preempters = [e for e in self.handle.extenders if e.supports_preemption() and e.is_interested(pod)]
+        if preempters:
+            pt = self.handle.cache.pod_table
+            candidates, st = self.call_extenders(pod, [found.candidate(i, nodes, pt) for i in range(len(found.rows))])
+            if st is not None:
+                return None, st
+            chosen = pick_one_node(candidates, self.handle.clock.now())
+            if chosen is None:
+                return None, Status(Code.UNSCHEDULABLE, ("no candidate node for preemption",))
+            best = chosen
+        else:
+            best = found.candidate(pick_index(found.columns), nodes, self.handle.cache.pod_table)
         self.prepare(best, pod)
         return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """``callExtenders``: each interested preempting extender may drop nodes or change their
+        victims; the next one sees what the previous one left."""
+        known = {v.uid: (v, t) for c in candidates for v, t in zip(c.victims, c.start_times, strict=True)}
+        victims = {c.node: ([v.obj for v in c.victims], c.num_pdb_violations) for c in candidates}
+        for ext in self.handle.extenders:
+            if not victims:
+                break
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                answer = ext.process_preemption(pod, victims)
+            except ExtenderError as err:
+                if ext.cfg.ignorable:
+                    continue
+                return [], Status.error(str(err))
+            new: dict[str, tuple[list[dict[str, Any]], int]] = {}
+            for node, (uids, violations) in answer.items():
+                if not uids:
+                    if ext.cfg.ignorable:
+                        continue
+                    return [], Status.error(f'expected at least one victim pod on node "{node}"')
+                if node not in self.handle.cache.table.index:
+                    return [], Status.error(
+                        f'extender: {ext.name} claims to preempt on node "{node}", which is unknown'
+                    )
+                on_node = {p.uid: p for p in self.handle.cache.pods_on(node)}
+                pods = []
+                for uid in uids:
+                    if uid not in on_node:
+                        return [], Status.error(
+                            f"extender: {ext.name} claims to preempt pod (UID: {uid}) on node: {node}, "
+                            "but the pod is not found on that node"
+                        )
+                    pods.append(on_node[uid].obj)
+                new[node] = (pods, violations)
+            victims = new
+        out = []
+        index = self.handle.cache.table.index
+        for node, (pods, violations) in victims.items():
+            infos = [self.handle.cache.pod(p["metadata"]["uid"])[0] for p in pods]
+            starts = [known.get(p.uid, (p, math.nan))[1] for p in infos]
+            out.append(Candidate(node, index[node], infos, starts, violations))
+        return out, None
 
     def eligible(self, pod: PodInfo, diagnosis: Diagnosis, nodes: NodeTable) -> tuple[bool, str]:
         """``PodEligibleToPreemptOthers``."""
