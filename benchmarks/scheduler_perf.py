@@ -23,7 +23,7 @@ from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.store import Store
-from kubesched.scheduler.config import default_config
+from kubesched.scheduler.config import SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.scheduler import Scheduler
 
 ZONE = "topology.kubernetes.io/zone"
@@ -144,6 +144,7 @@ def run_workload(
     churn: tuple[Callable[[int], dict[str, Any]], float] | None = None,
     zones: int = 0,
     zone_names: tuple[str, ...] | None = None,
+    config: SchedulerConfig | None = None,
 ) -> dict[str, Any]:
     """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``
     (with ``churn``: pods from a template created every so many seconds meanwhile)."""
@@ -155,7 +156,7 @@ def run_workload(
         store.create("Node", node(i, zones, zone_names))
     clock = store.clock
     assert isinstance(clock, VirtualClock)
-    sched = Scheduler(InProcessClient(store), default_config(), clock)
+    sched = Scheduler(InProcessClient(store), config or default_config(), clock)
     sched.start()
     for p in init:
         store.create("Pod", p)
@@ -190,6 +191,44 @@ def _bound(store: Store, p: dict[str, Any]) -> bool:
 def scheduling_basic(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
     init = (pod("init", i) for i in range(init_pods))
     return run_workload(nodes, init, [pod("measured", i) for i in range(pods)])
+
+
+def scheduling_basic_extender(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """SchedulingBasic with one nodeCacheCapable filter + prioritize extender on loopback (the
+    example extender, in its own process): what the two HTTP calls per pod cost."""
+    import socket
+    import subprocess
+    from pathlib import Path
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    example = Path(__file__).resolve().parent.parent / "examples" / "extender" / "extender.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(example), "--port", str(port), "--nodes", "/dev/null"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()  # listening
+        extender = {
+            "urlPrefix": f"http://127.0.0.1:{port}/scheduler",
+            "filterVerb": "filter",
+            "prioritizeVerb": "prioritize",
+            "weight": 1,
+            "nodeCacheCapable": True,
+        }
+        config = parse_config(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "extenders": [extender],
+            }
+        )
+        init = (pod("init", i) for i in range(init_pods))
+        return run_workload(nodes, init, [pod("measured", i) for i in range(pods)], config=config)
+    finally:
+        proc.terminate()
+        proc.wait(5)
 
 
 HIGH_CLASS = ("PriorityClass", {"metadata": {"name": "high"}, "value": 10})
@@ -308,6 +347,7 @@ def affinity_workload(kind: str, zones: int = 0) -> Callable[[int, int, int], di
 
 WORKLOADS = {
     "SchedulingBasic": scheduling_basic,
+    "SchedulingBasicWithExtender": scheduling_basic_extender,
     "SchedulingPodAntiAffinity": affinity_workload("anti"),
     "SchedulingPodAffinity": affinity_workload("affinity", zones=1),
     "SchedulingPreferredPodAffinity": affinity_workload("preferred"),
