@@ -45,7 +45,7 @@ from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.scheduler.plugins import installed_registry
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
 
@@ -96,7 +96,7 @@ class Scheduler:
         self.handle = Handle(client, self.cache, self.waiting_pods, clock)
         self.handle.listers = self.listers
         self.handle.rng = random.Random(seed)
-        registry = registry if registry is not None else in_tree_registry()
+        registry = registry if registry is not None else installed_registry()
         self.profiles: dict[str, Framework] = {}
         for profile in config.profiles:
             try:

@@ -9,6 +9,7 @@ rejection in plugin order, which is what upstream's per-node loop yields.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.scheduler.config import EXTENSION_POINTS, PluginRef, Profile
 from kubesched.scheduler.events import ALL_EVENTS, ClusterEventWithHint
+from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.interface import (
@@ -99,7 +101,11 @@ class Framework:
                 raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.plugins")
             args = profile.plugin_config.get(name)
             try:
-                self.plugins[name] = factory(args, handle)
+                target = factory.load() if hasattr(factory, "load") else factory
+                arg_type = getattr(target, "Args", None)
+                if isinstance(arg_type, type) and dataclasses.is_dataclass(arg_type):
+                    args = decode_args(arg_type, args)
+                self.plugins[name] = target(args, handle)
             except InputError as exc:
                 if exc.field and not exc.field.startswith("profiles"):
                     exc.field = f"{profile.field_path}.pluginConfig[{name}].args.{exc.field}"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+from typing import Any
+
+from kubesched.errors import InputError
 from kubesched.scheduler.framework.registry import Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
@@ -47,6 +51,53 @@ NOT_YET_IMPLEMENTED = frozenset(
         "DynamicResources",
     }
 )
+
+
+ENTRY_POINT_GROUP = "kubesched.plugins"
+
+
+class EntryPointFactory:
+    """An installed plugin (an entry point of group ``kubesched.plugins``), imported when a
+    profile uses it."""
+
+    def __init__(self, ep: importlib.metadata.EntryPoint, dist: str) -> None:
+        self.ep, self.dist = ep, dist
+
+    def load(self) -> Any:
+        try:
+            target = self.ep.load()
+        except Exception as exc:  # an ImportError, or whatever the package raised while importing
+            raise InputError(
+                f'cannot load plugin "{self.ep.name}" ({self.ep.value}) of package "{self.dist}": {exc}'
+            ) from None
+        declared = getattr(target, "name", self.ep.name)
+        if isinstance(declared, str) and declared and declared != self.ep.name:
+            raise InputError(
+                f'plugin "{self.ep.name}" of package "{self.dist}" is named "{declared}" by its class; '
+                "the entry point and the plugin's name must agree"
+            )
+        return target
+
+    def __call__(self, args: Any, handle: Any) -> Any:
+        return self.load()(args, handle)
+
+
+def installed_registry() -> Registry:
+    """The in-tree plugins and those installed Python packages declare in the entry point group
+    ``kubesched.plugins`` (``name = "module:PluginClass"``); a name taken twice is an error."""
+    registry = in_tree_registry()
+    owner: dict[str, str] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist.name if ep.dist is not None else ep.value
+        if ep.name in owner:
+            if owner[ep.name] == dist:
+                continue  # the same distribution seen twice on sys.path
+            raise InputError(f'plugin "{ep.name}" is provided by two packages: "{owner[ep.name]}" and "{dist}"')
+        if ep.name in registry:
+            raise InputError(f'plugin "{ep.name}" of package "{dist}" has the name of an in-tree plugin')
+        owner[ep.name] = dist
+        registry[ep.name] = EntryPointFactory(ep, dist)
+    return registry
 
 
 def in_tree_registry() -> Registry:
