@@ -75,12 +75,27 @@ def test_binds_and_reports_failures(cluster):
 
     cond = wait_for(failed)
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
-    _, events = s.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dbig")
-    assert [(e["reason"], e["note"], e["reportingController"]) for e in events["items"]] == [
+    # events are sent without waiting (the scheduler's event process, as upstream's broadcaster)
+    events = wait_for(
+        lambda: s.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dbig")[
+            1
+        ]["items"]
+    )
+    assert [(e["reason"], e["note"], e["reportingController"]) for e in events] == [
         ("FailedScheduling", message, "default-scheduler")
     ]
-    _code, events = s.request("GET", "/api/v1/namespaces/default/events?fieldSelector=reason%3DScheduled")
-    assert sorted(e["message"] for e in events["items"]) == [
+    scheduled = wait_for(
+        lambda: (
+            (
+                items := s.request("GET", "/api/v1/namespaces/default/events?fieldSelector=reason%3DScheduled")[1][
+                    "items"
+                ]
+            )
+            and len(items) == 2
+            and items
+        )
+    )
+    assert sorted(e["message"] for e in scheduled) == [
         f"Successfully assigned default/{n} to {get_pod(s, n)['spec']['nodeName']}" for n in ("a", "b")
     ]
     assert not get_pod(s, "other")["spec"].get("nodeName")
@@ -94,8 +109,10 @@ def test_preemption_through_the_api(cluster):
     pod = wait_for(lambda: (get_pod(s, "vip") or {}).get("spec", {}).get("nodeName") and get_pod(s, "vip"), 30)
     victims = [n for n in ("a", "b") if get_pod(s, n) is None]
     assert len(victims) == 1
-    _code, events = s.request("GET", "/api/v1/namespaces/default/events?fieldSelector=reason%3DPreempted")
-    assert [e["involvedObject"]["name"] for e in events["items"]] == victims
+    events = wait_for(
+        lambda: s.request("GET", "/api/v1/namespaces/default/events?fieldSelector=reason%3DPreempted")[1]["items"]
+    )
+    assert [e["involvedObject"]["name"] for e in events] == victims
     assert pod["spec"]["nodeName"] in ("node-0", "node-1")
 
 
