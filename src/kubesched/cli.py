@@ -209,6 +209,23 @@ def scheduler(
     sys.exit(code)
 
 
+@main.group()
+def config() -> None:
+    """KubeSchedulerConfiguration files."""
+
+
+@config.command("validate")
+@click.argument("path")
+def config_validate(path: str) -> None:
+    """Check a KubeSchedulerConfiguration as kube-scheduler would: exit 0, or one line and exit 2."""
+    try:
+        cfg = _load_config(path)
+    except InputError as exc:
+        _fail(exc)
+    names = ", ".join(p.scheduler_name for p in cfg.profiles)
+    click.echo(f"{path}: valid ({len(cfg.profiles)} profile(s): {names}; {len(cfg.extenders)} extender(s))")
+
+
 def _load_config(config_path: str | None) -> SchedulerConfig:
     from kubesched.scheduler.config import default_config
     from kubesched.simulate.runner import _split_config

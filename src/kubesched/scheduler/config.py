@@ -91,6 +91,81 @@ class SchedulerConfig:
     extenders: list[ExtenderConfig] = field(default_factory=list)
     leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
     source: str = "<default>"
+    client_connection: ClientConnection = field(default_factory=lambda: ClientConnection())
+    enable_profiling: bool = True
+    enable_contention_profiling: bool = True
+    delay_cache_until_active: bool = False
+
+
+@dataclass(slots=True)
+class ClientConnection:
+    """component-base ``ClientConnectionConfiguration`` with kube-scheduler's defaults (qps 50,
+    burst 100, protobuf content type)."""
+
+    kubeconfig: str = ""
+    accept_content_types: str = ""
+    content_type: str = "application/vnd.kubernetes.protobuf"
+    qps: float = 50.0
+    burst: int = 100
+
+
+# the fields of KubeSchedulerConfiguration v1 and of a profile: anything else is a strict decoding error
+TOP_LEVEL_FIELDS = frozenset(
+    {
+        "apiVersion",
+        "kind",
+        "parallelism",
+        "leaderElection",
+        "clientConnection",
+        "enableProfiling",
+        "enableContentionProfiling",
+        "percentageOfNodesToScore",
+        "podInitialBackoffSeconds",
+        "podMaxBackoffSeconds",
+        "profiles",
+        "extenders",
+        "delayCacheUntilActive",
+    }
+)
+PROFILE_FIELDS = frozenset({"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
+
+
+def _unknown_fields(raw: Mapping[str, Any], known: frozenset[str], path: str) -> None:
+    for key in raw:
+        if key not in known:
+            raise InputError(f'strict decoding error: unknown field "{path}{key}"', field=f"{path}{key}")
+
+
+def _bool(raw: Mapping[str, Any], key: str, default: bool, path: str = "") -> bool:
+    v = raw.get(key, default)
+    if not isinstance(v, bool):
+        raise InputError(f"Invalid value: {v!r}: expected true or false", field=f"{path}{key}")
+    return v
+
+
+def _client_connection(raw: Any) -> ClientConnection:
+    if raw is None:
+        return ClientConnection()
+    if not isinstance(raw, Mapping):
+        raise InputError("expected an object", field="clientConnection")
+    known = frozenset({"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"})
+    _unknown_fields(raw, known, "clientConnection.")
+    cc = ClientConnection()
+    for key, attr in (
+        ("kubeconfig", "kubeconfig"),
+        ("acceptContentTypes", "accept_content_types"),
+        ("contentType", "content_type"),
+    ):
+        if key in raw:
+            if not isinstance(raw[key], str):
+                raise InputError(f"Invalid value: {raw[key]!r}: expected a string", field=f"clientConnection.{key}")
+            setattr(cc, attr, raw[key])
+    cc.qps = float(_number(raw, "qps", cc.qps, "clientConnection."))
+    burst = _number(raw, "burst", cc.burst, "clientConnection.")
+    if not isinstance(burst, int):
+        raise InputError(f"Invalid value: {burst!r}: expected an integer", field="clientConnection.burst")
+    cc.burst = burst
+    return cc
 
 
 def _plugin_set(raw: Any, path: str) -> PluginSet:
@@ -148,6 +223,7 @@ def _profile(raw: Any, index: int, n_profiles: int) -> Profile:
     path = f"profiles[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError("expected an object", field=path)
+    _unknown_fields(raw, PROFILE_FIELDS, f"{path}.")
     name = raw.get("schedulerName")
     if name is None and n_profiles == 1:
         name = DEFAULT_SCHEDULER_NAME
@@ -201,6 +277,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
             f"no kind {KIND!r} is registered for version {raw.get('apiVersion')!r}; expected {API_VERSION}",
             field="apiVersion",
         )
+    _unknown_fields(raw, TOP_LEVEL_FIELDS, "")
     pct = _number(raw, "percentageOfNodesToScore", 0, "")
     if not 0 <= pct <= 100:
         raise InputError(f"Invalid value: {pct}: not in valid range [0-100]", field="percentageOfNodesToScore")
@@ -252,6 +329,10 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
         extenders,
         from_dict(raw.get("leaderElection")).validate(),
         source,
+        _client_connection(raw.get("clientConnection")),
+        _bool(raw, "enableProfiling", True),
+        _bool(raw, "enableContentionProfiling", True),
+        _bool(raw, "delayCacheUntilActive", False),
     )
 
 
