@@ -58,3 +58,51 @@ def test_fields_v1_does_not_have_are_refused(doc, field, message):
     with pytest.raises(InputError) as err:
         parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **doc})
     assert err.value.field == field and message in err.value.message
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*KUBESCHED, *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name", ["", *sorted(p.name for p in FIXTURES.glob("*.yaml"))])
+def test_config_defaults_is_complete_valid_and_a_fixed_point(tmp_path, name):
+    first = _cli("config", "defaults", *([str(FIXTURES / name)] if name else []))
+    assert first.returncode == 0, first.stderr
+    doc = yaml.safe_load(first.stdout)
+    assert doc["leaderElection"]["leaseDuration"] == "15s" or name
+    assert doc["clientConnection"]["contentType"] == "application/vnd.kubernetes.protobuf"
+    args = {pc["name"]: pc["args"] for pc in doc["profiles"][0]["pluginConfig"]}
+    assert args["DefaultPreemption"]["minCandidateNodesAbsolute"] == 100
+    assert args["NodeResourcesFit"]["kind"] == "NodeResourcesFitArgs"
+    (tmp_path / "d.yaml").write_text(first.stdout)
+    assert _cli("config", "validate", str(tmp_path / "d.yaml")).returncode == 0
+    assert _cli("config", "defaults", str(tmp_path / "d.yaml")).stdout == first.stdout
+
+
+def test_config_defaults_fill_what_a_file_leaves_out():
+    doc = yaml.safe_load(_cli("config", "defaults", str(FIXTURES / "most-allocated.yaml")).stdout)
+    fit = {pc["name"]: pc["args"] for pc in doc["profiles"][0]["pluginConfig"]}["NodeResourcesFit"]
+    assert fit["scoringStrategy"]["type"] == "MostAllocated"
+    assert [r["name"] for r in fit["scoringStrategy"]["resources"]] == [
+        "cpu",
+        "memory",
+        "intel.com/foo",
+        "intel.com/bar",
+    ]
+    weights = {p["name"]: p.get("weight", 0) for p in doc["profiles"][0]["plugins"]["multiPoint"]["enabled"]}
+    assert weights["TaintToleration"] == 3 and weights["NodeAffinity"] == 2 and "VolumeBinding" not in weights
+
+
+def test_config_validate_builds_the_plugins_and_their_args(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesPercentage: 200}}]\n"
+    )
+    out = _cli("config", "validate", str(bad))
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"kubesched: error: {bad}: KubeSchedulerConfiguration: field "
+        "profiles[0].pluginConfig[DefaultPreemption].args.minCandidateNodesPercentage: "
+        "Invalid value: 200: not in valid range [0, 100]"
+    )

@@ -218,12 +218,33 @@ def config() -> None:
 @click.argument("path")
 def config_validate(path: str) -> None:
     """Check a KubeSchedulerConfiguration as kube-scheduler would: exit 0, or one line and exit 2."""
+    from kubesched.clock import VirtualClock
+    from kubesched.scheduler.scheduler import Scheduler
+
     try:
         cfg = _load_config(path)
+        Scheduler(None, cfg, VirtualClock())  # type: ignore[arg-type]  # builds every profile's plugins and args
     except InputError as exc:
         _fail(exc)
     names = ", ".join(p.scheduler_name for p in cfg.profiles)
     click.echo(f"{path}: valid ({len(cfg.profiles)} profile(s): {names}; {len(cfg.extenders)} extender(s))")
+
+
+@config.command("defaults")
+@click.argument("path", required=False)
+def config_defaults(path: str | None) -> None:
+    """The fully defaulted configuration (of PATH, or of nothing) as YAML, as kube-scheduler's
+    --write-config-to writes it."""
+    import yaml
+
+    from kubesched.scheduler.config_defaults import to_document
+    from kubesched.scheduler.plugins import in_tree_registry
+
+    try:
+        cfg = _load_config(path)
+    except InputError as exc:
+        _fail(exc)
+    click.echo(yaml.safe_dump(to_document(cfg, set(in_tree_registry())), sort_keys=False), nl=False)
 
 
 def _load_config(config_path: str | None) -> SchedulerConfig:
