@@ -106,3 +106,13 @@ def test_config_validate_builds_the_plugins_and_their_args(tmp_path):
         "profiles[0].pluginConfig[DefaultPreemption].args.minCandidateNodesPercentage: "
         "Invalid value: 200: not in valid range [0, 100]"
     )
+
+
+def test_fields_read_but_not_acted_on_are_warned_about_not_ignored():
+    out = _cli("config", "validate", str(FIXTURES / "extenders-and-leader-election.yaml"))
+    assert out.returncode == 0
+    assert out.stderr.splitlines() == [
+        f"kubesched: warning: {FIXTURES / 'extenders-and-leader-election.yaml'}: "
+        f"clientConnection.{key} is read but kubesched does not act on it yet"
+        for key in ("qps", "burst")
+    ]

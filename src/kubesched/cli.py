@@ -49,6 +49,8 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         if key.count("/") != 1:
             _fail(InputError(f"--explain takes NAMESPACE/NAME, got {key!r}"))
     try:
+        if config_path is not None:
+            _load_config(config_path)  # its warnings first (fields read but not acted on)
         result = run(list(paths), config_path=config_path, seed=seed, explain=list(explain))
     except InputError as exc:
         _fail(exc)
@@ -253,7 +255,10 @@ def _load_config(config_path: str | None) -> SchedulerConfig:
 
     if config_path is None:
         return default_config()
-    return _split_config([], config_path)[0]
+    cfg = _split_config([], config_path)[0]
+    for warning in cfg.warnings:  # never silently ignored
+        click.echo(f"kubesched: warning: {config_path}: {warning}", err=True)
+    return cfg
 
 
 def _logging() -> None:

@@ -95,6 +95,7 @@ class SchedulerConfig:
     enable_profiling: bool = True
     enable_contention_profiling: bool = True
     delay_cache_until_active: bool = False
+    warnings: list[str] = field(default_factory=list)  # fields read but not acted on
 
 
 @dataclass(slots=True)
@@ -320,6 +321,18 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
                 **p.plugin_config.get("NodeResourcesFit", {}),
                 "ignoredResources": ignored,
             }
+    warnings = [
+        f"{key} is read but kubesched does not act on it yet"
+        for key, default in (
+            ("enableProfiling", True),
+            ("enableContentionProfiling", True),
+            ("delayCacheUntilActive", False),
+        )
+        if key in raw and raw[key] != default
+    ]
+    for key in ("qps", "burst", "contentType", "acceptContentTypes"):
+        if key in (raw.get("clientConnection") or {}):
+            warnings.append(f"clientConnection.{key} is read but kubesched does not act on it yet")
     return SchedulerConfig(
         profiles,
         int(pct),
@@ -333,6 +346,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
         _bool(raw, "enableProfiling", True),
         _bool(raw, "enableContentionProfiling", True),
         _bool(raw, "delayCacheUntilActive", False),
+        warnings,
     )
 
 

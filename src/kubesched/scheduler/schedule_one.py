@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,12 +218,20 @@ class Algorithm:
         names = [nodes.names[int(r)] for r in feasible]
         pos = {n: i for i, n in enumerate(names)}
         combined = np.zeros(len(names), np.int64)
-        for ext in prioritizers:
+
+        def call(ext: HTTPExtender) -> dict[str, int]:
             try:
-                scores = ext.prioritize(pod, names, self._node_objects(ext, names))
+                return ext.prioritize(pod, names, self._node_objects(ext, names))
             except ExtenderError as err:
                 log.warning("extender %s prioritize failed: %s", ext.name, err)
-                continue
+                return {}
+
+        if len(prioritizers) == 1:
+            answers = [call(prioritizers[0])]
+        else:  # upstream asks them in parallel (a goroutine each)
+            with ThreadPoolExecutor(len(prioritizers)) as pool:
+                answers = list(pool.map(call, prioritizers))
+        for ext, scores in zip(prioritizers, answers, strict=True):
             for host, score in scores.items():
                 i = pos.get(host)
                 if i is not None:
