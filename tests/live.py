@@ -128,6 +128,17 @@ class Server:
         return code, json.loads(payload)
 
 
+def wait_for(fn: Any, timeout: float = 20.0, interval: float = 0.05) -> Any:
+    """Poll ``fn`` until it returns something truthy (and return that), or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s")
+
+
 def kubectl_binaries() -> dict[str, str]:
     """The real kubectl builds on this machine, by minor version (the image's google-cloud-sdk)."""
     found = {}

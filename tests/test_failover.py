@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.live import KUBESCHED, Server
+from tests.live import KUBESCHED, Server, wait_for
 
 from kubesched.scheduler.binding import BINDING_WORKERS
 
@@ -82,16 +82,6 @@ def pod(name: str) -> dict:
             "terminationGracePeriodSeconds": 0,
         },
     }
-
-
-def wait_for(fn, timeout: float):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s")
 
 
 def holder(s: Server) -> str:

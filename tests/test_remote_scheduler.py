@@ -6,10 +6,9 @@ preemption deleting a lower-priority victim."""
 from __future__ import annotations
 
 import subprocess
-import time
 
 import pytest
-from tests.live import KUBESCHED, Server
+from tests.live import KUBESCHED, Server, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -36,16 +35,6 @@ def make_pod(name: str, cpu: str, *, priority_class: str | None = None, schedule
     if scheduler:
         spec["schedulerName"] = scheduler
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
-
-
-def wait_for(fn, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("timed out")
 
 
 def get_pod(s: Server, name: str) -> dict | None:
