@@ -116,3 +116,20 @@ def test_fields_read_but_not_acted_on_are_warned_about_not_ignored():
         f"clientConnection.{key} is read but kubesched does not act on it yet"
         for key in ("qps", "burst")
     ]
+
+
+def test_plugins_kubesched_lacks_warn_for_args_and_refuse_when_enabled(tmp_path):
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+    dumped = tmp_path / "dumped.yaml"  # what kube-scheduler --write-config-to writes has VolumeBinding's args
+    dumped.write_text(head + "- pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 600}}]\n")
+    out = _cli("config", "validate", str(dumped))
+    assert out.returncode == 0
+    assert out.stderr.strip() == (
+        f'kubesched: warning: {dumped}: profiles[0].pluginConfig[0]: plugin "VolumeBinding" is not implemented '
+        "by kubesched yet; its args are ignored"
+    )
+    enabled = tmp_path / "enabled.yaml"
+    enabled.write_text(head + "- plugins: {multiPoint: {enabled: [{name: VolumeBinding}]}}\n")
+    out = _cli("config", "validate", str(enabled))
+    assert out.returncode == 2
+    assert 'plugin "VolumeBinding" is not implemented by kubesched yet' in out.stderr

@@ -18,7 +18,7 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
-from kubesched.scheduler.config import EXTENSION_POINTS, PluginRef, Profile
+from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, PluginRef, Profile
 from kubesched.scheduler.events import ALL_EVENTS, ClusterEventWithHint
 from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.cycle_state import CycleState
@@ -98,6 +98,10 @@ class Framework:
         for name in needed:
             factory = registry.get(name)
             if factory is None:
+                if name in NOT_YET_IMPLEMENTED:
+                    raise InputError(
+                        f'plugin "{name}" is not implemented by kubesched yet', field=f"{profile.field_path}.plugins"
+                    )
                 raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.plugins")
             args = profile.plugin_config.get(name)
             try:

@@ -39,19 +39,7 @@ IN_TREE = (
     DefaultBinder,
 )
 
-# Upstream default plugins that kubesched does not implement yet: the default profile leaves
-# them out (the volume and DRA plugins need
-# objects the embedded cluster does not model).
-NOT_YET_IMPLEMENTED = frozenset(
-    {
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-        "DynamicResources",
-    }
-)
-
+from kubesched.scheduler.config import NOT_YET_IMPLEMENTED  # noqa: E402,F401  (re-exported)
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
