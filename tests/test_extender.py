@@ -279,3 +279,38 @@ def test_a_preempting_extender_naming_an_unknown_victim_fails_the_preemption(ext
         "claims to preempt pod (UID: nope) on node: n0, but the pod is not found on that node"
         in (c.sched.last_message["default/high"])
     )
+
+
+def test_https_extender_with_tls_config(tmp_path):
+    """enableHTTPS with tlsConfig: the extender's CA trusted by file or by data, or insecure; an
+    untrusted certificate fails the call."""
+    import base64
+    import ssl
+
+    from kubesched.app.certs import ensure_certs, server_context
+
+    ca, crt, key = ensure_certs(tmp_path, "127.0.0.1")
+    ext = Extender(lambda verb, args: (200, {"NodeNames": ["n1"], "FailedNodes": {}}))
+    ctx: ssl.SSLContext = server_context(crt, key)
+    ext.server.socket = ctx.wrap_socket(ext.server.socket, server_side=True)
+    url = ext.url.replace("http://", "https://")
+    try:
+        for tls in ({"caFile": str(ca)}, {"caData": base64.b64encode(ca.read_bytes()).decode()}, {"insecure": True}):
+            c = _cluster(
+                {
+                    "urlPrefix": url,
+                    "filterVerb": "filter",
+                    "nodeCacheCapable": True,
+                    "enableHTTPS": True,
+                    "tlsConfig": tls,
+                }
+            )
+            c.create(make_pod("p", cpu="100m"))
+            c.settle()
+            assert c.node_of("p") == "n1", tls
+        c = _cluster({"urlPrefix": url, "filterVerb": "filter", "nodeCacheCapable": True, "enableHTTPS": True})
+        c.create(make_pod("p", cpu="100m"))
+        c.settle()
+        assert c.node_of("p") is None and "CERTIFICATE_VERIFY_FAILED" in c.sched.last_message["default/p"]
+    finally:
+        ext.close()
