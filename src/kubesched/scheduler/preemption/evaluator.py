@@ -240,6 +240,11 @@ class Evaluator:
         offset = self.rng.randrange(len(potential))
         potential = np.concatenate([potential[offset:], potential[:offset]])
         want = num_candidates(self.args, len(potential))
+        if len(self.handle.cache.pod_table.lower_priority(pod.priority)) == 0:
+            # no pod anywhere below this one: SelectVictimsOnNode finds no victims on any node
+            # before any filter runs, so every potential node gets that status at once
+            no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+            return None, dict.fromkeys(potential.tolist(), no_victims)
 
         # Chunks of potential nodes in offset order, each on one what-if table without its
         # lower-priority pods: who fits at all, then the reprieve on those; stop once there are
