@@ -430,3 +430,26 @@ def test_healthz_and_the_master_status_metric_on_each_replica(tmp_path):
         codes = [p.wait(15) for p in procs]
         s.stop()
     assert codes == [0, 0]
+
+
+def test_a_taken_port_is_one_line_before_the_lease_is_touched(tmp_path):
+    import socket
+
+    s = Server(tmp_path / "data", nodes=1).start()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        try:
+            out = subprocess.run(
+                [*KUBESCHED, "scheduler", "--kubeconfig", str(s.kubeconfig), "--secure-port", str(port)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert out.returncode == 2
+            assert f"kubesched: error: cannot listen on 127.0.0.1:{port}" in out.stderr
+            assert "Traceback" not in out.stderr
+            assert s.request("GET", LEASE_PATH)[0] == 404  # no replica took the lease
+        finally:
+            s.stop()

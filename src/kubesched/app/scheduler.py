@@ -147,11 +147,8 @@ def run(
 
             lock = LeaseLock(client.api, election.resource_namespace, election.resource_name, me)
             elector = LeaderElector(lock, election, Callbacks(on_started_leading=started, on_stopped_leading=lost))
-            client.spawn(elector.run())
-            active = elector.is_leading
-        else:
-            log.info("informers synced; scheduling for profiles %s", ", ".join(sched.profiles))
-            active = None
+        # serving starts before the election (as kube-scheduler's): a port already taken is an error
+        # before this replica can take the lease
         if serving.port:
             checks = {} if elector is None else {"leaderElection": lambda: elector.check(WATCHDOG_TOLERANCE)}
             server = SchedulerServer(serving.host, serving.port, kubeconfig_token(kubeconfig), checks)
@@ -160,6 +157,12 @@ def run(
             except OSError as exc:
                 raise InputError(f"cannot listen on {serving.host}:{serving.port}: {exc.strerror or exc}") from None
             log.info("serving /healthz, /livez, /readyz and /metrics on https://%s:%d", serving.host, serving.port)
+        if elector is not None:
+            client.spawn(elector.run())
+            active = elector.is_leading
+        else:
+            log.info("informers synced; scheduling for profiles %s", ", ".join(sched.profiles))
+            active = None
         try:
             RealtimeDriver(sched, clock).run_thread(stop, wake, active)
         finally:
