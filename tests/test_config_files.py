@@ -13,7 +13,7 @@ from tests.live import KUBESCHED
 
 from kubesched.errors import InputError
 from kubesched.scheduler.config import parse_config
-from kubesched.scheduler.scheduler import Scheduler
+from kubesched.scheduler.scheduler import build_profiles
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 
@@ -36,11 +36,8 @@ def test_what_the_fixtures_configure():
     assert [p.scheduler_name for p in multi.profiles] == ["default-scheduler", "no-scoring-scheduler"]
     # the profiles build (their plugins and args are accepted by the framework)
     for fixture in ("most-allocated.yaml", "requested-to-capacity-ratio.yaml", "added-affinity.yaml"):
-        Scheduler(_NoClient(), parse_config(yaml.safe_load((FIXTURES / fixture).read_text())), None)  # type: ignore[arg-type]
-
-
-class _NoClient:
-    """The profiles are built without touching a cluster."""
+        profiles = build_profiles(parse_config(yaml.safe_load((FIXTURES / fixture).read_text())))
+        assert "NodeResourcesFit" in next(iter(profiles.values())).plugins
 
 
 @pytest.mark.parametrize(

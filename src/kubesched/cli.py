@@ -220,12 +220,11 @@ def config() -> None:
 @click.argument("path")
 def config_validate(path: str) -> None:
     """Check a KubeSchedulerConfiguration as kube-scheduler would: exit 0, or one line and exit 2."""
-    from kubesched.clock import VirtualClock
-    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.scheduler.scheduler import build_profiles
 
     try:
         cfg = _load_config(path)
-        Scheduler(None, cfg, VirtualClock())  # type: ignore[arg-type]  # builds every profile's plugins and args
+        build_profiles(cfg)
     except InputError as exc:
         _fail(exc)
     names = ", ".join(p.scheduler_name for p in cfg.profiles)

@@ -96,13 +96,7 @@ class Scheduler:
         self.handle = Handle(client, self.cache, self.waiting_pods, clock)
         self.handle.listers = self.listers
         self.handle.rng = random.Random(seed)
-        registry = registry if registry is not None else installed_registry()
-        self.profiles: dict[str, Framework] = {}
-        for profile in config.profiles:
-            try:
-                self.profiles[profile.scheduler_name] = Framework(registry, profile, self.handle)
-            except InputError as exc:
-                raise exc.located(file=config.source, obj="KubeSchedulerConfiguration") from None
+        self.profiles = build_profiles(config, self.handle, registry)
         first = next(iter(self.profiles.values()))
         sort_plugin = first.queue_sort
         self.queue = SchedulingQueue(
@@ -522,6 +516,22 @@ class Scheduler:
                 exp.score[name] = {p: int(s[i]) for p, s in info["scores"].items()}
                 exp.final_score[name] = int(info["total"][i])
         self.explanations[pod.key] = exp
+
+
+def build_profiles(
+    config: SchedulerConfig, handle: Handle | None = None, registry: Registry | None = None
+) -> dict[str, Framework]:
+    """Every profile's framework, its plugins built with their args (``profile.NewMap``); with
+    no handle, without a cluster, which is what ``kubesched config validate`` checks."""
+    registry = registry if registry is not None else installed_registry()
+    handle = handle if handle is not None else Handle(None, Cache(), WaitingPods(), None)  # type: ignore[arg-type]
+    profiles: dict[str, Framework] = {}
+    for profile in config.profiles:
+        try:
+            profiles[profile.scheduler_name] = Framework(registry, profile, handle)
+        except InputError as exc:
+            raise exc.located(file=config.source, obj="KubeSchedulerConfiguration") from None
+    return profiles
 
 
 def _copy_pod(pod: PodInfo, host: str) -> PodInfo:
