@@ -187,7 +187,7 @@ def scheduler(
     verbosity: int,
     bind_address: str,
     secure_port: int,
-    **durations: str | None,
+    **lease_options: str | None,
 ) -> None:
     """The scheduler alone, as a client of any Kubernetes API server (kube-scheduler's place)."""
     import logging
@@ -200,7 +200,7 @@ def scheduler(
         logging.getLogger("kubesched.scheduler").setLevel(logging.DEBUG)
     try:
         flags: dict[str, Any] = {"leader_elect": leader_elect}
-        for attr, value in durations.items():
+        for attr, value in lease_options.items():
             if attr in ("lease_duration", "renew_deadline", "retry_period") and value is not None:
                 flags[attr] = parse_duration(value, f"--leader-elect-{attr.replace('_', '-')}")
             else:
