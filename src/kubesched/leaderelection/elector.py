@@ -19,7 +19,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -167,13 +167,7 @@ class LeaderElector:
             log.error("error retrieving resource lock %s: %s", self.lock.describe(), exc)
             return False
         if got is None:
-            try:
-                await self.lock.create(record)
-            except Exception as exc:
-                log.error("error initially creating leader election record: %s", exc)
-                return False
-            self._set_observed(record, record.raw())
-            return True
+            return await self._write(self.lock.create, record, "error initially creating leader election record")
         old, raw = got
         if raw != self.observed_raw:
             self._set_observed(old, raw)
@@ -183,10 +177,16 @@ class LeaderElector:
             record = replace(record, acquire_time=old.acquire_time, leader_transitions=old.leader_transitions)
         else:
             record = replace(record, leader_transitions=old.leader_transitions + 1)
+        return await self._write(self.lock.update, record, "Failed to update lock")
+
+    async def _write(
+        self, write: Callable[[LeaderElectionRecord], Awaitable[None]], record: LeaderElectionRecord, failure: str
+    ) -> bool:
+        """Write ``record``; on success it is what this replica last observed."""
         try:
-            await self.lock.update(record)
-        except Exception as exc:
-            log.error("Failed to update lock: %s", exc)
+            await write(record)
+        except Exception as exc:  # a conflict, a refusal or a network error: logged, the caller retries
+            log.error("%s: %s", failure, exc)
             return False
         self._set_observed(record, record.raw())
         return True
@@ -257,13 +257,7 @@ class LeaderElector:
             renew_time=wall,
             leader_transitions=self.observed.leader_transitions,
         )
-        try:
-            await self.lock.update(record)
-        except Exception as exc:
-            log.error("Failed to release lock: %s", exc)
-            return False
-        self._set_observed(record, record.raw())
-        return True
+        return await self._write(self.lock.update, record, "Failed to release lock")
 
     async def stop(self) -> None:
         """Cancel ``run`` (the context's cancellation upstream): release, then stop leading."""
