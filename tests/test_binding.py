@@ -147,3 +147,20 @@ def test_a_binding_that_raises_is_an_error_status() -> None:
         (Code.ERROR, "binding failed: reset by peer"),
         (Code.ERROR, "binding failed: reset by peer"),
     ]
+
+
+def test_a_failed_status_patch_is_logged_and_the_pod_stays_queued() -> None:
+    """``Error updating pod``: the API refusing the PodScheduled patch does not stop the loop."""
+    from kubesched.cluster.errors import ApiError
+
+    c = Cluster(make_node("n", cpu="1"))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ApiError("the server is currently unable to handle the request")
+
+    c.client.patch_pod_status = refuse  # type: ignore[method-assign]
+    c.create(make_pod("big", cpu="2"), make_pod("small", cpu="100m"))
+    c.settle()
+    assert c.sched.last_message["default/big"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert c.node_of("small") == "n"
+    assert c.sched.queue.get("uid-default-big") is not None

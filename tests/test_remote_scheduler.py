@@ -149,3 +149,27 @@ def test_a_second_binding_is_a_conflict_error_through_the_client(cluster):
         assert 'Operation cannot be fulfilled on pods/binding "twice"' in err.value.message
     finally:
         client.close()
+
+
+def test_env_lookups_stay_off_unless_a_proxy_is_set(monkeypatch):
+    """kubernetes_asyncio's session would read ~/.netrc and the proxy variables on a worker thread
+    per request; kubesched keeps that off unless a proxy variable asks for it."""
+    import asyncio
+
+    from kubernetes_asyncio import client as k8s
+
+    from kubesched.client.remote import PROXY_VARIABLES, no_env_lookups
+
+    async def session_trusts_env() -> bool:
+        api = k8s.ApiClient(k8s.Configuration(host="https://127.0.0.1:1"))
+        try:
+            no_env_lookups(api)
+            return api.rest_client.pool_manager.trust_env
+        finally:
+            await api.close()
+
+    for v in PROXY_VARIABLES:
+        monkeypatch.delenv(v, raising=False)
+    assert asyncio.run(session_trusts_env()) is False
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    assert asyncio.run(session_trusts_env()) is True
