@@ -489,3 +489,56 @@ def test_field_validation_strict_warn_ignore(server):
     assert (code, body["message"]) == (400, 'strict decoding error: unknown field "metadata.labelz"')
     code, body = server.request("POST", base + "?fieldValidation=Loud", typo)
     assert (code, body["message"]) == (400, 'fieldValidation must be one of Ignore, Warn or Strict, not "Loud"')
+
+
+@pytest.mark.parametrize(
+    ("spec", "code", "message", "field"),
+    [
+        (
+            {"priority": "high", "containers": [{"name": "c", "image": "i"}]},
+            400,
+            'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field '
+            "PodSpec.spec.priority of type int32",
+            None,
+        ),
+        (
+            {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "-1"}}}]},
+            422,
+            'Pod "v" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": '
+            "must be greater than or equal to 0",
+            "spec.containers[0].resources.requests[cpu]",
+        ),
+        (
+            {
+                "containers": [
+                    {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}
+                ]
+            },
+            422,
+            'Pod "v" is invalid: spec.containers[0].resources.requests: Invalid value: "2": '
+            "must be less than or equal to cpu limit of 1",
+            "spec.containers[0].resources.requests",
+        ),
+        (
+            {
+                "containers": [
+                    {"name": "c", "image": "i", "resources": {"requests": {"cpu": "99999999999999999999999"}}}
+                ]
+            },
+            422,
+            'Pod "v" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "99999999999999999999999": '
+            "must be no more than 9007199254740992m (kubesched counts resources in 64-bit integers)",
+            "spec.containers[0].resources.requests[cpu]",
+        ),
+    ],
+    ids=["wrong-type", "negative", "above-limit", "too-large"],
+)
+def test_validation_is_the_loaders(server, spec, code, message, field):
+    """The API server decodes and validates with the same layer as ``simulate``'s loader."""
+    got, body = server.request(
+        "POST", "/api/v1/namespaces/default/pods", {**POD, "metadata": {"name": "v"}, "spec": spec}
+    )
+    assert (got, body["message"]) == (code, message)
+    if field is not None:
+        assert body["details"]["causes"][0]["field"] == field
+    assert server.request("GET", "/api/v1/namespaces/default/pods/v")[0] == 404

@@ -44,7 +44,7 @@ def test_bad_manifest_is_one_line_and_exit_2(tmp_path):
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0] == (
-        f"kubesched: error: {bad}: Node n: field status.allocatable.cpu: "
+        f"kubesched: error: {bad}: Node n: field status.allocatable[cpu]: "
         "unable to parse quantity's suffix '.5' in '1.5.5'"
     )
     assert "Traceback" not in out.stderr and time.monotonic() - started < 60

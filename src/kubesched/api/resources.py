@@ -47,9 +47,9 @@ def parse_resource_list(raw: Any, field: str) -> Resources:
         try:
             out[str(name)] = milli_value(qty) if name == CPU else value(qty)
         except QuantityError as exc:
-            raise InputError(str(exc), field=f"{field}.{name}") from None
+            raise InputError(str(exc), field=f"{field}[{name}]") from None
         except (TypeError, ValueError):
-            raise InputError(f"invalid quantity {qty!r}", field=f"{field}.{name}") from None
+            raise InputError(f"invalid quantity {qty!r}", field=f"{field}[{name}]") from None
     return out
 
 

@@ -8,34 +8,18 @@ from __future__ import annotations
 import difflib
 import json
 import random
-import re
 from typing import Any
 
-from kubesched.api.node import node_info_from
-from kubesched.api.pod import pod_info_from
+from kubesched.api import schema, validation
 from kubesched.apiserver.resources import BY_KIND, Resource
+from kubesched.cluster import validation as object_validation
 from kubesched.cluster.admission import default_containers
-from kubesched.cluster.disruption import validate_budget
 from kubesched.cluster.errors import BadRequest, Invalid, NotFound
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
 
 # apimachinery's names.SimpleNameGenerator alphabet and suffix length
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
-    "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
-    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-# resources whose names must be DNS labels rather than subdomains
-_LABEL_NAMED = {"Namespace", "Service"}
 
 
 def invalid(r: Resource, name: str, field: str, message: str, value: Any = None) -> Invalid:
@@ -62,46 +46,52 @@ def generate_name(prefix: str) -> str:
 
 
 def check_meta(r: Resource, obj: dict[str, Any]) -> None:
+    """``ValidateObjectMeta`` (shared with the manifest loader): a 422 naming the field."""
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         raise BadRequest(f"{r.kind} metadata must be an object")
     name = meta.get("name")
-    if not name:
-        raise invalid(r, "", "metadata.name", "name or generateName is required")
-    if not isinstance(name, str):
+    if name is not None and not isinstance(name, str):
         raise BadRequest(f"{r.kind}.metadata.name must be a string")
-    if r.kind in _LABEL_NAMED:
-        if len(name) > 63 or not _LABEL.match(name):
-            raise invalid(
-                r,
-                name[:253],
-                "metadata.name",
-                _LABEL_MSG if len(name) <= 63 else "must be no more than 63 characters",
-                name[:253],
-            )
-    elif len(name) > 253 or not _SUBDOMAIN.match(name):
-        msg = "must be no more than 253 characters" if len(name) > 253 else _SUBDOMAIN_MSG
-        raise invalid(r, name[:253], "metadata.name", msg, name[:253])
-    for field in ("labels", "annotations"):
-        value = meta.get(field)
-        if value is not None and (
-            not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-        ):
-            raise invalid(r, name, f"metadata.{field}", "must be a map of string keys to string values")
+    try:
+        validation.validate_meta(r.kind, obj, namespaced=r.namespaced)
+    except InputError as exc:
+        raise invalid(r, str(name or "")[:253], exc.field or "metadata", exc.message) from None
 
 
 def validate(r: Resource, obj: dict[str, Any]) -> None:
     """The object's own validation, the same checks ``simulate`` applies to manifests."""
     name = (obj.get("metadata") or {}).get("name", "")
     try:
-        if r.kind == "Pod":
-            pod_info_from(obj)
-        elif r.kind == "Node":
-            node_info_from(obj)
-        elif r.kind == "PodDisruptionBudget":
-            validate_budget(obj)
+        object_validation.validate(r.kind, obj)
     except InputError as exc:
         raise invalid(r, name, exc.field or "spec", exc.message) from None
+
+
+FIELD_VALIDATION_MODES = ("Ignore", "Warn", "Strict")
+
+
+def field_validation_mode(query: Any) -> str:
+    """``?fieldValidation=``: kube-apiserver's default is Warn, kubectl sends Strict."""
+    mode = query.get("fieldValidation") or "Warn"
+    if mode not in FIELD_VALIDATION_MODES:
+        raise BadRequest(f'fieldValidation must be one of Ignore, Warn or Strict, not "{mode}"')
+    return mode
+
+
+def decode(r: Resource, obj: dict[str, Any], mode: str, version: str) -> tuple[dict[str, Any], list[str]]:
+    """A request body decoded into the kind's Go type (shared with the loader): a value of the
+    wrong type is a 400 ``... cannot be handled as a Kind: json: cannot unmarshal ...``; unknown
+    fields follow ``fieldValidation``: a 400 under Strict, warnings under Warn, dropped always."""
+    try:
+        out, unknown = object_validation.decode(r.group, r.kind, obj)
+    except schema.DecodeError as exc:
+        raise BadRequest(f'{r.kind} in version "{version}" cannot be handled as a {r.kind}: {exc.message}') from None
+    if not unknown or mode == "Ignore":
+        return out, []
+    if mode == "Strict":
+        raise BadRequest(schema.unknown_field_message(unknown))
+    return out, [f'unknown field "{p}"' for p in unknown]
 
 
 def _qos(spec: dict[str, Any]) -> str:

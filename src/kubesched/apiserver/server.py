@@ -26,10 +26,10 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubesched.apiserver import discovery, fieldvalidation, protobuf
+from kubesched.apiserver import discovery, protobuf
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.objects import check_meta, invalid, prepare_for_update, validate
+from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, invalid, prepare_for_update, validate
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesched.apiserver.resources import BY_PATH, Resource
 from kubesched.apiserver.selectors import (
@@ -570,7 +570,7 @@ class ApiServer:
 
     @staticmethod
     def _validate_fields(request: web.Request, t: Target, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        return fieldvalidation.check(t.resource.group, t.resource.kind, body, fieldvalidation.mode_of(request.query))
+        return decode(t.resource, body, field_validation_mode(request.query), t.resource.version)
 
     def _store_create(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
         """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's

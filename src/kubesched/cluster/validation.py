@@ -1,0 +1,60 @@
+"""What every object goes through before it is stored, whichever way it comes in (a manifest
+given to ``simulate`` or ``up``, a request to the embedded API server): decoding against the
+API's types (``api.schema``), then validation of the object's metadata and of the fields the
+scheduler reads (``api.validation`` and each kind's parser). The loader and the API server call
+the same two functions, so they accept and refuse alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api import schema, validation
+from kubesched.api.node import node_info_from
+from kubesched.api.pod import pod_info_from
+from kubesched.cluster.disruption import validate_budget
+from kubesched.cluster.store import is_namespaced
+
+# kind -> API group, for the kinds a manifest may hold without an apiVersion we can trust
+_GROUPS = {
+    "PriorityClass": "scheduling.k8s.io",
+    "PodDisruptionBudget": "policy",
+    "ReplicaSet": "apps",
+    "StatefulSet": "apps",
+    "Deployment": "apps",
+    "DaemonSet": "apps",
+    "Lease": "coordination.k8s.io",
+    "DeviceClass": "resource.k8s.io",
+    "ResourceClaim": "resource.k8s.io",
+    "ResourceClaimTemplate": "resource.k8s.io",
+    "ResourceSlice": "resource.k8s.io",
+}
+
+
+def group_of(obj: dict[str, Any]) -> str:
+    api_version = str(obj.get("apiVersion") or "")
+    if "/" in api_version:
+        return api_version.split("/", 1)[0]
+    return "" if api_version == "v1" else _GROUPS.get(str(obj.get("kind") or ""), "")
+
+
+def decode(group: str, kind: str, obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The object as its Go type would hold it, and its unknown fields (see ``api.schema``);
+    raises ``schema.DecodeError`` for a value of the wrong type. Kinds without a schema pass."""
+    type_key = schema.type_of(group, kind)
+    if type_key is None:
+        return obj, []
+    return schema.decode(type_key, obj)
+
+
+def validate(kind: str, obj: dict[str, Any]) -> None:
+    """Metadata and the kind's own validation; raises InputError naming the field."""
+    validation.validate_meta(kind, obj, namespaced=is_namespaced(kind))
+    if kind == "Pod":
+        validation.validate_pod(obj)
+        pod_info_from(obj)
+    elif kind == "Node":
+        validation.validate_node(obj)
+        node_info_from(obj)
+    elif kind == "PodDisruptionBudget":
+        validate_budget(obj)
