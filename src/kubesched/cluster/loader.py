@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.cluster.store import is_namespaced
 from kubesched.errors import InputError
 
 try:
@@ -23,6 +24,13 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _Loader = yaml.SafeLoader
 
 SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "-"
+MAX_FILE_BYTES = 256 * 1024 * 1024
+# libyaml's composer recurses in C and overflows the stack somewhere past 20,000 levels (a
+# segfault, not an exception); go-yaml refuses documents nested deeper than 10,000 levels.
+MAX_YAML_DEPTH = 10_000
+_SAFE_BOUND = 15_000
+MAX_ALIAS_EXPANSION = 10_000_000
 
 
 @dataclass(slots=True)
@@ -38,7 +46,7 @@ class Manifest:
     @property
     def ref(self) -> str:
         meta = self.obj.get("metadata") or {}
-        ns = meta.get("namespace")
+        ns = meta.get("namespace") or ("default" if is_namespaced(self.kind) else None)
         name = meta.get("name") or f"<document {self.index}>"
         return f"{self.kind} {ns}/{name}" if ns else f"{self.kind} {name}"
 
@@ -49,9 +57,13 @@ class LoadResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _files(paths: Iterable[str]) -> list[Path]:
-    out: list[Path] = []
+def _files(paths: Iterable[str]) -> list[Path | None]:
+    """The files to read, in order; ``None`` stands for standard input (``-``)."""
+    out: list[Path | None] = []
     for p in paths:
+        if p == STDIN:
+            out.append(None)
+            continue
         path = Path(p)
         if path.is_dir():
             out.extend(sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in SUFFIXES))
@@ -62,47 +74,120 @@ def _files(paths: Iterable[str]) -> list[Path]:
     return out
 
 
-def _documents(path: Path) -> list[Any]:
+def _read(path: Path | None) -> tuple[str, str]:
+    """(name for messages, text), refusing files over MAX_FILE_BYTES before reading them whole."""
+    name = "<stdin>" if path is None else str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path is None:
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        else:
+            with path.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError(
+                f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; split it into several files", file=name
+            )
+        return name, data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", file=str(path)) from None
-    if path.suffix == ".json":
+        raise InputError(f"cannot read: {exc}", file=name) from None
+
+
+def _yaml_depth_bound(text: str) -> int:
+    """An upper bound of a YAML stream's nesting, cheap to compute: flow collections cannot nest
+    deeper than their opening brackets, block collections than twice the indentation plus the
+    compact ``- `` and ``? `` entries of one line."""
+    flow = text.count("[") + text.count("{")
+    if flow > _SAFE_BOUND:
+        return flow
+    lines = text.splitlines()
+    indent = max((len(line) - len(line.lstrip(" ")) for line in lines), default=0)
+    compact = max((line.count("-") + line.count("?") for line in lines), default=0)
+    return flow + 2 * indent + compact + 2
+
+
+def _check_yaml_structure(text: str, name: str) -> None:
+    """Refuse, before libyaml composes it, a stream nested deeper than MAX_YAML_DEPTH or whose
+    aliases expand it past MAX_ALIAS_EXPANSION nodes (a "billion laughs": SafeLoader shares the
+    aliased node, but everything that walks the objects afterwards would not). Only streams
+    whose cheap depth bound is high, or that have anchors and aliases, are scanned event by event."""
+    if _yaml_depth_bound(text) <= _SAFE_BOUND and not ("&" in text and "*" in text):
+        return
+    starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    sizes: dict[str, int] = {}  # anchor -> nodes its value expands to
+    stack: list[list[Any]] = [[0, None]]  # per open collection: [expanded nodes, anchor]
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, starts):
+                stack.append([1, event.anchor])
+                if len(stack) - 1 > MAX_YAML_DEPTH:
+                    mark = event.start_mark
+                    where = f"line {mark.line + 1} column {mark.column + 1}"
+                    raise InputError(f"nested more than {MAX_YAML_DEPTH} levels deep at {where}", file=name)
+                continue
+            if isinstance(event, ends):
+                size, anchor = stack.pop()
+            elif isinstance(event, yaml.ScalarEvent):
+                size, anchor = 1, event.anchor
+            elif isinstance(event, yaml.AliasEvent):
+                size, anchor = sizes.get(event.anchor or "", 1), None
+            else:
+                continue
+            if anchor:
+                sizes[anchor] = size
+            stack[-1][0] += size
+            if stack[0][0] + sum(frame[0] for frame in stack[1:]) > MAX_ALIAS_EXPANSION:
+                raise InputError(f"aliases expand the document past {MAX_ALIAS_EXPANSION:,} nodes", file=name)
+    except yaml.YAMLError:
+        return  # malformed: the loader reports it with its position
+
+
+def _documents(path: Path | None) -> tuple[str, list[Any]]:
+    name, text = _read(path)
+    if path is not None and path.suffix == ".json":
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(path)
-            ) from None
-        return [doc]
+            raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=name) from None
+        except RecursionError:
+            raise InputError(f"nested more than {sys.getrecursionlimit()} levels deep", file=name) from None
+        return name, [doc]
+    _check_yaml_structure(text, name)
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return name, list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"malformed YAML{where}: {problem}", file=str(path)) from None
+        raise InputError(f"malformed YAML{where}: {problem}", file=name) from None
+    except RecursionError:
+        raise InputError("nested too deeply", file=name) from None
 
 
 def load_paths(paths: Iterable[str]) -> LoadResult:
-    """Read every document; ``List`` kinds are flattened."""
+    """Read every document; ``List`` kinds are flattened; ``-`` reads standard input."""
     result = LoadResult()
     for path in _files(paths):
-        for i, doc in enumerate(_documents(path)):
+        name, docs = _documents(path)
+        for i, doc in enumerate(docs):
             if doc is None:
                 continue
             if not isinstance(doc, dict):
                 raise InputError(
-                    f"expected a Kubernetes object, got {type(doc).__name__}", file=str(path), obj=f"<document {i}>"
+                    f"expected a Kubernetes object, got {type(doc).__name__}", file=name, obj=f"<document {i}>"
                 )
             items = doc.get("items") if str(doc.get("kind", "")).endswith("List") else [doc]
+            if not isinstance(items, list):
+                raise InputError("expected a list", file=name, obj=f"<document {i}>", field="items")
             for item in items or []:
                 if not isinstance(item, dict) or not item.get("kind"):
-                    raise InputError("Required value: kind", file=str(path), obj=f"<document {i}>", field="kind")
+                    raise InputError("Required value: kind", file=name, obj=f"<document {i}>", field="kind")
+                if not isinstance(item["kind"], str):
+                    raise InputError("expected a string", file=name, obj=f"<document {i}>", field="kind")
                 meta = item.get("metadata")
                 if meta is not None and not isinstance(meta, dict):
-                    raise InputError("expected an object", file=str(path), obj=f"<document {i}>", field="metadata")
-                result.manifests.append(Manifest(item, str(path), i))
+                    raise InputError("expected an object", file=name, obj=f"<document {i}>", field="metadata")
+                result.manifests.append(Manifest(item, name, i))
     return result
 
 
