@@ -111,6 +111,7 @@ class SchedulerConfig:
     enable_contention_profiling: bool = True
     delay_cache_until_active: bool = False
     warnings: list[str] = field(default_factory=list)  # fields read but not acted on
+    present: frozenset[str] = frozenset()  # the top-level fields the document set
 
 
 @dataclass(slots=True)
@@ -144,6 +145,58 @@ TOP_LEVEL_FIELDS = frozenset(
     }
 )
 PROFILE_FIELDS = frozenset({"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
+
+
+# The fields of the in-tree plugins' args (``pkg/scheduler/apis/config/v1``'s *Args types): a
+# nested dict is an object, a one-element list a list of that shape, a string the schema type of
+# a core API object (validated by ``api.schema``), None a leaf. Out-of-tree plugins declare a
+# dataclass, decoded as strictly by ``framework.args``.
+_RESOURCE_SPEC = [{"name": None, "weight": None}]
+ARGS_FIELDS: dict[str, dict[str, Any]] = {
+    "NodeResourcesFit": {
+        "ignoredResources": None,
+        "ignoredResourceGroups": None,
+        "scoringStrategy": {
+            "type": None,
+            "resources": _RESOURCE_SPEC,
+            "requestedToCapacityRatio": {"shape": [{"utilization": None, "score": None}]},
+        },
+    },
+    "NodeResourcesBalancedAllocation": {"resources": _RESOURCE_SPEC},
+    "InterPodAffinity": {"hardPodAffinityWeight": None, "ignorePreferredTermsOfExistingPods": None},
+    "PodTopologySpread": {"defaultConstraints": ["core.TopologySpreadConstraint"], "defaultingType": None},
+    "DefaultPreemption": {"minCandidateNodesPercentage": None, "minCandidateNodesAbsolute": None},
+    "NodeAffinity": {"addedAffinity": "core.NodeAffinity"},
+}
+
+
+def check_args_fields(plugin: str, args: Mapping[str, Any], path: str) -> None:
+    """Strict decoding of an in-tree plugin's args: an unknown field is an error naming it."""
+    spec = ARGS_FIELDS.get(plugin)
+    if spec is not None:
+        _check_shape({**spec, "apiVersion": None, "kind": None}, args, path)
+
+
+def _check_shape(spec: Any, value: Any, path: str) -> None:
+    if spec is None or value is None:
+        return
+    if isinstance(spec, str):
+        from kubesched.api import schema
+
+        _, unknown = schema.decode(spec, value) if isinstance(value, Mapping) else (value, [])
+        if unknown:
+            where = f"{path}.{unknown[0]}"
+            raise InputError(f'strict decoding error: unknown field "{where}"', field=where)
+        return
+    if isinstance(spec, list):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                _check_shape(spec[0], item, f"{path}[{i}]")
+        return
+    if isinstance(value, Mapping):
+        _unknown_fields(value, frozenset(spec), f"{path}.")
+        for key, sub in spec.items():
+            _check_shape(sub, value.get(key), f"{path}.{key}")
 
 
 def _unknown_fields(raw: Mapping[str, Any], known: frozenset[str], path: str) -> None:
@@ -189,6 +242,14 @@ def _plugin_set(raw: Any, path: str) -> PluginSet:
         return PluginSet()
     if not isinstance(raw, Mapping):
         raise InputError("expected an object with enabled/disabled", field=path)
+    _unknown_fields(raw, frozenset({"enabled", "disabled"}), f"{path}.")
+    for key in ("enabled", "disabled"):
+        entries = raw.get(key)
+        if entries is not None and not isinstance(entries, list):
+            raise InputError("expected a list", field=f"{path}.{key}")
+        for i, p in enumerate(entries or []):
+            if isinstance(p, Mapping):
+                _unknown_fields(p, frozenset({"name", "weight"}), f"{path}.{key}[{i}].")
     enabled = []
     for i, p in enumerate(raw.get("enabled") or []):
         if not isinstance(p, Mapping) or not isinstance(p.get("name"), str) or not p["name"]:
@@ -273,6 +334,8 @@ def _profile(raw: Any, index: int, n_profiles: int) -> Profile:
                 "its args are ignored"
             )
             continue
+        _unknown_fields(pc, frozenset({"name", "args"}), f"{path}.pluginConfig[{i}].")
+        check_args_fields(pc["name"], args, f"{path}.pluginConfig[{i}].args")
         plugin_config[pc["name"]] = dict(args)
     pct = raw.get("percentageOfNodesToScore")
     if pct is not None and (not isinstance(pct, int) or not 0 <= pct <= 100):
@@ -371,6 +434,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
         _bool(raw, "enableContentionProfiling", True),
         _bool(raw, "delayCacheUntilActive", False),
         warnings,
+        frozenset(str(k) for k in raw),
     )
 
 
