@@ -65,13 +65,16 @@ class Stats:
 
 @dataclass(slots=True)
 class Explanation:
-    """Per-node filter verdicts and scores of a pod's first attempt (``--explain``)."""
+    """Per-node filter verdicts and scores of one scheduling attempt of a pod (``--explain``;
+    kube-scheduler-simulator's ``result-history`` keeps one per attempt)."""
 
     filter: dict[str, dict[str, str]] = field(default_factory=dict)
     score: dict[str, dict[str, int]] = field(default_factory=dict)
     final_score: dict[str, int] = field(default_factory=dict)
     selected: str | None = None
     weights: dict[str, int] = field(default_factory=dict)
+    attempt: int = 0
+    time: float = 0.0
 
 
 class Scheduler:
@@ -122,7 +125,7 @@ class Scheduler:
         self.stats = Stats()
         self.cluster_generation = 0
         self.explain_keys = explain or set()
-        self.explanations: dict[str, Explanation] = {}
+        self.explanations: dict[str, list[Explanation]] = {}
         self.last_message: dict[str, str] = {}
         self._watch = None
         self._pod_infos: dict[str, PodInfo] = {}
@@ -314,7 +317,7 @@ class Scheduler:
             return True
         self.stats.attempts += 1
         state = CycleState()
-        explain = pod.key in self.explain_keys and pod.key not in self.explanations
+        explain = pod.key in self.explain_keys
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod, self.cache.table, self.queue, explain=explain)
         except FitError as err:
@@ -497,7 +500,8 @@ class Scheduler:
         self, pod: PodInfo, fwk: Framework, diagnosis: Any, info: dict[str, Any] | None, selected: str | None
     ) -> None:
         nodes = self.cache.table
-        exp = Explanation(selected=selected, weights=dict(fwk.weights))
+        history = self.explanations.setdefault(pod.key, [])
+        exp = Explanation(selected=selected, weights=dict(fwk.weights), attempt=len(history) + 1, time=self.clock.now())
         for row, name in enumerate(diagnosis.node_names):
             st = diagnosis.status_of(row)
             verdicts: dict[str, str] = {}
@@ -515,7 +519,7 @@ class Scheduler:
                 name = nodes.names[row]
                 exp.score[name] = {p: int(s[i]) for p, s in info["scores"].items()}
                 exp.final_score[name] = int(info["total"][i])
-        self.explanations[pod.key] = exp
+        history.append(exp)
 
 
 def build_profiles(

@@ -1,20 +1,30 @@
-"""Rendering a simulation: the stable JSON contract, a human table, and ``--explain``.
+"""Rendering a simulation: the stable JSON contract, the tables a person reads, and ``--explain``.
 
 ``--explain`` uses kube-scheduler-simulator's annotation shapes: ``filter-result`` (node →
 plugin → "passed" or reason), ``score-result`` (node → plugin → normalized score) and
-``finalscore-result`` (node → plugin → weighted score, plus the total).
+``finalscore-result`` (node → plugin → weighted score, plus the total), for the first attempt,
+and every attempt under ``result-history``.
+
+Names and messages are user data: they are never read as markup, and nothing in them is
+highlighted. Past ``RICH_MAX_ROWS`` pods the boxed table gives way to the plain aligned writer
+(kubectl's style), which costs a few microseconds a row.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from kubesched.scheduler.scheduler import Explanation
 from kubesched.simulate.runner import SimulationResult
+
+RICH_MAX_ROWS = 500
+FORMATS = ("table", "wide", "plain", "json")
 
 
 def explain_dict(exp: Explanation) -> dict[str, Any]:
@@ -23,6 +33,8 @@ def explain_dict(exp: Explanation) -> dict[str, Any]:
         final[node] = {p: s * exp.weights.get(p, 1) for p, s in scores.items()}
         final[node]["total"] = exp.final_score.get(node, 0)
     return {
+        "attempt": exp.attempt,
+        "virtualSeconds": exp.time,
         "filter-result": exp.filter,
         "score-result": exp.score,
         "finalscore-result": final,
@@ -30,47 +42,143 @@ def explain_dict(exp: Explanation) -> dict[str, Any]:
     }
 
 
-def to_json(result: SimulationResult) -> str:
+def _explained(history: list[Explanation]) -> dict[str, Any]:
+    return {**explain_dict(history[0]), "result-history": [explain_dict(e) for e in history]}
+
+
+def to_json(result: SimulationResult, *, timing: bool = False, pending_only: bool = False) -> str:
+    """The result as data. Timing (wall seconds, pods/s) only with ``timing``, so that the same
+    input and seed always give the same bytes."""
     doc: dict[str, Any] = {
-        "pods": result.pods,
+        "pods": [p for p in result.pods if not (pending_only and p["nodeName"])],
         "deletedPods": result.deleted_pods,
         "rejected": result.rejected,
         "events": result.events,
         "stats": result.stats,
     }
+    if timing:
+        doc["timing"] = result.timing
     if result.explain:
-        doc["explain"] = {k: explain_dict(v) for k, v in result.explain.items()}
+        doc["explain"] = {k: _explained(v) for k, v in result.explain.items()}
     return json.dumps(doc, indent=2)
 
 
-def print_table(result: SimulationResult, console: Console) -> None:
-    table = Table(title="Pods", show_lines=False)
-    for col in ("NAMESPACE", "NAME", "PRIORITY", "NODE", "REASON"):
-        table.add_column(col, overflow="fold")
+def _reason(p: dict[str, Any]) -> str:
+    if p["nodeName"]:
+        return ""
+    if p.get("reason") in ("SchedulingGated", "NoProfile"):
+        return f"{p['reason']}: {p['message']}"
+    return p.get("message") or ""
+
+
+def _rows(result: SimulationResult, wide: bool, pending_only: bool) -> Iterable[list[str]]:
     for p in result.pods:
-        table.add_row(
-            p["namespace"], p["name"], str(p["priority"]), p["nodeName"] or "[yellow]<pending>[/]", p["message"] or ""
-        )
-    console.print(table)
-    for d in result.deleted_pods:
-        console.print(f"[magenta]deleted[/] {d['namespace']}/{d['name']} from {d['nodeName'] or '-'}: {d['reason']}")
-    for r in result.rejected:
-        console.print(f"[red]rejected[/] {r['kind']} {r['namespace'] or ''}/{r['name']}: {r['message']}")
-    s = result.stats
+        if pending_only and p["nodeName"]:
+            continue
+        row = [p["namespace"], p["name"], str(p["priority"]), p["nodeName"] or "<pending>"]
+        if wide:
+            row.append(p.get("nominatedNodeName") or "<none>")
+        row.append(_reason(p))
+        yield row
+
+
+def _columns(wide: bool) -> list[str]:
+    return ["NAMESPACE", "NAME", "PRIORITY", "NODE", *(["NOMINATED NODE"] if wide else []), "REASON"]
+
+
+def write_plain(rows: list[list[str]], header: list[str], out: TextIO) -> None:
+    """Columns padded to their widest cell, three spaces apart, the last one unpadded."""
+    widths = [len(h) for h in header[:-1]]
+    for row in rows:
+        for i in range(len(widths)):
+            if len(row[i]) > widths[i]:
+                widths[i] = len(row[i])
+    fmt_parts = [f"{{{i}:<{w}}}" for i, w in enumerate(widths)]
+    fmt = "   ".join([*fmt_parts, f"{{{len(widths)}}}"])
+    lines = [fmt.format(*header).rstrip()]
+    lines.extend(fmt.format(*row).rstrip() for row in rows)
+    out.write("\n".join(lines) + "\n")
+
+
+def summary_lines(result: SimulationResult) -> list[str]:
+    """Two short lines (they fit 80 columns): outcome, then effort and time."""
+    s, t = result.stats, result.timing
+    gated = sum(1 for p in result.pods if p.get("reason") == "SchedulingGated")
+    other = sum(1 for p in result.pods if p.get("reason") == "NoProfile")
+    unschedulable = s["pending"] - gated - other
+    detail = [f"{unschedulable} unschedulable"] if s["pending"] else []
+    if gated:
+        detail.append(f"{gated} gated")
+    if other:
+        detail.append(f"{other} for no profile")
+    pending = f"pending {s['pending']}" + (f" ({', '.join(detail)})" if detail else "")
+    first = f"bound {s['bound']}/{s['pods']}, {pending}, nodes used {s['nodesUsed']}/{s['nodes']}"
+    second = f"attempts {s['attempts']}, virtual time {s['virtualSeconds']:.0f}s"
+    if t.get("wallSeconds") is not None:
+        rate = f", {t['podsPerSecond']:,.0f} pods/s" if t.get("podsPerSecond") else ""
+        second += f"; wall {t['wallSeconds']:.3f}s{rate}"
+    return [first, second]
+
+
+def print_result(
+    result: SimulationResult,
+    out: TextIO,
+    *,
+    fmt: str = "table",
+    pending_only: bool = False,
+    summary_only: bool = False,
+    terminal: bool = False,
+) -> None:
+    """The human output: the pods (boxed table for small runs on a terminal, else plain), the
+    deleted and rejected objects, the summary, and any ``--explain`` tables."""
+    console = Console(file=out, highlight=False, soft_wrap=False, force_terminal=terminal or None)
+    if not summary_only:
+        wide = fmt == "wide"
+        header = _columns(wide)
+        rows = list(_rows(result, wide, pending_only))
+        if fmt == "table" and len(rows) <= RICH_MAX_ROWS:
+            table = Table(show_lines=False)
+            for col in header:
+                table.add_column(col, overflow="fold")
+            for row in rows:
+                cells = [Text(c) for c in row]
+                if row[3] == "<pending>":
+                    cells[3].stylize("yellow")
+                table.add_row(*cells)
+            console.print(table)
+        else:
+            write_plain(rows, header, out)
+        for d in result.deleted_pods:
+            console.print(
+                Text.assemble(
+                    ("deleted", "magenta"), f" {d['namespace']}/{d['name']} from {d['nodeName'] or '-'}: {d['reason']}"
+                )
+            )
+        for r in result.rejected:
+            where = f"{r['namespace']}/{r['name']}" if r["namespace"] else str(r["name"])
+            console.print(Text.assemble(("rejected", "red"), f" {r['kind']} {where}: {r['message']}"))
+    for line in summary_lines(result):
+        out.write(line + "\n")
+    for key, history in result.explain.items():
+        for exp in history:
+            _print_explanation(console, key, exp, len(history))
+
+
+def _print_explanation(console: Console, key: str, exp: Explanation, attempts: int) -> None:
+    console.print()
     console.print(
-        f"bound {s['bound']}/{s['pods']}, pending {s['pending']}, nodes used {s['nodesUsed']}/{s['nodes']}, "
-        f"attempts {s['attempts']}, virtual time {s['virtualSeconds']:.0f}s, wall {s['wallSeconds']:.3f}s"
-        + (f", {s['podsPerSecond']} pods/s" if s.get("podsPerSecond") else "")
+        Text.assemble(
+            (f"explain {key}", "bold"),
+            f" (attempt {exp.attempt} of {attempts} at {exp.time:.0f}s; selected: {exp.selected or 'none'})",
+        )
     )
-    for key, exp in result.explain.items():
-        console.print(f"\n[bold]explain {key}[/] (first attempt; selected: {exp.selected or 'none'})")
-        t = Table()
-        t.add_column("NODE")
-        t.add_column("FILTER")
-        t.add_column("SCORES (normalized)")
-        t.add_column("FINAL")
-        for node, verdicts in exp.filter.items():
-            failed = [f"{p}: {v}" for p, v in verdicts.items() if v != "passed"]
-            scores = ", ".join(f"{p}={v}" for p, v in exp.score.get(node, {}).items())
-            t.add_row(node, "; ".join(failed) or "passed", scores, str(exp.final_score.get(node, "")))
-        console.print(t)
+    t = Table()
+    t.add_column("NODE")
+    t.add_column("FILTER")
+    t.add_column("SCORES (normalized)")
+    t.add_column("FINAL")
+    for node, verdicts in exp.filter.items():
+        failed = [f"{p}: {v}" for p, v in verdicts.items() if v != "passed"]
+        scores = ", ".join(f"{p}={v}" for p, v in exp.score.get(node, {}).items())
+        t.add_row(Text(node), Text("; ".join(failed) or "passed"), Text(scores), str(exp.final_score.get(node, "")))
+    console.print(t)

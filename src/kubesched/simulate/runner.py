@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.node import node_info_from
-from kubesched.api.pod import pod_info_from
+from kubesched.api import schema
+from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.disruption import DisruptionController, validate_budget
+from kubesched.cluster import validation as object_validation
+from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.errors import AlreadyExists, ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
-from kubesched.cluster.store import KNOWN_KINDS, Store
+from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
 from kubesched.errors import InputError
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
@@ -29,6 +31,11 @@ from kubesched.scheduler.scheduler import Explanation, Scheduler
 CREATE_ORDER = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "PodDisruptionBudget": 3, "Pod": 9}
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
 MAX_VIRTUAL_SECONDS = 7 * 24 * 3600.0
+# configuration sections that mean nothing to one in-process scheduler on a virtual clock
+SIMULATE_IGNORES = {
+    "leaderElection": "one simulated scheduler elects no leader (kubesched scheduler does)",
+    "clientConnection": "simulate talks to no API server (kubesched scheduler does)",
+}
 
 
 @dataclass(slots=True)
@@ -38,21 +45,33 @@ class SimulationResult:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
-    explain: dict[str, Explanation] = field(default_factory=dict)
+    explain: dict[str, list[Explanation]] = field(default_factory=dict)
+    timing: dict[str, Any] = field(default_factory=dict)  # wall-clock figures, apart from the deterministic result
 
 
-def validate_manifest(m: Manifest) -> None:
+def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str]:
+    """Decode and validate a manifest as kube-apiserver would a create (``cluster.validation``),
+    with kubectl's ``--validate`` modes for unknown fields: Strict refuses them, Warn returns
+    them as warnings, Ignore drops them. Kinds the scheduler does not use are only decoded."""
     try:
-        if m.kind == "Pod":
-            pod_info_from(m.obj)
-        elif m.kind == "Node":
-            node_info_from(m.obj)
-        elif m.kind == "PodDisruptionBudget":
-            validate_budget(m.obj)
-        if m.kind in KNOWN_KINDS and m.kind != "Namespace" and not (m.obj.get("metadata") or {}).get("name"):
-            raise InputError("Required value: name or generateName is required", field="metadata.name")
+        if schema.type_of(object_validation.group_of(m.obj), m.kind) is None:
+            schema.check_depth(m.obj)
+        obj, unknown = object_validation.decode(object_validation.group_of(m.obj), m.kind, m.obj)
+        if unknown and field_validation == "Strict":
+            raise InputError(schema.unknown_field_message(unknown), field=unknown[0])
+        m.obj = obj
+        if m.kind in KNOWN_KINDS:
+            meta = m.obj.get("metadata") or {}
+            if not meta.get("name") and meta.get("generateName"):
+                check = {**m.obj, "metadata": {**meta, "name": f"{meta['generateName']}x"}}
+            else:
+                check = m.obj
+            object_validation.validate(m.kind, check)
     except InputError as exc:
         raise exc.located(file=m.file, obj=m.ref) from None
+    if field_validation == "Warn":
+        return [f'{m.file}: {m.ref}: unknown field "{p}"' for p in unknown]
+    return []
 
 
 def _split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
@@ -131,9 +150,8 @@ def create_objects(
         except ApiError as exc:
             if keep_existing and isinstance(exc, AlreadyExists):
                 continue
-            rejected.append(
-                {"kind": m.kind, "namespace": meta.get("namespace"), "name": meta.get("name"), "message": exc.message}
-            )
+            namespace = (meta.get("namespace") or "default") if is_namespaced(m.kind) else None
+            rejected.append({"kind": m.kind, "namespace": namespace, "name": meta.get("name"), "message": exc.message})
     return rejected, pods
 
 
@@ -158,19 +176,28 @@ def deletion_reason(pod: dict[str, Any]) -> str:
     return "Deleted"
 
 
+Progress = Callable[[Scheduler], None]
+PROGRESS_EVERY = 256  # scheduling cycles between two progress reports
+
+
 def run_to_quiescence(
     sched: Scheduler,
     clock: VirtualClock,
     limit: float = MAX_VIRTUAL_SECONDS,
     controllers: list[DisruptionController] | None = None,
+    progress: Progress | None = None,
 ) -> None:
     sched.start()
+    cycles = 0
     while True:
         for controller in controllers or ():
             controller.sync()
         sched.process_events()
         if sched.queue.has_active():
             sched.schedule_one()
+            cycles += 1
+            if progress is not None and cycles % PROGRESS_EVERY == 0:
+                progress(sched)
             continue
         candidates = [
             t for t in (clock.next_timer(), sched.queue.next_backoff_expiry(), next_flush_time(sched)) if t is not None
@@ -187,21 +214,49 @@ def run_to_quiescence(
             sched.queue.flush_unschedulable_leftover()
 
 
+def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | None]:
+    """Why a pod is not bound: ``(reason, message)``. SchedulingGated as kubectl shows it (the
+    message of the SchedulingGates plugin's PreEnqueue), a schedulerName no profile answers to,
+    or the last FailedScheduling message."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    gates = [str((g or {}).get("name")) for g in spec.get("schedulingGates") or []]
+    if gates:
+        return "SchedulingGated", f"waiting for scheduling gates: [{' '.join(gates)}]"
+    name = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+    if name not in sched.profiles:
+        return "NoProfile", f'no profile has schedulerName "{name}"; no scheduler here will take this pod'
+    message = sched.last_message.get(f"{meta['namespace']}/{meta['name']}")
+    return ("Unschedulable", message) if message else ("Pending", None)
+
+
 def simulate(
-    paths: list[str], *, config_path: str | None = None, seed: int = 0, explain: list[str] | None = None
+    paths: list[str],
+    *,
+    config_path: str | None = None,
+    seed: int = 0,
+    explain: list[str] | None = None,
+    field_validation: str = "Strict",
+    progress: Progress | None = None,
 ) -> SimulationResult:
+    """Load, validate and create every object, schedule until quiescent, and collect the result."""
     loaded = load_paths(paths)
     for m in loaded.manifests:
-        validate_manifest(m)
+        for warning in validate_manifest(m, field_validation):
+            warn(warning)
     config, objects = _split_config(loaded.manifests, config_path)
+    for key, why in SIMULATE_IGNORES.items():
+        if key in config.present:
+            warn(f"{key} is ignored by simulate: {why}")
     store, rejected, pod_manifests = build_cluster(objects, seed=seed)
     client = InProcessClient(store)
     assert isinstance(store.clock, VirtualClock)
     sched = Scheduler(client, config, store.clock, seed=seed, explain=set(explain or ()))
+    if not objects:  # after the scheduler is built, so that a bad configuration is reported first
+        raise InputError("no Kubernetes objects found in " + ", ".join(paths))
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
     started = time.perf_counter()
-    run_to_quiescence(sched, store.clock, controllers=[DisruptionController(store)])
+    run_to_quiescence(sched, store.clock, controllers=[DisruptionController(store)], progress=progress)
     wall = time.perf_counter() - started
     for ev in watch.drain():
         if ev.type == "DELETED":
@@ -228,7 +283,9 @@ def simulate(
         if node:
             bound += 1
             nodes_used.add(node)
-        key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+            reason, message = "Scheduled", None
+        else:
+            reason, message = pending_reason(sched, obj)
         result.pods.append(
             {
                 "namespace": obj["metadata"]["namespace"],
@@ -236,7 +293,8 @@ def simulate(
                 "nodeName": node or None,
                 "nominatedNodeName": status.get("nominatedNodeName") or None,
                 "priority": spec.get("priority", 0),
-                "message": None if node else sched.last_message.get(key),
+                "reason": reason,
+                "message": message,
             }
         )
     events, _ = store.list("Event")
@@ -262,6 +320,8 @@ def simulate(
         "unschedulableAttempts": sched.stats.unschedulable,
         "errors": sched.stats.errors,
         "virtualSeconds": store.clock.now(),
+    }
+    result.timing = {
         "wallSeconds": round(wall, 6),
         "podsPerSecond": round(scheduled / wall, 1) if wall > 0 else None,
     }
