@@ -42,7 +42,8 @@ def test_example_placements_and_messages() -> None:
         "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
         "1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
     )
-    assert pods["gated"]["nodeName"] is None and pods["gated"]["message"] is None
+    assert pods["gated"]["nodeName"] is None and pods["gated"]["reason"] == "SchedulingGated"
+    assert pods["gated"]["message"] == "waiting for scheduling gates: [example.com/quota]"
     assert {
         "type": "Normal",
         "reason": "Scheduled",
@@ -143,9 +144,9 @@ def test_config_weights_and_disabled_plugins(tmp_path: Path) -> None:
         ("kind: Pod\nmetadata: {name: x\n", "malformed YAML"),
         (
             "kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
-            "field spec.containers[0].resources.requests.cpu",
+            "field spec.containers[0].resources.requests[cpu]",
         ),
-        ("kind: Node\nmetadata: {name: n}\nstatus: {allocatable: {memory: 1Qi}}\n", "field status.allocatable.memory"),
+        ("kind: Node\nmetadata: {name: n}\nstatus: {allocatable: {memory: 1Qi}}\n", "field status.allocatable[memory]"),
         (
             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
             "podInitialBackoffSeconds: 0\n",
@@ -159,7 +160,7 @@ def test_config_weights_and_disabled_plugins(tmp_path: Path) -> None:
         (
             "kind: PodDisruptionBudget\nmetadata: {name: b}\n"
             "spec: {minAvailable: 1, selector: {matchExpressions: [{key: a, operator: Bogus}]}}\n",
-            "PodDisruptionBudget b: field spec.selector.matchExpressions[0].operator",
+            "PodDisruptionBudget default/b: field spec.selector.matchExpressions[0].operator",
         ),
         (
             "kind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {minAvailable: 1, maxUnavailable: 1}\n",
