@@ -199,3 +199,27 @@ def test_preemption_example_spares_the_budgeted_pods() -> None:
     assert all(
         e["message"].startswith("Preempted by pod ") and e["message"].endswith(" on node node-b") for e in preempted
     )
+
+
+def test_an_unreachable_extender_stops_the_run_with_one_warning(tmp_path: Path) -> None:
+    """Upstream retries errors forever; on the virtual clock that was a week of attempts (a minute
+    of wall time). The run stops once attempts only err and the pods say why."""
+    from tests.live import free_port
+
+    port = free_port()  # nothing listens there: every filter call is refused
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        f"extenders: [{{urlPrefix: 'http://127.0.0.1:{port}', filterVerb: filter}}]\n"
+    )
+    path = write(tmp_path, make_node("n"), make_pod("a", cpu="1"), make_pod("b", cpu="1"))
+    code, out, err = run(path, "--config", str(cfg), "-o", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert {p["reason"] for p in doc["pods"]} == {"SchedulerError"}
+    assert all(f"http://127.0.0.1:{port}/filter" in p["message"] for p in doc["pods"])
+    assert doc["stats"]["attempts"] == 100 and doc["stats"]["virtualSeconds"] < 3600
+    assert err.splitlines() == [
+        f"kubesched: warning: stopped scheduling at {doc['stats']['virtualSeconds']:.0f}s of virtual time: the last "
+        "100 attempts all ended in errors and nothing changed (the pods' messages say why)"
+    ]

@@ -66,7 +66,7 @@ def to_json(result: SimulationResult, *, timing: bool = False, pending_only: boo
 def _reason(p: dict[str, Any]) -> str:
     if p["nodeName"]:
         return ""
-    if p.get("reason") in ("SchedulingGated", "NoProfile"):
+    if p.get("reason") in ("SchedulingGated", "NoProfile", "SchedulerError"):
         return f"{p['reason']}: {p['message']}"
     return p.get("message") or ""
 
@@ -105,8 +105,11 @@ def summary_lines(result: SimulationResult) -> list[str]:
     s, t = result.stats, result.timing
     gated = sum(1 for p in result.pods if p.get("reason") == "SchedulingGated")
     other = sum(1 for p in result.pods if p.get("reason") == "NoProfile")
-    unschedulable = s["pending"] - gated - other
-    detail = [f"{unschedulable} unschedulable"] if s["pending"] else []
+    errors = sum(1 for p in result.pods if p.get("reason") == "SchedulerError")
+    unschedulable = s["pending"] - gated - other - errors
+    detail = [f"{unschedulable} unschedulable"] if unschedulable else []
+    if errors:
+        detail.append(f"{errors} with errors")
     if gated:
         detail.append(f"{gated} gated")
     if other:

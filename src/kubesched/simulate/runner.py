@@ -178,6 +178,10 @@ def deletion_reason(pod: dict[str, Any]) -> str:
 
 Progress = Callable[[Scheduler], None]
 PROGRESS_EVERY = 256  # scheduling cycles between two progress reports
+# Upstream retries a pod whose attempt ended in an error (an unreachable extender, a failed API
+# call) with backoff, forever. A simulation stops once this many attempts in a row erred with no
+# other change: nothing on the virtual clock can make the next one different.
+MAX_ERROR_STREAK = 100
 
 
 def run_to_quiescence(
@@ -189,12 +193,22 @@ def run_to_quiescence(
 ) -> None:
     sched.start()
     cycles = 0
+    stuck = 0  # consecutive attempts that ended in an error while nothing else changed
     while True:
         for controller in controllers or ():
             controller.sync()
         sched.process_events()
         if sched.queue.has_active():
+            before = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
             sched.schedule_one()
+            after = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
+            stuck = stuck + 1 if after[0] > before[0] and after[1:] == before[1:] else 0
+            if stuck >= max(MAX_ERROR_STREAK, 10 * len(sched.queue)):
+                warn(
+                    f"stopped scheduling at {clock.now():.0f}s of virtual time: the last {stuck} attempts all ended "
+                    "in errors and nothing changed (the pods' messages say why)"
+                )
+                return
             cycles += 1
             if progress is not None and cycles % PROGRESS_EVERY == 0:
                 progress(sched)
@@ -217,7 +231,8 @@ def run_to_quiescence(
 def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | None]:
     """Why a pod is not bound: ``(reason, message)``. SchedulingGated as kubectl shows it (the
     message of the SchedulingGates plugin's PreEnqueue), a schedulerName no profile answers to,
-    or the last FailedScheduling message."""
+    or the last FailedScheduling message with the PodScheduled condition's reason (Unschedulable,
+    or SchedulerError when the attempt failed rather than found no node)."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     gates = [str((g or {}).get("name")) for g in spec.get("schedulingGates") or []]
     if gates:
@@ -226,7 +241,11 @@ def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | No
     if name not in sched.profiles:
         return "NoProfile", f'no profile has schedulerName "{name}"; no scheduler here will take this pod'
     message = sched.last_message.get(f"{meta['namespace']}/{meta['name']}")
-    return ("Unschedulable", message) if message else ("Pending", None)
+    if not message:
+        return "Pending", None
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), {})
+    return ("SchedulerError" if scheduled.get("reason") == "SchedulerError" else "Unschedulable"), message
 
 
 def simulate(
