@@ -329,6 +329,13 @@ def test_table_responses(server):
     assert all(r["object"]["kind"] == "PartialObjectMetadata" for r in body["rows"])
 
 
+# a "billion laughs": nine levels of ten aliases, 10^9 values once expanded
+BOMB = b"a: &a [x,x,x,x,x,x,x,x,x,x]\n" + b"".join(
+    b"%s: &%s [%s]\n" % (c.encode(), c.encode(), b",".join([b"*" + p.encode()] * 10))
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "ctype", "code"),
     [
@@ -366,6 +373,21 @@ def test_table_responses(server):
         ("POST", "/api/v1/namespaces/default/pods/sel-a/binding", b'{"target":{}}', "application/json", 422),
         ("POST", "/api/v1/namespaces/default/pods?dryRun=Maybe", b"{}", "application/json", 422),
         ("GET", "/api/v1/pods?continue=%%%", None, "application/json", 400),
+        ("PATCH", "/api/v1/namespaces/default/pods/sel-a?fieldManager=k", BOMB, "application/apply-patch+yaml", 400),
+        (
+            "PATCH",
+            "/api/v1/namespaces/default/pods/sel-a",
+            b'{"spec":{"priority":"x"}}',
+            "application/merge-patch+json",
+            400,
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            b'{"metadata":{"name":"deep","managedFields":[{"fieldsV1":' + b"[" * 300 + b"]" * 300 + b'}]},"spec":{}}',
+            "application/json",
+            400,
+        ),
     ],
 )
 def test_hostile_requests_get_4xx_and_change_nothing(server, method, path, body, ctype, code):

@@ -6,6 +6,7 @@ manifests and configurations."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from fractions import Fraction
@@ -368,9 +369,11 @@ def _requests_of(pod: dict[str, Any]) -> dict[str, Fraction]:
     spec = pod.get("spec") or {}
     for c in spec.get("containers") or []:
         for name, q in (((c.get("resources") or {}).get("requests")) or {}).items():
-            total[name] = total.get(name, Fraction(0)) + parse_quantity(q)
+            if q is not None:  # null is Go's zero
+                total[name] = total.get(name, Fraction(0)) + parse_quantity(q)
     for name, q in (spec.get("overhead") or {}).items():
-        total[name] = total.get(name, Fraction(0)) + parse_quantity(q)
+        if q is not None:
+            total[name] = total.get(name, Fraction(0)) + parse_quantity(q)
     return total
 
 
@@ -379,10 +382,14 @@ def _allocatable(node: dict[str, Any]) -> dict[str, Fraction]:
     alloc = status.get("allocatable")
     if alloc is None:
         alloc = status.get("capacity") or {}
-    return {k: parse_quantity(v) for k, v in alloc.items()}
+    return {k: parse_quantity(v) for k, v in alloc.items() if v is not None}  # null is Go's zero
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("KUBESCHED_FUZZ_EXAMPLES", 150)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     nodes=st.integers(1, 3).flatmap(lambda n: st.tuples(*[_node(i) for i in range(n)])),
     pods=st.integers(0, 4).flatmap(lambda n: st.tuples(*[_pod(i) for i in range(n)])),
@@ -423,7 +430,11 @@ def test_fuzzed_manifests_exit_0_or_one_line_2_and_never_overcommit(tmp_path: Pa
 CONFIG_VALUES = st.one_of(JUNK, st.dictionaries(st.sampled_from(["enabled", "disabled", "x"]), JUNK, max_size=2))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("KUBESCHED_FUZZ_EXAMPLES", 100)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     top=st.dictionaries(
         st.sampled_from(
@@ -460,3 +471,131 @@ def test_fuzzed_configurations_exit_0_or_one_line_2(tmp_path: Path, top, profile
     assert code in (0, 2)
     if code == 2:
         one_error_line(err)
+
+
+# Every field of a rich, valid cluster, any of which the fuzz below replaces with a hostile value.
+RICH = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "a"}}},
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "high"},
+        "value": 1000,
+        "preemptionPolicy": "PreemptLowerPriority",
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1", "zone": "a"}},
+        "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}], "unschedulable": False},
+        "status": {
+            "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10", "example.com/gpu": "1"},
+            "images": [{"names": ["nginx:1"], "sizeBytes": 1000}],
+        },
+    },
+    {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "shop"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "a"}}},
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "s", "namespace": "shop"},
+        "spec": {"selector": {"app": "a"}, "ports": [{"port": 80}]},
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "shop", "labels": {"app": "a"}},
+        "spec": {
+            "priorityClassName": "high",
+            "nodeSelector": {"zone": "a"},
+            "tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+                        ]
+                    },
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 5, "preference": {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}}
+                    ],
+                },
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": "kubernetes.io/hostname"}
+                    ]
+                },
+            },
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "a"}},
+                }
+            ],
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "100m"}}}],
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx:1",
+                    "ports": [{"containerPort": 80, "hostPort": 8080}],
+                    "resources": {"requests": {"cpu": "500m"}, "limits": {"example.com/gpu": "1"}},
+                }
+            ],
+            "overhead": {"cpu": "10m"},
+            "schedulingGates": [],
+        },
+    },
+]
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.extend(_paths(v, (*prefix, k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(_paths(v, (*prefix, i)))
+    return out
+
+
+RICH_PATHS = [(d, p) for d, doc in enumerate(RICH) for p in _paths(doc) if p[0] not in ("apiVersion", "kind")]
+HOSTILE_VALUES = st.one_of(
+    JUNK,
+    QUANTITIES,
+    st.sampled_from(["[/x]", "-1", "", "a" * 300, "Exists", "In", "DoNotSchedule", "NoExecute", "Never", "50%"]),
+    st.dictionaries(st.sampled_from(["key", "operator", "values", "matchLabels", "x"]), JUNK, max_size=3),
+)
+
+
+@settings(
+    max_examples=int(os.environ.get("KUBESCHED_FUZZ_EXAMPLES", 150)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(mutations=st.lists(st.tuples(st.sampled_from(RICH_PATHS), HOSTILE_VALUES), min_size=1, max_size=3))
+def test_fuzzed_fields_of_a_rich_cluster_exit_0_or_one_line_2(tmp_path: Path, mutations) -> None:
+    docs = json.loads(json.dumps(RICH))
+    for (d, path), value in mutations:
+        target = docs[d]
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation replaced a parent
+    out_path = tmp_path / "rich.yaml"
+    out_path.write_text(yaml.safe_dump_all(docs))
+    code, out, err, exc = simulate(str(out_path), "-o", "json")
+    assert exc is None, f"{type(exc).__name__}: {exc}"
+    assert code in (0, 2)
+    if code == 2:
+        one_error_line(err)
+    else:
+        json.loads(out)

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """Control characters (a newline in a name) escaped, so a message stays one line."""
+    return _CONTROL.sub(
+        lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\u{ord(m.group()):04x}"), text
+    )
+
+
+def go_quote(value: object) -> str:
+    """A value as Go's ``%q`` prints it in field errors: double-quoted, escapes for control characters."""
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{one_line(text)}"'
+
 
 class InputError(Exception):
     """Bad user input (a manifest, a quantity, a configuration) with where it was found."""
@@ -27,4 +44,5 @@ class InputError(Exception):
         where = [p for p in (self.file, self.obj) if p]
         prefix = ": ".join(where)
         field = f" field {self.field}:" if self.field else ""
-        return f"{prefix}:{field} {self.message}" if prefix else f"{field.strip()} {self.message}".strip()
+        text = f"{prefix}:{field} {self.message}" if prefix else f"{field.strip()} {self.message}".strip()
+        return one_line(text)

@@ -45,6 +45,8 @@ def parse_quantity(text: str | int | float) -> Fraction:
     if isinstance(text, int):
         return Fraction(text)
     if isinstance(text, float):
+        if not math.isfinite(text):  # YAML's .inf and .nan have no JSON form
+            raise QuantityError(f"quantities must be finite numbers, got {text!r}")
         return Fraction(str(text))
     cached = _cache.get(text)
     if cached is not None:

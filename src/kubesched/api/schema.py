@@ -49,6 +49,7 @@ _KIND_TYPES = {
 # how deep free-form JSON (annotations' raw extensions, unknown kinds) may nest: far beyond any
 # real object, well within what Python code walking it can recurse through
 MAX_RAW_DEPTH = 100
+MAX_RAW_NODES = 1_000_000
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "int": (-(2**63), 2**63 - 1)}
 _INT_RANGES |= {"uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
 
@@ -91,6 +92,19 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+def _zero(t: str) -> Any:
+    """Go's zero value of a type: what a JSON null becomes inside a list or a map."""
+    if t == "string" or t.startswith("string:") or t in ("Quantity", "Time"):
+        return "" if t != "Quantity" else "0"
+    if t in _INT_RANGES or t in ("float64", "float32"):
+        return 0
+    if t == "bool":
+        return False
+    if t.startswith("[]") or t.startswith("map[string]") or t in ("raw", "IntOrString"):
+        return None if t == "raw" else (0 if t == "IntOrString" else None)
+    return {}
 
 
 class DecodeError(InputError):
@@ -158,7 +172,7 @@ class _Walk:
             inner = t[2:]
             out = v
             for i, item in enumerate(v):
-                new = self.value(inner, item, struct, gopath, f"{where}[{i}]")
+                new = _zero(inner) if item is None else self.value(inner, item, struct, gopath, f"{where}[{i}]")
                 if new is not item:
                     if out is v:
                         out = list(v)
@@ -170,7 +184,7 @@ class _Walk:
             inner = t[11:]
             out = v
             for k, item in v.items():
-                new = self.value(inner, item, struct, gopath, f"{where}[{k}]")
+                new = _zero(inner) if item is None else self.value(inner, item, struct, gopath, f"{where}[{k}]")
                 if new is not item or not isinstance(k, str):
                     if out is v:
                         out = dict(v)
@@ -208,10 +222,15 @@ class _Walk:
 
 
 def check_depth(value: Any, where: str = "", limit: int = MAX_RAW_DEPTH) -> None:
-    """Refuse free-form JSON nested deeper than ``limit`` (walked without recursion)."""
+    """Refuse free-form JSON nested deeper than ``limit`` or holding more than MAX_RAW_NODES
+    values (YAML aliases can make a small document a huge tree), walked without recursion."""
     stack = [(value, 1)]
+    seen = 0
     while stack:
         v, depth = stack.pop()
+        seen += 1
+        if seen > MAX_RAW_NODES:
+            raise DecodeError(f"more than {MAX_RAW_NODES:,} values in one free-form field", field=where or None)
         if isinstance(v, dict):
             items: Any = v.values()
         elif isinstance(v, list):
@@ -219,7 +238,7 @@ def check_depth(value: Any, where: str = "", limit: int = MAX_RAW_DEPTH) -> None
         else:
             continue
         if depth > limit:
-            raise InputError(f"nested more than {limit} levels deep", field=where or None)
+            raise DecodeError(f"nested more than {limit} levels deep", field=where or None)
         stack.extend((item, depth + 1) for item in items)
 
 

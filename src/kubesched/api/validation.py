@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api.quantity import QuantityError, parse_quantity
-from kubesched.errors import InputError
+from kubesched.errors import InputError, go_quote
 
 # apimachinery/pkg/api/validate/content: DNS-1123 names, label keys and values
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -52,7 +52,7 @@ _STANDARD_CONTAINER_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
 
 
 def _invalid(value: Any, message: str, field: str) -> InputError:
-    return InputError(f'Invalid value: "{value}": {message}', field=field)
+    return InputError(f"Invalid value: {go_quote(value)}: {message}", field=field)
 
 
 def dns_subdomain_errors(name: str) -> list[str]:

@@ -52,7 +52,9 @@ from kubesched.cluster.errors import (
     UnsupportedMediaType,
 )
 from kubesched.cluster.events import from_core, to_core
+from kubesched.cluster.loader import check_yaml_structure
 from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Store, WatchEvent
+from kubesched.errors import InputError
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -793,6 +795,10 @@ def _decode_yaml(data: bytes) -> Any:
     RecursionError we answer with 400, never in a crash of the C parser."""
     if not data.strip():
         raise BadRequest("the body of the request is empty")
+    try:  # alias bombs and extreme nesting, before anything composes the document
+        check_yaml_structure(data.decode("utf-8", errors="replace"), "the body of the request")
+    except InputError as exc:
+        raise BadRequest(f"the body of the request could not be decoded as YAML: {exc.message}") from None
     try:
         return yaml.load(data, Loader=yaml.SafeLoader)
     except (yaml.YAMLError, RecursionError, UnicodeDecodeError, ValueError) as exc:

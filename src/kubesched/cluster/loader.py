@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from kubesched.cluster.store import is_namespaced
-from kubesched.errors import InputError
+from kubesched.errors import InputError, one_line
 
 try:
     _Loader: Any = yaml.CSafeLoader
@@ -105,7 +105,7 @@ def _yaml_depth_bound(text: str) -> int:
     return flow + 2 * indent + compact + 2
 
 
-def _check_yaml_structure(text: str, name: str) -> None:
+def check_yaml_structure(text: str, name: str) -> None:
     """Refuse, before libyaml composes it, a stream nested deeper than MAX_YAML_DEPTH or whose
     aliases expand it past MAX_ALIAS_EXPANSION nodes (a "billion laughs": SafeLoader shares the
     aliased node, but everything that walks the objects afterwards would not). Only streams
@@ -152,7 +152,7 @@ def _documents(path: Path | None) -> tuple[str, list[Any]]:
         except RecursionError:
             raise InputError(f"nested more than {sys.getrecursionlimit()} levels deep", file=name) from None
         return name, [doc]
-    _check_yaml_structure(text, name)
+    check_yaml_structure(text, name)
     try:
         return name, list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
@@ -192,4 +192,4 @@ def load_paths(paths: Iterable[str]) -> LoadResult:
 
 
 def warn(message: str) -> None:
-    print(f"kubesched: warning: {message}", file=sys.stderr)
+    print(f"kubesched: warning: {one_line(message)}", file=sys.stderr)

@@ -320,7 +320,10 @@ def _profile(raw: Any, index: int, n_profiles: int) -> Profile:
     }
     plugin_config: dict[str, Any] = {}
     skipped: list[str] = []
-    for i, pc in enumerate(raw.get("pluginConfig") or []):
+    plugin_configs = raw.get("pluginConfig") or []
+    if not isinstance(plugin_configs, list):
+        raise InputError("expected a list", field=f"{path}.pluginConfig")
+    for i, pc in enumerate(plugin_configs):
         if not isinstance(pc, Mapping) or not isinstance(pc.get("name"), str):
             raise InputError("Required value: name", field=f"{path}.pluginConfig[{i}].name")
         if pc["name"] in plugin_config:
