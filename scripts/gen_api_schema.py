@@ -2,9 +2,10 @@
 read from the Go types of k8s.io/api and k8s.io/apimachinery (the same structs kube-apiserver
 decodes request bodies into).
 
-    python scripts/gen_api_schema.py /path/to/kubernetes+api/repo /path/to/kubernetes+apimachinery/repo
+    python scripts/gen_api_schema.py /path/to/kubernetes+api/repo /path/to/kubernetes+apimachinery/repo [REF]
 
-Both arguments are git directories (bare clones are fine: files are read with ``git show HEAD:...``).
+Both arguments are git directories (bare clones are fine: files are read with ``git show REF:...``);
+REF defaults to v0.36.3, the staging tag of Kubernetes v1.36.3, the release kubesched follows.
 Each struct becomes ``{"json name": type}``; a type is ``int32``/``int64``/``float64``/``bool``/
 ``string`` (with the Go name of a named string type after a colon, for messages), ``Quantity``,
 ``IntOrString``, ``Time``, ``raw`` (any JSON), ``[]T``, ``map[string]T`` or a struct's key.
@@ -18,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+REF = "v0.36.3"
 # (repo index, path, package key, display package)
 FILES = [
     (0, "core/v1/types.go", "core", "v1"),
@@ -77,9 +79,9 @@ _EMBED = re.compile(r'^\s+\*?([\w.]+)\s+`json:"([^"]*)"')
 _TYPE = re.compile(r"^type (\w+) (.+)$")
 
 
-def read(repo: str, path: str) -> str:
+def read(repo: str, path: str, ref: str = REF) -> str:
     return subprocess.run(
-        ["git", "--git-dir", repo, "show", f"HEAD:{path}"], check=True, capture_output=True, text=True
+        ["git", "--git-dir", repo, "show", f"{ref}:{path}"], check=True, capture_output=True, text=True
     ).stdout
 
 
@@ -127,12 +129,12 @@ def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
                 structs[current]["inline"].append((gotype, aliases))
 
 
-def main(api: str, machinery: str) -> None:
+def main(api: str, machinery: str, ref: str = REF) -> None:
     structs: dict = {}
     named: dict = {}
     repos = [api, machinery]
     for idx, path, pkg, _ in FILES:
-        parse(read(repos[idx], path), pkg, structs, named)
+        parse(read(repos[idx], path, ref), pkg, structs, named)
     out: dict[str, dict[str, str]] = {}
 
     def qualify(name: str, aliases: dict) -> str:
@@ -192,11 +194,11 @@ def main(api: str, machinery: str) -> None:
                     todo.append(k)
             for jname, (gotype, aliases) in s["fields"].items():
                 fields[jname] = resolve(gotype, aliases, pending)
-    doc = {"roots": ROOTS, "types": dict(sorted(out.items()))}
+    doc = {"source": f"k8s.io/api and k8s.io/apimachinery {ref}", "roots": ROOTS, "types": dict(sorted(out.items()))}
     target = Path(__file__).resolve().parent.parent / "src/kubesched/api/schema.json"
     target.write_text(json.dumps(doc, indent=0, sort_keys=False, separators=(",", ":")) + "\n")
     print(f"{target}: {len(out)} types", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])
