@@ -36,15 +36,13 @@ EXTENSION_POINTS = (
 
 # getDefaultPlugins(): the MultiPoint set, in execution order, with score weights.
 # Upstream default plugins that kubesched does not implement yet: the default profile leaves
-# them out (the volume and DRA plugins need
-# objects the embedded cluster does not model).
+# them out (the volume plugins need objects the embedded cluster does not model).
 NOT_YET_IMPLEMENTED = frozenset(
     {
         "VolumeRestrictions",
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
-        "DynamicResources",
     }
 )
 
@@ -167,6 +165,7 @@ ARGS_FIELDS: dict[str, dict[str, Any]] = {
     "PodTopologySpread": {"defaultConstraints": ["core.TopologySpreadConstraint"], "defaultingType": None},
     "DefaultPreemption": {"minCandidateNodesPercentage": None, "minCandidateNodesAbsolute": None},
     "NodeAffinity": {"addedAffinity": "core.NodeAffinity"},
+    "DynamicResources": {"filterTimeout": None, "bindingTimeout": None},
 }
 
 

@@ -66,7 +66,7 @@ def to_json(result: SimulationResult, *, timing: bool = False, pending_only: boo
 def _reason(p: dict[str, Any]) -> str:
     if p["nodeName"]:
         return ""
-    if p.get("reason") in ("SchedulingGated", "NoProfile", "SchedulerError"):
+    if p.get("reason") in ("SchedulingGated", "NoProfile", "SchedulerError", "PreEnqueue"):
         return f"{p['reason']}: {p['message']}"
     return p.get("message") or ""
 
@@ -106,12 +106,15 @@ def summary_lines(result: SimulationResult) -> list[str]:
     gated = sum(1 for p in result.pods if p.get("reason") == "SchedulingGated")
     other = sum(1 for p in result.pods if p.get("reason") == "NoProfile")
     errors = sum(1 for p in result.pods if p.get("reason") == "SchedulerError")
-    unschedulable = s["pending"] - gated - other - errors
+    held = sum(1 for p in result.pods if p.get("reason") == "PreEnqueue")
+    unschedulable = s["pending"] - gated - other - errors - held
     detail = [f"{unschedulable} unschedulable"] if unschedulable else []
     if errors:
         detail.append(f"{errors} with errors")
     if gated:
         detail.append(f"{gated} gated")
+    if held:
+        detail.append(f"{held} held at PreEnqueue")
     if other:
         detail.append(f"{other} for no profile")
     pending = f"pending {s['pending']}" + (f" ({', '.join(detail)})" if detail else "")

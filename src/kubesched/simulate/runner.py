@@ -238,6 +238,10 @@ def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | No
     if gates:
         return "SchedulingGated", f"waiting for scheduling gates: [{' '.join(gates)}]"
     name = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+    uid = meta.get("uid")
+    for qp in sched.queue.gated_pods():  # held back by another PreEnqueue plugin (DynamicResources)
+        if qp.pod.uid == uid and qp.gated_status is not None:
+            return "PreEnqueue", f"{qp.gating_plugin}: {qp.gated_status.message()}"
     if name not in sched.profiles:
         return "NoProfile", f'no profile has schedulerName "{name}"; no scheduler here will take this pod'
     message = sched.last_message.get(f"{meta['namespace']}/{meta['name']}")

@@ -9,6 +9,7 @@ from kubesched.errors import InputError
 from kubesched.scheduler.framework.registry import Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+from kubesched.scheduler.plugins.dynamicresources import DynamicResources
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
 from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
@@ -33,6 +34,7 @@ IN_TREE = (
     NodeResourcesFit,
     PodTopologySpread,
     InterPodAffinity,
+    DynamicResources,
     DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
