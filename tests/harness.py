@@ -11,6 +11,7 @@ from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
+from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import parse_config
@@ -36,6 +37,7 @@ class Cluster:
         for obj in objects:
             self.store.create(obj["kind"], obj)
         self.disruption = DisruptionController(self.store)
+        self.claims = ResourceClaimController(self.store)
         self.client = InProcessClient(self.store)
         self.sched = Scheduler(
             self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry, binding=binding
@@ -50,6 +52,7 @@ class Cluster:
         """Handle every watch event and schedule until activeQ is empty; no time passes."""
         while True:
             self.disruption.sync()
+            self.claims.sync()
             self.sched.process_events()
             if not self.sched.schedule_one():
                 self.sched.process_events()

@@ -1,6 +1,6 @@
-"""DynamicResources as far as kubesched implements it (no ResourceClaims stored yet): its place in
-the default profile, PreEnqueue for claims that do not exist, PreFilter's state and Skip, and the
-PostFilter reason v1.36 joins into every FailedScheduling message."""
+"""DynamicResources: its place in the default profile, PreEnqueue for claims that do not exist,
+PreFilter's state and Skip, the PostFilter reason v1.36 joins into every FailedScheduling
+message, and claims allocated, reserved and released end to end with the claim controller."""
 
 from __future__ import annotations
 
@@ -144,10 +144,137 @@ def test_successful_preemption_drops_the_plugins_reason() -> None:
     assert c.events("FailedScheduling")[0] == "0/1 nodes are available: 1 Insufficient cpu."
 
 
-def test_a_pod_with_claims_waits_at_pre_enqueue_in_a_simulation() -> None:
-    c = Cluster(make_node("n", cpu="2"))
-    c.create(claim_pod([{"name": "gpu", "resourceClaimName": "shared"}]))
+DRIVER = "gpu.example.com"
+
+
+def dra_objects(memories: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """A DeviceClass, a template asking for one GPU of 40Gi or more, and a node with a slice per entry."""
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "big-gpu", "namespace": "default"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {
+                                    "deviceClassName": "gpu",
+                                    "selectors": [
+                                        {
+                                            "cel": {
+                                                "expression": f'device.capacity["{DRIVER}"].memory'
+                                                '.compareTo(quantity("40Gi")) >= 0'
+                                            }
+                                        }
+                                    ],
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+        },
+    ]
+    for node, mems in memories.items():
+        objs.append(make_node(node, cpu="8"))
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{node}-gpus"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": node,
+                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{i}", "capacity": {"memory": {"value": m}}} for i, m in enumerate(mems)],
+                },
+            }
+        )
+    return objs
+
+
+def gpu_pod(name: str, template: str = "big-gpu") -> dict[str, Any]:
+    p = make_pod(name, cpu="1")
+    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    return p
+
+
+def claim_of(c: Cluster, pod: str) -> dict[str, Any]:
+    statuses = c.store.get("Pod", "default", pod)["status"]["resourceClaimStatuses"]
+    return c.store.get("ResourceClaim", "default", statuses[0]["resourceClaimName"])
+
+
+def test_claims_from_templates_are_allocated_reserved_and_released() -> None:
+    c = Cluster(*dra_objects({"n1": ["80Gi", "80Gi"], "n2": ["24Gi"]}))
+    c.create(gpu_pod("a"), gpu_pod("b"), gpu_pod("c"))
     c.settle()
-    assert c.node_of("p") is None and c.events("FailedScheduling") == []
-    gated = [qp for qp in c.sched.queue.gated_pods() if qp.pod.name == "p"]
-    assert gated and gated[0].gating_plugin == "DynamicResources"
+    assert [c.node_of(p) for p in "abc"] == ["n1", "n1", None]
+    claim = claim_of(c, "a")
+    assert claim["metadata"]["ownerReferences"][0]["uid"] == "uid-default-a"
+    assert claim["metadata"]["annotations"]["resource.kubernetes.io/pod-claim-name"] == "gpu"
+    assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "a", "uid": "uid-default-a"}]
+    results = claim["status"]["allocation"]["devices"]["results"]
+    assert results == [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
+    assert claim_of(c, "b")["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"
+    assert c.events("FailedScheduling")[-1] == (
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
+    # a deleted pod's claim goes with it, its device is free again, and the waiting pod gets it
+    gone = claim_of(c, "a")["metadata"]["name"]
+    c.store.delete("Pod", "default", "a", 0)
+    c.settle()
+    assert c.store.try_get("ResourceClaim", "default", gone) is None
+    assert c.node_of("c") is None  # requeued by the claim's deallocation, into backoff
+    c.advance(2)
+    assert c.node_of("c") == "n1"
+    assert claim_of(c, "c")["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda objs: [o for o in objs if o["kind"] != "DeviceClass"], "request gpu: device class gpu does not exist"),
+        (lambda objs: [o for o in objs if o["kind"] != "ResourceClaimTemplate"], None),
+    ],
+    ids=["no-class", "no-template"],
+)
+def test_missing_class_or_template(mutate, message) -> None:
+    c = Cluster(*mutate(dra_objects({"n1": ["80Gi"]})))
+    c.create(gpu_pod("a"))
+    c.settle()
+    assert c.node_of("a") is None
+    if message is None:  # no claim was made: the pod waits at PreEnqueue, with no attempt
+        gated = [qp for qp in c.sched.queue.gated_pods() if qp.pod.name == "a"]
+        assert gated[0].gated_status.message() == 'pod "default/a": ResourceClaim not created yet'
+        assert c.events("FailedScheduling") == []
+    else:
+        assert (
+            c.events("FailedScheduling")
+            == [
+                f"0/1 nodes are available: {message}. no new claims to deallocate, "
+                "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+            ]
+            or message in c.events("FailedScheduling")[0]
+        )
+
+
+def test_a_broken_selector_is_a_scheduler_error() -> None:
+    objs = dra_objects({"n1": ["80Gi"]})
+    objs[0]["spec"]["selectors"] = [{"cel": {"expression": 'device.attributes["nope"].model == "x"'}}]
+    c = Cluster(*objs)
+    c.create(gpu_pod("a"))
+    c.settle()
+    assert c.node_of("a") is None
+    cond = next(x for x in c.store.get("Pod", "default", "a")["status"]["conditions"] if x["type"] == "PodScheduled")
+    assert cond["reason"] == "SchedulerError"
+    assert cond["message"] == 'running "DynamicResources" filter plugin: CEL runtime error: no such key'

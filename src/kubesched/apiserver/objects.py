@@ -139,6 +139,7 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
 
 # kinds whose status only the /status subresource may change (the main resource keeps it)
 STATUS_KINDS = {
+    "ResourceClaim",
     "Pod",
     "Node",
     "Namespace",

@@ -85,6 +85,10 @@ RESOURCES: tuple[Resource, ...] = (
         (),
         ("status",),
     ),
+    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, "deviceclass"),
+    Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, "resourceclaim", (), (), ("status",)),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True, "resourceclaimtemplate"),
+    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, "resourceslice"),
 )
 
 BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}

@@ -135,6 +135,39 @@ def _pc_row(o: dict[str, Any], now: float) -> Row:
     ]
 
 
+def _claim_state(o: dict[str, Any]) -> str:
+    """``resourceClaimState`` (``pkg/printers/internalversion``): deleted, pending, allocated, reserved."""
+    meta, status = o.get("metadata") or {}, o.get("status") or {}
+    states = ["deleted"] if meta.get("deletionTimestamp") else []
+    if not status.get("allocation"):
+        if not meta.get("deletionTimestamp"):
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+        elif meta.get("deletionTimestamp"):
+            states.append("deallocating")
+    return ",".join(states)
+
+
+def _claim_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), _claim_state(o), _age(now, meta.get("creationTimestamp"))]
+
+
+def _slice_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    pool = (spec.get("pool") or {}).get("name") or ""
+    return [
+        meta.get("name"),
+        spec.get("nodeName") or "",
+        spec.get("driver") or "",
+        pool,
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
 def _pdb_row(o: dict[str, Any], now: float) -> Row:
     meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
     return [
@@ -213,6 +246,8 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
         _pdb_row,
     ),
     "Namespace": ([_name_col(), _col("Status"), _col("Age")], _ns_row),
+    "ResourceClaim": ([_name_col(), _col("State"), _col("Age")], _claim_row),
+    "ResourceSlice": ([_name_col(), _col("Node"), _col("Driver"), _col("Pool"), _col("Age")], _slice_row),
 }
 _DEFAULT = ([_name_col(), _col("Created At", type_="date")], _default_row)
 

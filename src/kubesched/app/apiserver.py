@@ -26,6 +26,7 @@ from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.errors import AlreadyExists
 from kubesched.cluster.loader import load_paths
+from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
@@ -83,6 +84,7 @@ async def serve(opts: ServerOptions) -> None:
     changed = asyncio.Event()
     kubelet = HollowKubelet(store, notify=changed.set) if opts.kubelet else None
     pdbs = DisruptionController(store, notify=changed.set)
+    claims = ResourceClaimController(store, notify=changed.set)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
@@ -93,6 +95,7 @@ async def serve(opts: ServerOptions) -> None:
             if kubelet is not None:
                 kubelet.sync()
             pdbs.sync()
+            claims.sync()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
 

@@ -63,6 +63,10 @@ class InProcessClient:
     ) -> None:
         self.store.delete(kind, namespace, name, grace_period_seconds, uid=uid)
 
+    def update_claim_status(self, claim: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        """resourceclaims/status: the store's optimistic concurrency decides (409 if ``claim`` is stale)."""
+        return self.store.update("ResourceClaim", {**claim, "status": status})
+
     def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
         """pods/eviction: raises TooManyRequests (429) when a PodDisruptionBudget forbids it."""
         evict(self.store, namespace, name, grace_period_seconds)

@@ -35,4 +35,9 @@ class ClusterClient(Protocol):
 
     def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None: ...
 
+    def update_claim_status(self, claim: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        """``UpdateStatus`` of a ResourceClaim: ``claim`` as last seen (its resourceVersion must
+        still be current, else a 409 Conflict) with ``status`` in place of its own."""
+        ...
+
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None: ...

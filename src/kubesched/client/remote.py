@@ -140,6 +140,9 @@ class RemoteClient:
             "StatefulSet": k8s.AppsV1Api(self._api).list_stateful_set_for_all_namespaces,
             "PodDisruptionBudget": k8s.PolicyV1Api(self._api).list_pod_disruption_budget_for_all_namespaces,
             "PriorityClass": k8s.SchedulingV1Api(self._api).list_priority_class,
+            "ResourceClaim": k8s.ResourceV1Api(self._api).list_resource_claim_for_all_namespaces,
+            "DeviceClass": k8s.ResourceV1Api(self._api).list_device_class,
+            "ResourceSlice": k8s.ResourceV1Api(self._api).list_resource_slice,
         }
         for kind in self.kinds:
             self._tasks.append(asyncio.run_coroutine_threadsafe(self._informer(kind), self._loop))  # type: ignore[arg-type]
@@ -398,6 +401,16 @@ class RemoteClient:
         if grace_period_seconds is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
         self._write(self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False))
+
+    def update_claim_status(self, claim: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        meta = claim.get("metadata") or {}
+        body = {**claim, "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "status": status}
+        api = k8s.ResourceV1Api(self._api)
+        return self._write(
+            api.replace_namespaced_resource_claim_status(
+                meta.get("name"), meta.get("namespace"), body, _preload_content=False
+            )
+        )
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message)

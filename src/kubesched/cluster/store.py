@@ -40,6 +40,10 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "StatefulSet": ("apps/v1", True, "statefulsets"),
     "Lease": ("coordination.k8s.io/v1", True, "leases"),
     "ConfigMap": ("v1", True, "configmaps"),
+    "DeviceClass": ("resource.k8s.io/v1", False, "deviceclasses"),
+    "ResourceClaim": ("resource.k8s.io/v1", True, "resourceclaims"),
+    "ResourceClaimTemplate": ("resource.k8s.io/v1", True, "resourceclaimtemplates"),
+    "ResourceSlice": ("resource.k8s.io/v1", False, "resourceslices"),
 }
 
 Key = tuple[str, str]  # (namespace or "", name)
@@ -101,6 +105,8 @@ GENERATION_KINDS = frozenset(
         "Job",
         "CronJob",
         "PodDisruptionBudget",
+        "DeviceClass",
+        "ResourceClaimTemplate",
     }
 )
 

@@ -11,7 +11,16 @@ from typing import Any
 from kubesched.api.selectors import LabelSelector, Requirement, parse_label_selector
 from kubesched.errors import InputError
 
-KINDS = ("Namespace", "Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+KINDS = (
+    "Namespace",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "ResourceClaim",
+    "DeviceClass",
+    "ResourceSlice",
+)
 
 # the controller kinds DefaultSelector follows through a pod's controller ownerReference
 _CONTROLLERS = {
@@ -30,16 +39,25 @@ class Listers:
     def __init__(self) -> None:
         self._objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in KINDS}
         self._services_by_ns: dict[str, list[dict[str, Any]]] | None = None
+        self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # bumped on every change of a kind
 
     def set(self, kind: str, obj: dict[str, Any]) -> None:
         self._objects[kind][_key(obj)] = obj
+        self.versions[kind] += 1
         if kind == "Service":
             self._services_by_ns = None
 
     def delete(self, kind: str, obj: Mapping[str, Any]) -> None:
         self._objects[kind].pop(_key(obj), None)
+        self.versions[kind] += 1
         if kind == "Service":
             self._services_by_ns = None
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._objects[kind].get((namespace, name))
+
+    def all(self, kind: str) -> list[dict[str, Any]]:
+        return list(self._objects[kind].values())
 
     # -- namespaces ---------------------------------------------------------------------------
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:

@@ -50,6 +50,7 @@ from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
 
 log = logging.getLogger("kubesched.scheduler")
+DRA_KINDS = frozenset({"ResourceClaim", "DeviceClass", "ResourceSlice"})
 NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
 _NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
@@ -191,6 +192,11 @@ class Scheduler:
                 self.listers.delete(ev.kind, ev.obj)
             else:
                 self.listers.set(ev.kind, ev.obj)
+            if ev.kind in DRA_KINDS:  # claims, classes, slices: DynamicResources' registered events
+                verb = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
+                action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(ev.type, ActionType.UPDATE)
+                self.cluster_generation += 1
+                self.queue.move_all(ClusterEvent(ev.kind, action, f"{ev.kind}{verb}"), ev.old, ev.obj)
 
     # -- node handlers --------------------------------------------------------------------------
     def _on_node_add(self, obj: dict[str, Any]) -> None:

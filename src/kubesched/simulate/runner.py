@@ -22,13 +22,24 @@ from kubesched.cluster import validation as object_validation
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.errors import AlreadyExists, ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
+from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
 from kubesched.errors import InputError
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler.scheduler import Explanation, Scheduler
 
-CREATE_ORDER = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "PodDisruptionBudget": 3, "Pod": 9}
+CREATE_ORDER = {
+    "Namespace": 0,
+    "PriorityClass": 1,
+    "Node": 2,
+    "PodDisruptionBudget": 3,
+    "DeviceClass": 4,
+    "ResourceSlice": 4,
+    "ResourceClaimTemplate": 4,
+    "ResourceClaim": 4,
+    "Pod": 9,
+}
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
 MAX_VIRTUAL_SECONDS = 7 * 24 * 3600.0
 # configuration sections that mean nothing to one in-process scheduler on a virtual clock
@@ -188,7 +199,7 @@ def run_to_quiescence(
     sched: Scheduler,
     clock: VirtualClock,
     limit: float = MAX_VIRTUAL_SECONDS,
-    controllers: list[DisruptionController] | None = None,
+    controllers: list[Any] | None = None,
     progress: Progress | None = None,
 ) -> None:
     sched.start()
@@ -279,7 +290,8 @@ def simulate(
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
     started = time.perf_counter()
-    run_to_quiescence(sched, store.clock, controllers=[DisruptionController(store)], progress=progress)
+    controllers: list[Any] = [DisruptionController(store), ResourceClaimController(store)]
+    run_to_quiescence(sched, store.clock, controllers=controllers, progress=progress)
     wall = time.perf_counter() - started
     for ev in watch.drain():
         if ev.type == "DELETED":

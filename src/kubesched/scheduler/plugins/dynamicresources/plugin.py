@@ -1,23 +1,22 @@
-"""DynamicResources: the scheduler's side of Dynamic Resource Allocation (resource.k8s.io/v1),
-in the default profile just before DefaultPreemption, as ``applyFeatureGates`` puts it while
-the DynamicResourceAllocation gate is on (GA since v1.34).
+"""DynamicResources (``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``,
+v1.36): the scheduler's side of Dynamic Resource Allocation (resource.k8s.io/v1), in the default
+profile just before DefaultPreemption, as ``applyFeatureGates`` puts it while the
+DynamicResourceAllocation gate is on (GA since v1.34).
 
-What this file implements of upstream's plugin (``dynamicresources.go``, v1.36):
-
-* PreEnqueue: every claim a pod references must exist. A claim from a template must have been
-  created and recorded in ``status.resourceClaimStatuses`` (``resourceclaim.Name``), a named
-  claim must be found (the claim tracker's assume cache).
-* PreFilter: the cycle state is written first, with no claims, for every pod; a pod without
-  claims is then skipped by Filter.
-* PostFilter: a pod with no claims to allocate gets ``no new claims to deallocate``, which the
-  framework joins with DefaultPreemption's reason: v1.36's FailedScheduling messages read
-  ``... no new claims to deallocate, preemption: 0/N nodes are available: ...``. Without the
-  state (an earlier PreFilter rejected the pod as unresolvable) the plugin reports the cycle
-  state's ``not found`` error, as upstream's does.
-
-Not yet: kubesched does not store ResourceClaims, DeviceClasses or ResourceSlices, so a pod
-with claims waits at PreEnqueue (its claims cannot be found) rather than being scheduled as if
-it had none; the structured allocator (Filter, Reserve, PreBind) comes with those objects.
+* PreEnqueue: every claim a pod references must exist (a claim from a template must have been
+  created and recorded in ``status.resourceClaimStatuses``) and not be being deleted.
+* PreFilter: the cycle state is written first, for every pod; a pod without claims is then
+  skipped. A claim allocated and reserved for other pods that cannot take more consumers, a
+  claim whose allocation is in flight for another pod, or a missing DeviceClass makes the pod
+  unschedulable at once.
+* Filter: an allocated claim must be usable on the node (its allocation's node selector);
+  claims to allocate must all fit the free devices the node reaches (``allocator``).
+* PostFilter: a pod with no claims says ``no new claims to deallocate``, which v1.36 joins into
+  every FailedScheduling message before DefaultPreemption's reason; a pod whose allocated claim
+  is unusable everywhere and reserved for nobody else gets it deallocated.
+* Reserve / Unreserve: the chosen devices are held in flight so that no other pod takes them
+  before PreBind has written the claims; Unreserve gives them back.
+* PreBind: each claim gets its allocation and the pod in ``reservedFor`` (status subresource).
 """
 
 from __future__ import annotations
@@ -26,35 +25,60 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.pod import PodInfo
+from kubesched.cluster.errors import ApiError
 from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
     PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
+    ReservePlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.dynamicresources import allocator
+from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
+
+RESOURCE_CLAIM = "ResourceClaim"
+DEVICE_CLASS = "DeviceClass"
+RESOURCE_SLICE = "ResourceSlice"
 
 STATE_KEY = "DynamicResources"
 # framework.ErrNotFound: what CycleState.Read returns for a key never written
 STATE_NOT_FOUND = "not found"
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+IN_USE = "resourceclaim in use"
 # resourceclaim.ErrClaimNotFound / ErrAPIUnsupported (k8s.io/dynamic-resource-allocation/resourceclaim)
 CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 API_UNSUPPORTED = "none of the supported fields are set"
+# resourceclaim.ResourceClaimReservedForMaxSize
+RESERVED_FOR_MAX = 256
+# the reasons of Filter verdicts (reason ids)
+_REASONS = {1: (CANNOT_ALLOCATE,), 2: (NOT_AVAILABLE,)}
 
 
 @dataclass(slots=True)
 class _State:
-    """stateData: the pod's claims, one per ``spec.resourceClaims`` entry (empty without any)."""
+    """stateData: the pod's claims, one per ``spec.resourceClaims`` entry (empty without any),
+    those to allocate, and the chosen devices once Reserve ran."""
 
     claims: list[Mapping[str, Any]] = field(default_factory=list)
+    plans: list[ClaimPlan] = field(default_factory=list)
+    allocated_on: list[Any] = field(default_factory=list)  # per claim: allocation node selector terms or None
+    unavailable: set[int] = field(default_factory=set)
+    allocations: dict[str, dict[str, Any]] = field(default_factory=dict)  # claim uid -> status.allocation
 
 
 class _ClaimMissing(Exception):
@@ -67,11 +91,73 @@ def _resource_claims(pod: PodInfo) -> list[Any]:
     return claims if isinstance(claims, list) else []
 
 
-class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, EnqueueExtensions):
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _reserved_for(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list((claim.get("status") or {}).get("reservedFor") or [])
+
+
+class DynamicResources(
+    PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions
+):
     name = "DynamicResources"
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)
+        self.handle = handle
+        self._table: DeviceTable | None = None
+        self._table_version = -1
+        # claim uid -> allocation chosen by Reserve, held (the assume cache) until the informer
+        # shows the claim allocated; ``_written`` are those PreBind has written
+        self.in_flight: dict[str, dict[str, Any]] = {}
+        self._written: set[str] = set()
+
+    # -- informer views ---------------------------------------------------------------------------
+    def _listers(self) -> Any:
+        return getattr(self.handle, "listers", None)
+
+    def _lookup(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        listers = self._listers()
+        return None if listers is None else listers.get("ResourceClaim", namespace, name)
+
+    def _classes(self) -> dict[str, Mapping[str, Any]]:
+        listers = self._listers()
+        if listers is None:
+            return {}
+        return {str(c["metadata"]["name"]): c for c in listers.all("DeviceClass")}
+
+    def devices(self) -> DeviceTable:
+        """The device table, rebuilt when a ResourceSlice changed."""
+        listers = self._listers()
+        version = -1 if listers is None else listers.versions["ResourceSlice"]
+        if self._table is None or version != self._table_version:
+            self._table = DeviceTable([] if listers is None else listers.all("ResourceSlice"))
+            self._table_version = version
+        return self._table
+
+    def _allocated_mask(self, table: DeviceTable, exclude: set[str]) -> np.ndarray:
+        """Devices taken by allocated claims and by allocations in flight (``ListAllAllocatedDevices``)."""
+        listers = self._listers()
+        claims = [] if listers is None else listers.all("ResourceClaim")
+        if self.in_flight:  # the informer caught up with a written allocation, or the claim is gone
+            by_uid = {_uid(c): c for c in claims}
+            for uid in list(self.in_flight):
+                claim = by_uid.get(uid)
+                if uid in self._written and (claim is None or (claim.get("status") or {}).get("allocation")):
+                    self.in_flight.pop(uid, None)
+                    self._written.discard(uid)
+        keys = allocator.allocated_keys(c for c in claims if _uid(c) not in exclude)
+        for uid, alloc in list(self.in_flight.items()):
+            if uid not in exclude:
+                keys |= allocator.allocated_keys([{"status": {"allocation": alloc}}])
+        mask = np.zeros(len(table), bool)
+        for k in keys:
+            i = table.index.get(k)
+            if i is not None:
+                mask[i] = True
+        return mask
 
     # -- claims ----------------------------------------------------------------------------------
     def _claim_name(self, pod: PodInfo, entry: Mapping[str, Any]) -> str | None:
@@ -90,10 +176,6 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, Enqu
             f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{entry.get("name")}": {API_UNSUPPORTED}'
         )
 
-    def _lookup(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        """The claim tracker's Get. kubesched keeps no ResourceClaims yet: none is ever found."""
-        return None
-
     def _pod_claims(self, pod: PodInfo) -> list[Mapping[str, Any]]:
         """``foreachPodResourceClaim``: every claim of the pod, or _ClaimMissing saying which is not there."""
         out = []
@@ -106,8 +188,16 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, Enqu
             claim = self._lookup(pod.namespace, name)
             if claim is None:
                 raise _ClaimMissing(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-            if (claim.get("metadata") or {}).get("deletionTimestamp"):
+            meta = claim.get("metadata") or {}
+            if meta.get("deletionTimestamp"):
                 raise _ClaimMissing(f'resourceclaim "{name}" is being deleted')
+            if entry.get("resourceClaimTemplateName") and not any(
+                r.get("uid") == pod.uid and r.get("controller") for r in meta.get("ownerReferences") or []
+            ):  # resourceclaim.IsForPod
+                raise _ClaimMissing(
+                    f"ResourceClaim {pod.namespace}/{name} was not created for pod "
+                    f"{pod.namespace}/{pod.name} (pod is not owner)"
+                )
             out.append(claim)
         return out
 
@@ -135,8 +225,111 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, Enqu
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
         if not claims:
             return None, Status.of(Code.SKIP)
+        classes = self._classes()
+        for claim in claims:
+            status = claim.get("status") or {}
+            reserved = _reserved_for(claim)
+            mine = any(r.get("uid") == pod.uid for r in reserved)
+            if status.get("allocation"):
+                if not mine and len(reserved) >= RESERVED_FOR_MAX:  # !CanBeReserved && !IsReservedForPod
+                    return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, IN_USE)
+                terms = allocator._terms((status["allocation"] or {}).get("nodeSelector"), "nodeSelector")
+                s.allocated_on.append(terms if (status["allocation"] or {}).get("nodeSelector") else None)
+                continue
+            s.allocated_on.append(None)
+            if _uid(claim) in self.in_flight and _uid(claim) not in self._written:
+                meta = claim.get("metadata") or {}
+                return None, Status.of(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"resource claim {meta.get('namespace')}/{meta.get('name')} is in the process of being allocated",
+                )
+            try:
+                plan = allocator.plan_claim(claim, classes)
+            except KeyError as missing:
+                request = _request_with_class(claim, str(missing.args[0]))
+                return None, Status.of(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"request {request}: device class {missing.args[0]} does not exist",
+                )
+            s.plans.append(plan)
         s.claims = claims
         return None, None
+
+    # -- Filter ------------------------------------------------------------------------------------
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return None
+        n = len(nodes.names)
+        code = np.zeros(n, np.int8)
+        reason = np.zeros(n, np.int64)
+        # allocated claims: usable only where their allocation's node selector matches
+        for terms in s.allocated_on:
+            if terms is None:
+                continue
+            ok = np.fromiter(
+                (allocator._matches(terms, nodes.specs[r].labels, nodes.names[r]) for r in range(n)), bool, n
+            )
+            bad = ~ok & (code == 0)
+            code[bad] = Code.UNSCHEDULABLE
+            reason[bad] = 2
+            s.unavailable.update(i for i, t in enumerate(s.allocated_on) if t is terms)
+        if s.plans:
+            try:
+                fits = self._fits(s, nodes)
+            except AllocationError as exc:  # a broken selector: the attempt is an error (statusError)
+                message = (str(exc),)
+                return NodeVerdicts(np.full(n, Code.ERROR, np.int8), 0, lambda _rid: message)
+            bad = ~fits & (code == 0)
+            code[bad] = Code.UNSCHEDULABLE
+            reason[bad] = 1
+        if not code.any():
+            return None
+        return NodeVerdicts(code, reason, lambda rid: _REASONS[rid])
+
+    def _fits(self, s: _State, nodes: NodeTable) -> np.ndarray:
+        """For every row, whether all claims to allocate fit there (counts, then the search)."""
+        table = self.devices()
+        n = len(nodes.names)
+        exclude = {_uid(p.claim) for p in s.plans}
+        taken = self._allocated_mask(table, exclude)
+        fits = np.ones(n, bool)
+        groups: dict[tuple[str, ...], int] = {}
+        all_mode = []
+        for plan in s.plans:
+            for alts in plan.requests:
+                if len(alts) != 1:
+                    continue  # alternatives: only the search decides
+                req = alts[0]
+                if req.mode == allocator.ALL:
+                    all_mode.append(req.expressions)
+                else:
+                    groups[req.expressions] = groups.get(req.expressions, 0) + req.count
+        rows = table.local_rows(nodes.index)
+        local = table._local_idx
+        labels = [sp.labels for sp in nodes.specs]
+        for exprs, need in groups.items():
+            mask = table.mask(exprs)
+            free = mask & ~taken
+            sel = free[local] & (rows >= 0)
+            counts = np.bincount(rows[sel], minlength=n)[:n]
+            counts = counts + table.shared_counts(free, nodes.names, labels)
+            fits &= counts >= need
+        for exprs in all_mode:
+            mask = table.mask(exprs)
+            sel = mask[local] & (rows >= 0)
+            total = np.bincount(rows[sel], minlength=n)[:n] + table.shared_counts(mask, nodes.names, labels)
+            free = np.bincount(rows[sel & ~taken[local]], minlength=n)[:n] + table.shared_counts(
+                mask & ~taken, nodes.names, labels
+            )
+            fits &= (total > 0) & (free == total)
+        exact = len(groups) + len(all_mode) <= 1 and all(p.simple for p in s.plans)
+        if exact:
+            return fits
+        for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
+            if allocator.allocate_node(s.plans, table, taken, nodes.names[r], labels[r]) is None:
+                fits[r] = False
+        return fits
 
     # -- PostFilter -------------------------------------------------------------------------------
     def post_filter(
@@ -147,10 +340,104 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, Enqu
             return None, Status.of(Code.ERROR, STATE_NOT_FOUND)
         if not s.claims:
             return None, Status.of(Code.UNSCHEDULABLE, NO_CLAIMS_TO_DEALLOCATE)
+        client = getattr(self.handle, "client", None)
+        for index in sorted(s.unavailable):
+            claim = s.claims[index]
+            reserved = _reserved_for(claim)
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                status = {
+                    k: v for k, v in (claim.get("status") or {}).items() if k not in ("allocation", "reservedFor")
+                }
+                try:
+                    if client is not None:
+                        client.update_claim_status(dict(claim), status)
+                except ApiError as exc:
+                    return None, Status.of(Code.ERROR, exc.message)
+                return None, Status.of(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
         return None, Status.of(Code.UNSCHEDULABLE, "still not schedulable")
+
+    # -- Reserve / Unreserve ------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.plans:
+            return None
+        table = self.devices()
+        taken = self._allocated_mask(table, {_uid(p.claim) for p in s.plans})
+        labels = self._node_labels(node_name)
+        try:
+            chosen = allocator.allocate_node(s.plans, table, taken, node_name, labels)
+        except AllocationError as exc:
+            return Status.of(Code.ERROR, str(exc))
+        if chosen is None:
+            return Status.of(Code.ERROR, "claim allocation not found for node")
+        for plan, devices in zip(s.plans, chosen, strict=True):
+            alloc = allocator.allocation_result(plan, devices, table, node_name)
+            s.allocations[_uid(plan.claim)] = alloc
+            self.in_flight[_uid(plan.claim)] = alloc  # SignalClaimPendingAllocation
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            return
+        for uid in list(s.allocations):
+            self.in_flight.pop(uid, None)  # RemoveClaimPendingAllocation
+            self._written.discard(uid)
+
+    def _node_labels(self, node_name: str) -> Mapping[str, str]:
+        cache = getattr(self.handle, "cache", None)
+        spec = cache.node_spec(node_name) if cache is not None else None
+        return spec.labels if spec is not None else {}
+
+    # -- PreBind ------------------------------------------------------------------------------------
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """``bindClaim``: each claim gets its allocation (if the scheduler made it) and the pod in
+        ``reservedFor``, through the status subresource."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return None
+        client = getattr(self.handle, "client", None)
+        if client is None:
+            return None
+        consumer = {"resource": "pods", "name": pod.name, "uid": pod.uid}
+        for claim in s.claims:
+            if any(r.get("uid") == pod.uid for r in _reserved_for(claim)):
+                continue
+            uid = _uid(claim)
+            meta = claim.get("metadata") or {}
+            status = dict(claim.get("status") or {})
+            allocation = s.allocations.get(uid)
+            if allocation is not None:
+                status["allocation"] = allocation
+            status["reservedFor"] = [*_reserved_for(claim), consumer]
+            try:
+                client.update_claim_status(dict(claim), status)
+            except ApiError as exc:  # Unreserve gives the devices back
+                return Status.of(
+                    Code.ERROR, f"add reservation to claim {meta.get('namespace')}/{meta.get('name')}: {exc.message}"
+                )
+            if allocation is not None:
+                self._written.add(uid)
+        return None
 
     # -- queueing ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # A claim's availability may depend on node labels (ResourceSlices' node selectors);
         # with queueing hints on, UpdateNodeTaint is not needed (v1.36's EventsToRegister).
-        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
+        # Claims, classes and slices: any add or update may make the pod schedulable.
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+
+def _request_with_class(claim: Mapping[str, Any], class_name: str) -> str:
+    for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+        if (r.get("exactly") or {}).get("deviceClassName") == class_name:
+            return str(r.get("name"))
+        for sub in r.get("firstAvailable") or []:
+            if sub.get("deviceClassName") == class_name:
+                return f"{r.get('name')}/{sub.get('name')}"
+    return "?"

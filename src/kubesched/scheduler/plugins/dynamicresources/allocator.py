@@ -1,0 +1,340 @@
+"""The structured allocator (``k8s.io/dynamic-resource-allocation/structured``), as the
+DynamicResources plugin uses it: which devices of the ResourceSlices a node can reach satisfy a
+pod's claims, and which exactly to allocate.
+
+Devices are kept in one table in a fixed order (pools by driver and name, the newest generation
+of each pool, slices by name, devices as listed), so allocations are reproducible. A selector
+list (the DeviceClass's, then the request's CEL selectors) becomes a boolean mask over the table,
+evaluated once per device and kept until the slices change. Filter counts, for all nodes at
+once, the free matching devices each node reaches (a bincount); only pods whose requests
+compete for the same devices in different ways, or carry constraints or alternatives, are then
+checked node by node with the search itself (depth first over the requests, first fit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
+from kubesched.errors import InputError
+from kubesched.scheduler.plugins.dynamicresources import cel
+
+EXACT_COUNT = "ExactCount"
+ALL = "All"
+MAX_SEARCH_STEPS = 100_000  # a bound on the depth-first search for one node
+
+
+class AllocationError(Exception):
+    """Something is wrong with a claim or a class (a CEL error): scheduling the pod is an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    driver: str
+    pool: str
+    name: str
+    node: str | None  # node-local device
+    terms: tuple[NodeSelectorTerm, ...] | None  # reachable where a node selector matches
+    all_nodes: bool
+    obj: Mapping[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.name)
+
+    def attribute(self, qualified: str) -> Any:
+        """The value of a fully qualified attribute (``domain/name``), or None."""
+        domain, _, ident = qualified.rpartition("/")
+        for name, raw in (self.obj.get("attributes") or {}).items():
+            d, _, i = str(name).rpartition("/")
+            if i == ident and (d or self.driver) == domain and isinstance(raw, Mapping):
+                for kind in ("int", "bool", "string", "version"):
+                    if kind in raw:
+                        return (kind, raw[kind])
+        return None
+
+
+def _terms(selector: Any, where: str) -> tuple[NodeSelectorTerm, ...]:
+    try:
+        return tuple(
+            parse_node_selector_term(t, f"{where}.nodeSelectorTerms[{i}]")
+            for i, t in enumerate((selector or {}).get("nodeSelectorTerms") or [])
+        )
+    except InputError:
+        return ()
+
+
+def _matches(terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], name: str) -> bool:
+    return any(t.matches(labels, name) for t in terms)
+
+
+class DeviceTable:
+    """Every device of the current ResourceSlices, in allocation order."""
+
+    def __init__(self, slices: Iterable[Mapping[str, Any]]) -> None:
+        newest: dict[tuple[str, str], int] = {}
+        ordered = []
+        for s in slices:
+            spec = s.get("spec") or {}
+            pool = spec.get("pool") or {}
+            key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
+            gen = int(pool.get("generation") or 0)
+            newest[key] = max(newest.get(key, gen), gen)
+            ordered.append((key, gen, str((s.get("metadata") or {}).get("name") or ""), spec))
+        ordered.sort(key=lambda t: (t[0], t[2]))
+        self.devices: list[Device] = []
+        for (driver, pool), gen, _name, spec in ordered:
+            if gen != newest[(driver, pool)]:
+                continue  # an older generation of the pool: being replaced
+            per_device = bool(spec.get("perDeviceNodeSelection"))
+            for d in spec.get("devices") or []:
+                if not isinstance(d, Mapping) or not d.get("name"):
+                    continue
+                src = d if per_device else spec
+                node = src.get("nodeName") or None
+                terms = _terms(src.get("nodeSelector"), "nodeSelector") if src.get("nodeSelector") else None
+                self.devices.append(Device(driver, pool, str(d["name"]), node, terms, bool(src.get("allNodes")), d))
+        self.index = {d.key: i for i, d in enumerate(self.devices)}
+        self.local = np.array([d.node is not None for d in self.devices], bool)
+        self._local_nodes = [d.node for d in self.devices if d.node is not None]
+        self._local_idx = np.flatnonzero(self.local)
+        self._masks: dict[tuple[str, ...], np.ndarray] = {}
+        self._activations: list[Any] = [None] * len(self.devices)
+        self._rows_key: tuple[int, int] | None = None
+        self._rows = np.zeros(0, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.devices)
+
+    def mask(self, expressions: tuple[str, ...]) -> np.ndarray:
+        """Devices every expression selects (AllocationError for a CEL error on any device)."""
+        hit = self._masks.get(expressions)
+        if hit is not None:
+            return hit
+        out = np.ones(len(self.devices), bool)
+        for expr in expressions:
+            for i, d in enumerate(self.devices):
+                if not out[i]:
+                    continue
+                act = self._activations[i]
+                if act is None:
+                    act = self._activations[i] = cel.device_activation(d.driver, dict(d.obj))
+                try:
+                    out[i] = cel.evaluate(expr, act)
+                except cel.CELError as exc:
+                    raise AllocationError(str(exc)) from None
+        self._masks[expressions] = out
+        return out
+
+    def local_rows(self, index: Mapping[str, int]) -> np.ndarray:
+        """The node-table row of each node-local device (-1: node not in the table)."""
+        key = (id(index), len(index))
+        if key != self._rows_key:
+            self._rows = np.array([index.get(n, -1) for n in self._local_nodes], np.int64)
+            self._rows_key = key
+        return self._rows
+
+    def reachable(self, node: str, labels: Mapping[str, str]) -> list[int]:
+        """The devices a node reaches, in table order."""
+        return [
+            i
+            for i, d in enumerate(self.devices)
+            if d.node == node or d.all_nodes or (d.terms is not None and _matches(d.terms, labels, node))
+        ]
+
+    def shared_counts(self, mask: np.ndarray, names: Sequence[str], labels: Sequence[Mapping[str, str]]) -> np.ndarray:
+        """Per node, how many selected devices that are not node-local it reaches."""
+        counts = np.zeros(len(names), np.int64)
+        for i in np.flatnonzero(mask & ~self.local):
+            d = self.devices[i]
+            if d.all_nodes:
+                counts += 1
+            elif d.terms is not None:
+                counts += np.fromiter((_matches(d.terms, lb, nm) for nm, lb in zip(names, labels, strict=True)), bool)
+        return counts
+
+
+@dataclass(slots=True)
+class Request:
+    """One request (or one alternative of a firstAvailable request) of a claim."""
+
+    name: str  # "gpu", or "gpu/small" for a subrequest
+    class_name: str
+    expressions: tuple[str, ...]
+    mode: str
+    count: int
+    admin_access: bool = False
+
+
+@dataclass(slots=True)
+class ClaimPlan:
+    """A claim to allocate: its requests (each a list of alternatives) and constraints."""
+
+    claim: Mapping[str, Any]
+    requests: list[list[Request]]
+    constraints: list[tuple[frozenset[str] | None, str]]  # (request names or all, qualified attribute)
+    configs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def simple(self) -> bool:
+        return not self.constraints and all(len(alts) == 1 for alts in self.requests)
+
+
+def plan_claim(claim: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -> ClaimPlan:
+    """The requests of a claim with their classes' selectors; KeyError(class name) when a class is missing."""
+    devices = (claim.get("spec") or {}).get("devices") or {}
+    requests: list[list[Request]] = []
+    configs: list[dict[str, Any]] = []
+    for r in devices.get("requests") or []:
+        alternatives = []
+        if r.get("firstAvailable"):
+            subs = [(f"{r['name']}/{s.get('name')}", s) for s in r["firstAvailable"]]
+        else:
+            subs = [(str(r.get("name")), r.get("exactly") or {})]
+        for name, body in subs:
+            class_name = str(body.get("deviceClassName") or "")
+            cls = classes.get(class_name)
+            if cls is None:
+                raise KeyError(class_name)
+            cspec = cls.get("spec") or {}
+            exprs = tuple(
+                str((s.get("cel") or {}).get("expression"))
+                for s in (cspec.get("selectors") or []) + (body.get("selectors") or [])
+                if (s.get("cel") or {}).get("expression")
+            )
+            mode = body.get("allocationMode") or EXACT_COUNT
+            count = int(body.get("count") or 1) if mode == EXACT_COUNT else 0
+            alternatives.append(Request(name, class_name, exprs, mode, count, bool(body.get("adminAccess"))))
+            for c in cspec.get("config") or []:
+                configs.append({"source": "FromClass", "requests": [name], **{k: v for k, v in c.items()}})
+        requests.append(alternatives)
+    for c in devices.get("config") or []:
+        configs.append({"source": "FromClaim", **{k: v for k, v in c.items()}})
+    constraints = []
+    for c in devices.get("constraints") or []:
+        if c.get("matchAttribute"):
+            names = frozenset(c["requests"]) if c.get("requests") else None
+            constraints.append((names, str(c["matchAttribute"])))
+    return ClaimPlan(claim, requests, constraints, configs)
+
+
+def _constraint_ok(
+    plan: ClaimPlan, chosen: list[tuple[str, int]], table: DeviceTable, req_name: str, device: int
+) -> bool:
+    for names, attribute in plan.constraints:
+        parent = req_name.split("/")[0]
+        if names is not None and parent not in names and req_name not in names:
+            continue
+        value = table.devices[device].attribute(attribute)
+        if value is None:
+            return False
+        for other_req, other in chosen:
+            other_parent = other_req.split("/")[0]
+            if names is not None and other_parent not in names and other_req not in names:
+                continue
+            if table.devices[other].attribute(attribute) != value:
+                return False
+    return True
+
+
+def allocate_node(
+    plans: Sequence[ClaimPlan],
+    table: DeviceTable,
+    allocated: np.ndarray,
+    node: str,
+    labels: Mapping[str, str],
+) -> list[list[tuple[str, int]]] | None:
+    """The devices each claim gets on this node (per claim: (request name, device index)), or
+    None. Depth first over the claims' requests, alternatives in order, devices in table order."""
+    reach_all = table.reachable(node, labels)
+    reach = [i for i in reach_all if not allocated[i]]
+    used: set[int] = set()
+    steps = 0
+    results: list[list[tuple[str, int]]] = [[] for _ in plans]
+
+    def candidates(req: Request) -> list[int]:
+        mask = table.mask(req.expressions)
+        return [i for i in reach if mask[i]]
+
+    def solve_claim(ci: int) -> bool:
+        if ci == len(plans):
+            return True
+        return solve_request(ci, 0)
+
+    def solve_request(ci: int, ri: int) -> bool:
+        plan = plans[ci]
+        if ri == len(plan.requests):
+            return solve_claim(ci + 1)
+        for req in plan.requests[ri]:
+            if req.mode == ALL:  # every matching device the node reaches, none of them taken
+                mask = table.mask(req.expressions)
+                mine = [i for i in reach_all if mask[i]]
+                if not mine or any(allocated[i] or i in used for i in mine):
+                    continue
+                if not all(_constraint_ok(plan, results[ci], table, req.name, i) for i in mine):
+                    continue
+                results[ci].extend((req.name, i) for i in mine)
+                used.update(mine)
+                if solve_request(ci, ri + 1):
+                    return True
+                del results[ci][-len(mine) :]
+                used.difference_update(mine)
+                continue
+            if pick(ci, ri, req, candidates(req), 0, req.count):
+                return True
+        return False
+
+    def pick(ci: int, ri: int, req: Request, cands: list[int], start: int, left: int) -> bool:
+        nonlocal steps
+        if left == 0:
+            return solve_request(ci, ri + 1)
+        plan = plans[ci]
+        for k in range(start, len(cands)):
+            steps += 1
+            if steps > MAX_SEARCH_STEPS:
+                return False
+            i = cands[k]
+            if i in used or not _constraint_ok(plan, results[ci], table, req.name, i):
+                continue
+            used.add(i)
+            results[ci].append((req.name, i))
+            if pick(ci, ri, req, cands, k + 1, left - 1):
+                return True
+            results[ci].pop()
+            used.discard(i)
+        return False
+
+    return results if solve_claim(0) else None
+
+
+def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: DeviceTable, node: str) -> dict[str, Any]:
+    """``status.allocation`` of a claim (resource.k8s.io/v1 AllocationResult)."""
+    results = []
+    node_local = False
+    for req_name, i in chosen:
+        d = table.devices[i]
+        node_local = node_local or d.node is not None
+        entry: dict[str, Any] = {"request": req_name, "driver": d.driver, "pool": d.pool, "device": d.name}
+        results.append(entry)
+    out: dict[str, Any] = {"devices": {"results": results}}
+    if plan.configs:
+        out["devices"]["config"] = plan.configs
+    if node_local:
+        out["nodeSelector"] = {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+        }
+    return out
+
+
+def allocated_keys(claims: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
+    """The devices allocated by these claims (their ``status.allocation`` results)."""
+    out = set()
+    for c in claims:
+        alloc = (c.get("status") or {}).get("allocation") or {}
+        for r in (alloc.get("devices") or {}).get("results") or []:
+            out.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
+    return out
