@@ -139,3 +139,51 @@ def test_typed_generators(cluster, version):
     assert k("get", "svc", "svc", "-n", ns, "-o", "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}") == (
         "80 8080"
     )
+
+
+def test_dra_example_through_kubectl(tmp_path):
+    """examples/dra applied with kubectl to ``kubesched up``: claims made from the template,
+    allocated on the node with the big GPUs, the fifth pod Pending with DynamicResources'
+    message, and its claim allocated once a trainer is deleted."""
+    kubectl, home = BINARIES[VERSIONS[-1]], temp_home()
+    s = Server(tmp_path / "data", command="up").start()
+    try:
+
+        def k(*args: str) -> str:
+            return run(s, kubectl, *args, home=home)
+
+        k("apply", "-f", str(EXAMPLES / "dra"))
+
+        def placed() -> dict[str, str]:
+            out = k(
+                "get", "pods", "-n", "ml", "-o", "jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName} {end}"
+            )
+            return dict(item.split("=") for item in out.split())
+
+        deadline = time.monotonic() + 30
+        while sum(1 for n in placed().values() if n) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        nodes = placed()
+        assert sorted(nodes.values()) == ["", "gpu-node-1", "gpu-node-1", "gpu-node-1", "gpu-node-1"]
+        waiting = next(p for p, n in nodes.items() if not n)
+        states = k(
+            "get",
+            "resourceclaims",
+            "-n",
+            "ml",
+            "-o",
+            "jsonpath={range .items[*]}{.status.allocation.devices.results[0].device} {end}",
+        )
+        assert sorted(states.split()) == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]
+        assert "allocated,reserved" in k("get", "resourceclaims", "-n", "ml")
+        events = k(
+            "get", "events", "-n", "ml", "--field-selector", f"involvedObject.name={waiting},reason=FailedScheduling"
+        )
+        assert "2 cannot allocate all claims. still not schedulable, preemption:" in events
+        k("delete", "pod", "-n", "ml", next(p for p, n in nodes.items() if n))
+        deadline = time.monotonic() + 30
+        while not placed().get(waiting) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert placed()[waiting] == "gpu-node-1"
+    finally:
+        s.stop()

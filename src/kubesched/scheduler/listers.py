@@ -5,7 +5,7 @@ select a pod (PodTopologySpread's system default constraints, ``helper.DefaultSe
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector, Requirement, parse_label_selector
@@ -40,18 +40,30 @@ class Listers:
         self._objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in KINDS}
         self._services_by_ns: dict[str, list[dict[str, Any]]] | None = None
         self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # bumped on every change of a kind
+        self._subscribers: dict[str, list[Callable[[Any, Any], None]]] = {k: [] for k in KINDS}
+
+    def subscribe(self, kind: str, fn: Callable[[Any, Any], None]) -> None:
+        """Call ``fn(old, new)`` on every change of ``kind`` (``new`` None: deleted), as an
+        informer's event handler would be."""
+        self._subscribers[kind].append(fn)
 
     def set(self, kind: str, obj: dict[str, Any]) -> None:
-        self._objects[kind][_key(obj)] = obj
+        key = _key(obj)
+        old = self._objects[kind].get(key)
+        self._objects[kind][key] = obj
         self.versions[kind] += 1
         if kind == "Service":
             self._services_by_ns = None
+        for fn in self._subscribers[kind]:
+            fn(old, obj)
 
     def delete(self, kind: str, obj: Mapping[str, Any]) -> None:
-        self._objects[kind].pop(_key(obj), None)
+        old = self._objects[kind].pop(_key(obj), None)
         self.versions[kind] += 1
         if kind == "Service":
             self._services_by_ns = None
+        for fn in self._subscribers[kind]:
+            fn(old, None)
 
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self._objects[kind].get((namespace, name))

@@ -306,8 +306,8 @@ class SchedulingQueue:
         for qp in list(self._unschedulable.values()):
             if pre_check is not None and not pre_check(qp):
                 continue
-            if qp.where == GATED:
-                if self._gate(qp):
+            if qp.where == GATED:  # only events its gating plugin registered re-run PreEnqueue (k/k#124618)
+                if self._worth_requeuing(qp, event, old, new) and self._gate(qp):
                     self._detach(qp)
                     self._to_active(qp)
                     moved += 1

@@ -592,4 +592,7 @@ def pod_update_actions(old: PodInfo | None, new: PodInfo) -> ActionType:
         action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
     if any(v < old.requests.get(k, 0) for k, v in new.requests.items()) or set(old.requests) - set(new.requests):
         action |= ActionType.UPDATE_POD_SCALE_DOWN
+    old_claims = (old.obj.get("status") or {}).get("resourceClaimStatuses")
+    if old_claims != (new.obj.get("status") or {}).get("resourceClaimStatuses"):
+        action |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return action

@@ -104,7 +104,10 @@ class DeviceTable:
         self._local_idx = np.flatnonzero(self.local)
         self._masks: dict[tuple[str, ...], np.ndarray] = {}
         self._activations: list[Any] = [None] * len(self.devices)
-        self._rows_key: tuple[int, int] | None = None
+        self._rows_index: Mapping[str, int] | None = None  # held, so that its id cannot be reused
+        self._rows_len = -1
+        self._by_node: dict[str, list[int]] | None = None
+        self._shared: list[int] = []
         self._rows = np.zeros(0, np.int64)
 
     def __len__(self) -> int:
@@ -132,19 +135,27 @@ class DeviceTable:
 
     def local_rows(self, index: Mapping[str, int]) -> np.ndarray:
         """The node-table row of each node-local device (-1: node not in the table)."""
-        key = (id(index), len(index))
-        if key != self._rows_key:
+        if index is not self._rows_index or len(index) != self._rows_len:  # the node table's layout changed
             self._rows = np.array([index.get(n, -1) for n in self._local_nodes], np.int64)
-            self._rows_key = key
+            self._rows_index, self._rows_len = index, len(index)
         return self._rows
 
     def reachable(self, node: str, labels: Mapping[str, str]) -> list[int]:
         """The devices a node reaches, in table order."""
-        return [
+        if self._by_node is None:
+            self._by_node = {}
+            for i, d in enumerate(self.devices):
+                if d.node is not None:
+                    self._by_node.setdefault(d.node, []).append(i)
+            self._shared = [i for i, d in enumerate(self.devices) if d.node is None]
+        mine = self._by_node.get(node, [])
+        shared = [
             i
-            for i, d in enumerate(self.devices)
-            if d.node == node or d.all_nodes or (d.terms is not None and _matches(d.terms, labels, node))
+            for i in self._shared
+            if self.devices[i].all_nodes
+            or (self.devices[i].terms is not None and _matches(self.devices[i].terms or (), labels, node))
         ]
+        return sorted(mine + shared) if shared else mine
 
     def shared_counts(self, mask: np.ndarray, names: Sequence[str], labels: Sequence[Mapping[str, str]]) -> np.ndarray:
         """Per node, how many selected devices that are not node-local it reaches."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.cluster.errors import ApiError
-from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import (
     EnqueueExtensions,
@@ -113,6 +113,16 @@ class DynamicResources(
         # shows the claim allocated; ``_written`` are those PreBind has written
         self.in_flight: dict[str, dict[str, Any]] = {}
         self._written: set[str] = set()
+        # devices allocated by the claims the informer shows: key -> how many claims hold it,
+        # kept by the claim handler so that no cycle walks every claim
+        self._held: dict[tuple[str, str, str], int] = {}
+        self._held_version = 0
+        self._mask_cache: tuple[int, int, np.ndarray] | None = None
+        listers = self._listers()
+        if listers is not None and hasattr(listers, "subscribe"):
+            listers.subscribe("ResourceClaim", self._on_claim)
+            for c in listers.all("ResourceClaim"):
+                self._on_claim(None, c)
 
     # -- informer views ---------------------------------------------------------------------------
     def _listers(self) -> Any:
@@ -137,26 +147,46 @@ class DynamicResources(
             self._table_version = version
         return self._table
 
+    def _on_claim(self, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> None:
+        """The claim informer's handler: the tally of allocated devices follows every change,
+        and a written allocation in flight is released once the informer shows it."""
+        for claim, sign in ((old, -1), (new, 1)):
+            if claim is None:
+                continue
+            for key in allocator.allocated_keys([claim]):
+                n = self._held.get(key, 0) + sign
+                if n > 0:
+                    self._held[key] = n
+                else:
+                    self._held.pop(key, None)
+        self._held_version += 1
+        if new is None or (new.get("status") or {}).get("allocation"):
+            uid = _uid(new if new is not None else old or {})
+            if uid in self._written:
+                self.in_flight.pop(uid, None)
+                self._written.discard(uid)
+
     def _allocated_mask(self, table: DeviceTable, exclude: set[str]) -> np.ndarray:
-        """Devices taken by allocated claims and by allocations in flight (``ListAllAllocatedDevices``)."""
-        listers = self._listers()
-        claims = [] if listers is None else listers.all("ResourceClaim")
-        if self.in_flight:  # the informer caught up with a written allocation, or the claim is gone
-            by_uid = {_uid(c): c for c in claims}
-            for uid in list(self.in_flight):
-                claim = by_uid.get(uid)
-                if uid in self._written and (claim is None or (claim.get("status") or {}).get("allocation")):
-                    self.in_flight.pop(uid, None)
-                    self._written.discard(uid)
-        keys = allocator.allocated_keys(c for c in claims if _uid(c) not in exclude)
-        for uid, alloc in list(self.in_flight.items()):
-            if uid not in exclude:
-                keys |= allocator.allocated_keys([{"status": {"allocation": alloc}}])
-        mask = np.zeros(len(table), bool)
-        for k in keys:
-            i = table.index.get(k)
-            if i is not None:
-                mask[i] = True
+        """Devices taken by allocated claims and by allocations in flight
+        (``ListAllAllocatedDevices``). ``exclude``: claims about to be allocated (unallocated
+        claims hold nothing, so only in-flight entries are concerned)."""
+        key = (id(table), self._held_version)
+        if self._mask_cache is not None and self._mask_cache[:2] == key:
+            mask = self._mask_cache[2].copy()
+        else:
+            mask = np.zeros(len(table), bool)
+            for k in self._held:
+                i = table.index.get(k)
+                if i is not None:
+                    mask[i] = True
+            self._mask_cache = (key[0], key[1], mask.copy())
+        for uid, alloc in self.in_flight.items():
+            if uid in exclude:
+                continue
+            for k in allocator.allocated_keys([{"status": {"allocation": alloc}}]):
+                i = table.index.get(k)
+                if i is not None:
+                    mask[i] = True
         return mask
 
     # -- claims ----------------------------------------------------------------------------------
@@ -421,13 +451,65 @@ class DynamicResources(
         return None
 
     # -- queueing ---------------------------------------------------------------------------------
+    def _claim_refs(self, pod: PodInfo) -> set[str]:
+        """The names of the claims the pod references, as far as they are known."""
+        names = set()
+        statuses = {
+            s.get("name"): s.get("resourceClaimName")
+            for s in (pod.obj.get("status") or {}).get("resourceClaimStatuses") or []
+            if isinstance(s, Mapping)
+        }
+        for entry in _resource_claims(pod):
+            if isinstance(entry, Mapping):
+                name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
+                if name:
+                    names.add(str(name))
+        return names
+
+    def _after_claim_change(self, pod: PodInfo, old: Any, new: Any) -> bool:
+        """``isSchedulableAfterClaimChange``: a claim of the pod's created or with a new status,
+        or any claim deallocated (devices freed), once every claim of the pod exists."""
+        if not isinstance(new, Mapping):
+            return True
+        meta = new.get("metadata") or {}
+        deallocated = (
+            isinstance(old, Mapping)
+            and bool((old.get("status") or {}).get("allocation"))
+            and not (new.get("status") or {}).get("allocation")
+        )
+        uses = meta.get("namespace") == pod.namespace and meta.get("name") in self._claim_refs(pod)
+        if not deallocated and not uses:
+            return False  # QueueSkip: an unrelated claim
+        try:
+            self._pod_claims(pod)
+        except _ClaimMissing:
+            return False
+        if deallocated or old is None:
+            return True
+        return (old.get("status") or {}) != (new.get("status") or {})
+
+    def _after_pod_change(self, pod: PodInfo, _old: Any, new: Any) -> bool:
+        """``isSchedulableAfterPodChange``: the pod's own update gave it its generated claims."""
+        if not isinstance(new, PodInfo) or new.uid != pod.uid:
+            return False
+        try:
+            self._pod_claims(new)
+        except _ClaimMissing:
+            return False
+        return True
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # A claim's availability may depend on node labels (ResourceSlices' node selectors);
         # with queueing hints on, UpdateNodeTaint is not needed (v1.36's EventsToRegister).
         # Claims, classes and slices: any add or update may make the pod schedulable.
         return [
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
-            ClusterEventWithHint(ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(
+                ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE), self._after_claim_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM), self._after_pod_change
+            ),
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
