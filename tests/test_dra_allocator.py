@@ -164,6 +164,19 @@ def test_allocate_node(slices, claims, taken, want) -> None:
     assert run(slices, claims, taken=taken) == want
 
 
+def test_admin_access_takes_allocated_devices_and_frees_nothing_it_takes() -> None:
+    slices = [node_slice("n1", device("g0"))]
+    admin = exactly()
+    admin["exactly"]["adminAccess"] = True
+    assert run(slices, [claim(admin)], taken={(DRIVER, "n1", "g0")}) == [[("gpu", "g0")]]
+    table = DeviceTable(slices)
+    plan = allocator.plan_claim(claim(admin), CLASSES)
+    got = allocator.allocate_node([plan], table, np.ones(1, bool), "n1", {})
+    result = allocator.allocation_result(plan, got[0], table, "n1")
+    assert result["devices"]["results"][0]["adminAccess"] is True
+    assert allocator.allocated_keys([{"status": {"allocation": result}}]) == set()
+
+
 def test_shared_devices_reach_nodes_by_selector_or_all_nodes() -> None:
     shared = {
         "metadata": {"name": "fabric"},

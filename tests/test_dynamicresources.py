@@ -278,3 +278,24 @@ def test_a_broken_selector_is_a_scheduler_error() -> None:
     cond = next(x for x in c.store.get("Pod", "default", "a")["status"]["conditions"] if x["type"] == "PodScheduled")
     assert cond["reason"] == "SchedulerError"
     assert cond["message"] == 'running "DynamicResources" filter plugin: CEL runtime error: no such key'
+
+
+def test_preemption_frees_no_devices_as_in_v1_36() -> None:
+    """v1.36's DynamicResources has no PreFilterExtensions: evicting a lower-priority pod in the
+    dry run frees none of its devices, so DRA resources are never preempted for (a documented
+    limitation upstream; KEP-5690 proposes the feature)."""
+    c = Cluster(*dra_objects({"n1": ["80Gi"]}), make_priority_class("high", 1000))
+    c.create(gpu_pod("low"))
+    c.settle()
+    assert c.node_of("low") == "n1"
+    high = gpu_pod("high")
+    high["spec"]["priorityClassName"] = "high"
+    del high["spec"]["priority"]
+    c.create(high)
+    c.settle()
+    assert c.node_of("high") is None and c.node_of("low") == "n1"
+    # the dry run removes "low" and filters again: DynamicResources still says no
+    assert c.events("FailedScheduling")[-1] == (
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/1 nodes are available: 1 cannot allocate all claims."
+    )

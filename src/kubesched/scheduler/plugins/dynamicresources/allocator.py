@@ -269,7 +269,8 @@ def allocate_node(
 
     def candidates(req: Request) -> list[int]:
         mask = table.mask(req.expressions)
-        return [i for i in reach if mask[i]]
+        # adminAccess: monitoring or maintenance access to devices whether or not allocated
+        return [i for i in (reach_all if req.admin_access else reach) if mask[i]]
 
     def solve_claim(ci: int) -> bool:
         if ci == len(plans):
@@ -326,10 +327,13 @@ def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: Dev
     """``status.allocation`` of a claim (resource.k8s.io/v1 AllocationResult)."""
     results = []
     node_local = False
+    admin = {r.name for alts in plan.requests for r in alts if r.admin_access}
     for req_name, i in chosen:
         d = table.devices[i]
         node_local = node_local or d.node is not None
         entry: dict[str, Any] = {"request": req_name, "driver": d.driver, "pool": d.pool, "device": d.name}
+        if req_name in admin:
+            entry["adminAccess"] = True
         results.append(entry)
     out: dict[str, Any] = {"devices": {"results": results}}
     if plan.configs:
@@ -347,5 +351,6 @@ def allocated_keys(claims: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, s
     for c in claims:
         alloc = (c.get("status") or {}).get("allocation") or {}
         for r in (alloc.get("devices") or {}).get("results") or []:
-            out.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
+            if not r.get("adminAccess"):  # admin access does not take the device from others
+                out.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
     return out

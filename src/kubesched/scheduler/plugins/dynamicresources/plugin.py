@@ -326,10 +326,12 @@ class DynamicResources(
         fits = np.ones(n, bool)
         groups: dict[tuple[str, ...], int] = {}
         all_mode = []
+        has_search_only = False
         for plan in s.plans:
             for alts in plan.requests:
-                if len(alts) != 1:
-                    continue  # alternatives: only the search decides
+                if len(alts) != 1 or alts[0].admin_access:
+                    has_search_only = True
+                    continue  # alternatives and admin access: only the search decides
                 req = alts[0]
                 if req.mode == allocator.ALL:
                     all_mode.append(req.expressions)
@@ -353,7 +355,7 @@ class DynamicResources(
                 mask & ~taken, nodes.names, labels
             )
             fits &= (total > 0) & (free == total)
-        exact = len(groups) + len(all_mode) <= 1 and all(p.simple for p in s.plans)
+        exact = not has_search_only and len(groups) + len(all_mode) <= 1 and all(p.simple for p in s.plans)
         if exact:
             return fits
         for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
