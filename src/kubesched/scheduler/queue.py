@@ -21,13 +21,19 @@ from typing import Any
 
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.events import (
+    ASSIGNED_POD,
     FORCE_ACTIVATE,
+    POD,
+    UNSCHEDULABLE_POD,
     UNSCHEDULABLE_TIMEOUT,
     WILDCARD,
+    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
 )
 from kubesched.scheduler.framework.status import Status
+
+ALL_ACTIONS = int(ActionType.ALL)
 
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 5 * 60.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
@@ -84,6 +90,7 @@ class SchedulingQueue:
         self._sort_key = sort_key
         self._pre_enqueue = pre_enqueue or (lambda _p: None)
         self._events = events or (lambda _p: {})
+        self._compiled_cache: dict[int, tuple[Any, dict[str, dict[str, list[Any]]]]] = {}
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -271,21 +278,52 @@ class SchedulingQueue:
             if qp is not None and qp.where in (BACKOFF, UNSCHEDULABLE):
                 self._move(qp, str(FORCE_ACTIVATE), immediately=True)
 
+    def _compiled(self, registered: dict[str, list[ClusterEventWithHint]]) -> dict[str, dict[str, list[Any]]]:
+        """The registrations of a profile indexed by plugin and resource, actions as ints, so
+        that an event is checked only against the registrations of its resource."""
+        if not registered:
+            return {}
+        key = id(registered)
+        hit = self._compiled_cache.get(key)
+        if hit is not None and hit[0] is registered:
+            return hit[1]
+        index: dict[str, dict[str, list[Any]]] = {}
+        for plugin, events in registered.items():
+            by_resource: dict[str, list[Any]] = {}
+            for ev in events:
+                by_resource.setdefault(ev.event.resource, []).append((int(ev.event.action), ev.hint))
+            index[plugin] = by_resource
+        self._compiled_cache[key] = (registered, index)
+        return index
+
     def _worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        """``isPodWorthRequeuing``: a plugin that rejected the pod registered an event matching
+        this one (``ClusterEvent.Match``) and its hint, if any, says Queue."""
         if event.resource == WILDCARD:
             return True
-        registered = self._events(qp.pod)
+        index = self._compiled(self._events(qp.pod))
         plugins = qp.unschedulable_plugins | qp.pending_plugins
         if qp.where == GATED and qp.gating_plugin:
             plugins = {qp.gating_plugin}
+        action = int(event.action)
+        is_pod = event.resource in (ASSIGNED_POD, UNSCHEDULABLE_POD)
         for name in plugins:
-            for ev in registered.get(name, ()):
-                if not event.matches(ev.event):
+            by_resource = index.get(name)
+            if not by_resource:
+                continue
+            candidates = by_resource.get(event.resource, [])
+            if is_pod:
+                candidates = candidates + by_resource.get(POD, [])
+            wildcard = by_resource.get(WILDCARD)
+            if wildcard:
+                candidates = candidates + [(ALL_ACTIONS, h) for a, h in wildcard if a & action or action == ALL_ACTIONS]
+            for registered_action, hint in candidates:
+                if not registered_action & action:
                     continue
-                if ev.hint is None:
+                if hint is None:
                     return True
                 try:
-                    if ev.hint(qp.pod, old, new):
+                    if hint(qp.pod, old, new):
                         return True
                 except Exception:  # a failing hint counts as Queue, as upstream does
                     return True

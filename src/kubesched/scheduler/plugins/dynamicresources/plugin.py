@@ -454,8 +454,12 @@ class DynamicResources(
 
     # -- queueing ---------------------------------------------------------------------------------
     def _claim_refs(self, pod: PodInfo) -> set[str]:
-        """The names of the claims the pod references, as far as they are known."""
-        names = set()
+        """The names of the claims the pod references, as far as they are known (kept on the
+        PodInfo: a new version of the pod is a new PodInfo)."""
+        cached = pod.extra.get(STATE_KEY)
+        if cached is not None and cached[0] is pod.obj:  # ``extra`` is shared by evolve()d versions
+            return cached[1]
+        names: set[str] = set()
         statuses = {
             s.get("name"): s.get("resourceClaimName")
             for s in (pod.obj.get("status") or {}).get("resourceClaimStatuses") or []
@@ -466,6 +470,7 @@ class DynamicResources(
                 name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
                 if name:
                     names.add(str(name))
+        pod.extra[STATE_KEY] = (pod.obj, names)
         return names
 
     def _after_claim_change(self, pod: PodInfo, old: Any, new: Any) -> bool:
