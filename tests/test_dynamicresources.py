@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, pod, table
@@ -299,3 +301,77 @@ def test_preemption_frees_no_devices_as_in_v1_36() -> None:
         "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
         "preemption: 0/1 nodes are available: 1 cannot allocate all claims."
     )
+
+
+MODELS = ("a100", "l4")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    nodes=st.lists(st.lists(st.sampled_from(MODELS), max_size=3), min_size=1, max_size=3),
+    pods=st.lists(st.tuples(st.integers(1, 2), st.sampled_from((None, *MODELS))), min_size=1, max_size=6),
+)
+def test_no_device_is_ever_held_twice_and_every_allocation_fits_its_claim(nodes, pods) -> None:
+    """Random GPU nodes and pods asking for 1-2 GPUs of a model (or any): after scheduling, no
+    device is allocated to two claims, each allocation's devices are on the pod's node, match the
+    claim's selector and number what it asked; and a pod left pending could not have fitted on
+    any node given what the others hold (brute force over the free devices)."""
+    objs = dra_objects({})[:1]  # the DeviceClass
+    for n, models in enumerate(nodes):
+        objs.append(make_node(f"n{n}", cpu="64"))
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"n{n}-gpus"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": f"n{n}",
+                    "pool": {"name": f"n{n}", "generation": 1},
+                    "devices": [
+                        {"name": f"g{i}", "attributes": {"model": {"string": m}}} for i, m in enumerate(models)
+                    ],
+                },
+            }
+        )
+    c = Cluster(*objs)
+    for k, (count, model) in enumerate(pods):
+        request: dict[str, Any] = {"deviceClassName": "gpu", "count": count}
+        if model:
+            request["selectors"] = [{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "{model}"'}}]
+        c.create(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"c{k}", "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}},
+            }
+        )
+        p = make_pod(f"p{k}", cpu="1")
+        p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"c{k}"}]
+        c.create(p)
+    c.settle()
+    c.advance(30)
+    held: dict[tuple[str, str], str] = {}
+    for k, (count, model) in enumerate(pods):
+        claim = c.store.get("ResourceClaim", "default", f"c{k}")
+        node = c.node_of(f"p{k}")
+        alloc = (claim.get("status") or {}).get("allocation")
+        if node is None:
+            assert alloc is None
+            continue
+        results = alloc["devices"]["results"]
+        assert len(results) == count
+        for r in results:
+            key = (r["pool"], r["device"])
+            assert key not in held, f"{key} held by {held.get(key)} and c{k}"
+            held[key] = f"c{k}"
+            assert r["pool"] == node
+            device_model = nodes[int(node[1:])][int(r["device"][1:])]
+            assert model is None or device_model == model
+    for k, (count, model) in enumerate(pods):  # pending only when nowhere had enough free devices
+        if c.node_of(f"p{k}") is not None:
+            continue
+        for n, models in enumerate(nodes):
+            free = [m for i, m in enumerate(models) if (f"n{n}", f"g{i}") not in held]
+            assert sum(1 for m in free if model is None or m == model) < count
