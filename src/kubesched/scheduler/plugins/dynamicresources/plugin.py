@@ -160,11 +160,15 @@ class DynamicResources(
                 else:
                     self._held.pop(key, None)
         self._held_version += 1
-        if new is None or (new.get("status") or {}).get("allocation"):
-            uid = _uid(new if new is not None else old or {})
-            if uid in self._written:
-                self.in_flight.pop(uid, None)
-                self._written.discard(uid)
+        uid = _uid(new if new is not None else old or {})
+        caught_up = (
+            new is None  # deleted
+            or (new.get("status") or {}).get("allocation")  # our allocation is in
+            or (old is not None and (old.get("status") or {}).get("allocation"))  # deallocated since
+        )
+        if uid in self._written and caught_up:
+            self.in_flight.pop(uid, None)
+            self._written.discard(uid)
 
     def _allocated_mask(self, table: DeviceTable, exclude: set[str]) -> np.ndarray:
         """Devices taken by allocated claims and by allocations in flight
@@ -450,6 +454,10 @@ class DynamicResources(
                 )
             if allocation is not None:
                 self._written.add(uid)
+                seen = self._lookup(str(meta.get("namespace")), str(meta.get("name")))
+                if seen is not None and (seen.get("status") or {}).get("allocation"):
+                    self.in_flight.pop(uid, None)  # the informer was faster than this thread
+                    self._written.discard(uid)
         return None
 
     # -- queueing ---------------------------------------------------------------------------------
