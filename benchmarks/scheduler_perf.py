@@ -12,6 +12,7 @@ JSON: workload, nodes, pods, seconds, pods_per_second, peak_rss_mib.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import resource
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
+from kubesched.cluster.errors import ApiError
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.scheduler import Scheduler
@@ -131,8 +133,13 @@ class WallClockChurn:
         self.clock.advance_to(max(self.clock.now(), self.virtual0 + now - self.wall0))
         self.sched.queue.flush_backoff_completed()
         if now >= self.next_at:
-            self.store.create("Pod", self.make(self.created))
-            self.created += 1
+            made = self.make(self.created)
+            if "delete" in made:  # the deletePods opcode: one deletion per tick
+                with contextlib.suppress(ApiError):
+                    self.store.delete("Pod", "default", made["delete"], 0)
+            elif made:
+                self.store.create("Pod", made)
+                self.created += 1
             self.next_at += self.interval
 
 
@@ -145,6 +152,7 @@ def run_workload(
     zones: int = 0,
     zone_names: tuple[str, ...] | None = None,
     config: SchedulerConfig | None = None,
+    measured_prefix: str | None = None,
 ) -> dict[str, Any]:
     """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``
     (with ``churn``: pods from a template created every so many seconds meanwhile)."""
@@ -173,9 +181,10 @@ def run_workload(
     seconds = time.perf_counter() - started
     scheduled = sched.stats.scheduled - before
     extra = churner.created if churner is not None else 0
-    bound = sum(1 for p in measured if _bound(store, p))
-    if bound != len(measured):
-        print(f"warning: bound {bound} of {len(measured)} measured pods", file=sys.stderr)
+    counted = [p for p in measured if measured_prefix is None or p["metadata"]["name"].startswith(measured_prefix)]
+    bound = sum(1 for p in counted if _bound(store, p))
+    if bound != len(counted):
+        print(f"warning: bound {bound} of {len(counted)} measured pods", file=sys.stderr)
     result = {"seconds": round(seconds, 3), "pods_per_second": round(bound / seconds, 1)}
     if churner is not None:
         result["churned"] = extra
@@ -345,6 +354,137 @@ def affinity_workload(kind: str, zones: int = 0) -> Callable[[int, int, int], di
     return run
 
 
+def daemonset_pod(i: int) -> dict[str, Any]:
+    """``templates/daemonset-pod.yaml``: no requests, required node affinity by metadata.name."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"daemonset-{i}", "namespace": "default"},
+        "spec": {
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            },
+            "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2"}],
+        },
+    }
+
+
+NAMED_NODE = {  # templates/node-with-name.yaml
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "scheduler-perf-node", "labels": {"kubernetes.io/hostname": "scheduler-perf-node"}},
+    "status": {
+        "capacity": {"pods": "90000", "cpu": "4", "memory": "32Gi"},
+        "conditions": [{"type": "Ready", "status": "True"}],
+    },
+}
+
+
+def scheduling_daemonset(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingDaemonset`` (``misc/``): one node named scheduler-perf-node that every pod's
+    nodeAffinity names, among ``nodes`` others that NodeAffinity's PreFilterResult leaves out
+    (upstream: 15,000 nodes, 30,000 pods, floor 1,100)."""
+    return run_workload(nodes, [], [daemonset_pod(i) for i in range(pods)], [("Node", NAMED_NODE)])
+
+
+def light_pod(prefix: str, i: int, **spec: Any) -> dict[str, Any]:
+    """``templates/light-pod.yaml``: no requests, zero grace period."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
+        "spec": {
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2"}],
+            **spec,
+        },
+    }
+
+
+def unschedulable_pod(i: int) -> dict[str, Any]:
+    """``templates/pod-high-priority-large-cpu.yaml``: 9 CPUs at priority 10, fits no 4-CPU node."""
+    p = pod("large", i, cpu="9")
+    p["spec"]["priorityClassName"] = "high"
+    p["spec"]["containers"][0]["resources"].pop("limits")
+    return p
+
+
+def unschedulable(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``Unschedulable`` (``misc/``): plain 100m pods measured while a pod that fits nowhere is
+    created every 200 ms (upstream: 5,000 nodes, 100 or 20,000 init pods, 10,000 measured; floors 590 / 600)."""
+    init = (pod("init", i) for i in range(init_pods))
+    measured = [pod("measured", i) for i in range(pods)]
+    return run_workload(nodes, init, measured, [HIGH_CLASS], churn=(unschedulable_pod, 0.2))
+
+
+def extended_resource_node(i: int) -> dict[str, Any]:
+    """``misc/templates/node-with-extended-resource.yaml``: one ``foo.com/bar-<i>`` per node."""
+    n = node(i)
+    n["metadata"]["labels"]["node-with-extended-resource"] = "true"
+    for key in ("capacity", "allocatable"):
+        n["status"][key][f"foo.com/bar-{i}"] = "1"
+    return n
+
+
+def extended_resource_pod(i: int) -> dict[str, Any]:
+    p = light_pod("test-extended-resource", i)
+    p["spec"].pop("terminationGracePeriodSeconds")
+    p["spec"]["containers"][0]["resources"] = {
+        "requests": {f"foo.com/bar-{i}": "1"},
+        "limits": {f"foo.com/bar-{i}": "1"},
+    }
+    return p
+
+
+def scheduling_with_extended_resource(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingWithExtendedResource`` (``misc/``): node i alone has ``foo.com/bar-i``, which
+    pod i asks for: every pod fits exactly one node (upstream: 5,000 / 5,000, floor 180)."""
+    objects = [("Node", extended_resource_node(i)) for i in range(nodes)]
+    return run_workload(0, [], [extended_resource_pod(i) for i in range(pods)], objects)
+
+
+def scheduling_while_gated(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingWhileGated`` (``misc/``): on one named node, 10,000 gated pods wait while
+    20,000 scheduled pods are deleted at 50/s and 20,000 light pods are measured (floor 910).
+    ``--init-pods`` sets the deleting pods (the gated pods are half of them)."""
+    gated = [light_pod("gated", i, schedulingGates=[{"name": "test.k8s.io/hold"}]) for i in range(init_pods // 2)]
+    deleting = [light_pod("deleting", i) for i in range(init_pods)]
+    measured = [light_pod("measured", i) for i in range(pods)]
+    counter = {"next": 0}
+
+    def delete_one(_i: int) -> dict[str, Any]:  # deletePods at 50/s, one per churn tick
+        k = counter["next"]
+        counter["next"] += 1
+        return {"delete": f"deleting-{k}"} if k < len(deleting) else {}
+
+    return run_workload(
+        0,
+        [*gated, *deleting],
+        measured,
+        [("Node", NAMED_NODE)],
+        churn=(delete_one, 0.02),
+    )
+
+
+def deleted_pods_with_finalizers(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingDeletedPodsWithFinalizers`` (``misc/``): pods with a finalizer are created and
+    deleted (100/s) while light pods are measured; the deleted ones keep their deletionTimestamp
+    and are skipped by the cycle (upstream: 5,000 nodes, 5,000 + 5,000, floor 830)."""
+    doomed = [light_pod("finalized", i) for i in range(init_pods)]
+    for p in doomed:
+        p["metadata"]["finalizers"] = ["test.k8s.io/finalizer"]
+    measured = [light_pod("measured", i) for i in range(pods)]
+    counter = {"next": 0}
+
+    def delete_one(_i: int) -> dict[str, Any]:
+        k = counter["next"]
+        counter["next"] += 1
+        return {"delete": f"finalized-{k}"} if k < len(doomed) else {}
+
+    return run_workload(nodes, [], [*doomed, *measured], churn=(delete_one, 0.01), measured_prefix="measured")
+
+
 WORKLOADS = {
     "SchedulingBasic": scheduling_basic,
     "SchedulingBasicWithExtender": scheduling_basic_extender,
@@ -357,6 +497,11 @@ WORKLOADS = {
     "DefaultTopologySpreading": default_topology_spreading,
     "PreemptionBasic": preemption_basic,
     "PreemptionAsync": preemption_async,
+    "SchedulingDaemonset": scheduling_daemonset,
+    "Unschedulable": unschedulable,
+    "SchedulingWithExtendedResource": scheduling_with_extended_resource,
+    "SchedulingWhileGated": scheduling_while_gated,
+    "SchedulingDeletedPodsWithFinalizers": deleted_pods_with_finalizers,
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,

@@ -564,3 +564,22 @@ def test_validation_is_the_loaders(server, spec, code, message, field):
     if field is not None:
         assert body["details"]["causes"][0]["field"] == field
     assert server.request("GET", "/api/v1/namespaces/default/pods/v")[0] == 404
+
+
+def test_finalizers_hold_a_deleted_object_until_they_are_removed(server):
+    """kube-apiserver's deletion with finalizers: DELETE sets deletionTimestamp and keeps the
+    object; the write that removes the last finalizer removes it."""
+    base = "/api/v1/namespaces/default/configmaps"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    assert server.request("POST", base, cm)[0] == 201
+    code, body = server.request("DELETE", base + "/held")
+    assert (
+        code == 200 and body["metadata"]["deletionTimestamp"] and body["metadata"]["finalizers"] == ["example.com/hold"]
+    )
+    code, body = server.request("GET", base + "/held")
+    assert code == 200 and body["metadata"]["deletionGracePeriodSeconds"] == 0
+    code, _ = server.request(
+        "PATCH", base + "/held", {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json"
+    )
+    assert code == 200
+    assert server.request("GET", base + "/held")[0] == 404

@@ -335,13 +335,15 @@ class Store:
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(kind, key[1], STALE)
         new = {**obj, "metadata": {**old["metadata"], **(obj.get("metadata") or {})}}
+        if "finalizers" not in (obj.get("metadata") or {}):  # removing them is how a held deletion ends
+            new["metadata"].pop("finalizers", None)
         new["metadata"]["uid"] = old["metadata"]["uid"]
         new["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"]
         self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key] = new
         self._emit(MODIFIED, kind, new, old)
-        return new
+        return self._finished(kind, new)
 
     def mutate(
         self, kind: str, namespace: str, name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]
@@ -354,7 +356,17 @@ class Store:
         self._bump(new)
         self._objects[kind][key_of(kind, old)] = new
         self._emit(MODIFIED, kind, new, old)
-        return new
+        return self._finished(kind, new)
+
+    def _finished(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """An object being deleted goes once its last finalizer is removed (kube-apiserver's
+        graceful deletion with finalizers); a pod also waits out its grace period."""
+        meta = obj["metadata"]
+        if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+            return obj
+        if kind == "Pod" and meta.get("deletionGracePeriodSeconds") and (obj.get("spec") or {}).get("nodeName"):
+            return obj  # the grace period's timer removes it
+        return self._remove(kind, meta.get("namespace") or "", meta["name"])
 
     @staticmethod
     def _bump_generation(kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -388,6 +400,16 @@ class Store:
                 f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
                 f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
             )
+        if meta.get("finalizers"):  # marked, and kept until the finalizers are removed
+            if meta.get("deletionTimestamp"):
+                return obj
+            now = self.clock.now()
+
+            def mark_final(o: dict[str, Any]) -> dict[str, Any]:
+                extra = {"deletionTimestamp": rfc3339(now), "deletionGracePeriodSeconds": 0}
+                return {**o, "metadata": {**o["metadata"], **extra}}
+
+            return self.mutate(kind, namespace, name, mark_final)
         if kind == "Pod":
             grace = grace_period_seconds
             if grace is None:
@@ -414,7 +436,7 @@ class Store:
 
     def _finalize(self, kind: str, namespace: str, name: str, uid: str) -> None:
         obj = self.try_get(kind, namespace, name)
-        if obj is not None and obj["metadata"]["uid"] == uid:
+        if obj is not None and obj["metadata"]["uid"] == uid and not obj["metadata"].get("finalizers"):
             self._remove(kind, namespace, name)
 
     def _remove(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
