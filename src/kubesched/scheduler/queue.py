@@ -97,7 +97,12 @@ class SchedulingQueue:
         self._seq = itertools.count()
         self._active: list[tuple[Any, int, QueuedPodInfo]] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, QueuedPodInfo] = {}  # unschedulable, not gated
+        # gated pods grouped by (their profile's registrations, gating plugin): an event none of a
+        # group's registrations matches skips the whole group (SchedulingWhileGated: 10,000 gated
+        # pods are not walked at every binding)
+        self._gated: dict[tuple[int, str], dict[str, QueuedPodInfo]] = {}
+        self._gated_key: dict[str, tuple[int, str]] = {}
         self._pods: dict[str, QueuedPodInfo] = {}  # uid → entry, wherever it is (not in flight)
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
@@ -140,12 +145,24 @@ class SchedulingQueue:
 
     def _to_unschedulable(self, qp: QueuedPodInfo, gated: bool = False) -> None:
         qp.where = GATED if gated else UNSCHEDULABLE
-        self._unschedulable[qp.uid] = qp
+        if gated:
+            key = (id(self._events(qp.pod)), qp.gating_plugin)
+            self._gated.setdefault(key, {})[qp.uid] = qp
+            self._gated_key[qp.uid] = key
+        else:
+            self._unschedulable[qp.uid] = qp
 
     def _detach(self, qp: QueuedPodInfo) -> None:
         """Take a pod out of whichever part holds it (heap entries are invalidated lazily)."""
-        if qp.where in (UNSCHEDULABLE, GATED):
+        if qp.where == UNSCHEDULABLE:
             self._unschedulable.pop(qp.uid, None)
+        elif qp.where == GATED:
+            key = self._gated_key.pop(qp.uid, None)
+            group = self._gated.get(key) if key is not None else None
+            if group is not None:
+                group.pop(qp.uid, None)
+                if not group:
+                    del self._gated[key]  # type: ignore[arg-type]
         qp.where = ""
         qp.seq = -1
 
@@ -170,8 +187,12 @@ class SchedulingQueue:
             qp.gating_plugin = ""
             qp.gated_status = None
             return True
+        changed = qp.gating_plugin != st.plugin
         qp.gating_plugin = st.plugin
         qp.gated_status = st
+        if changed and qp.where == GATED:  # held by another plugin now: file it in that group
+            self._detach(qp)
+            self._to_unschedulable(qp, gated=True)
         return False
 
     def _move(self, qp: QueuedPodInfo, event: str, *, immediately: bool = False) -> str:
@@ -344,16 +365,36 @@ class SchedulingQueue:
         for qp in list(self._unschedulable.values()):
             if pre_check is not None and not pre_check(qp):
                 continue
-            if qp.where == GATED:  # only events its gating plugin registered re-run PreEnqueue (k/k#124618)
+            if self._worth_requeuing(qp, event, old, new):
+                self._move(qp, str(event), immediately=bool(qp.pending_plugins & set(self._events(qp.pod))))
+                moved += 1
+        # gated pods: only events their gating plugin registered re-run PreEnqueue (k/k#124618)
+        for _key, group in list(self._gated.items()):
+            first = next(iter(group.values()))
+            if not self._may_match(first, event):
+                continue
+            for qp in list(group.values()):
+                if pre_check is not None and not pre_check(qp):
+                    continue
                 if self._worth_requeuing(qp, event, old, new) and self._gate(qp):
                     self._detach(qp)
                     self._to_active(qp)
                     moved += 1
-                continue
-            if self._worth_requeuing(qp, event, old, new):
-                self._move(qp, str(event), immediately=bool(qp.pending_plugins & set(self._events(qp.pod))))
-                moved += 1
         return moved
+
+    def _may_match(self, qp: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether any event a gated pod's gating plugin registered matches ``event``, hints aside
+        (the same for every pod of its group)."""
+        if event.resource == WILDCARD:
+            return True
+        by_resource = self._compiled(self._events(qp.pod)).get(qp.gating_plugin) or {}
+        action = int(event.action)
+        candidates = list(by_resource.get(event.resource, ()))
+        if event.resource in (ASSIGNED_POD, UNSCHEDULABLE_POD):
+            candidates += by_resource.get(POD, [])
+        if by_resource.get(WILDCARD):
+            return True
+        return any(registered & action for registered, _ in candidates)
 
     def flush_backoff_completed(self) -> int:
         now = self.clock.now()
@@ -387,7 +428,7 @@ class SchedulingQueue:
         return [qp for qp in self._unschedulable.values() if qp.where == UNSCHEDULABLE]
 
     def gated_pods(self) -> list[QueuedPodInfo]:
-        return [qp for qp in self._unschedulable.values() if qp.where == GATED]
+        return [qp for group in self._gated.values() for qp in group.values()]
 
     # -- nominator ----------------------------------------------------------------------------
     def add_nominated(self, pod: PodInfo, node: str) -> None:
