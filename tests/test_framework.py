@@ -277,3 +277,33 @@ def test_nominated_pods_count_only_where_the_search_reaches(nominated_on: str, n
     c.settle()
     assert c.node_of("low") not in (None, nominated_on)
     assert c.sched.algorithm.next_start_node_index == next_start
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_a_small_prefilter_result_is_filtered_on_its_rows_alone_with_the_same_outcome(monkeypatch, fits) -> None:
+    """A daemonset-like pod names its node by metadata.name among 40: Filter runs on that row
+    only, and placements and messages are those of filtering every row."""
+    from kubesched.scheduler import schedule_one
+
+    def run(factor: int) -> tuple[str | None, list[str]]:
+        monkeypatch.setattr(schedule_one, "SMALL_RESULT_FACTOR", factor)
+        nodes = [make_node(f"n{i:02d}", cpu="1") for i in range(40)]
+        c = Cluster(*nodes)
+        p = make_pod("ds", cpu="500m" if fits else "2")
+        term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n07"]}]}
+        p["spec"]["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+        }
+        c.create(p)
+        c.settle()
+        return c.node_of("ds"), c.events("FailedScheduling")
+
+    sub = run(16)
+    whole = run(10**9)  # a huge factor: always every row
+    assert sub == whole
+    if fits:
+        assert sub == ("n07", [])
+    else:
+        assert sub[1][0].startswith(
+            "0/40 nodes are available: 1 Insufficient cpu, 39 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+        )

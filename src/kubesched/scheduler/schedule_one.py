@@ -21,7 +21,8 @@ import numpy as np
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.framework.interface import PreFilterResult
+from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from kubesched.scheduler.nodetable import NodeTable
@@ -103,6 +104,23 @@ class Algorithm:
             info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
         return ScheduleResult(nodes.names[int(feasible[pick])], evaluated, len(feasible), info)
 
+    @staticmethod
+    def _run_filters(
+        fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, pre_res: PreFilterResult
+    ) -> FilterOutcome:
+        """The Filter plugins over every row, or, when a PreFilterResult keeps only a few nodes
+        (a daemonset pod's node affinity by name), over those rows alone, as upstream evaluates
+        only them; the outcome is laid out over all rows either way."""
+        if pre_res.all_nodes() or len(pre_res.node_names or ()) * SMALL_RESULT_FACTOR > nodes.n:
+            return fwk.run_filters(state, pod, nodes)
+        rows = np.array(sorted(nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index), np.int64)
+        sub = fwk.run_filters(state, pod, nodes.take(rows))
+        codes = np.zeros(nodes.n, sub.codes.dtype)
+        plugins = np.zeros(nodes.n, sub.plugins.dtype)
+        reasons = np.zeros(nodes.n, sub.reasons.dtype)
+        codes[rows], plugins[rows], reasons[rows] = sub.codes, sub.plugins, sub.reasons
+        return FilterOutcome(codes, plugins, reasons, sub.describers, sub.error)
+
     def _find_nodes_that_fit(
         self,
         fwk: Framework,
@@ -122,7 +140,7 @@ class Algorithm:
             diagnosis.absent_mask = np.ones(nodes.n, bool)
             diagnosis.pre_filter_msg = st.message()
             return np.zeros(0, np.int64), diagnosis
-        outcome = fwk.run_filters(state, pod, nodes)
+        outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
         if outcome.error is not None:
             raise PluginError(outcome.error)
         diagnosis = fwk.diagnosis_from(nodes, outcome)
@@ -315,6 +333,10 @@ class Algorithm:
                 if describe is not None:
                     diagnosis.describers[i] = describe
             passed[at] = False
+
+
+# a PreFilterResult naming fewer than one node in this many is filtered on those rows alone
+SMALL_RESULT_FACTOR = 16
 
 
 class PluginError(RuntimeError):
