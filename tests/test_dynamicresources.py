@@ -229,7 +229,7 @@ def test_claims_from_templates_are_allocated_reserved_and_released() -> None:
     assert claim_of(c, "b")["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"
     assert c.events("FailedScheduling")[-1] == (
         "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
-        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     # a deleted pod's claim goes with it, its device is free again, and the waiting pod gets it
     gone = claim_of(c, "a")["metadata"]["name"]
@@ -283,9 +283,10 @@ def test_a_broken_selector_is_a_scheduler_error() -> None:
 
 
 def test_preemption_frees_no_devices_as_in_v1_36() -> None:
-    """v1.36's DynamicResources has no PreFilterExtensions: evicting a lower-priority pod in the
-    dry run frees none of its devices, so DRA resources are never preempted for (a documented
-    limitation upstream; KEP-5690 proposes the feature)."""
+    """v1.36 does not preempt for DRA resources (a documented limitation; KEP-5690 proposes it):
+    DynamicResources' Filter verdicts are UnschedulableAndUnresolvable, so DefaultPreemption
+    does not even try those nodes, and the plugin has no PreFilterExtensions to free a victim's
+    devices in a dry run."""
     c = Cluster(*dra_objects({"n1": ["80Gi"]}), make_priority_class("high", 1000))
     c.create(gpu_pod("low"))
     c.settle()
@@ -296,10 +297,10 @@ def test_preemption_frees_no_devices_as_in_v1_36() -> None:
     c.create(high)
     c.settle()
     assert c.node_of("high") is None and c.node_of("low") == "n1"
-    # the dry run removes "low" and filters again: DynamicResources still says no
+    # DynamicResources' verdicts are UnschedulableAndUnresolvable (statusUnschedulable): no dry run
     assert c.events("FailedScheduling")[-1] == (
         "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-        "preemption: 0/1 nodes are available: 1 cannot allocate all claims."
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 
 

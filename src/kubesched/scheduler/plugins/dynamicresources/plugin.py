@@ -10,7 +10,9 @@ DynamicResourceAllocation gate is on (GA since v1.34).
   claim whose allocation is in flight for another pod, or a missing DeviceClass makes the pod
   unschedulable at once.
 * Filter: an allocated claim must be usable on the node (its allocation's node selector);
-  claims to allocate must all fit the free devices the node reaches (``allocator``).
+  claims to allocate must all fit the free devices the node reaches (``allocator``). Both
+  verdicts are UnschedulableAndUnresolvable (``statusUnschedulable``): preemption does not try
+  those nodes, as v1.36 does not preempt for DRA resources.
 * PostFilter: a pod with no claims says ``no new claims to deallocate``, which v1.36 joins into
   every FailedScheduling message before DefaultPreemption's reason; a pod whose allocated claim
   is unusable everywhere and reserved for nobody else gets it deallocated.
@@ -305,7 +307,7 @@ class DynamicResources(
                 (allocator._matches(terms, nodes.specs[r].labels, nodes.names[r]) for r in range(n)), bool, n
             )
             bad = ~ok & (code == 0)
-            code[bad] = Code.UNSCHEDULABLE
+            code[bad] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # statusUnschedulable
             reason[bad] = 2
             s.unavailable.update(i for i, t in enumerate(s.allocated_on) if t is terms)
         if s.plans:
@@ -315,7 +317,7 @@ class DynamicResources(
                 message = (str(exc),)
                 return NodeVerdicts(np.full(n, Code.ERROR, np.int8), 0, lambda _rid: message)
             bad = ~fits & (code == 0)
-            code[bad] = Code.UNSCHEDULABLE
+            code[bad] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # statusUnschedulable
             reason[bad] = 1
         if not code.any():
             return None
