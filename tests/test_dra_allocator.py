@@ -177,6 +177,41 @@ def test_admin_access_takes_allocated_devices_and_frees_nothing_it_takes() -> No
     assert allocator.allocated_keys([{"status": {"allocation": result}}]) == set()
 
 
+@pytest.mark.parametrize(
+    ("taint", "tolerations", "want"),
+    [
+        ({"key": "health", "value": "bad", "effect": "NoSchedule"}, [], [[("gpu", "g1")]]),
+        ({"key": "health", "value": "bad", "effect": "NoExecute"}, [], [[("gpu", "g1")]]),
+        ({"key": "health", "value": "bad", "effect": "None"}, [], [[("gpu", "g0")]]),  # informational only
+        (
+            {"key": "health", "value": "bad", "effect": "NoSchedule"},
+            [{"key": "health", "operator": "Exists"}],
+            [[("gpu", "g0")]],
+        ),
+        (
+            {"key": "health", "value": "bad", "effect": "NoSchedule"},
+            [{"key": "health", "operator": "Equal", "value": "ok"}],
+            [[("gpu", "g1")]],
+        ),
+        ({"key": "health", "value": "bad", "effect": "NoSchedule"}, [{"operator": "Exists"}], [[("gpu", "g0")]]),
+        (
+            {"key": "health", "value": "bad", "effect": "NoSchedule"},
+            [{"operator": "Exists", "effect": "NoExecute"}],
+            [[("gpu", "g1")]],
+        ),
+    ],
+    ids=["no-schedule", "no-execute", "none-effect", "exists", "equal-other-value", "empty-key", "other-effect"],
+)
+def test_device_taints_and_tolerations(taint, tolerations, want) -> None:
+    """Tainted devices are not allocated unless the request tolerates every NoSchedule or
+    NoExecute taint (device taints, beta in v1.36, stable in v1.37)."""
+    tainted = device("g0")
+    tainted["taints"] = [taint]
+    request = exactly()
+    request["exactly"]["tolerations"] = tolerations
+    assert run([node_slice("n1", tainted, device("g1"))], [claim(request)]) == want
+
+
 def test_shared_devices_reach_nodes_by_selector_or_all_nodes() -> None:
     shared = {
         "metadata": {"name": "fabric"},

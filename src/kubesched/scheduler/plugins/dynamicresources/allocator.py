@@ -68,6 +68,19 @@ def _terms(selector: Any, where: str) -> tuple[NodeSelectorTerm, ...]:
         return ()
 
 
+def _tolerated(taint: Mapping[str, Any], tolerations: tuple[tuple[str, str, str, str], ...]) -> bool:
+    """``DeviceToleration.ToleratesTaint``: an empty key with Exists matches every taint; an
+    empty effect matches every effect; Equal also compares the value."""
+    for key, operator, value, effect in tolerations:
+        if effect and effect != taint.get("effect"):
+            continue
+        if key and key != taint.get("key"):
+            continue
+        if operator == "Exists" or (value == str(taint.get("value") or "") and key):
+            return True
+    return False
+
+
 def _matches(terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], name: str) -> bool:
     return any(t.matches(labels, name) for t in terms)
 
@@ -108,6 +121,8 @@ class DeviceTable:
         self._rows_len = -1
         self._by_node: dict[str, list[int]] | None = None
         self._shared: list[int] = []
+        self._tainted = [i for i, d in enumerate(self.devices) if d.obj.get("taints")]
+        self._usable: dict[Any, np.ndarray] = {}
         self._rows = np.zeros(0, np.int64)
 
     def __len__(self) -> int:
@@ -132,6 +147,30 @@ class DeviceTable:
                     raise AllocationError(str(exc)) from None
         self._masks[expressions] = out
         return out
+
+    def usable(self, selection: tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...]]) -> np.ndarray:
+        """Devices a request may take: selected by its expressions, and every NoSchedule or
+        NoExecute taint tolerated (device taints: tainted devices are not allocated)."""
+        expressions, tolerations = selection
+        mask = self.mask(expressions)
+        if not self._tainted:
+            return mask
+        key = (expressions, tolerations)
+        hit = self._usable.get(key)
+        if hit is None:
+            hit = mask.copy()
+            for i in self._tainted:
+                if hit[i] and not all(_tolerated(t, tolerations) for t in self._taints(i)):
+                    hit[i] = False
+            self._usable[key] = hit
+        return hit
+
+    def _taints(self, i: int) -> list[Mapping[str, Any]]:
+        return [
+            t
+            for t in self.devices[i].obj.get("taints") or []
+            if isinstance(t, Mapping) and t.get("effect") in ("NoSchedule", "NoExecute")
+        ]
 
     def local_rows(self, index: Mapping[str, int]) -> np.ndarray:
         """The node-table row of each node-local device (-1: node not in the table)."""
@@ -179,6 +218,12 @@ class Request:
     mode: str
     count: int
     admin_access: bool = False
+    tolerations: tuple[tuple[str, str, str, str], ...] = ()  # (key, operator, value, effect)
+
+    @property
+    def selection(self) -> tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...]]:
+        """What decides which devices the request may take: its selectors and tolerations."""
+        return (self.expressions, self.tolerations)
 
 
 @dataclass(slots=True)
@@ -219,7 +264,19 @@ def plan_claim(claim: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]
             )
             mode = body.get("allocationMode") or EXACT_COUNT
             count = int(body.get("count") or 1) if mode == EXACT_COUNT else 0
-            alternatives.append(Request(name, class_name, exprs, mode, count, bool(body.get("adminAccess"))))
+            tolerations = tuple(
+                (
+                    str(t.get("key") or ""),
+                    str(t.get("operator") or "Equal"),
+                    str(t.get("value") or ""),
+                    str(t.get("effect") or ""),
+                )
+                for t in body.get("tolerations") or []
+                if isinstance(t, Mapping)
+            )
+            alternatives.append(
+                Request(name, class_name, exprs, mode, count, bool(body.get("adminAccess")), tolerations)
+            )
             for c in cspec.get("config") or []:
                 configs.append({"source": "FromClass", "requests": [name], **{k: v for k, v in c.items()}})
         requests.append(alternatives)
@@ -268,7 +325,7 @@ def allocate_node(
     results: list[list[tuple[str, int]]] = [[] for _ in plans]
 
     def candidates(req: Request) -> list[int]:
-        mask = table.mask(req.expressions)
+        mask = table.usable(req.selection)
         # adminAccess: monitoring or maintenance access to devices whether or not allocated
         return [i for i in (reach_all if req.admin_access else reach) if mask[i]]
 
@@ -283,7 +340,7 @@ def allocate_node(
             return solve_claim(ci + 1)
         for req in plan.requests[ri]:
             if req.mode == ALL:  # every matching device the node reaches, none of them taken
-                mask = table.mask(req.expressions)
+                mask = table.usable(req.selection)
                 mine = [i for i in reach_all if mask[i]]
                 if not mine or any(allocated[i] or i in used for i in mine):
                     continue

@@ -330,7 +330,7 @@ class DynamicResources(
         exclude = {_uid(p.claim) for p in s.plans}
         taken = self._allocated_mask(table, exclude)
         fits = np.ones(n, bool)
-        groups: dict[tuple[str, ...], int] = {}
+        groups: dict[Any, int] = {}
         all_mode = []
         has_search_only = False
         for plan in s.plans:
@@ -340,21 +340,21 @@ class DynamicResources(
                     continue  # alternatives and admin access: only the search decides
                 req = alts[0]
                 if req.mode == allocator.ALL:
-                    all_mode.append(req.expressions)
+                    all_mode.append(req.selection)
                 else:
-                    groups[req.expressions] = groups.get(req.expressions, 0) + req.count
+                    groups[req.selection] = groups.get(req.selection, 0) + req.count
         rows = table.local_rows(nodes.index)
         local = table._local_idx
         labels = [sp.labels for sp in nodes.specs]
-        for exprs, need in groups.items():
-            mask = table.mask(exprs)
+        for selection, need in groups.items():
+            mask = table.usable(selection)
             free = mask & ~taken
             sel = free[local] & (rows >= 0)
             counts = np.bincount(rows[sel], minlength=n)[:n]
             counts = counts + table.shared_counts(free, nodes.names, labels)
             fits &= counts >= need
-        for exprs in all_mode:
-            mask = table.mask(exprs)
+        for selection in all_mode:
+            mask = table.usable(selection)
             sel = mask[local] & (rows >= 0)
             total = np.bincount(rows[sel], minlength=n)[:n] + table.shared_counts(mask, nodes.names, labels)
             free = np.bincount(rows[sel & ~taken[local]], minlength=n)[:n] + table.shared_counts(
