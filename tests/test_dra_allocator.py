@@ -212,6 +212,33 @@ def test_device_taints_and_tolerations(taint, tolerations, want) -> None:
     assert run([node_slice("n1", tainted, device("g1"))], [claim(request)]) == want
 
 
+def partitioned_slices() -> list[dict[str, Any]]:
+    """The DRA features page's example: a counter set of 8Gi, two devices of 6Gi each."""
+    counters = {
+        "metadata": {"name": "counters"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 2},
+            "sharedCounters": [{"name": "gpu-1-counters", "counters": {"memory": {"value": "8Gi"}}}],
+        },
+    }
+    devices = node_slice("n1", device("device-1"), device("device-2"))
+    devices["spec"]["pool"]["resourceSliceCount"] = 2
+    for d in devices["spec"]["devices"]:
+        d["consumesCounters"] = [{"counterSet": "gpu-1-counters", "counters": {"memory": {"value": "6Gi"}}}]
+    return [counters, devices]
+
+
+def test_partitionable_devices_share_their_counters() -> None:
+    """Partitionable devices (beta and on by default in v1.36): two logical devices of 6Gi from
+    one 8Gi counter set cannot both be allocated."""
+    assert run(partitioned_slices(), [claim(exactly())]) == [[("gpu", "device-1")]]
+    assert run(partitioned_slices(), [claim(exactly(count=2))]) is None
+    assert run(partitioned_slices(), [claim(exactly(), uid="a"), claim(exactly(), uid="b")]) is None
+    assert run(partitioned_slices(), [claim(exactly())], taken={(DRIVER, "n1", "device-1")}) is None
+
+
 def test_shared_devices_reach_nodes_by_selector_or_all_nodes() -> None:
     shared = {
         "metadata": {"name": "fabric"},

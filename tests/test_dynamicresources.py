@@ -376,3 +376,50 @@ def test_no_device_is_ever_held_twice_and_every_allocation_fits_its_claim(nodes,
         for n, models in enumerate(nodes):
             free = [m for i, m in enumerate(models) if (f"n{n}", f"g{i}") not in held]
             assert sum(1 for m in free if model is None or m == model) < count
+
+
+def test_partitionable_devices_through_the_scheduler() -> None:
+    """Two pods, each asking for one of two 6Gi logical devices sharing an 8Gi counter set:
+    the first binds, the second waits (Filter's count alone would have let it in)."""
+    objs = dra_objects({})[:1]
+    objs.append(make_node("n1", cpu="8"))
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "counters"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": "n1",
+                "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 2},
+                "sharedCounters": [{"name": "gpu-1-counters", "counters": {"memory": {"value": "8Gi"}}}],
+            },
+        }
+    )
+    consumes = [{"counterSet": "gpu-1-counters", "counters": {"memory": {"value": "6Gi"}}}]
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "devices"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": "n1",
+                "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 2},
+                "devices": [{"name": f"device-{i}", "consumesCounters": consumes} for i in (1, 2)],
+            },
+        }
+    )
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
+        }
+    )
+    c = Cluster(*objs)
+    c.create(gpu_pod("a", template="one"), gpu_pod("b", template="one"))
+    c.settle()
+    assert [c.node_of("a"), c.node_of("b")] == ["n1", None]
+    assert c.events("FailedScheduling")[-1].startswith("0/1 nodes are available: 1 cannot allocate all claims.")

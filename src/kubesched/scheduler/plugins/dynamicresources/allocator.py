@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
 from kubesched.errors import InputError
 from kubesched.scheduler.plugins.dynamicresources import cel
@@ -68,6 +70,16 @@ def _terms(selector: Any, where: str) -> tuple[NodeSelectorTerm, ...]:
         return ()
 
 
+def _counter_values(raw: Any) -> dict[str, Fraction]:
+    out: dict[str, Fraction] = {}
+    for name, c in (raw or {}).items():
+        try:
+            out[str(name)] = parse_quantity((c or {}).get("value") if isinstance(c, Mapping) else c)
+        except (QuantityError, TypeError):
+            continue
+    return out
+
+
 def _tolerated(taint: Mapping[str, Any], tolerations: tuple[tuple[str, str, str, str], ...]) -> bool:
     """``DeviceToleration.ToleratesTaint``: an empty key with Exists matches every taint; an
     empty effect matches every effect; Equal also compares the value."""
@@ -100,9 +112,15 @@ class DeviceTable:
             ordered.append((key, gen, str((s.get("metadata") or {}).get("name") or ""), spec))
         ordered.sort(key=lambda t: (t[0], t[2]))
         self.devices: list[Device] = []
+        # partitionable devices: counter sets by (driver, pool, name), and what each device consumes
+        self.counters: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+        consumption: list[list[tuple[tuple[str, str, str], dict[str, Fraction]]]] = []
         for (driver, pool), gen, _name, spec in ordered:
             if gen != newest[(driver, pool)]:
                 continue  # an older generation of the pool: being replaced
+            for cs in spec.get("sharedCounters") or []:
+                if isinstance(cs, Mapping) and cs.get("name"):
+                    self.counters[(driver, pool, str(cs["name"]))] = _counter_values(cs.get("counters"))
             per_device = bool(spec.get("perDeviceNodeSelection"))
             for d in spec.get("devices") or []:
                 if not isinstance(d, Mapping) or not d.get("name"):
@@ -111,6 +129,15 @@ class DeviceTable:
                 node = src.get("nodeName") or None
                 terms = _terms(src.get("nodeSelector"), "nodeSelector") if src.get("nodeSelector") else None
                 self.devices.append(Device(driver, pool, str(d["name"]), node, terms, bool(src.get("allNodes")), d))
+                consumption.append(
+                    [
+                        ((driver, pool, str(c.get("counterSet"))), _counter_values(c.get("counters")))
+                        for c in d.get("consumesCounters") or []
+                        if isinstance(c, Mapping)
+                    ]
+                )
+        self.consumes = consumption
+        self.consumers = [i for i, c in enumerate(consumption) if c]
         self.index = {d.key: i for i, d in enumerate(self.devices)}
         self.local = np.array([d.node is not None for d in self.devices], bool)
         self._local_nodes = [d.node for d in self.devices if d.node is not None]
@@ -321,8 +348,14 @@ def allocate_node(
     reach_all = table.reachable(node, labels)
     reach = [i for i in reach_all if not allocated[i]]
     used: set[int] = set()
+    # what the counter sets have left once the allocated devices' consumption is taken
+    left = {k: dict(v) for k, v in table.counters.items()}
+    for i in table.consumers:
+        if allocated[i]:
+            _consume(left, table.consumes[i], -1, check=False)
     steps = 0
     results: list[list[tuple[str, int]]] = [[] for _ in plans]
+    counters_left = left
 
     def candidates(req: Request) -> list[int]:
         mask = table.usable(req.selection)
@@ -346,12 +379,17 @@ def allocate_node(
                     continue
                 if not all(_constraint_ok(plan, results[ci], table, req.name, i) for i in mine):
                     continue
+                taken_counters = [table.consumes[i] for i in mine if table.consumes[i]]
+                if not _consume_all(counters_left, taken_counters):
+                    continue
                 results[ci].extend((req.name, i) for i in mine)
                 used.update(mine)
                 if solve_request(ci, ri + 1):
                     return True
                 del results[ci][-len(mine) :]
                 used.difference_update(mine)
+                for c in taken_counters:
+                    _consume(counters_left, c, 1)
                 continue
             if pick(ci, ri, req, candidates(req), 0, req.count):
                 return True
@@ -369,15 +407,55 @@ def allocate_node(
             i = cands[k]
             if i in used or not _constraint_ok(plan, results[ci], table, req.name, i):
                 continue
+            if table.consumes[i] and not _consume(counters_left, table.consumes[i], -1):
+                continue  # partitionable devices: not enough left in its counter sets
             used.add(i)
             results[ci].append((req.name, i))
             if pick(ci, ri, req, cands, k + 1, left - 1):
                 return True
             results[ci].pop()
             used.discard(i)
+            if table.consumes[i]:
+                _consume(counters_left, table.consumes[i], 1)
         return False
 
     return results if solve_claim(0) else None
+
+
+def _consume(
+    left: dict[tuple[str, str, str], dict[str, Fraction]],
+    consumption: list[tuple[tuple[str, str, str], dict[str, Fraction]]],
+    sign: int,
+    *,
+    check: bool = True,
+) -> bool:
+    """Take (sign -1) or give back (+1) a device's counters; taking fails, changing nothing,
+    when a counter set lacks enough (or does not exist in the pool). ``check=False`` takes
+    regardless (what allocated devices already hold)."""
+    if sign < 0 and check:
+        for key, amounts in consumption:
+            have = left.get(key)
+            if have is None or any(have.get(name, Fraction(0)) < amount for name, amount in amounts.items()):
+                return False
+    for key, amounts in consumption:
+        have = left.setdefault(key, {})
+        for name, amount in amounts.items():
+            have[name] = have.get(name, Fraction(0)) + sign * amount
+    return True
+
+
+def _consume_all(
+    left: dict[tuple[str, str, str], dict[str, Fraction]],
+    consumptions: list[list[tuple[tuple[str, str, str], dict[str, Fraction]]]],
+) -> bool:
+    done = []
+    for c in consumptions:
+        if not _consume(left, c, -1):
+            for d in done:
+                _consume(left, d, 1)
+            return False
+        done.append(c)
+    return True
 
 
 def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: DeviceTable, node: str) -> dict[str, Any]:

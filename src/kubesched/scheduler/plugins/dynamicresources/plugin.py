@@ -361,7 +361,12 @@ class DynamicResources(
                 mask & ~taken, nodes.names, labels
             )
             fits &= (total > 0) & (free == total)
-        exact = not has_search_only and len(groups) + len(all_mode) <= 1 and all(p.simple for p in s.plans)
+        exact = (
+            not has_search_only
+            and not table.consumers  # partitionable devices: counters decide, device by device
+            and len(groups) + len(all_mode) <= 1
+            and all(p.simple for p in s.plans)
+        )
         if exact:
             return fits
         for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
