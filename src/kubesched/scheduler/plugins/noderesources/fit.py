@@ -100,7 +100,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if cols == list(range(k)):  # cpu, memory, ephemeral-storage lead the table: plain slices
             requested, alloc = nodes.requested[:k], nodes.alloc[:k]
         else:
-            requested, alloc = nodes.requested.take(cols, 0), nodes.alloc.take(cols, 0)
+            # row indexing copies just these rows; ``take`` on the (strided) view would first copy
+            # the whole resources × nodes matrix (thousands of distinct extended resources)
+            requested, alloc = nodes.requested[cols], nodes.alloc[cols]
         want = req.values[:, None]
         short = requested + want > alloc  # resources × nodes
         if not short.any() and not too_many.any():

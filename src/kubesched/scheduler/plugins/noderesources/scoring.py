@@ -150,11 +150,11 @@ def requested_matrix(
         cols.append(col)
     k = len(cols)
     prefix = cols == list(range(k))
-    alloc = rr.alloc[:k] if prefix else rr.alloc.take(cols, 0)
+    alloc = rr.alloc[:k] if prefix else rr.alloc[cols]
     if sources == [0, 1]:
         base = rr.nonzero
     elif all(s == -1 for s in sources):
-        base = rr.requested[:k] if prefix else rr.requested.take(cols, 0)
+        base = rr.requested[:k] if prefix else rr.requested[cols]
     else:
         base = np.stack([rr.requested[c] if s == -1 else rr.nonzero[s] for c, s in zip(cols, sources, strict=True)])
     if skipped:
