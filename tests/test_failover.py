@@ -405,7 +405,10 @@ def test_healthz_and_the_master_status_metric_on_each_replica(tmp_path):
     try:
         leader_id = wait_for(lambda: holder(s), 30)
         logs = [(tmp_path / f"r{i}.log") for i in range(2)]
-        found = wait_for(lambda: next((i + 1 for i, f in enumerate(logs) if leader_id in f.read_text()), None), 10)
+        # each replica logs its own identity; a follower's log names the leader too ("held by ..."),
+        # so only the identity line tells which process leads
+        mine = f"leader election identity {leader_id}"
+        found = wait_for(lambda: next((i + 1 for i, f in enumerate(logs) if mine in f.read_text()), None), 10)
         leader = found - 1
 
         def master_status(port: int) -> str | None:
