@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import bare_port
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
@@ -198,8 +199,14 @@ def _bound(store: Store, p: dict[str, Any]) -> bool:
 
 
 def scheduling_basic(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingBasic``, then, in the same process, the bare per-node Python port of the same
+    work (``bare_port.py``), so that the ratio issue 16 asks about is measured, not recalled."""
     init = (pod("init", i) for i in range(init_pods))
-    return run_workload(nodes, init, [pod("measured", i) for i in range(pods)])
+    result = run_workload(nodes, init, [pod("measured", i) for i in range(pods)])
+    bare = bare_port.run(nodes, pods, init_pods)
+    result["bare_port_pods_per_second"] = bare["pods_per_second"]
+    result["ratio_to_bare_port"] = round(result["pods_per_second"] / bare["pods_per_second"], 2)
+    return result
 
 
 def scheduling_basic_extender(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
