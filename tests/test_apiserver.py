@@ -473,7 +473,7 @@ def test_official_kubernetes_client(server):
             "default",
             client.V1Pod(
                 metadata=client.V1ObjectMeta(name="sel-a"),
-                spec=client.V1PodSpec(containers=[client.V1Container(name="c")]),
+                spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")]),
             ),
         )
     assert err.value.status == 409

@@ -43,17 +43,18 @@ def one_error_line(stderr: str) -> str:
 
 HOSTILE = [
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c}]}", name='"[/oops]"'),
+        NODE + pod_doc("{containers: [{name: c, image: pause}]}", name='"[/oops]"'),
         'pods.yaml: Pod default/[/oops]: field metadata.name: Invalid value: "[/oops]": a lowercase RFC 1123',
         id="markup-name",
     ),
     pytest.param(
-        NODE + pod_doc("{priorityClassName: '[/x]', containers: [{name: c}]}"),
+        NODE + pod_doc("{priorityClassName: '[/x]', containers: [{name: c, image: pause}]}"),
         'Pod default/p: field spec.priorityClassName: Invalid value: "[/x]": a lowercase RFC 1123 subdomain',
         id="markup-priority-class",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {cpu: '99999999999999999999999'}}}]}"),
+        NODE
+        + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {cpu: '99999999999999999999999'}}}]}"),
         "Pod default/p: field spec.containers[0].resources.requests[cpu]: "
         'Invalid value: "99999999999999999999999": must be no more than 9007199254740992m',
         id="huge-request",
@@ -64,64 +65,70 @@ HOSTILE = [
         id="huge-allocatable",
     ),
     pytest.param(
-        NODE + pod_doc("{priority: high, containers: [{name: c}]}"),
+        NODE + pod_doc("{priority: high, containers: [{name: c, image: pause}]}"),
         "Pod default/p: field spec.priority: json: cannot unmarshal string into Go struct field "
         "PodSpec.spec.priority of type int32",
         id="priority-string",
     ),
     pytest.param(
-        NODE + pod_doc("{priority: 3000000000, containers: [{name: c}]}"),
+        NODE + pod_doc("{priority: 3000000000, containers: [{name: c, image: pause}]}"),
         "field spec.priority: json: cannot unmarshal number 3000000000 into Go struct field PodSpec.spec.priority "
         "of type int32",
         id="priority-out-of-int32",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {cpu: '-1'}}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {cpu: '-1'}}}]}"),
         'field spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0',
         id="negative-cpu",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {memory: -5Gi}}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {memory: -5Gi}}}]}"),
         'field spec.containers[0].resources.requests[memory]: Invalid value: "-5Gi": '
         "must be greater than or equal to 0",
         id="negative-memory",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}}]}"),
+        NODE
+        + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}}]}"),
         'field spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
         id="request-above-limit",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {example.com/gpu: '1'}}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {example.com/gpu: '1'}}}]}"),
         "field spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources",
         id="extended-without-limit",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {limits: {example.com/gpu: '0.5'}}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, resources: {limits: {example.com/gpu: '0.5'}}}]}"),
         'field spec.containers[0].resources.limits[example.com/gpu]: Invalid value: "0.5": must be an integer',
         id="fractional-extended",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c}]}", name="a" * 100_000),
+        NODE + pod_doc("{containers: [{name: c, image: pause}]}", name="a" * 100_000),
         "field metadata.name: Invalid value: ",
         id="long-name",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, requets: {cpu: '1'}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, requets: {cpu: '1'}}]}"),
         "Pod default/p: field spec.containers[0].requets: "
         'strict decoding error: unknown field "spec.containers[0].requets"',
         id="unknown-field",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c}]}", extra_meta=", labels: {tier: 1}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause}]}", extra_meta=", labels: {tier: 1}"),
         "field metadata.labels[tier]: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels "
         "of type string",
         id="numeric-label",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c}]}", extra_meta=", labels: {'a b': x}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause}]}", extra_meta=", labels: {'a b': x}"),
         'field metadata.labels: Invalid value: "a b": name part must consist of alphanumeric characters',
         id="bad-label-key",
+    ),
+    pytest.param(
+        NODE + pod_doc("{containers: [{name: c}]}"),
+        "Pod default/p: field spec.containers[0].image: Required value",
+        id="no-image",
     ),
     pytest.param(
         NODE + pod_doc("{containers: []}"),
@@ -135,12 +142,12 @@ HOSTILE = [
         id="containers-string",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {cpu: [1]}}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {cpu: [1]}}}]}"),
         "field spec.containers[0].resources.requests[cpu]: quantities must match the regular expression",
         id="quantity-list",
     ),
     pytest.param(
-        NODE + pod_doc("{containers: [{name: c, resources: {requests: {cpu: 1.5.5}}}]}"),
+        NODE + pod_doc("{containers: [{name: c, image: pause, resources: {requests: {cpu: 1.5.5}}}]}"),
         "field spec.containers[0].resources.requests[cpu]: unable to parse quantity's suffix",
         id="quantity-suffix",
     ),
@@ -208,7 +215,9 @@ def test_deep_nesting_is_refused_before_the_parser_overflows(tmp_path: Path, tex
 def test_duplicate_object_is_rejected_with_its_namespace(tmp_path: Path) -> None:
     path = tmp_path / "dup.yaml"
     path.write_text(
-        NODE + pod_doc("{containers: [{name: c}]}", name="dup") + pod_doc("{containers: [{name: c}]}", "dup")
+        NODE
+        + pod_doc("{containers: [{name: c, image: pause}]}", name="dup")
+        + pod_doc("{containers: [{name: c, image: pause}]}", "dup")
     )
     code, out, _err, exc = simulate(str(path), "-o", "json")
     assert exc is None and code == 0
@@ -222,7 +231,7 @@ def test_duplicate_object_is_rejected_with_its_namespace(tmp_path: Path) -> None
 
 def test_warn_mode_drops_unknown_fields_with_one_warning_each(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
-    path.write_text(NODE + pod_doc("{containers: [{name: c, requets: {cpu: '1'}}]}"))
+    path.write_text(NODE + pod_doc("{containers: [{name: c, image: pause, requets: {cpu: '1'}}]}"))
     code, out, err, exc = simulate(str(path), "--validate", "warn", "-o", "json")
     assert exc is None and code == 0
     assert err.splitlines() == [
@@ -232,7 +241,7 @@ def test_warn_mode_drops_unknown_fields_with_one_warning_each(tmp_path: Path) ->
 
 
 def test_standard_input(tmp_path: Path) -> None:
-    code, out, _err, exc = simulate("-", "-o", "json", stdin=NODE + pod_doc("{containers: [{name: c}]}"))
+    code, out, _err, exc = simulate("-", "-o", "json", stdin=NODE + pod_doc("{containers: [{name: c, image: pause}]}"))
     assert exc is None and code == 0
     assert json.loads(out)["pods"][0]["nodeName"] == "n1"
 
@@ -325,7 +334,7 @@ def _node(i: int) -> st.SearchStrategy[dict[str, Any]]:
 def _container() -> st.SearchStrategy[Any]:
     return st.one_of(
         st.fixed_dictionaries(
-            {"name": st.sampled_from(["c", "d"])},
+            {"name": st.sampled_from(["c", "d"]), "image": st.just("pause")},
             optional={
                 "resources": st.fixed_dictionaries(
                     {}, optional={"requests": _resource_list(), "limits": _resource_list()}
@@ -465,7 +474,7 @@ def test_fuzzed_configurations_exit_0_or_one_line_2(tmp_path: Path, top, profile
     cfg = tmp_path / "config.yaml"
     cfg.write_text(CONFIG_HEAD + yaml.safe_dump({**top, "profiles": [profile]}))
     manifests = tmp_path / "m.yaml"
-    manifests.write_text(NODE + pod_doc("{containers: [{name: c}]}"))
+    manifests.write_text(NODE + pod_doc("{containers: [{name: c, image: pause}]}"))
     code, _out, err, exc = simulate(str(manifests), "--config", str(cfg), "--summary")
     assert exc is None, f"{type(exc).__name__}: {exc}"
     assert code in (0, 2)
@@ -538,7 +547,7 @@ RICH = [
                     "labelSelector": {"matchLabels": {"app": "a"}},
                 }
             ],
-            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "100m"}}}],
+            "initContainers": [{"name": "i", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}],
             "containers": [
                 {
                     "name": "c",

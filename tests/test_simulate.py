@@ -146,7 +146,8 @@ def test_config_weights_and_disabled_plugins(tmp_path: Path) -> None:
     [
         ("kind: Pod\nmetadata: {name: x\n", "malformed YAML"),
         (
-            "kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+            "kind: Pod\nmetadata: {name: x}\n"
+            "spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: lots}}}]}\n",
             "field spec.containers[0].resources.requests[cpu]",
         ),
         ("kind: Node\nmetadata: {name: n}\nstatus: {allocatable: {memory: 1Qi}}\n", "field status.allocatable[memory]"),

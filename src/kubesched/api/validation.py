@@ -228,8 +228,8 @@ def _check_resource_name(name: str, field: str, container: bool) -> None:
 
 def validate_pod(obj: Mapping[str, Any]) -> None:
     """The parts of ``ValidatePodCreate`` about what the scheduler reads: the names it looks up
-    (priority class, scheduler, node), at least one container, each named, and every resource
-    requirement (containers, init containers, pod level, overhead)."""
+    (priority class, scheduler, node), at least one container, each named and with an image,
+    and every resource requirement (containers, init containers, pod level, overhead)."""
     spec = obj.get("spec") or {}
     for key in ("priorityClassName", "schedulerName", "nodeName"):  # ValidatePodSpec: DNS subdomains
         value = spec.get(key)
@@ -246,6 +246,8 @@ def validate_pod(obj: Mapping[str, Any]) -> None:
                 continue
             if not c.get("name"):
                 raise InputError("Required value", field=f"spec.{key}[{i}].name")
+            if not c.get("image"):  # validateContainerCommon
+                raise InputError("Required value", field=f"spec.{key}[{i}].image")
             validate_requirements(c.get("resources") or {}, f"spec.{key}[{i}].resources", container=True)
     if spec.get("resources"):
         validate_requirements(spec["resources"], "spec.resources", container=False)
