@@ -423,3 +423,56 @@ def test_partitionable_devices_through_the_scheduler() -> None:
     c.settle()
     assert [c.node_of("a"), c.node_of("b")] == ["n1", None]
     assert c.events("FailedScheduling")[-1].startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+def test_shared_devices_and_allocated_claims_follow_their_node_selectors() -> None:
+    """A pool reaching the nodes of rack r1 only (a network-attached device), and a claim already
+    allocated with a node selector: Filter matches both over the node table's columns."""
+    objs = dra_objects({})[:1]
+    for i in range(4):
+        objs.append(make_node(f"n{i}", cpu="8", labels={"rack": f"r{i % 2}"}))
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "fabric"},
+            "spec": {
+                "driver": DRIVER,
+                "pool": {"name": "fabric", "generation": 1},
+                "nodeSelector": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1"]}]}]
+                },
+                "devices": [{"name": "link-0"}],
+            },
+        }
+    )
+    pinned = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}
+    claims = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+        }
+        for name in ("fabric-claim", "pinned-claim")
+    ]
+    c = Cluster(*objs, *claims)
+    c.store.mutate(
+        "ResourceClaim",
+        "default",
+        "pinned-claim",
+        lambda o: {**o, "status": {"allocation": {"devices": {"results": []}, "nodeSelector": pinned}}},
+    )
+    for pod_name, claim_name in (("fab", "fabric-claim"), ("pin", "pinned-claim")):
+        p = make_pod(pod_name, cpu="1")
+        p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim_name}]
+        c.create(p)
+    c.settle()
+    assert c.node_of("fab") in ("n1", "n3")
+    assert c.node_of("pin") == "n2"
+    fabric = c.store.get("ResourceClaim", "default", "fabric-claim")
+    assert fabric["status"]["allocation"]["devices"]["results"][0]["device"] == "link-0"
+    # not node-local: the claim is usable wherever the pool reaches
+    assert fabric["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [
+        "r1"
+    ]

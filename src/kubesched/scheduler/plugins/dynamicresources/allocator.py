@@ -23,7 +23,9 @@ import numpy as np
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
 from kubesched.errors import InputError
+from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import cel
+from kubesched.scheduler.plugins.nodeaffinity import match_terms
 
 EXACT_COUNT = "ExactCount"
 ALL = "All"
@@ -43,6 +45,7 @@ class Device:
     terms: tuple[NodeSelectorTerm, ...] | None  # reachable where a node selector matches
     all_nodes: bool
     obj: Mapping[str, Any]
+    selector: Mapping[str, Any] | None = None  # the node selector ``terms`` came from
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -60,7 +63,7 @@ class Device:
         return None
 
 
-def _terms(selector: Any, where: str) -> tuple[NodeSelectorTerm, ...]:
+def node_selector_terms(selector: Any, where: str) -> tuple[NodeSelectorTerm, ...]:
     try:
         return tuple(
             parse_node_selector_term(t, f"{where}.nodeSelectorTerms[{i}]")
@@ -127,8 +130,14 @@ class DeviceTable:
                     continue
                 src = d if per_device else spec
                 node = src.get("nodeName") or None
-                terms = _terms(src.get("nodeSelector"), "nodeSelector") if src.get("nodeSelector") else None
-                self.devices.append(Device(driver, pool, str(d["name"]), node, terms, bool(src.get("allNodes")), d))
+                terms = (
+                    node_selector_terms(src.get("nodeSelector"), "nodeSelector") if src.get("nodeSelector") else None
+                )
+                self.devices.append(
+                    Device(
+                        driver, pool, str(d["name"]), node, terms, bool(src.get("allNodes")), d, src.get("nodeSelector")
+                    )
+                )
                 consumption.append(
                     [
                         ((driver, pool, str(c.get("counterSet"))), _counter_values(c.get("counters")))
@@ -223,15 +232,20 @@ class DeviceTable:
         ]
         return sorted(mine + shared) if shared else mine
 
-    def shared_counts(self, mask: np.ndarray, names: Sequence[str], labels: Sequence[Mapping[str, str]]) -> np.ndarray:
-        """Per node, how many selected devices that are not node-local it reaches."""
-        counts = np.zeros(len(names), np.int64)
+    def shared_counts(self, mask: np.ndarray, nodes: NodeTable) -> np.ndarray:
+        """Per node, how many selected devices that are not node-local it reaches (a node
+        selector is matched over the node table's columns, once per distinct selector)."""
+        counts = np.zeros(nodes.n, np.int64)
+        reach: dict[int, np.ndarray] = {}
         for i in np.flatnonzero(mask & ~self.local):
             d = self.devices[i]
             if d.all_nodes:
                 counts += 1
             elif d.terms is not None:
-                counts += np.fromiter((_matches(d.terms, lb, nm) for nm, lb in zip(names, labels, strict=True)), bool)
+                hit = reach.get(id(d.terms))
+                if hit is None:
+                    hit = reach[id(d.terms)] = match_terms(nodes, d.terms)
+                counts += hit
         return counts
 
 
@@ -461,11 +475,13 @@ def _consume_all(
 def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: DeviceTable, node: str) -> dict[str, Any]:
     """``status.allocation`` of a claim (resource.k8s.io/v1 AllocationResult)."""
     results = []
-    node_local = False
     admin = {r.name for alts in plan.requests for r in alts if r.admin_access}
+    node_local = False
+    selector = None
     for req_name, i in chosen:
         d = table.devices[i]
         node_local = node_local or d.node is not None
+        selector = selector or d.selector
         entry: dict[str, Any] = {"request": req_name, "driver": d.driver, "pool": d.pool, "device": d.name}
         if req_name in admin:
             entry["adminAccess"] = True
@@ -473,10 +489,14 @@ def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: Dev
     out: dict[str, Any] = {"devices": {"results": results}}
     if plan.configs:
         out["devices"]["config"] = plan.configs
+    # where the claim can be used: the node of a node-local device, else the pool's node
+    # selector; none when every device reaches all nodes
     if node_local:
         out["nodeSelector"] = {
             "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
         }
+    elif selector is not None:
+        out["nodeSelector"] = dict(selector)
     return out
 
 

@@ -50,6 +50,7 @@ from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
+from kubesched.scheduler.plugins.nodeaffinity import match_terms
 
 RESOURCE_CLAIM = "ResourceClaim"
 DEVICE_CLASS = "DeviceClass"
@@ -269,7 +270,7 @@ class DynamicResources(
             if status.get("allocation"):
                 if not mine and len(reserved) >= RESERVED_FOR_MAX:  # !CanBeReserved && !IsReservedForPod
                     return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, IN_USE)
-                terms = allocator._terms((status["allocation"] or {}).get("nodeSelector"), "nodeSelector")
+                terms = allocator.node_selector_terms((status["allocation"] or {}).get("nodeSelector"), "nodeSelector")
                 s.allocated_on.append(terms if (status["allocation"] or {}).get("nodeSelector") else None)
                 continue
             s.allocated_on.append(None)
@@ -303,10 +304,7 @@ class DynamicResources(
         for terms in s.allocated_on:
             if terms is None:
                 continue
-            ok = np.fromiter(
-                (allocator._matches(terms, nodes.specs[r].labels, nodes.names[r]) for r in range(n)), bool, n
-            )
-            bad = ~ok & (code == 0)
+            bad = ~match_terms(nodes, terms) & (code == 0)
             code[bad] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # statusUnschedulable
             reason[bad] = 2
             s.unavailable.update(i for i, t in enumerate(s.allocated_on) if t is terms)
@@ -345,21 +343,18 @@ class DynamicResources(
                     groups[req.selection] = groups.get(req.selection, 0) + req.count
         rows = table.local_rows(nodes.index)
         local = table._local_idx
-        labels = [sp.labels for sp in nodes.specs]
         for selection, need in groups.items():
             mask = table.usable(selection)
             free = mask & ~taken
             sel = free[local] & (rows >= 0)
             counts = np.bincount(rows[sel], minlength=n)[:n]
-            counts = counts + table.shared_counts(free, nodes.names, labels)
+            counts = counts + table.shared_counts(free, nodes)
             fits &= counts >= need
         for selection in all_mode:
             mask = table.usable(selection)
             sel = mask[local] & (rows >= 0)
-            total = np.bincount(rows[sel], minlength=n)[:n] + table.shared_counts(mask, nodes.names, labels)
-            free = np.bincount(rows[sel & ~taken[local]], minlength=n)[:n] + table.shared_counts(
-                mask & ~taken, nodes.names, labels
-            )
+            total = np.bincount(rows[sel], minlength=n)[:n] + table.shared_counts(mask, nodes)
+            free = np.bincount(rows[sel & ~taken[local]], minlength=n)[:n] + table.shared_counts(mask & ~taken, nodes)
             fits &= (total > 0) & (free == total)
         exact = (
             not has_search_only
@@ -370,7 +365,7 @@ class DynamicResources(
         if exact:
             return fits
         for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
-            if allocator.allocate_node(s.plans, table, taken, nodes.names[r], labels[r]) is None:
+            if allocator.allocate_node(s.plans, table, taken, nodes.names[r], nodes.specs[r].labels) is None:
                 fits[r] = False
         return fits
 
