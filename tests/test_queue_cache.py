@@ -143,3 +143,36 @@ def test_an_event_during_the_attempt_is_not_lost() -> None:
     assert q.where(qp.uid) == "unschedulable"  # the small node cannot help
     qp = failed_on_fit(q, "p2", "2", event_node=make_node("big", cpu="4"))
     assert q.where(qp.uid) == "backoff"
+
+
+def test_gated_pods_are_rechecked_only_for_events_their_gating_plugin_registered() -> None:
+    """Gated pods are grouped by gating plugin: an event none of that plugin's registrations
+    matches re-runs no PreEnqueue at all; a matching one does, and a pod then held by another
+    plugin is filed under that plugin, whose events then move it."""
+    clock = VirtualClock()
+    holds = {"p": "GateA"}
+    calls: list[str] = []
+
+    def gate(p):
+        calls.append(p.name)
+        plugin = holds.get(p.name)
+        return None if plugin is None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("held",), plugin)
+
+    events = {
+        "GateA": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))],
+        "GateB": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL))],
+    }
+    registered = dict(events)
+    q = SchedulingQueue(clock, sort_key=lambda qp: qp.timestamp, pre_enqueue=gate, events=lambda _p: registered)
+    q.add(pod("p"))
+    assert [g.gating_plugin for g in q.gated_pods()] == ["GateA"] and calls == ["p"]
+    q.move_all(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL))  # GateA did not register it
+    assert calls == ["p"]
+    holds["p"] = "GateB"
+    q.move_all(ClusterEvent(NODE, ActionType.ADD))  # GateA's event: PreEnqueue again, now held by GateB
+    assert calls == ["p", "p"] and [g.gating_plugin for g in q.gated_pods()] == ["GateB"]
+    q.move_all(ClusterEvent(NODE, ActionType.ADD))  # no longer GateA's pod
+    assert calls == ["p", "p"]
+    del holds["p"]
+    q.move_all(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL))
+    assert q.gated_pods() == [] and q.pop().pod.name == "p"

@@ -96,15 +96,17 @@ def _json_kind(value: Any) -> str:
 
 def _zero(t: str) -> Any:
     """Go's zero value of a type: what a JSON null becomes inside a list or a map."""
-    if t == "string" or t.startswith("string:") or t in ("Quantity", "Time"):
-        return "" if t != "Quantity" else "0"
-    if t in _INT_RANGES or t in ("float64", "float32"):
+    if t == "Quantity":
+        return "0"
+    if t == "string" or t.startswith("string:") or t == "Time":
+        return ""
+    if t in _INT_RANGES or t in ("float64", "float32", "IntOrString"):
         return 0
     if t == "bool":
         return False
-    if t.startswith("[]") or t.startswith("map[string]") or t in ("raw", "IntOrString"):
-        return None if t == "raw" else (0 if t == "IntOrString" else None)
-    return {}
+    if t.startswith("[]") or t.startswith("map[string]") or t == "raw":
+        return None
+    return {}  # a struct
 
 
 class DecodeError(InputError):

@@ -14,11 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.selectors import Requirement
+from kubesched.api.validation import label_key_errors, label_value_errors
 from kubesched.cluster.errors import BadRequest
-
-_KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-
 
 # ``=``/``==`` is In with one value, ``!=`` NotIn, ``key`` Exists, ``!key`` DoesNotExist: the
 # meta/v1 requirement the rest of kubesched already evaluates (``api.selectors.Requirement``)
@@ -48,17 +45,16 @@ def _label_error(why: str) -> BadRequest:
 
 
 def _check_key(key: str) -> str:
-    if not key or len(key) > 316 or not _KEY.match(key):
-        raise _label_error(f"invalid label key {key!r}: name part must consist of alphanumeric characters")
+    errs = label_key_errors(key)
+    if errs:
+        raise _label_error(f"invalid label key {key!r}: {errs[0]}")
     return key
 
 
 def _check_value(value: str) -> str:
-    if len(value) > 63 or not _VALUE.match(value):
-        raise _label_error(
-            f"invalid label value: {value!r}: a valid label must be an empty string or consist of "
-            "alphanumeric characters, '-', '_' or '.'"
-        )
+    errs = label_value_errors(value)
+    if errs:
+        raise _label_error(f"invalid label value: {value!r}: {errs[0]}")
     return value
 
 

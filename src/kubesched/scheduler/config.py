@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api import schema
 from kubesched.errors import InputError
 from kubesched.leaderelection.config import LeaderElectionConfig, from_dict
 from kubesched.scheduler.extender import ExtenderConfig, parse_extenders
@@ -180,8 +181,6 @@ def _check_shape(spec: Any, value: Any, path: str) -> None:
     if spec is None or value is None:
         return
     if isinstance(spec, str):
-        from kubesched.api import schema
-
         _, unknown = schema.decode(spec, value) if isinstance(value, Mapping) else (value, [])
         if unknown:
             where = f"{path}.{unknown[0]}"

@@ -326,21 +326,8 @@ class SchedulingQueue:
         plugins = qp.unschedulable_plugins | qp.pending_plugins
         if qp.where == GATED and qp.gating_plugin:
             plugins = {qp.gating_plugin}
-        action = int(event.action)
-        is_pod = event.resource in (ASSIGNED_POD, UNSCHEDULABLE_POD)
         for name in plugins:
-            by_resource = index.get(name)
-            if not by_resource:
-                continue
-            candidates = by_resource.get(event.resource, [])
-            if is_pod:
-                candidates = candidates + by_resource.get(POD, [])
-            wildcard = by_resource.get(WILDCARD)
-            if wildcard:
-                candidates = candidates + [(ALL_ACTIONS, h) for a, h in wildcard if a & action or action == ALL_ACTIONS]
-            for registered_action, hint in candidates:
-                if not registered_action & action:
-                    continue
+            for hint in self._matching(index.get(name), event):
                 if hint is None:
                     return True
                 try:
@@ -382,19 +369,27 @@ class SchedulingQueue:
                     moved += 1
         return moved
 
+    @staticmethod
+    def _matching(by_resource: dict[str, list[Any]] | None, event: ClusterEvent) -> list[Any]:
+        """The hints (None: no hint) of one plugin's registrations that match a non-wildcard
+        ``event`` (``ClusterEvent.Match``: same resource, or Pod for either half of it, or a
+        wildcard registration; overlapping actions, or the event's action is All)."""
+        if not by_resource:
+            return []
+        action = int(event.action)
+        registered = list(by_resource.get(event.resource, ()))
+        if event.resource in (ASSIGNED_POD, UNSCHEDULABLE_POD):
+            registered += by_resource.get(POD, [])
+        out = [hint for a, hint in registered if a & action]
+        out += [hint for a, hint in by_resource.get(WILDCARD, ()) if a & action or action == ALL_ACTIONS]
+        return out
+
     def _may_match(self, qp: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether any event a gated pod's gating plugin registered matches ``event``, hints aside
         (the same for every pod of its group)."""
         if event.resource == WILDCARD:
             return True
-        by_resource = self._compiled(self._events(qp.pod)).get(qp.gating_plugin) or {}
-        action = int(event.action)
-        candidates = list(by_resource.get(event.resource, ()))
-        if event.resource in (ASSIGNED_POD, UNSCHEDULABLE_POD):
-            candidates += by_resource.get(POD, [])
-        if by_resource.get(WILDCARD):
-            return True
-        return any(registered & action for registered, _ in candidates)
+        return bool(self._matching(self._compiled(self._events(qp.pod)).get(qp.gating_plugin), event))
 
     def flush_backoff_completed(self) -> int:
         now = self.clock.now()
