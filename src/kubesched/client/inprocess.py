@@ -58,6 +58,14 @@ class InProcessClient:
 
         self.store.mutate("Pod", namespace, name, patch)
 
+    def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
+        def patch(o: dict[str, Any]) -> dict[str, Any]:
+            meta = dict(o["metadata"])
+            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+            return {**o, "metadata": meta}
+
+        self.store.mutate("Pod", namespace, name, patch)
+
     def delete(
         self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
     ) -> None:

@@ -29,6 +29,11 @@ class ClusterClient(Protocol):
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
     ) -> None: ...
 
+    def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
+        """A merge patch of the pod's ``metadata.annotations``, as a plugin records what it decided
+        on the pod (the GPU-sharing plugins' device index)."""
+        ...
+
     def delete(
         self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
     ) -> None: ...

@@ -380,6 +380,17 @@ class RemoteClient:
             )
         )
 
+    def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
+        self._write(
+            self.core.patch_namespaced_pod(
+                name,
+                namespace,
+                {"metadata": {"annotations": annotations}},
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+            )
+        )
+
     def delete(
         self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
     ) -> None:

@@ -9,12 +9,16 @@ time and cache updates happen between them, that table is each cycle's snapshot.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
+
+
+PodListener = Callable[[str, PodInfo, str, bool], None]
 
 
 class Cache:
@@ -30,6 +34,18 @@ class Cache:
         self._by_node: dict[str, dict[str, PodInfo]] = {}
         self.assumed: set[str] = set()
         self.binding_finished: set[str] = set()
+        self._listeners: list[PodListener] = []
+
+    def add_pod_listener(self, fn: PodListener) -> None:
+        """Call ``fn(event, pod, node, assumed)`` when a pod arrives on a node ("add": assumed by a
+        scheduling cycle, or seen bound by the watch) or leaves it ("remove": forgotten after a
+        failed binding, or deleted). A confirmed assumption is no new arrival. For plugins that
+        keep per-node state of their own, as upstream plugins read NodeInfo's pods."""
+        self._listeners.append(fn)
+
+    def _notify(self, event: str, pod: PodInfo, node: str, assumed: bool) -> None:
+        for fn in self._listeners:
+            fn(event, pod, node, assumed)
 
     # -- nodes ------------------------------------------------------------------------------
     def add_node(self, obj: dict[str, Any], spec: NodeSpecInfo | None = None) -> NodeSpecInfo:
@@ -89,6 +105,8 @@ class Cache:
             raise ValueError(f"pod {pod.key}({pod.uid}) is in the cache, so can't be assumed")
         self._account(pod, node, +1)
         self.assumed.add(pod.uid)
+        if self._listeners:
+            self._notify("add", pod, node, True)
 
     def finish_binding(self, uid: str) -> None:
         if uid in self.assumed:
@@ -100,6 +118,8 @@ class Cache:
             self._account(pod, node, -1)
             self.assumed.discard(uid)
             self.binding_finished.discard(uid)
+            if self._listeners:
+                self._notify("remove", pod, node, True)
 
     def add_pod(self, pod: PodInfo) -> None:
         """A bound pod seen by the watch: confirms an assumption or adds it."""
@@ -110,6 +130,8 @@ class Cache:
                 self.binding_finished.discard(pod.uid)
             self._account(current[0], current[1], -1)
         self._account(pod, pod.node_name, +1)
+        if self._listeners and current is None:
+            self._notify("add", pod, pod.node_name, False)
 
     def update_pod(self, pod: PodInfo) -> None:
         self.add_pod(pod)
@@ -121,6 +143,8 @@ class Cache:
         self.assumed.discard(uid)
         self.binding_finished.discard(uid)
         self._account(current[0], current[1], -1)
+        if self._listeners:
+            self._notify("remove", current[0], current[1], False)
         return current[0]
 
     def set_nominated(self, pod_or_uid: PodInfo | str, node: str | None) -> None:

@@ -61,6 +61,13 @@ class Algorithm:
     next_start_node_index: int = 0
     extenders: list[HTTPExtender] = field(default_factory=list)
     node_object: Callable[[str], dict[str, Any] | None] = lambda name: None
+    # "random": upstream's selectHost (reservoir sampling among the best). "name": the smallest node
+    # name among the best, as the FGD paper's simulator patched its kube-scheduler v1.20 fork
+    # (github.com/mental2008/kubernetes, generic_scheduler.go) "for reproducibility"; replay offers it
+    # to reproduce that paper, nothing else uses it.
+    tie_break: str = "random"
+    _rank_key: tuple[Any, int] | None = None
+    _rank: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def schedule_pod(
         self,
@@ -97,12 +104,26 @@ class Algorithm:
         elif not fwk.has_score():
             outcome.total[:] = 1
         top = np.flatnonzero(outcome.total == outcome.total.max())
-        pick = int(top[self.rng.randrange(len(top))]) if len(top) > 1 else int(top[0])
+        if len(top) == 1:
+            pick = int(top[0])
+        elif self.tie_break == "name":
+            pick = int(top[int(np.argmin(self._name_rank(nodes)[feasible[top]]))])
+        else:
+            pick = int(top[self.rng.randrange(len(top))])
         if len(feasible) == 1:
             pick = 0
         if info is not None:
             info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
         return ScheduleResult(nodes.names[int(feasible[pick])], evaluated, len(feasible), info)
+
+    def _name_rank(self, nodes: NodeTable) -> np.ndarray:
+        """Each row's position in node-name order (cached while the table's layout holds)."""
+        key = (nodes.index, len(nodes.index))
+        if self._rank_key is None or self._rank_key[0] is not key[0] or self._rank_key[1] != key[1]:
+            rank = np.empty(len(nodes.names), np.int64)
+            rank[np.argsort(np.array(nodes.names))] = np.arange(len(nodes.names))
+            self._rank_key, self._rank = key, rank
+        return self._rank
 
     @staticmethod
     def _run_filters(
