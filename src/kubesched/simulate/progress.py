@@ -46,6 +46,13 @@ class Progress:
         detail = f"attempts {stats.attempts:,}, {stats.attempts / elapsed:,.0f}/s"
         self._bar.update(self._task, description="scheduling", completed=stats.scheduled, total=pods, detail=detail)
 
+    def step(self, done: int, total: int, description: str = "replaying") -> None:
+        """A plain count of ``total`` (replay's pods, sweep's runs)."""
+        if self._bar is None:
+            return
+        elapsed = max(time.perf_counter() - self._started, 1e-9)
+        self._bar.update(self._task, description=description, completed=done, total=total, detail=f"{done / elapsed:,.1f}/s")
+
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._bar is not None:
             self._bar.__exit__(typ, exc, tb)

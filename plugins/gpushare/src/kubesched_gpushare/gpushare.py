@@ -1,0 +1,184 @@
+"""``GpuShare``: GPU sharing as a Filter/Reserve plugin (the simulator's ``Open-Gpu-Share``).
+
+A node's GPUs are devices of 1000 milli-GPU. A pod asking for a share (``gpu-count`` 1,
+``gpu-milli`` < 1000) takes part of one device; a pod asking for whole GPUs takes that many
+wholly free devices. Filter keeps the nodes of an accepted model with enough devices that have
+room; Reserve picks the devices (``gpuSelection``: BestFit, WorstFit, Random, or FGD, the device
+whose use leaves the least fragmentation, which needs ``FGDScore`` in the profile), Unreserve gives
+them back and PreBind records them on the pod as ``alibabacloud.com/gpu-index``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.errors import InputError
+from kubesched.replay.gpu import GPU_INDEX, MILLI, GpuRequest, format_index
+from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    ReservePlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched_gpushare.state import GpuState, best_fit, pod_request, random_fit, worst_fit
+
+STATE_KEY = "GpuShare"
+SELECTIONS = ("BestFit", "WorstFit", "Random", "FGD")
+REASON_NO_GPU = "node(s) had no GPU"
+REASON_MODEL = "node(s) didn't have the requested GPU model"
+REASON_ROOM = "node(s) didn't have enough free GPU"
+_REASONS = {1: (REASON_NO_GPU,), 2: (REASON_MODEL,), 3: (REASON_ROOM,)}
+
+
+@dataclass
+class GpuShareArgs:
+    """pluginConfig args: ``gpuSelection`` picks the devices on the chosen node."""
+
+    gpu_selection: str = "BestFit"
+
+    def validate(self) -> None:
+        if self.gpu_selection not in SELECTIONS:
+            raise InputError(
+                f'Unsupported value: "{self.gpu_selection}": supported values: {", ".join(SELECTIONS)}',
+                field="gpuSelection",
+            )
+
+
+def sigmoid(x: np.ndarray | float) -> Any:
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
+
+
+class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions):
+    name = "GpuShare"
+    Args = GpuShareArgs
+    args: GpuShareArgs
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.state = GpuState.of(handle)
+
+    # -- PreFilter / Filter -----------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            req = pod_request(pod)
+        except ValueError as exc:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),))
+        if not req.gpu_count:
+            return None, Status(Code.SKIP, ())
+        state.write(STATE_KEY, req)
+        return None, None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+        req: GpuRequest | None = state.get(STATE_KEY)
+        if req is None:
+            return None
+        g = self.state
+        rows = g.rows_for(nodes)
+        left = g.gpu_left[rows]
+        reason = np.zeros(len(rows), np.int64)
+        room = (left >= req.gpu_milli).sum(axis=1) >= req.gpu_count
+        reason[~room] = 3
+        if req.gpu_model:
+            reason[~g.accepts(req.gpu_model)[rows]] = 2
+        reason[g.gpu_count[rows] == 0] = 1
+        if not reason.any():
+            return None
+        # a wrong model or no GPU at all cannot change by preemption; a lack of room can
+        code = np.where(reason == 0, 0, np.where(reason == 3, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+        return NodeVerdicts(code.astype(np.int8), reason, lambda rid: _REASONS[rid])
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE)),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE | ActionType.UPDATE_NODE_LABEL)
+            ),
+        ]
+
+    # -- Reserve / Unreserve / PreBind -------------------------------------------------------------
+    def choose(self, pod: PodInfo, req: GpuRequest, row: int) -> list[int]:
+        g = self.state
+        left, count = g.gpu_left[row], int(g.gpu_count[row])
+        method = self.args.gpu_selection
+        if method == "WorstFit":
+            return worst_fit(left, count, req)
+        if method == "Random":
+            return random_fit(left, count, req, g.rng)
+        if method == "FGD" and req.shares_gpu:
+            if g.frag is None:
+                raise LookupError("gpuSelection FGD needs the FGDScore plugin (and its typicalPods) in the profile")
+            return fgd_device(g, row, req)
+        return best_fit(left, count, req)
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        req: GpuRequest | None = state.get(STATE_KEY)
+        if req is None:
+            return None
+        g = self.state
+        row = g.row_of(node_name, self.handle.cache.table)
+        if row is None:
+            return Status.error(f"GpuShare: node {node_name} is not known")
+        try:
+            devices = self.choose(pod, req, row)
+        except LookupError as exc:
+            return Status.error(str(exc))
+        if len(devices) != req.gpu_count:
+            return Status.error(f"GpuShare: no GPU left on node {node_name} for pod {pod.key}")
+        g.allocate(pod.uid, row, req.gpu_milli, devices, req.affinity)
+        state.write(STATE_KEY + "/devices", devices)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        if state.get(STATE_KEY) is not None:
+            self.state.release(pod.uid)
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        devices = state.get(STATE_KEY + "/devices")
+        if devices is None:
+            return None
+        try:
+            self.handle.client.annotate_pod(pod.namespace, pod.name, {GPU_INDEX: format_index(devices)})
+        except Exception as exc:  # an API error fails the binding cycle, which unreserves
+            return Status.error(f"recording the GPUs of pod {pod.key}: {exc}")
+        return None
+
+
+def fgd_device(g: GpuState, row: int, req: GpuRequest) -> list[int]:
+    """For a GPU share, the device whose use lowers the node's fragmentation most (the first of
+    equals): ``allocateGpuIdBasedOnFGDScore``, scored as ``calculateGpuShareFragExtendScore``."""
+    assert g.frag is not None
+    count = int(g.gpu_count[row])
+    left = g.gpu_left[row]
+    cands = np.flatnonzero(left[:count] >= req.gpu_milli)
+    if not len(cands):
+        return []
+    cpu_left = _cpu_left(g, row, req)
+    model = g.model[row : row + 1]
+    old = g.frag.amount(np.array([cpu_left]), left[None, :], model)[0]
+    states = np.repeat(left[None, :], len(cands), axis=0)
+    states[np.arange(len(cands)), cands] -= req.gpu_milli
+    new = g.frag.amount(np.full(len(cands), cpu_left - req.cpu_milli), states, np.repeat(model, len(cands)))
+    scores = np.trunc(sigmoid((old - new) / MILLI) * 100).astype(np.int64)
+    return [int(cands[int(np.argmax(scores))])]
+
+
+def _cpu_left(g: GpuState, row: int, req: GpuRequest) -> int:
+    """The node's free CPU as the cycle's snapshot saw it: Reserve runs after the pod is assumed."""
+    table = g.cache.table
+    i = table.index.get(g.names[row])
+    if i is None:
+        return 0
+    return int(table.alloc[0, i] - table.requested[0, i]) + req.cpu_milli

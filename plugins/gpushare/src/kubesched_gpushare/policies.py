@@ -1,0 +1,249 @@
+"""The score policies of "Beware of Fragmentation" (Weng et al., USENIX ATC'23), as Score plugins.
+
+Each scores every feasible node in one vectorized pass over the GPU state (``state.py``) and the
+node table's free CPU. The formulas follow the paper's simulator
+(hkust-adsl/kubernetes-scheduler-simulator, ``pkg/simulator/plugin/*_score.go``), including its
+integer truncations; the paper runs each alone in its profile, weight 1000, scoring all nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.errors import InputError
+from kubesched.replay.gpu import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, Fragmentation, GpuRequest, TypicalPod
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import PreScorePlugin, ScorePlugin
+from kubesched.scheduler.framework.status import Status
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched_gpushare.gpushare import sigmoid
+from kubesched_gpushare.state import AFFINITY_TAGS, GpuState, pod_request
+
+MAX_NODE_SCORE = 100
+
+
+class _GpuScore(ScorePlugin):
+    """Shared set-up: the pod's request and, for the candidate rows, the node states."""
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.state = GpuState.of(handle)
+
+    def inputs(self, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> tuple[GpuRequest, np.ndarray, np.ndarray]:
+        """The request, the state rows of ``rows`` and their free CPU (millicores)."""
+        srows = self.state.rows_for(nodes)[rows]
+        cpu_left = nodes.alloc[0, rows] - nodes.requested[0, rows]
+        return pod_request(pod), srows, cpu_left
+
+
+class RandomScore(_GpuScore, PreScorePlugin):
+    """Random: one feasible node, drawn uniformly in PreScore, scores 100 and the others 0."""
+
+    name = "RandomScore"
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        state.write(self.name, int(rows[self.state.rng.randrange(len(rows))]) if len(rows) else -1)
+        return None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        chosen = state.get(self.name, -1)
+        return np.where(rows == chosen, MAX_NODE_SCORE, 0).astype(np.int64)
+
+
+class DotProductScore(_GpuScore):
+    """DotProduct (Tetris-like alignment): the node's free (CPU, GPU) and the pod's request, each
+    divided by the largest node's (128 CPUs, 8 GPUs), are multiplied; the score is
+    100·(1 − product/2), so the node whose free resources align least with the request, the
+    fullest fit, scores highest (dimensions merged, normalized by the maximum: the paper's
+    setting)."""
+
+    name = "DotProductScore"
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        req, srows, cpu_left = self.inputs(pod, nodes, rows)
+        gpu_left = self.state.gpu_left[srows].sum(axis=1)
+        dot = (cpu_left / MAX_SPEC_CPU) * (req.cpu_milli / MAX_SPEC_CPU) + (gpu_left / MAX_SPEC_GPU) * (
+            req.total_milli / MAX_SPEC_GPU
+        )
+        score = np.trunc(MAX_NODE_SCORE * (1 - dot / 2)).astype(np.int64)
+        return np.where(cpu_left < req.cpu_milli, 0, score)
+
+
+class GpuClusteringScore(_GpuScore):
+    """GPU clustering: pods of one GPU shape (share, 1, 2, 4 or 8 GPUs) are kept together. A node
+    whose GPU pods all have the pod's shape scores in (75, 100], one that also runs other shapes
+    in (50, 75], an idle node in (25, 50], a node of other shapes only in [0, 25]; within a band,
+    fuller nodes score higher (25·(8000 − free GPU milli)/8000). Pods without GPUs score 0."""
+
+    name = "GpuClusteringScore"
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        req, srows, _ = self.inputs(pod, nodes, rows)
+        if not req.gpu_count:
+            return np.zeros(len(rows), np.int64)
+        g = self.state
+        base = (MAX_NODE_SCORE // 4) * (MAX_SPEC_GPU - g.gpu_left[srows].sum(axis=1)) // MAX_SPEC_GPU
+        aff = g.affinity[srows]
+        col = AFFINITY_TAGS.index(req.affinity) if req.affinity in AFFINITY_TAGS else len(AFFINITY_TAGS)
+        kinds = (aff > 0).sum(axis=1)
+        mine = aff[:, col] > 0
+        band = np.where(mine, np.where(kinds == 1, 75, 50), np.where(kinds == 0, 25, 0))
+        return (base + band).astype(np.int64)
+
+
+class GpuPackingScore(_GpuScore):
+    """GPU packing: prefer sharing partly used GPUs, then wholly free GPUs of a partly used node,
+    then an idle node. Using shared GPUs scores 100 − (their free % summed)/10, at least 50; using
+    free GPUs of a used node 50 − their number, at least 33; an idle node 33 − its GPUs, at least
+    that number. GPUs are taken fullest first. Pods without GPUs score 0."""
+
+    name = "GpuPackingScore"
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        req, srows, _ = self.inputs(pod, nodes, rows)
+        if not req.gpu_count:
+            return np.zeros(len(rows), np.int64)
+        g = self.state
+        left = g.gpu_left[srows]
+        count = g.gpu_count[srows]
+        fully_free = (left == MILLI).sum(axis=1)
+        ordered = np.sort(left, axis=1)  # fullest first (SortedMilliGpuLeftIndexList ascending)
+        eligible = ordered >= req.gpu_milli
+        chosen = eligible & (np.cumsum(eligible, axis=1) <= req.gpu_count)
+        free_used = (chosen & (ordered == MILLI)).sum(axis=1)
+        ratio = np.where(chosen, ordered * 100 // MILLI, 0).sum(axis=1)
+        idle = np.maximum(MAX_NODE_SCORE // 3 - fully_free, fully_free)
+        whole = np.maximum(MAX_NODE_SCORE // 2 - free_used, MAX_NODE_SCORE // 3)
+        shared = np.maximum(MAX_NODE_SCORE - ratio // 10, MAX_NODE_SCORE // 2)
+        return np.where(fully_free == count, idle, np.where(free_used > 0, whole, shared)).astype(np.int64)
+
+
+class BestFitScore(_GpuScore):
+    """Best fit: the node left with the least free resources once the pod is placed, measured as
+    ½·(free CPU − request)/128 CPUs + ½·(free GPU − request)/8 GPUs and turned into 100·(1 − that);
+    scores are then spread over [0, 100] by min-max normalization."""
+
+    name = "BestFitScore"
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        req, srows, cpu_left = self.inputs(pod, nodes, rows)
+        gpu_left = self.state.gpu_left[srows].sum(axis=1)
+        waste = (cpu_left - req.cpu_milli) / MAX_SPEC_CPU * 0.5 + (gpu_left - req.total_milli) / MAX_SPEC_GPU * 0.5
+        return np.trunc((1.0 - waste) * MAX_NODE_SCORE).astype(np.int64)
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray | None:
+        if not len(scores):
+            return None
+        lo, hi = int(scores.min()), int(scores.max())
+        if hi == lo:
+            return np.zeros(len(scores), np.int64)
+        return (scores - lo) * MAX_NODE_SCORE // (hi - lo)
+
+
+@dataclass
+class TypicalPodArg:
+    cpu_milli: int
+    gpu_milli: int = 0
+    gpu_count: int = 0
+    gpu_model: str = ""
+    weight: float = 0.0
+
+
+@dataclass
+class FGDArgs:
+    """pluginConfig args of FGDScore: the workload's typical pods (``kubesched replay`` computes
+    them from the workload it replays) with their frequencies."""
+
+    typical_pods: list[TypicalPodArg] = field(default_factory=list)
+
+    def validate(self) -> None:
+        if not self.typical_pods:
+            raise InputError(
+                "Required value: FGD measures fragmentation against the workload's typical pods", field="typicalPods"
+            )
+        for i, t in enumerate(self.typical_pods):
+            if t.weight <= 0:
+                raise InputError(f"Invalid value: {t.weight}: must be greater than 0", field=f"typicalPods[{i}].weight")
+            if t.gpu_count < 0 or t.gpu_milli < 0 or t.cpu_milli < 0:
+                raise InputError("Invalid value: must not be negative", field=f"typicalPods[{i}]")
+
+
+class FGDScore(_GpuScore):
+    """Fragmentation gradient descent. A node's fragmentation for a workload is the GPU milli it
+    has free that a task drawn from the workload's typical tasks could not use: all of it when the
+    task cannot run there (it wants no GPU, another model, more GPUs with room, more CPU), else the
+    free share of the GPUs too full for the task; weighted by the tasks' frequencies. The score is
+    sigmoid((before − after)/1000)·100 for the change placing the pod would make, so the node whose
+    fragmentation grows least (or shrinks most) wins; a GPU share is tried on each GPU it fits and
+    the best counts. Scores of a node are reused for pods of the same shape until its state changes."""
+
+    name = "FGDScore"
+    Args = FGDArgs
+    args: FGDArgs
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        total = sum(t.weight for t in self.args.typical_pods) or 1.0
+        typical = [
+            TypicalPod(GpuRequest(t.cpu_milli, t.gpu_milli, t.gpu_count, t.gpu_model), t.weight / total)
+            for t in self.args.typical_pods
+        ]
+        self.state.frag = Fragmentation(typical, self.state.models)
+        self._cache: dict[GpuRequest, tuple[Any, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        if not pod.requests:
+            return np.full(len(rows), MAX_NODE_SCORE, np.int64)
+        req, srows, cpu_left = self.inputs(pod, nodes, rows)
+        g = self.state
+        frag = g.frag
+        assert frag is not None
+        size = len(g.names)
+        cached = self._cache.get(req)
+        if cached is None or cached[0] is not frag or len(cached[1]) < size:
+            grown = np.full(size, -1, np.int64)
+            cached = (frag, np.zeros(size, np.int64), grown, np.full(size, -1, np.int64))
+            self._cache[req] = cached
+        _, scores, versions, cpus = cached
+        stale = (versions[srows] != g.version[srows]) | (cpus[srows] != cpu_left)
+        if stale.any():
+            todo = srows[stale]
+            scores[todo] = self._compute(frag, req, todo, cpu_left[stale])
+            versions[todo] = g.version[todo]
+            cpus[todo] = cpu_left[stale]
+        return scores[srows]
+
+    def _compute(self, frag: Fragmentation, req: GpuRequest, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
+        g = self.state
+        left = g.gpu_left[srows]
+        model = g.model[srows]
+        old = frag.amount(cpu_left, left, model)
+        k = len(srows)
+        if req.shares_gpu:
+            # every (node, GPU) the share fits: that GPU loses the share
+            node_i, gpu_i = np.nonzero(left >= req.gpu_milli)
+            states = left[node_i].copy()
+            states[np.arange(len(node_i)), gpu_i] -= req.gpu_milli
+            new = frag.amount(cpu_left[node_i] - req.cpu_milli, states, model[node_i])
+            each = np.trunc(sigmoid((old[node_i] - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)
+            best = np.zeros(k, np.int64)
+            np.maximum.at(best, node_i, each)
+            return best
+        # NodeResource.Sub: the CPU, and the fullest GPUs with room for each whole GPU asked
+        order = np.argsort(left, axis=1, kind="stable")
+        ordered = np.take_along_axis(left, order, axis=1)
+        if req.gpu_count:
+            eligible = ordered >= req.gpu_milli
+            chosen = eligible & (np.cumsum(eligible, axis=1) <= req.gpu_count)
+            ordered = ordered - chosen * req.gpu_milli
+        new_left = np.empty_like(left)
+        np.put_along_axis(new_left, order, ordered, axis=1)
+        fits = cpu_left >= req.cpu_milli
+        new = frag.amount(
+            np.where(fits, cpu_left - req.cpu_milli, cpu_left), np.where(fits[:, None], new_left, left), model
+        )
+        return np.trunc(sigmoid((old - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)

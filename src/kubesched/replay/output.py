@@ -1,0 +1,95 @@
+"""What ``kubesched replay`` and ``kubesched sweep`` print: aligned text tables, or JSON."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from kubesched.replay.runner import ReplayResult
+
+CURVE_POINTS = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130)
+
+
+def _table(rows: Sequence[Sequence[Any]], out: TextIO) -> None:
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    for r in cells:
+        out.write("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def print_replay(result: ReplayResult, out: TextIO) -> None:
+    p, s = result.params, result.summary
+    out.write(
+        f"policy {p['policy']}, mode {p['mode']}, seed {p['seed']}"
+        + (f", load {p['load']}" if p.get("load") is not None else "")
+        + f"; {s['nodes']} nodes, {s['gpus']} GPUs\n"
+    )
+    if p["mode"] == "arrivals":
+        by = {pt["arrivedPct"]: pt for pt in result.curve}
+        rows: list[list[Any]] = [["ARRIVED %", "GPU ALLOCATED %", "FRAGMENTED % OF GPUS", "FRAGMENTED % OF IDLE"]]
+        for pct in CURVE_POINTS:
+            pt = by.get(pct)
+            if pt is not None:
+                rows.append(
+                    [pct, _pct(pt["allocatedPct"]), _pct(pt["fragmentationPct"]), _pct(pt["fragmentationOfIdlePct"])]
+                )
+        _table(rows, out)
+    else:
+        peak = max(result.curve, key=lambda pt: pt["allocatedPct"]) if result.curve else None
+        mean = statistics.fmean(pt["allocatedPct"] for pt in result.curve) if result.curve else 0.0
+        if peak is not None:
+            out.write(
+                f"GPU allocated: peak {peak['allocatedPct']:.2f}% at {peak['time']:.0f}s, "
+                f"time-average {mean:.2f}% over {len(result.curve)} samples\n"
+            )
+    out.write(
+        f"pods {s['pods']:,}, bound {s['bound']:,}, failed {s['failed']:,}, attempts {s['attempts']:,}, "
+        f"virtual time {s['virtualSeconds']:,.0f}s\n"
+    )
+    if result.reasons:
+        top = ", ".join(f"{n:,} {r}" for r, n in list(result.reasons.items())[:4])
+        out.write(f"node verdicts against pods left pending: {top}\n")
+
+
+def replay_json(result: ReplayResult, timing: bool = False) -> str:
+    doc = result.to_json()
+    if timing:
+        doc["timing"] = result.timing
+    return json.dumps(doc, indent=2, sort_keys=False)
+
+
+def summarize(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Mean and standard deviation of ``keys`` per (workload, policy) over seeds."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["workload"], r["policy"]), []).append(r)
+    out = []
+    for (workload, policy), rs in groups.items():
+        entry: dict[str, Any] = {"workload": workload, "policy": policy, "runs": len(rs)}
+        for k in keys:
+            vals = [r[k] for r in rs if r.get(k) is not None]
+            entry[k] = round(statistics.fmean(vals), 3) if vals else None
+            entry[k + "Std"] = round(statistics.stdev(vals), 3) if len(vals) > 1 else 0.0
+        out.append(entry)
+    return out
+
+
+def print_sweep(summary: list[dict[str, Any]], keys: Sequence[str], out: TextIO) -> None:
+    head = ["WORKLOAD", "POLICY", "RUNS", *(k.upper() for k in keys)]
+    rows: list[list[Any]] = [head]
+    for e in summary:
+        rows.append(
+            [
+                e["workload"],
+                e["policy"],
+                e["runs"],
+                *(("-" if e[k] is None else f"{e[k]:.2f} ± {e[k + 'Std']:.2f}") for k in keys),
+            ]
+        )
+    _table(rows, out)

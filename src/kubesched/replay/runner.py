@@ -1,0 +1,407 @@
+"""``kubesched replay``: a workload through the scheduler on the virtual clock, measured as the
+FGD paper measures it.
+
+Two modes:
+
+- ``timed``: pods arrive at their creation time and leave at their deletion time; pending pods are
+  retried as kube-scheduler retries them (backoff, cluster events, the 5-minute flush), all on the
+  virtual clock. Measures are sampled at evenly spaced times.
+- ``arrivals`` (the paper's method, ``TunePodsByNodeTotalResource`` and ``SchedulePods`` of its
+  simulator): arrivals only, in a seeded shuffle of the workload, which is grown by seeded draws from
+  it (or shrunk by seeded removals) until the GPUs it asks for reach ``load`` times the cluster's
+  capacity; each pod is tried once, and one that fits nowhere is dropped. Measures are taken after
+  every arrival and averaged per whole percent of arrived workload, as the paper's analysis does.
+
+The GPU measures come from the allocations recorded on the bound pods (``gpu.GpuLedger``), not from
+any plugin: allocation ratio (GPU milli in use over capacity), fragmentation (the paper's definition,
+``gpu.Fragmentation``, for the workload's typical pods) as a share of capacity and of idle GPU.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.client import InProcessClient
+from kubesched.clock import VirtualClock
+from kubesched.cluster import admission
+from kubesched.cluster.disruption import DisruptionController
+from kubesched.cluster.loader import Manifest, load_paths
+from kubesched.cluster.resourceclaims import ResourceClaimController
+from kubesched.cluster.store import Store
+from kubesched.errors import InputError
+from kubesched.replay import trace
+from kubesched.replay.gpu import (
+    GPU_COUNT,
+    GPU_INDEX,
+    GPU_MODEL,
+    Fragmentation,
+    GpuLedger,
+    parse_index,
+    request_of_pod,
+    typical_pods,
+)
+from kubesched.replay.profiles import DEFAULT_POLICY, policy_config, typical_pods_arg
+from kubesched.scheduler.config import SchedulerConfig, parse_config
+from kubesched.scheduler.scheduler import Scheduler
+from kubesched.simulate.runner import NAMESPACE_LABEL, create_objects, run_to_quiescence, validate_manifest
+
+MODES = ("timed", "arrivals")
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    params: dict[str, Any]
+    summary: dict[str, Any]
+    curve: list[dict[str, Any]] = field(default_factory=list)  # measures per sample (time or arrived %)
+    reasons: dict[str, int] = field(default_factory=dict)  # unschedulable reasons, per node verdict
+    typical_pods: list[dict[str, Any]] = field(default_factory=list)
+    timing: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "params": self.params,
+            "summary": self.summary,
+            "curve": self.curve,
+            "reasons": self.reasons,
+            "typicalPods": self.typical_pods,
+        }
+
+
+def load_cluster(paths: list[str]) -> list[Manifest]:
+    """Nodes from the trace's node CSV or from manifests (validated as ``simulate`` validates them)."""
+    out: list[Manifest] = []
+    rest: list[str] = []
+    for p in paths:
+        if trace.is_node_csv(p):
+            out.extend(Manifest(n, p, i) for i, n in enumerate(trace.load_nodes_csv(p)))
+        else:
+            rest.append(p)
+    if rest:
+        for m in load_paths(rest).manifests:
+            validate_manifest(m)
+            out.append(m)
+    if not any(m.kind == "Node" for m in out):
+        raise InputError("the cluster has no nodes", file=", ".join(paths))
+    return out
+
+
+class _Measure:
+    """Follows the store's pods into a GpuLedger and takes the paper's measures."""
+
+    def __init__(self, store: Store, nodes: list[dict[str, Any]], frag: Fragmentation | None) -> None:
+        self.store = store
+        self.ledger = GpuLedger()
+        for n in nodes:
+            alloc = (n.get("status") or {}).get("allocatable") or {}
+            cpu = str(alloc.get("cpu", "0"))
+            cpu_milli = int(cpu[:-1]) if cpu.endswith("m") else int(float(cpu) * 1000)
+            labels = (n.get("metadata") or {}).get("labels") or {}
+            self.ledger.add_node(
+                n["metadata"]["name"], cpu_milli, int(alloc.get(GPU_COUNT, 0) or 0), labels.get(GPU_MODEL, "")
+            )
+        self.frag = None if frag is None else Fragmentation(frag.typical, self.ledger.models)
+        self.node_frag = np.zeros(len(self.ledger.names))
+        self.dirty = np.ones(len(self.ledger.names), bool)
+        self.watch = store.watch(["Pod"], store.resource_version)
+        self.requests: dict[str, Any] = {}
+        self.bound = 0
+
+    def sync(self) -> None:
+        for ev in self.watch.drain():
+            obj = ev.obj
+            uid = obj["metadata"].get("uid", "")
+            if ev.type == "DELETED":
+                got = self.ledger.pods.get(uid)
+                if got is not None:
+                    self.dirty[got[0]] = True
+                    self.ledger.release(uid)
+                continue
+            node = (obj.get("spec") or {}).get("nodeName")
+            if not node or uid in self.ledger.pods or node not in self.ledger.row:
+                continue
+            req = self.requests.get(uid) or request_of_pod(obj)
+            index = ((obj["metadata"].get("annotations") or {}).get(GPU_INDEX)) or ""
+            devices = parse_index(index) if req.gpu_count else []
+            self.ledger.bind(uid, node, req, devices)
+            self.dirty[self.ledger.row[node]] = True
+            self.bound += 1
+
+    def fragmentation(self) -> float:
+        if self.frag is None:
+            return 0.0
+        rows = np.flatnonzero(self.dirty)
+        if len(rows):
+            lg = self.ledger
+            self.node_frag[rows] = self.frag.amount(
+                lg.cpu_alloc[rows] - lg.cpu_used[rows], lg.gpu_left[rows], lg.model[rows]
+            )
+            self.dirty[rows] = False
+        return float(self.node_frag.sum())
+
+    def sample(self, **extra: Any) -> dict[str, Any]:
+        self.sync()
+        lg = self.ledger
+        cap = lg.capacity_milli or 1
+        frag = self.fragmentation()
+        idle = cap - lg.used_milli
+        return {
+            **extra,
+            "allocatedPct": round(100 * lg.used_milli / cap, 4),
+            "usedGpus": lg.used_gpus,
+            "fragmentationPct": round(100 * frag / cap, 4),
+            "fragmentationOfIdlePct": round(100 * frag / idle, 4) if idle else 0.0,
+            "running": len(lg.pods),
+        }
+
+
+def _build(
+    cluster: list[Manifest], config: SchedulerConfig, seed: int, namespace: str, tie_break: str
+) -> tuple[Store, Scheduler, list[dict[str, Any]]]:
+    store = Store(VirtualClock(), seed=seed)
+    admission.install(store)
+    store.create(
+        "Namespace",
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "labels": {NAMESPACE_LABEL: namespace}},
+        },
+    )
+    rejected, _ = create_objects(store, cluster)
+    if rejected:
+        r = rejected[0]
+        raise InputError(f"{r['kind']} {r['name']}: {r['message']}")
+    sched = Scheduler(InProcessClient(store), config, store.clock, seed=seed)
+    sched.algorithm.tie_break = tie_break
+    nodes, _ = store.list("Node")
+    return store, sched, nodes
+
+
+def _reasons(sched: Scheduler, failed_messages: list[str]) -> dict[str, int]:
+    """Unschedulable verdicts per reason, summed over the last message of every pod left pending."""
+    counts: Counter[str] = Counter()
+    for message in failed_messages:
+        head = message.split(". ", 1)[0]
+        _, _, tail = head.partition(": ")
+        for part in tail.split(", "):
+            n, _, reason = part.partition(" ")
+            if n.isdigit() and reason:
+                counts[reason.rstrip(".")] += int(n)
+    return dict(counts.most_common())
+
+
+def tune(arrivals: list[trace.Arrival], capacity_milli: int, load: float, rng: random.Random) -> list[trace.Arrival]:
+    """The paper's workload: a seeded shuffle of the pods (by name first), then seeded draws appended
+    (``<name>-tuned-<i>``) while the GPUs asked stay within ``load`` × capacity, or seeded removals
+    until they do."""
+    pods = sorted(arrivals, key=lambda a: a.pod["metadata"]["name"])
+    rng.shuffle(pods)
+    if load <= 0:
+        return pods
+    reqs = [request_of_pod(a.pod) for a in pods]
+    target = load * capacity_milli
+    total = sum(r.total_milli for r in reqs)
+    if total > target:
+        while total > target and pods:
+            i = rng.randrange(len(pods))
+            total -= reqs[i].total_milli
+            del pods[i], reqs[i]
+        return pods
+    base = list(zip(pods, reqs, strict=True))
+    i = 0
+    while True:
+        src, req = base[rng.randrange(len(base))]
+        if total + req.gpu_milli > target:  # the simulator compares the per-GPU share here
+            break
+        pod = {**src.pod, "metadata": {**src.pod["metadata"], "name": f"{src.pod['metadata']['name']}-tuned-{i}"}}
+        pods.append(trace.Arrival(src.time, None, pod))
+        total += req.total_milli
+        i += 1
+    return pods
+
+
+def replay(
+    workload: str,
+    cluster_paths: list[str],
+    *,
+    mode: str = "timed",
+    policy: str = DEFAULT_POLICY,
+    config_path: str | None = None,
+    load: float = 1.3,
+    seed: int = 0,
+    samples: int = 200,
+    namespace: str = trace.DEFAULT_NAMESPACE,
+    tie_break: str = "random",
+    progress: Any = None,
+) -> ReplayResult:
+    if mode not in MODES:
+        raise InputError(f'unknown mode "{mode}"; choose one of {", ".join(MODES)}', field="--mode")
+    arrivals = trace.load_workload(workload, namespace)
+    for a in arrivals:
+        a.pod["metadata"]["namespace"] = a.pod["metadata"].get("namespace") or namespace
+    cluster = load_cluster(cluster_paths)
+    typical = typical_pods(request_of_pod(a.pod) for a in arrivals)
+    if config_path is not None:
+        docs = [m for m in load_paths([config_path]).manifests if m.kind == "KubeSchedulerConfiguration"]
+        if len(docs) != 1:
+            raise InputError(f"expected exactly one KubeSchedulerConfiguration, found {len(docs)}", file=config_path)
+        config = parse_config(docs[0].obj, config_path)
+        policy = "config"
+    else:
+        config = parse_config(policy_config(policy, typical), f"policy {policy}")
+    store, sched, nodes = _build(cluster, config, seed, namespace, tie_break)
+    measure = _Measure(store, nodes, Fragmentation(typical, []) if typical else None)
+    capacity = measure.ledger.capacity_milli
+    started = time.perf_counter()
+    curve: list[dict[str, Any]] = []
+    failed: list[str] = []
+    if mode == "arrivals":
+        pods = tune(arrivals, capacity, load, random.Random(seed))
+        curve, failed = _run_arrivals(store, sched, measure, pods, capacity, progress)
+    else:
+        curve, failed = _run_timed(store, sched, measure, arrivals, samples, progress)
+    wall = time.perf_counter() - started
+    lg = measure.ledger
+    summary = {
+        "pods": len(pods) if mode == "arrivals" else len(arrivals),
+        "bound": measure.bound,
+        "failed": len(failed),
+        "nodes": len(lg.names),
+        "gpus": int(lg.gpu_count.sum()),
+        "attempts": sched.stats.attempts,
+        "virtualSeconds": store.clock.now(),
+        "final": curve[-1] if curve else measure.sample(),
+    }
+    if mode == "arrivals":
+        summary["allocatedPctAt"] = {str(p): _at(curve, p) for p in (50, 80, 100, round(load * 100))}
+    return ReplayResult(
+        params={
+            "workload": workload,
+            "cluster": cluster_paths,
+            "mode": mode,
+            "policy": policy,
+            "load": load if mode == "arrivals" else None,
+            "seed": seed,
+            "tieBreak": tie_break,
+        },
+        summary=summary,
+        curve=curve,
+        reasons=_reasons(sched, failed),
+        typical_pods=typical_pods_arg(typical),
+        timing={
+            "wallSeconds": round(wall, 3),
+            "podsPerSecond": round(sched.stats.scheduled / wall, 1) if wall else None,
+        },
+    )
+
+
+def _at(curve: list[dict[str, Any]], pct: int) -> float | None:
+    for point in curve:
+        if point.get("arrivedPct") == pct:
+            return point["allocatedPct"]
+    return None
+
+
+def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
+    while True:
+        for c in controllers:
+            c.sync()
+        sched.process_events()
+        if not sched.queue.has_active():
+            return
+        sched.schedule_one()
+
+
+def _run_arrivals(
+    store: Store, sched: Scheduler, measure: _Measure, pods: list[trace.Arrival], capacity: int, progress: Any
+) -> tuple[list[dict[str, Any]], list[str]]:
+    sched.start()
+    controllers: list[Any] = []
+    arrived = 0
+    buckets: dict[int, list[dict[str, Any]]] = {}
+    failed: list[str] = []
+    for i, a in enumerate(pods):
+        obj = store.create("Pod", a.pod)
+        uid = obj["metadata"]["uid"]
+        req = request_of_pod(obj)
+        measure.requests[uid] = req
+        arrived += req.total_milli
+        _drain_scheduler(sched, controllers)
+        current = store.try_get("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"])
+        if current is not None and not (current.get("spec") or {}).get("nodeName"):
+            failed.append(sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", ""))
+            store.delete("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"], 0)
+            _drain_scheduler(sched, controllers)
+        point = measure.sample()
+        buckets.setdefault(round(100 * arrived / capacity) if capacity else 0, []).append(point)
+        if progress is not None and i % 256 == 0:
+            progress(i + 1, len(pods))
+    curve = []
+    for pct in sorted(buckets):
+        points = buckets[pct]
+        curve.append(
+            {
+                "arrivedPct": pct,
+                **{
+                    k: round(sum(p[k] for p in points) / len(points), 4)
+                    for k in ("allocatedPct", "fragmentationPct", "fragmentationOfIdlePct")
+                },
+                "usedGpus": points[-1]["usedGpus"],
+                "running": points[-1]["running"],
+            }
+        )
+    return curve, failed
+
+
+def _run_timed(
+    store: Store, sched: Scheduler, measure: _Measure, arrivals: list[trace.Arrival], samples: int, progress: Any
+) -> tuple[list[dict[str, Any]], list[str]]:
+    clock = store.clock
+    assert isinstance(clock, VirtualClock)
+    start = min(a.time for a in arrivals)
+    end = max(max(a.time, a.deletion or a.time) for a in arrivals)
+    arrived = [0]
+
+    def create(a: trace.Arrival) -> None:
+        obj = store.create("Pod", a.pod)
+        req = request_of_pod(obj)
+        measure.requests[obj["metadata"]["uid"]] = req
+        arrived[0] += req.total_milli
+
+    def delete(a: trace.Arrival) -> None:
+        meta = a.pod["metadata"]
+        if store.try_get("Pod", meta["namespace"], meta["name"]) is not None:
+            store.delete("Pod", meta["namespace"], meta["name"], 0)
+
+    for a in arrivals:
+        clock.call_at(a.time - start, lambda a=a: create(a))
+        if a.deletion is not None:
+            clock.call_at(a.deletion - start, lambda a=a: delete(a))
+    curve: list[dict[str, Any]] = []
+    span = max(end - start, 1.0)
+
+    def sample(t: float) -> None:
+        pending = sum(1 for q in sched.queue.unschedulable_pods())
+        curve.append(measure.sample(time=round(t, 3), arrivedGpuMilli=arrived[0], pendingUnschedulable=pending))
+        if progress is not None:
+            progress(len(curve), samples + 1)
+
+    for k in range(samples + 1):
+        t = span * k / samples
+        clock.call_at(t, lambda t=t: sample(t))
+    controllers = [DisruptionController(store), ResourceClaimController(store)]
+    run_to_quiescence(sched, clock, limit=span + 1.0, controllers=controllers)
+    measure.sync()
+    failed = []
+    for obj in store.list("Pod")[0]:
+        if not (obj.get("spec") or {}).get("nodeName"):
+            msg = sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
+            if msg:
+                failed.append(msg)
+    return curve, failed
