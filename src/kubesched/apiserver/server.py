@@ -136,6 +136,8 @@ class ApiServer:
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._closing = asyncio.Event()
         self._wakes: set[asyncio.Event] = set()
+        # Prometheus registries /metrics serves (the in-process scheduler's, under `kubesched up`)
+        self.metrics_registries: list[Any] = []
 
     def close_watches(self) -> None:
         """End every open watch (shutdown): clients re-watch elsewhere or after the restart."""
@@ -236,6 +238,11 @@ class ApiServer:
             return web.Response(text="ok", content_type="text/plain")
         if head == "version" and len(parts) == 1:
             return respond(discovery.VERSION)
+        if head == "metrics" and len(parts) == 1 and request.method in ("GET", "HEAD"):
+            from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+            body = b"".join(generate_latest(r) for r in self.metrics_registries)
+            return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
         if head == "openapi":
             return self._openapi(request, parts)
         if head == "api":

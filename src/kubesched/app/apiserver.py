@@ -120,6 +120,7 @@ async def serve(opts: ServerOptions) -> None:
         sched = Scheduler(
             InProcessClient(store, reporting_instance="kubesched-up"), opts.scheduler, RealClock(), seed=0
         )
+        server.metrics_registries.append(sched.metrics.registry)
         tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]
     print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
     await stop.wait()

@@ -151,7 +151,9 @@ def run(
         # before this replica can take the lease
         if serving.port:
             checks = {} if elector is None else {"leaderElection": lambda: elector.check(WATCHDOG_TOLERANCE)}
-            server = SchedulerServer(serving.host, serving.port, kubeconfig_token(kubeconfig), checks)
+            server = SchedulerServer(
+                serving.host, serving.port, kubeconfig_token(kubeconfig), checks, [sched.metrics.registry]
+            )
             try:
                 client.spawn(server.start()).result(10)
             except OSError as exc:

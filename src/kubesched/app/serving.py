@@ -11,6 +11,7 @@ import hmac
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -23,8 +24,11 @@ WATCHDOG_TOLERANCE = 20.0  # NewLeaderHealthzAdaptor(time.Second * 20)
 
 
 class SchedulerServer:
-    def __init__(self, host: str, port: int, token: str | None, checks: dict[str, Check]) -> None:
+    def __init__(
+        self, host: str, port: int, token: str | None, checks: dict[str, Check], registries: list[Any] | None = None
+    ) -> None:
         self.host, self.port, self.token, self.checks = host, port, token, checks
+        self.registries = [REGISTRY, *(registries or [])]  # client-go's and the scheduler's metrics
         self._runner: web.AppRunner | None = None
         self._certs = tempfile.TemporaryDirectory(prefix="kubesched-serving-")
         app = web.Application()
@@ -50,7 +54,8 @@ class SchedulerServer:
             scheme, _, given = request.headers.get("Authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
                 return web.Response(status=401, text="Unauthorized\n", content_type="text/plain")
-        return web.Response(body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST})
+        body = b"".join(generate_latest(r) for r in self.registries)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)

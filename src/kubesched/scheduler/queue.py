@@ -58,6 +58,7 @@ class QueuedPodInfo:
     where: str = ""
     seq: int = 0
     failed_at_generation: int = -1
+    attempt_started: float = 0.0  # wall time the current attempt began (attempt duration metrics)
     # cluster events seen while the pod was in flight (``inFlightEvents``): checked against its
     # queueing hints when the attempt fails, so a change made during the cycle is not lost
     in_flight_events: list[tuple[ClusterEvent, Any, Any]] = field(default_factory=list)
@@ -111,7 +112,8 @@ class SchedulingQueue:
         self.on_nominated: Callable[[Any, str | None], None] | None = None
         self.nominated_table: Any = None  # the cache's PodTable of nominated pods, when wired
         self._nominated_node: dict[str, str] = {}
-        self.moves: list[tuple[str, str, str]] = []  # (pod key, event label, destination), for diagnostics
+        # told of every pod entering a queue: (queue, event label) (scheduler_queue_incoming_pods_total)
+        self.on_incoming: Callable[[str, str], None] | None = None
 
     # -- sizes --------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
@@ -204,7 +206,8 @@ class SchedulingQueue:
             self._to_backoff(qp)
         else:
             self._to_active(qp)
-        self.moves.append((qp.pod.key, event, qp.where))
+        if self.on_incoming is not None:
+            self.on_incoming(qp.where, event)
         return qp.where
 
     # -- API ----------------------------------------------------------------------------------
@@ -219,6 +222,8 @@ class SchedulingQueue:
             self._to_active(qp)
         else:
             self._to_unschedulable(qp, gated=True)
+        if self.on_incoming is not None:  # gated pods sit in upstream's unschedulablePods
+            self.on_incoming(ACTIVE if qp.where == ACTIVE else UNSCHEDULABLE, "PodAdd")
         if pod.nominated_node_name:
             self.add_nominated(pod, pod.nominated_node_name)
 
@@ -292,6 +297,8 @@ class SchedulingQueue:
         else:
             qp.consecutive_errors += 1
             self._to_backoff(qp)
+        if self.on_incoming is not None:
+            self.on_incoming(qp.where, "ScheduleAttemptFailure")
 
     def activate(self, uids: Iterable[str]) -> None:
         for uid in uids:
@@ -367,6 +374,8 @@ class SchedulingQueue:
                     self._detach(qp)
                     self._to_active(qp)
                     moved += 1
+                    if self.on_incoming is not None:
+                        self.on_incoming(ACTIVE, str(event))
         return moved
 
     @staticmethod
@@ -400,6 +409,8 @@ class SchedulingQueue:
                 continue
             self._to_active(qp)
             moved += 1
+            if self.on_incoming is not None:
+                self.on_incoming(ACTIVE, "BackoffComplete")
         return moved
 
     def next_backoff_expiry(self) -> float | None:

@@ -45,6 +45,7 @@ from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
+from kubesched.scheduler.metrics import SchedulerMetrics, instrument
 from kubesched.scheduler.plugins import installed_registry
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
@@ -101,6 +102,10 @@ class Scheduler:
         self.handle.listers = self.listers
         self.handle.rng = random.Random(seed)
         self.profiles = build_profiles(config, self.handle, registry)
+        self.metrics = SchedulerMetrics(seed)
+        self.handle.metrics = self.metrics
+        for name, fwk in self.profiles.items():
+            instrument(fwk, self.metrics, name)
         first = next(iter(self.profiles.values()))
         sort_plugin = first.queue_sort
         self.queue = SchedulingQueue(
@@ -119,6 +124,10 @@ class Scheduler:
         self.queue.on_nominated = self.cache.set_nominated
         self.queue.nominated_table = self.cache.nominated_table
         self.extenders = [HTTPExtender(c) for c in config.extenders]
+        self.queue.on_incoming = self.metrics.queue_incoming.inc
+        self.metrics.pending_source = self.queue.counts
+        self.metrics.unschedulable_source = self._unschedulable_by_plugin
+        self.metrics.cache_source = self.cache.counts
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
         self.algorithm.extenders = self.extenders
         self.handle.extenders = self.extenders
@@ -300,6 +309,15 @@ class Scheduler:
             self.queue.delete(pod.uid)
             self.waiting_pods.reject(pod.uid)
 
+    def _unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
+        """``scheduler_unschedulable_pods``: pods in unschedulablePods per rejecting plugin and profile."""
+        out: dict[tuple[str, str], int] = {}
+        for qp in self.queue.unschedulable_pods():
+            for plugin in qp.unschedulable_plugins | qp.pending_plugins:
+                key = (plugin, qp.pod.scheduler_name)
+                out[key] = out.get(key, 0) + 1
+        return out
+
     # -- the scheduling cycle ----------------------------------------------------------------------
     def schedule_one(self) -> bool:
         """Pop one pod and run its scheduling cycle (and binding cycle). False if activeQ is empty."""
@@ -307,6 +325,8 @@ class Scheduler:
         if qp is None:
             return False
         started = time.perf_counter()
+        qp.attempt_started = started
+        self.metrics.start_cycle()
         pod = qp.pod
         fwk = self._framework_for(pod)
         if fwk is None:
@@ -342,6 +362,7 @@ class Scheduler:
             qp.unschedulable_plugins, qp.pending_plugins = set(), set()
             self._handle_failure(qp, err.status, err.status.message(), None)
             return True
+        self.metrics.algorithm_duration.observe(time.perf_counter() - started)
         if explain and result.explain is not None:
             self._record_explanation(pod, fwk, result.explain["diagnosis"], result.explain, result.suggested_host)
         host = result.suggested_host
@@ -438,6 +459,9 @@ class Scheduler:
             return
         self.cache.finish_binding(pod.uid)
         self.stats.scheduled += 1
+        self.metrics.pod_scheduled(fwk.profile_name, time.perf_counter() - qp.attempt_started)
+        if qp.initial_attempt_timestamp is not None:
+            self.metrics.pod_bound(qp.attempts, self.clock.now() - qp.initial_attempt_timestamp)
         self.last_message.pop(pod.key, None)
         self.client.record_event(
             "Normal", "Scheduled", "Binding", pod.obj, f"Successfully assigned {pod.key} to {host}"
@@ -469,10 +493,13 @@ class Scheduler:
         """``handleSchedulingFailure``: requeue, record FailedScheduling, patch PodScheduled=False."""
         pod = qp.pod
         rejected = st.is_rejected()
+        seconds = time.perf_counter() - qp.attempt_started
         if rejected:
             self.stats.unschedulable += 1
+            self.metrics.pod_unschedulable(pod.scheduler_name, seconds)
         else:
             self.stats.errors += 1
+            self.metrics.pod_schedule_error(pod.scheduler_name, seconds)
         reason = "Unschedulable" if rejected else "SchedulerError"
         try:
             current = self.client.get("Pod", pod.namespace, pod.name)

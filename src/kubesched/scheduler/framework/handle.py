@@ -27,6 +27,7 @@ class Handle:
         self.queue: SchedulingQueue | None = None  # the nominator; set once the queue exists
         self.rng = random.Random(0)  # preemption's candidate offset (seeded by the scheduler)
         self.listers = Listers()  # namespaces, services, controllers; the scheduler's own
+        self.metrics: Any = None  # the scheduler's SchedulerMetrics (DefaultPreemption counts attempts)
         self.extenders: list[Any] = []  # HTTPExtender, for preemption's ProcessPreemption
 
     def node_info(self, nodes: NodeTable, row: int) -> NodeInfo:

@@ -137,6 +137,9 @@ class Evaluator:
     # -- Preempt -----------------------------------------------------------------------------
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
         nodes: NodeTable = self.handle.cache.table
+        metrics = getattr(self.handle, "metrics", None)
+        if metrics is not None:  # DefaultPreemption's PostFilter counts every attempt
+            metrics.preemption_attempts.inc()
         ok, msg = self.eligible(pod, diagnosis, nodes)
         if not ok:
             return None, Status(Code.UNSCHEDULABLE, (msg,))
@@ -156,6 +159,8 @@ class Evaluator:
             best = chosen
         else:
             best = found.candidate(pick_index(found.columns), nodes, self.handle.cache.pod_table)
+        if metrics is not None:
+            metrics.preemption_victims.observe(len(best.victims))
         self.prepare(best, pod)
         return PostFilterResult(best.node), Status(Code.SUCCESS)
 

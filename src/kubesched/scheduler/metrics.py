@@ -1,0 +1,411 @@
+"""The scheduler's Prometheus metrics, with upstream's names, labels, help and buckets
+(``pkg/scheduler/metrics/metrics.go``), exported through prometheus_client.
+
+One ``SchedulerMetrics`` per scheduler, with its own registry, so that simulations in one process
+do not mix. Observations are cheap on the hot path: a histogram buffers values and folds them
+into its buckets in numpy batches; gauges of the queue and of unschedulable pods are read from
+the queue when scraped. On the virtual clock, durations are wall time spent and the pod
+scheduling SLI is virtual time, as a live scheduler would have seen it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+PLUGIN_METRICS_SAMPLE_PERCENT = 10  # pluginMetricsSamplePercent in framework/runtime
+MAX_ATTEMPTS_LABEL = 15
+FOLD_EVERY = (
+    4096  # observations buffered before they are folded into buckets  # the SLI's attempts label stops at "15+"
+)
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """``metrics.ExponentialBuckets``."""
+    return [start * factor**i for i in range(count)]
+
+
+class Histogram:
+    """One labelled series: bucket counts, sum and count, fed in batches."""
+
+    __slots__ = ("_buf", "bounds", "count", "counts", "total")
+
+    def __init__(self, bounds: np.ndarray) -> None:
+        self.bounds = bounds
+        self.counts = np.zeros(len(bounds) + 1, np.int64)  # the last: above every bound (+Inf only)
+        self.total = 0.0
+        self.count = 0
+        self._buf: list[float] = []
+
+    def observe(self, value: float) -> None:
+        self._buf.append(value)
+        if len(self._buf) >= FOLD_EVERY:
+            self.fold()
+
+    def fold(self) -> None:
+        if not self._buf:
+            return
+        n = len(self._buf)
+        values = np.asarray(self._buf[:n], np.float64)
+        del self._buf[:n]  # the same list (callers hold it); what another thread added since stays
+        # Prometheus buckets are upper bounds, inclusive (le)
+        self.counts += np.bincount(np.searchsorted(self.bounds, values, side="left"), minlength=len(self.counts))
+        self.total += float(values.sum())
+        self.count += len(values)
+
+    def values(self) -> list[float]:
+        """Every observation so far, bucketed: for percentiles in reports."""
+        self.fold()
+        return self.counts.tolist()
+
+
+class HistogramVec:
+    def __init__(self, name: str, doc: str, labels: Sequence[str], buckets: Sequence[float]) -> None:
+        self.name, self.doc, self.labels = name, doc, tuple(labels)
+        self.bounds = np.asarray(buckets, np.float64)
+        self.series: dict[tuple[str, ...], Histogram] = {}
+
+    def labels_(self, *values: str) -> Histogram:
+        h = self.series.get(values)
+        if h is None:
+            h = self.series[values] = Histogram(self.bounds)
+        return h
+
+    def observe(self, value: float, *labels: str) -> None:
+        self.labels_(*labels).observe(value)
+
+    def collect(self) -> Metric:
+        fam = HistogramMetricFamily(self.name, self.doc, labels=list(self.labels))
+        for labels, h in sorted(list(self.series.items())):
+            h.fold()
+            cum = np.cumsum(h.counts)
+            buckets = [(_le(b), float(c)) for b, c in zip(self.bounds.tolist(), cum[:-1].tolist(), strict=True)]
+            buckets.append(("+Inf", float(cum[-1])))
+            fam.add_metric(list(labels), buckets, h.total)
+        return fam
+
+    def quantile(self, q: float, *labels: str) -> float | None:
+        """The q-quantile of a series, interpolated in its bucket as Prometheus' histogram_quantile does."""
+        h = self.series.get(labels)
+        if h is None:
+            return None
+        h.fold()
+        if h.count == 0:
+            return None
+        rank = q * h.count
+        cum = np.cumsum(h.counts)
+        i = int(np.searchsorted(cum, rank, side="left"))
+        if i >= len(self.bounds):
+            return float(self.bounds[-1])
+        lo = 0.0 if i == 0 else float(self.bounds[i - 1])
+        before = 0.0 if i == 0 else float(cum[i - 1])
+        inside = float(h.counts[i]) or 1.0
+        return lo + (float(self.bounds[i]) - lo) * (rank - before) / inside
+
+
+def _le(b: float) -> str:
+    return repr(float(b))
+
+
+class CounterVec:
+    def __init__(self, name: str, doc: str, labels: Sequence[str]) -> None:
+        self.name, self.doc, self.labels = name, doc, tuple(labels)
+        self.series: dict[tuple[str, ...], float] = {}
+
+    def inc(self, *labels: str, by: float = 1.0) -> None:
+        self.series[labels] = self.series.get(labels, 0.0) + by
+
+    def collect(self) -> Metric:
+        # prometheus_client adds the _total suffix to a counter family's samples
+        fam = CounterMetricFamily(self.name.removesuffix("_total"), self.doc, labels=list(self.labels))
+        for labels, v in sorted(list(self.series.items())):
+            fam.add_metric(list(labels), v)
+        return fam
+
+
+class SchedulerMetrics:
+    """The metrics kube-scheduler registers by default (``metricsList``), those that apply here."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.schedule_attempts = CounterVec(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+        )
+        self.attempt_duration = HistogramVec(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            exponential_buckets(0.001, 2, 15),
+        )
+        self.algorithm_duration = HistogramVec(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            [],
+            exponential_buckets(0.001, 2, 15),
+        )
+        self.preemption_victims = HistogramVec(
+            "scheduler_preemption_victims", "Number of selected preemption victims", [], exponential_buckets(1, 2, 7)
+        )
+        self.preemption_attempts = CounterVec(
+            "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", []
+        )
+        self.sli_duration = HistogramVec(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+            "involve multiple scheduling attempts.",
+            ["attempts"],
+            exponential_buckets(0.01, 2, 20),
+        )
+        self.pod_attempts = HistogramVec(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            [],
+            exponential_buckets(1, 2, 5),
+        )
+        self.extension_point_duration = HistogramVec(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"],
+            exponential_buckets(0.0001, 2, 12),
+        )
+        self.plugin_duration = HistogramVec(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            exponential_buckets(0.00001, 1.5, 20),
+        )
+        self.queue_incoming = CounterVec(
+            "scheduler_queue_incoming_pods_total",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+        )
+        self.pending_source: Callable[[], dict[str, int]] | None = None
+        self.unschedulable_source: Callable[[], dict[tuple[str, str], int]] | None = None
+        self.cache_source: Callable[[], dict[str, int]] | None = None
+        self.sampling = False  # this cycle's plugins are timed (10 % of cycles, as upstream samples)
+        self.plugin_timers: list[_PluginTimers] = []
+        self._rng = random.Random(seed)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self)
+
+    def start_cycle(self) -> None:
+        sampling = self._rng.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
+        if sampling != self.sampling:
+            self.sampling = sampling
+            for timers in self.plugin_timers:
+                timers.set(sampling)
+
+    def pod_scheduled(self, profile: str, seconds: float) -> None:
+        self.schedule_attempts.inc("scheduled", profile)
+        self.attempt_duration.observe(seconds, "scheduled", profile)
+
+    def pod_unschedulable(self, profile: str, seconds: float) -> None:
+        self.schedule_attempts.inc("unschedulable", profile)
+        self.attempt_duration.observe(seconds, "unschedulable", profile)
+
+    def pod_schedule_error(self, profile: str, seconds: float) -> None:
+        self.schedule_attempts.inc("error", profile)
+        self.attempt_duration.observe(seconds, "error", profile)
+
+    def pod_bound(self, attempts: int, sli_seconds: float) -> None:
+        label = str(attempts) if attempts < MAX_ATTEMPTS_LABEL else f"{MAX_ATTEMPTS_LABEL}+"
+        self.sli_duration.observe(sli_seconds, label)
+        self.pod_attempts.observe(attempts)
+
+    def histograms(self) -> list[HistogramVec]:
+        return [
+            self.attempt_duration,
+            self.algorithm_duration,
+            self.preemption_victims,
+            self.sli_duration,
+            self.pod_attempts,
+            self.extension_point_duration,
+            self.plugin_duration,
+        ]
+
+    def collect(self) -> Iterator[Metric]:
+        yield self.schedule_attempts.collect()
+        yield self.preemption_attempts.collect()
+        yield self.queue_incoming.collect()
+        for h in self.histograms():
+            yield h.collect()
+        pending = GaugeMetricFamily(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+            "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
+            "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
+            "scheduler never attempted to schedule because they are gated.",
+            labels=["queue"],
+        )
+        for queue, n in sorted((self.pending_source() if self.pending_source else {}).items()):
+            pending.add_metric([queue], n)
+        yield pending
+        unschedulable = GaugeMetricFamily(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all "
+            "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+            labels=["plugin", "profile"],
+        )
+        for (plugin, profile), n in sorted((self.unschedulable_source() if self.unschedulable_source else {}).items()):
+            unschedulable.add_metric([plugin, profile], n)
+        yield unschedulable
+        cache = GaugeMetricFamily(
+            "scheduler_cache_size",
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            labels=["type"],
+        )
+        for kind, n in sorted((self.cache_source() if self.cache_source else {}).items()):
+            cache.add_metric([kind], n)
+        yield cache
+
+    def summary(self) -> dict[str, Any]:
+        """The figures a report shows: attempts by result, latency percentiles, preemption, time
+        spent per extension point."""
+        quantiles = (0.5, 0.9, 0.99)
+        attempts = {"/".join(k): v for k, v in sorted(self.schedule_attempts.series.items())}
+        durations = {
+            "/".join(labels): {f"p{round(q * 100)}": self.attempt_duration.quantile(q, *labels) for q in quantiles}
+            for labels in sorted(self.attempt_duration.series)
+        }
+        sli = HistogramVec("", "", [], self.sli_duration.bounds.tolist())
+        merged = sli.labels_()
+        for h in self.sli_duration.series.values():
+            h.fold()
+            merged.counts += h.counts
+            merged.count += h.count
+            merged.total += h.total
+        victims = self.preemption_victims.series.get(())
+        if victims is not None:
+            victims.fold()
+        points: dict[str, dict[str, float]] = {}
+        for (point, _status, _profile), h in sorted(self.extension_point_duration.series.items()):
+            h.fold()
+            entry = points.setdefault(point, {"count": 0, "seconds": 0.0})
+            entry["count"] += h.count
+            entry["seconds"] += h.total
+        return {
+            "scheduleAttempts": attempts,
+            "attemptDurationSeconds": durations,
+            "podSchedulingSLISeconds": {f"p{round(q * 100)}": sli.quantile(q) for q in quantiles},
+            "preemptionAttempts": self.preemption_attempts.series.get((), 0.0),
+            "preemptionVictims": 0.0 if victims is None else victims.total,
+            "extensionPoints": points,
+        }
+
+
+def _label(st: Any) -> str:
+    return "Success" if st is None else str(st.code)
+
+
+def _status_of(ret: Any) -> str:
+    """The status label (``Code.String``) of what a plugin method returned."""
+    if isinstance(ret, tuple):
+        ret = next((x for x in ret if hasattr(x, "code") and hasattr(x, "reasons")), None)
+    return _label(ret) if ret is None or hasattr(ret, "code") else "Success"
+
+
+# framework method → (extension point label, where its Status is in what it returns)
+_FRAMEWORK_POINTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "run_pre_filter": ("PreFilter", lambda r: r[1]),
+    "run_filters": ("Filter", lambda r: r.error),
+    "run_post_filter": ("PostFilter", lambda r: r[1]),
+    "run_pre_score": ("PreScore", lambda r: r),
+    "run_score": ("Score", lambda r: r[1]),
+    "run_reserve": ("Reserve", lambda r: r),
+    "run_unreserve": ("Unreserve", lambda r: None),
+    "run_permit": ("Permit", lambda r: r[0]),
+    "run_pre_bind": ("PreBind", lambda r: r),
+    "run_bind": ("Bind", lambda r: r),
+    "run_post_bind": ("PostBind", lambda r: None),
+}
+_PLUGIN_POINTS = {
+    "pre_filter": "PreFilter",
+    "filter_nodes": "Filter",
+    "post_filter": "PostFilter",
+    "pre_score": "PreScore",
+    "score_nodes": "Score",
+    "reserve": "Reserve",
+    "unreserve": "Unreserve",
+    "permit": "Permit",
+    "pre_bind": "PreBind",
+    "bind": "Bind",
+    "post_bind": "PostBind",
+}
+
+
+class _PluginTimers:
+    """The timed wrappers of a framework's plugin methods, put in place only for sampled cycles
+    (an untimed cycle calls the plugins directly)."""
+
+    def __init__(self, fwk: Any, metrics: SchedulerMetrics) -> None:
+        self.wrappers: list[tuple[Any, str, Callable[..., Any]]] = []
+        self.on = False
+        for plugin in fwk.plugins.values():
+            for method, point in _PLUGIN_POINTS.items():
+                fn = getattr(plugin, method, None)
+                if fn is not None and callable(fn):
+                    self.wrappers.append((plugin, method, _timed_plugin(metrics, fn, plugin.name, point)))
+
+    def set(self, on: bool) -> None:
+        if on == self.on:
+            return
+        self.on = on
+        for plugin, method, wrapper in self.wrappers:
+            if on:
+                setattr(plugin, method, wrapper)
+            else:
+                delattr(plugin, method)
+
+
+def _timed_plugin(metrics: SchedulerMetrics, fn: Callable[..., Any], plugin: str, point: str) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        t0 = perf_counter()
+        ret = fn(*args, **kwargs)
+        metrics.plugin_duration.observe(perf_counter() - t0, plugin, point, _status_of(ret))
+        return ret
+
+    return run
+
+
+def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
+    """Time a framework's extension points (every call) and its plugins (in sampled cycles),
+    as ``frameworkImpl`` records ``framework_extension_point_duration_seconds`` and
+    ``plugin_execution_duration_seconds``."""
+    series = metrics.extension_point_duration.series
+    bounds = metrics.extension_point_duration.bounds
+
+    def timed_point(fn: Callable[..., Any], point: str, status_of: Callable[[Any], Any]) -> Callable[..., Any]:
+        ok = series.setdefault((point, "Success", profile), Histogram(bounds))
+        ok_buf = ok._buf  # appended to directly: a Success is the common case
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = perf_counter()
+            ret = fn(*args, **kwargs)
+            dt = perf_counter() - t0
+            st = status_of(ret)
+            if st is None:
+                ok_buf.append(dt)
+                if len(ok_buf) >= FOLD_EVERY:
+                    ok.fold()
+                return ret
+            key = (point, str(st.code), profile)
+            h = series.get(key)
+            if h is None:
+                h = series[key] = Histogram(bounds)
+            h.observe(dt)
+            return ret
+
+        return run
+
+    for method, (point, status_of) in _FRAMEWORK_POINTS.items():
+        if hasattr(fwk, method):
+            setattr(fwk, method, timed_point(getattr(fwk, method), point, status_of))
+    metrics.plugin_timers.append(_PluginTimers(fwk, metrics))
