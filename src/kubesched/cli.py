@@ -58,6 +58,7 @@ def main() -> None:
     metavar="NS/NAME",
     help="Show per-node filter verdicts and scores of every scheduling attempt of this pod.",
 )
+@click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
 def simulate(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -68,6 +69,7 @@ def simulate(
     timing: bool,
     field_validation: str,
     explain: tuple[str, ...],
+    report_path: str | None,
 ) -> None:
     """Schedule the pods in PATHS (YAML/JSON files or directories, - for standard input) until
     nothing more can change."""
@@ -91,6 +93,10 @@ def simulate(
                 field_validation=field_validation.capitalize(),
                 progress=progress.update if show_progress else None,
             )
+        if report_path is not None:
+            from kubesched.report import write_simulate_report
+
+            write_simulate_report(result, report_path, {"paths": list(paths), "config": config_path, "seed": seed})
     except InputError as exc:
         _fail(exc)
     known = {f"{p['namespace']}/{p['name']}": p for p in result.pods}
@@ -199,7 +205,7 @@ def replay(
                 progress=progress.step if show_progress else None,
             )
         if report_path is not None:
-            from kubesched.replay.report import write_replay_report
+            from kubesched.report import write_replay_report
 
             write_replay_report(result, report_path)
     except InputError as exc:
@@ -286,7 +292,7 @@ def sweep(
             )
         summary = summarize(rows, SUMMARY_KEYS)
         if report_path is not None:
-            from kubesched.replay.report import write_sweep_report
+            from kubesched.report import write_sweep_report
 
             write_sweep_report(rows, summary, report_path, {"mode": mode, "load": load, "tieBreak": tie_break})
     except InputError as exc:

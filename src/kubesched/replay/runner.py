@@ -61,6 +61,8 @@ class ReplayResult:
     curve: list[dict[str, Any]] = field(default_factory=list)  # measures per sample (time or arrived %)
     reasons: dict[str, int] = field(default_factory=dict)  # unschedulable reasons, per node verdict
     typical_pods: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)  # the scheduler's metrics, summarised
+    nodes: dict[str, Any] = field(default_factory=dict)  # per-node GPU allocation at the end or at the peak
     timing: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -70,6 +72,8 @@ class ReplayResult:
             "curve": self.curve,
             "reasons": self.reasons,
             "typicalPods": self.typical_pods,
+            "metrics": self.metrics,
+            "nodes": self.nodes,
         }
 
 
@@ -143,6 +147,13 @@ class _Measure:
             )
             self.dirty[rows] = False
         return float(self.node_frag.sum())
+
+    def node_allocation(self) -> list[float]:
+        """GPU allocated on each GPU node, in percent."""
+        lg = self.ledger
+        gpu = lg.gpu_count > 0
+        used = lg.gpu_count[gpu] * 1000 - lg.gpu_left[gpu].sum(axis=1)
+        return [round(float(v), 2) for v in 100 * used / (lg.gpu_count[gpu] * 1000)]
 
     def sample(self, **extra: Any) -> dict[str, Any]:
         self.sync()
@@ -259,13 +270,12 @@ def replay(
     measure = _Measure(store, nodes, Fragmentation(typical, []) if typical else None)
     capacity = measure.ledger.capacity_milli
     started = time.perf_counter()
-    curve: list[dict[str, Any]] = []
-    failed: list[str] = []
     if mode == "arrivals":
         pods = tune(arrivals, capacity, load, random.Random(seed))
         curve, failed = _run_arrivals(store, sched, measure, pods, capacity, progress)
+        nodes = {"when": "at the end", "allocatedPct": measure.node_allocation()}
     else:
-        curve, failed = _run_timed(store, sched, measure, arrivals, samples, progress)
+        curve, failed, nodes = _run_timed(store, sched, measure, arrivals, samples, progress)
     wall = time.perf_counter() - started
     lg = measure.ledger
     summary = {
@@ -294,6 +304,8 @@ def replay(
         curve=curve,
         reasons=_reasons(sched, failed),
         typical_pods=typical_pods_arg(typical),
+        metrics=sched.metrics.summary(),
+        nodes=nodes,
         timing={
             "wallSeconds": round(wall, 3),
             "podsPerSecond": round(sched.stats.scheduled / wall, 1) if wall else None,
@@ -338,7 +350,7 @@ def _run_arrivals(
             failed.append(sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", ""))
             store.delete("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"], 0)
             _drain_scheduler(sched, controllers)
-        point = measure.sample()
+        point = measure.sample(failed=len(failed))
         buckets.setdefault(round(100 * arrived / capacity) if capacity else 0, []).append(point)
         if progress is not None and i % 256 == 0:
             progress(i + 1, len(pods))
@@ -354,6 +366,7 @@ def _run_arrivals(
                 },
                 "usedGpus": points[-1]["usedGpus"],
                 "running": points[-1]["running"],
+                "failed": points[-1]["failed"],
             }
         )
     return curve, failed
@@ -361,7 +374,7 @@ def _run_arrivals(
 
 def _run_timed(
     store: Store, sched: Scheduler, measure: _Measure, arrivals: list[trace.Arrival], samples: int, progress: Any
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     clock = store.clock
     assert isinstance(clock, VirtualClock)
     start = min(a.time for a in arrivals)
@@ -386,9 +399,15 @@ def _run_timed(
     curve: list[dict[str, Any]] = []
     span = max(end - start, 1.0)
 
+    peak: dict[str, Any] = {"when": "at the peak of allocation", "allocatedPct": [], "at": -1.0}
+
     def sample(t: float) -> None:
         pending = sum(1 for q in sched.queue.unschedulable_pods())
-        curve.append(measure.sample(time=round(t, 3), arrivedGpuMilli=arrived[0], pendingUnschedulable=pending))
+        point = measure.sample(time=round(t, 3), arrivedGpuMilli=arrived[0], pendingUnschedulable=pending)
+        curve.append(point)
+        if point["allocatedPct"] > peak["at"]:
+            peak["at"] = point["allocatedPct"]
+            peak["allocatedPct"] = measure.node_allocation()
         if progress is not None:
             progress(len(curve), samples + 1)
 
@@ -404,4 +423,5 @@ def _run_timed(
             msg = sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
             if msg:
                 failed.append(msg)
-    return curve, failed
+    del peak["at"]
+    return curve, failed, peak

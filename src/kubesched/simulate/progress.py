@@ -51,7 +51,9 @@ class Progress:
         if self._bar is None:
             return
         elapsed = max(time.perf_counter() - self._started, 1e-9)
-        self._bar.update(self._task, description=description, completed=done, total=total, detail=f"{done / elapsed:,.1f}/s")
+        self._bar.update(
+            self._task, description=description, completed=done, total=total, detail=f"{done / elapsed:,.1f}/s"
+        )
 
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._bar is not None:

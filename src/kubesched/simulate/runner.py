@@ -58,6 +58,8 @@ class SimulationResult:
     stats: dict[str, Any] = field(default_factory=dict)
     explain: dict[str, list[Explanation]] = field(default_factory=dict)
     timing: dict[str, Any] = field(default_factory=dict)  # wall-clock figures, apart from the deterministic result
+    metrics: dict[str, Any] = field(default_factory=dict)  # the scheduler's metrics, summarised (reports)
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # per-node requested share (reports)
 
 
 def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str]:
@@ -356,6 +358,17 @@ def simulate(
         "errors": sched.stats.errors,
         "virtualSeconds": store.clock.now(),
     }
+    result.metrics = sched.metrics.summary()
+    table = sched.cache.table
+    for row, name in enumerate(table.names):
+        alloc, req = table.alloc[:, row], table.requested[:, row]
+        result.nodes.append(
+            {
+                "name": name,
+                "cpuPct": round(100 * int(req[0]) / int(alloc[0]), 2) if alloc[0] else 0.0,
+                "memoryPct": round(100 * int(req[1]) / int(alloc[1]), 2) if alloc[1] else 0.0,
+            }
+        )
     result.timing = {
         "wallSeconds": round(wall, 6),
         "podsPerSecond": round(scheduled / wall, 1) if wall > 0 else None,
