@@ -10,6 +10,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Gauge
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+# what component-base's legacy registry handler answers: the Prometheus text format 0.0.4
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 LEADER_ELECTION_MASTER_STATUS = Gauge(
     "leader_election_master_status",

@@ -39,7 +39,7 @@ def _page(
     ]
     for i, (heading, fig) in enumerate(figures):
         fig.update_layout(template="plotly_white", height=420, margin={"l": 60, "r": 20, "t": 40, "b": 50})
-        parts.append(f"<h2>{html.escape(heading)}</h2>")
+        parts.append(f"<section><h2>{html.escape(heading)}</h2>")
         parts.append(
             pio.to_html(
                 fig,
@@ -48,6 +48,7 @@ def _page(
                 div_id=f"plot-{i}",
                 config={"displaylogo": False, "responsive": True},
             )
+            + "</section>"
         )
     parts.append(f"<script>window.kubeschedPlots = {len(figures)};</script></body></html>")
     return "\n".join(parts)

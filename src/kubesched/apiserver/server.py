@@ -239,10 +239,12 @@ class ApiServer:
         if head == "version" and len(parts) == 1:
             return respond(discovery.VERSION)
         if head == "metrics" and len(parts) == 1 and request.method in ("GET", "HEAD"):
-            from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+            from prometheus_client import generate_latest
+
+            from kubesched.metrics import METRICS_CONTENT_TYPE
 
             body = b"".join(generate_latest(r) for r in self.metrics_registries)
-            return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+            return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
         if head == "openapi":
             return self._openapi(request, parts)
         if head == "api":

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import generate_latest
 
 from kubesched.app.certs import ensure_certs, server_context
-from kubesched.metrics import REGISTRY
+from kubesched.metrics import METRICS_CONTENT_TYPE, REGISTRY
 
 Check = Callable[[], str | None]  # None: healthy; else why not
 WATCHDOG_TOLERANCE = 20.0  # NewLeaderHealthzAdaptor(time.Second * 20)
@@ -55,7 +55,7 @@ class SchedulerServer:
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
                 return web.Response(status=401, text="Unauthorized\n", content_type="text/plain")
         body = b"".join(generate_latest(r) for r in self.registries)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)

@@ -289,7 +289,7 @@ def replay(
         "final": curve[-1] if curve else measure.sample(),
     }
     if mode == "arrivals":
-        summary["allocatedPctAt"] = {str(p): _at(curve, p) for p in (50, 80, 100, round(load * 100))}
+        summary["allocatedPctAt"] = {str(p): point_at(curve, p) for p in (50, 80, 100, round(load * 100))}
     return ReplayResult(
         params={
             "workload": workload,
@@ -313,11 +313,12 @@ def replay(
     )
 
 
-def _at(curve: list[dict[str, Any]], pct: int) -> float | None:
-    for point in curve:
-        if point.get("arrivedPct") == pct:
-            return point["allocatedPct"]
-    return None
+def point_at(curve: list[dict[str, Any]], pct: int, key: str = "allocatedPct") -> float | None:
+    """A measure at ``pct`` percent of arrived workload: that bucket, else the mean of the buckets
+    within one percent of it (the paper's ``merge_alloc_discrete.py``), else None."""
+    exact = [pt[key] for pt in curve if pt.get("arrivedPct") == pct]
+    near = exact or [pt[key] for pt in curve if abs(pt.get("arrivedPct", -10) - pct) <= 1]
+    return round(sum(near) / len(near), 4) if near else None
 
 
 def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
@@ -411,12 +412,12 @@ def _run_timed(
         if progress is not None:
             progress(len(curve), samples + 1)
 
-    for k in range(samples + 1):
+    for k in range(samples):
         t = span * k / samples
         clock.call_at(t, lambda t=t: sample(t))
     controllers = [DisruptionController(store), ResourceClaimController(store)]
     run_to_quiescence(sched, clock, limit=span + 1.0, controllers=controllers)
-    measure.sync()
+    sample(max(span, clock.now()))  # the last: once everything due at the end has been scheduled
     failed = []
     for obj in store.list("Pod")[0]:
         if not (obj.get("spec") or {}).get("nodeName"):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.replay.runner import replay
+from kubesched.replay.runner import point_at, replay
 
 SUMMARY_KEYS = ("allocatedPctAt100", "allocatedPctAtLoad", "fragmentationPctAt100", "fragmentationPctAtLoad")
 
@@ -31,13 +31,6 @@ class Run:
     mode: str
     load: float
     tie_break: str
-
-
-def _point(curve: list[dict[str, Any]], pct: int, key: str) -> float | None:
-    for pt in curve:
-        if pt.get("arrivedPct") == pct:
-            return pt[key]
-    return None
 
 
 def run_one(run: Run) -> dict[str, Any]:
@@ -58,10 +51,10 @@ def run_one(run: Run) -> dict[str, Any]:
         "seed": run.seed,
         "pods": r.summary["pods"],
         "failed": r.summary["failed"],
-        "allocatedPctAt100": _point(r.curve, 100, "allocatedPct"),
-        "allocatedPctAtLoad": _point(r.curve, load_pct, "allocatedPct"),
-        "fragmentationPctAt100": _point(r.curve, 100, "fragmentationPct"),
-        "fragmentationPctAtLoad": _point(r.curve, load_pct, "fragmentationPct"),
+        "allocatedPctAt100": point_at(r.curve, 100, "allocatedPct"),
+        "allocatedPctAtLoad": point_at(r.curve, load_pct, "allocatedPct"),
+        "fragmentationPctAt100": point_at(r.curve, 100, "fragmentationPct"),
+        "fragmentationPctAtLoad": point_at(r.curve, load_pct, "fragmentationPct"),
         "wallSeconds": r.timing["wallSeconds"],
         "curve": [
             {k: pt[k] for k in ("arrivedPct", "allocatedPct", "fragmentationPct") if k in pt}

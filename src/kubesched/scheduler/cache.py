@@ -17,7 +17,6 @@ from kubesched.api.pod import PodInfo
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
 
-
 PodListener = Callable[[str, PodInfo, str, bool], None]
 
 

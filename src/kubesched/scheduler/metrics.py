@@ -81,9 +81,13 @@ class HistogramVec:
         self.labels_(*labels).observe(value)
 
     def collect(self) -> Metric:
-        fam = HistogramMetricFamily(self.name, self.doc, labels=list(self.labels))
+        names, order = _sorted_labels(self.labels)  # Go's client orders label names
+        fam = HistogramMetricFamily(self.name, self.doc, labels=names)
         for labels, h in sorted(list(self.series.items())):
+            labels = tuple(labels[i] for i in order)
             h.fold()
+            if h.count == 0:
+                continue  # pre-made for speed, never observed: upstream would not have the series
             cum = np.cumsum(h.counts)
             buckets = [(_le(b), float(c)) for b, c in zip(self.bounds.tolist(), cum[:-1].tolist(), strict=True)]
             buckets.append(("+Inf", float(cum[-1])))
@@ -109,6 +113,11 @@ class HistogramVec:
         return lo + (float(self.bounds[i]) - lo) * (rank - before) / inside
 
 
+def _sorted_labels(labels: Sequence[str]) -> tuple[list[str], list[int]]:
+    order = sorted(range(len(labels)), key=lambda i: labels[i])
+    return [labels[i] for i in order], order
+
+
 def _le(b: float) -> str:
     return repr(float(b))
 
@@ -123,9 +132,10 @@ class CounterVec:
 
     def collect(self) -> Metric:
         # prometheus_client adds the _total suffix to a counter family's samples
-        fam = CounterMetricFamily(self.name.removesuffix("_total"), self.doc, labels=list(self.labels))
+        names, order = _sorted_labels(self.labels)
+        fam = CounterMetricFamily(self.name.removesuffix("_total"), self.doc, labels=names)
         for labels, v in sorted(list(self.series.items())):
-            fam.add_metric(list(labels), v)
+            fam.add_metric([labels[i] for i in order], v)
         return fam
 
 
@@ -253,7 +263,7 @@ class SchedulerMetrics:
             "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all "
             "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
             labels=["plugin", "profile"],
-        )
+        )  # (already in label-name order)
         for (plugin, profile), n in sorted((self.unschedulable_source() if self.unschedulable_source else {}).items()):
             unschedulable.add_metric([plugin, profile], n)
         yield unschedulable

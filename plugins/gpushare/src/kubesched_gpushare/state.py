@@ -103,7 +103,8 @@ class GpuState:
     def rows_for(self, nodes: NodeTable) -> np.ndarray:
         """The state row of every row of ``nodes`` (nodes seen for the first time are added from
         their spec: ``alibabacloud.com/gpu-count`` allocatable, the model label)."""
-        if nodes.index is self._rows_index and len(nodes.index) == self._rows_len:
+        # (a what-if table may repeat a node's row: preemption's dry run has one per victim rank)
+        if nodes.index is self._rows_index and len(nodes.names) == self._rows_len:
             return self._rows
         out = np.empty(len(nodes.names), np.int64)
         for i, name in enumerate(nodes.names):
@@ -112,7 +113,7 @@ class GpuState:
                 spec = nodes.specs[i]
                 r = self._add_node(name, spec.allocatable.get(GPU_COUNT, 0), spec.labels.get(GPU_MODEL, ""))
             out[i] = r
-        self._rows_index, self._rows_len, self._rows = nodes.index, len(nodes.index), out
+        self._rows_index, self._rows_len, self._rows = nodes.index, len(nodes.names), out
         return out
 
     def row_of(self, node: str, nodes: NodeTable | None = None) -> int | None:

@@ -1,0 +1,105 @@
+"""The scheduler's Prometheus metrics: upstream's names, labels and help, the values a known
+simulation must produce, and /metrics on a running `kubesched up` (bearer token required)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from prometheus_client import generate_latest
+
+from kubesched.scheduler.metrics import SchedulerMetrics, exponential_buckets
+from kubesched.simulate.runner import simulate
+from live import Server, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sample(text: str, name: str, **labels: str) -> float | None:
+    """The value of one sample of the exposition text (labels in any order)."""
+    for line in text.splitlines():
+        if line.startswith("#") or not line.startswith(name):
+            continue
+        m = re.match(r"^([a-z_:]+)(?:\{(.*)\})? (\S+)$", line)
+        if m is None or m.group(1) != name:
+            continue
+        got = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
+        if got == labels:
+            return float(m.group(3))
+    return None
+
+
+def test_names_labels_and_buckets_are_upstreams():
+    m = SchedulerMetrics()
+    m.pod_scheduled("default-scheduler", 0.003)
+    m.pod_unschedulable("default-scheduler", 0.5)
+    m.pod_bound(3, 12.0)
+    m.pod_bound(20, 0.02)
+    m.preemption_victims.observe(3)
+    m.queue_incoming.inc("active", "PodAdd")
+    text = generate_latest(m.registry).decode()
+    assert "# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result." in text
+    assert "# TYPE scheduler_schedule_attempts_total counter" in text
+    # label names in Go's order (sorted), as client_golang writes them
+    assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1.0' in text
+    assert sample(text, "scheduler_schedule_attempts_total", profile="default-scheduler", result="unschedulable") == 1
+    bounds = re.findall(r'scheduler_scheduling_attempt_duration_seconds_bucket\{(?:[^}]*,)?le="([^"]+)"[^}]*\}', text)
+    assert [float(b) for b in bounds[: len(bounds) // 2]] == pytest.approx(
+        [*exponential_buckets(0.001, 2, 15), float("inf")]
+    )
+    series = {"profile": "default-scheduler", "result": "scheduled"}
+    name = "scheduler_scheduling_attempt_duration_seconds_bucket"
+    assert sample(text, name, le="0.002", **series) == 0
+    assert sample(text, name, le="0.004", **series) == 1  # 3 ms
+    assert sample(text, name, le="+Inf", **series) == 1
+    # the SLI's attempts label stops at "15+"
+    assert sample(text, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="3") == 1
+    assert sample(text, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="15+") == 1
+    assert sample(text, "scheduler_pod_scheduling_attempts_bucket", le="4.0") == 1
+    assert sample(text, "scheduler_preemption_victims_bucket", le="2.0") == 0
+    assert sample(text, "scheduler_preemption_victims_bucket", le="4.0") == 1
+    assert sample(text, "scheduler_queue_incoming_pods_total", event="PodAdd", queue="active") == 1
+    # a histogram series made in advance but never observed is not exposed
+    assert "scheduler_framework_extension_point_duration_seconds_bucket" not in text
+
+
+def test_a_preemption_is_counted():
+    r = simulate([str(ROOT / "examples" / "preemption")])
+    m = r.metrics
+    assert m["scheduleAttempts"] == {"scheduled/default-scheduler": 1.0, "unschedulable/default-scheduler": 1.0}
+    assert m["preemptionAttempts"] == 1.0
+    assert m["preemptionVictims"] == 2.0  # etl-1 and etl-2
+    # the preemptor waited out the victims' 10 s grace period (virtual time): its SLI says so
+    assert 10 <= m["podSchedulingSLISeconds"]["p99"] <= 10.24
+    assert m["extensionPoints"]["PostFilter"]["count"] == 1
+    assert m["extensionPoints"]["Filter"]["count"] >= 2
+
+
+def test_metrics_endpoint_of_kubesched_up(tmp_path):
+    s = Server(tmp_path / "data", command="up", nodes=2).start()
+    try:
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "100m"}}}]},
+        }
+        assert s.request("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+        assert wait_for(lambda: s.request("GET", "/api/v1/namespaces/default/pods/p")[1]["spec"].get("nodeName"), 20)
+
+        def scheduled() -> float | None:
+            code, body = s.request("GET", "/metrics", raw=True)
+            assert code == 200
+            return sample(
+                body.decode(), "scheduler_schedule_attempts_total", profile="default-scheduler", result="scheduled"
+            )
+
+        assert wait_for(lambda: scheduled() == 1.0, 10)
+        text = s.request("GET", "/metrics", raw=True)[1].decode()
+        assert sample(text, "scheduler_pending_pods", queue="active") == 0
+        assert sample(text, "scheduler_cache_size", type="nodes") == 2
+        assert s.last_headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        assert s.request("GET", "/metrics", raw=True, token="")[0] == 401
+    finally:
+        assert s.stop() == 0
