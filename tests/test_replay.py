@@ -175,3 +175,31 @@ def test_sweep_in_parallel_matches_each_run(small):
     values = [v for v in values if v is not None]  # a run whose arrivals jump past 99..101 % has none
     assert values
     assert fgd["allocatedPctAt100"] == pytest.approx(sum(values) / len(values), abs=1e-3)
+
+
+def test_sweep_on_a_dask_cluster(small):
+    distributed = pytest.importorskip("distributed", reason="Dask is not installed (pip install 'kubesched[dask]')")
+    nodes, pods = small
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        r = run(
+            "sweep", str(pods), "--cluster", str(nodes), "--policies", "BestFit", "--seeds", "2", "--load", "1.3",
+            "--tie-break", "name", "--dask", c.scheduler_address, "-o", "json",
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [(x["policy"], x["seed"]) for x in doc["runs"]] == [("BestFit", 42), ("BestFit", 43)]
+    runs = grid([str(pods)], [str(nodes)], ["BestFit"], [42], mode="arrivals", load=1.3, tie_break="name")
+    assert doc["runs"][0]["failed"] == run_one(runs[0])["failed"]
+
+
+def test_sweep_on_ray(small):
+    pytest.importorskip(
+        "ray", reason="Ray is not installed (pip install 'kubesched[ray]'; too heavy for the test extras)"
+    )
+    nodes, pods = small
+    r = run(
+        "sweep", str(pods), "--cluster", str(nodes), "--policies", "BestFit", "--seeds", "1", "--load", "1.3",
+        "--ray", "local", "-o", "json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert [x["policy"] for x in json.loads(r.stdout)["runs"]] == ["BestFit"]

@@ -87,9 +87,11 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
             return None
         g = self.state
         rows = g.rows_for(nodes)
-        left = g.gpu_left[rows]
         reason = np.zeros(len(rows), np.int64)
-        room = (left >= req.gpu_milli).sum(axis=1) >= req.gpu_count
+        if req.gpu_count == 1:  # one share (or one whole GPU): the largest free share decides
+            room = g.max_left[rows] >= req.gpu_milli
+        else:  # several GPUs are whole GPUs (request_of refuses several shares)
+            room = g.free[rows] >= req.gpu_count
         reason[~room] = 3
         if req.gpu_model:
             reason[~g.accepts(req.gpu_model)[rows]] = 2

@@ -224,9 +224,13 @@ class FGDScore(_GpuScore):
         old = frag.amount(cpu_left, left, model)
         k = len(srows)
         if req.shares_gpu:
-            # every (node, GPU) the share fits: that GPU loses the share
-            node_i, gpu_i = np.nonzero(left >= req.gpu_milli)
-            states = left[node_i].copy()
+            # every (node, GPU) the share fits, GPUs with equal free shares once (fragmentation does
+            # not depend on which GPU is which): that GPU loses the share
+            ordered = np.sort(left, axis=1)
+            distinct = np.ones(ordered.shape, bool)
+            distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+            node_i, gpu_i = np.nonzero((ordered >= req.gpu_milli) & distinct)
+            states = ordered[node_i]
             states[np.arange(len(node_i)), gpu_i] -= req.gpu_milli
             new = frag.amount(cpu_left[node_i] - req.cpu_milli, states, model[node_i])
             each = np.trunc(sigmoid((old[node_i] - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)

@@ -47,7 +47,8 @@ def pod_request(pod: PodInfo) -> GpuRequest:
 
 class GpuState:
     def __init__(self, cache: Any, seed: int) -> None:
-        self.cache = cache
+        # weakly: _STATES maps the cache to this state, and a strong reference back would keep both alive
+        self._cache = weakref.ref(cache)
         self.row: dict[str, int] = {}
         self.names: list[str] = []
         self.models: list[str] = []
@@ -56,6 +57,10 @@ class GpuState:
         self.gpu_left = np.zeros((0, MAX_GPUS_PER_NODE), np.int64)
         self.model = np.zeros(0, np.int64)  # -1: no GPUs
         self.version = np.zeros(0, np.int64)  # bumped whenever a node's devices change
+        # per node, kept with gpu_left: the largest free share and the wholly free GPUs, so that
+        # Filter reads one column (a share fits where max_left >= it; n whole GPUs where free >= n)
+        self.max_left = np.zeros(0, np.int64)
+        self.free = np.zeros(0, np.int64)
         self.affinity = np.zeros((0, len(AFFINITY_TAGS) + 1), np.int64)  # pods per affinity tag, last: others
         self.alloc: dict[str, tuple[int, int, tuple[int, ...]]] = {}  # uid → (row, milli per GPU, devices)
         self.frag: Fragmentation | None = None  # set by FGDScore: the workload's typical pods
@@ -64,7 +69,11 @@ class GpuState:
         self._rows_len = -1
         self._rows = np.zeros(0, np.int64)
         self._access: dict[str, np.ndarray] = {}
-        cache.add_pod_listener(self._on_pod)
+        cache.add_pod_listener(self._on_pod)  # (the cache holds this state from here on)
+
+    @property
+    def cache(self) -> Any:
+        return self._cache()
 
     @classmethod
     def of(cls, handle: Any) -> GpuState:
@@ -95,6 +104,8 @@ class GpuState:
         self.gpu_left = np.vstack([self.gpu_left, left])
         self.model = np.append(self.model, code)
         self.version = np.append(self.version, 0)
+        self.max_left = np.append(self.max_left, MILLI if gpus else 0)
+        self.free = np.append(self.free, gpus)
         self.affinity = np.vstack([self.affinity, np.zeros((1, self.affinity.shape[1]), np.int64)])
         for pod in self.cache.pods_on(name):  # pods that arrived before the plugins met the node
             self._on_pod("add", pod, name, self.cache.is_assumed(pod.uid))
@@ -137,7 +148,7 @@ class GpuState:
         for d in devices:
             self.gpu_left[row, d] -= milli
         self.alloc[uid] = (row, milli, tuple(devices))
-        self.version[row] += 1
+        self._changed(row)
 
     def release(self, uid: str) -> None:
         got = self.alloc.pop(uid, None)
@@ -146,6 +157,12 @@ class GpuState:
         row, milli, devices = got
         for d in devices:
             self.gpu_left[row, d] += milli
+        self._changed(row)
+
+    def _changed(self, row: int) -> None:
+        left = self.gpu_left[row]
+        self.max_left[row] = left.max()
+        self.free[row] = int((left == MILLI).sum())
         self.version[row] += 1
 
     def _tag_column(self, tag: str) -> int:

@@ -296,30 +296,34 @@ class Framework:
             fail = v.code != 0
             if alive != n:
                 fail &= codes == 0
-            if not fail.any():
+            idx = np.flatnonzero(fail)
+            if not len(idx):
                 continue
-            codes[fail] = v.code[fail]
-            plugins[fail] = i
-            reasons[fail] = v.reason[fail] if isinstance(v.reason, np.ndarray) else v.reason
+            codes[idx] = v.code[idx]
+            plugins[idx] = i
+            reasons[idx] = v.reason[idx] if isinstance(v.reason, np.ndarray) else v.reason
             describers[i] = v.describe
-            alive = n - int(np.count_nonzero(codes))
-            # a verdict other than Unschedulable(AndUnresolvable)/Pending (2, 3, 6) is an error
-            bad = fail & (
-                (v.code < Code.UNSCHEDULABLE)
-                | ((v.code > Code.UNSCHEDULABLE_AND_UNRESOLVABLE) & (v.code != Code.PENDING))
-            )
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                msg = ", ".join(v.describe(v.reason_at(row)))
-                return FilterOutcome(
-                    codes,
-                    plugins,
-                    reasons,
-                    describers,
-                    Status(Code.ERROR, (f'running "{p.name}" filter plugin: {msg}',), p.name),
-                )
+            alive -= len(idx)
             if alive == 0:
                 break
+        # a verdict other than Unschedulable(AndUnresolvable)/Pending (2, 3, 6) is an error
+        bad = np.flatnonzero(
+            (codes != 0)
+            & ((codes < Code.UNSCHEDULABLE) | (codes > Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+            & (codes != Code.PENDING)
+        )
+        if len(bad):
+            row = int(bad[0])
+            i = int(plugins[row])
+            p = self.filters[i]
+            msg = ", ".join(describers[i](int(reasons[row])))
+            return FilterOutcome(
+                codes,
+                plugins,
+                reasons,
+                describers,
+                Status(Code.ERROR, (f'running "{p.name}" filter plugin: {msg}',), p.name),
+            )
         return FilterOutcome(codes, plugins, reasons, describers)
 
     def diagnosis_from(self, nodes: NodeTable, outcome: FilterOutcome) -> Diagnosis:
