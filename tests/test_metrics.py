@@ -103,3 +103,21 @@ def test_metrics_endpoint_of_kubesched_up(tmp_path):
         assert s.request("GET", "/metrics", raw=True, token="")[0] == 401
     finally:
         assert s.stop() == 0
+
+
+def test_simulate_json_carries_the_metrics_without_wall_time():
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "kubesched", "simulate", str(ROOT / "examples" / "preemption"), "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["metrics"]["preemptionVictims"] == 2.0
+    assert "attemptDurationSeconds" not in doc["metrics"] and "timing" not in doc
+    assert {n["name"] for n in doc["nodes"]} == {"node-a", "node-b"}

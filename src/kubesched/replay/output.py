@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 from kubesched.replay.runner import ReplayResult
+from kubesched.simulate.output import WALL_METRICS
 
 CURVE_POINTS = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130)
 
@@ -57,7 +58,6 @@ def print_replay(result: ReplayResult, out: TextIO) -> None:
         out.write(f"node verdicts against pods left pending: {top}\n")
 
 
-WALL_METRICS = ("attemptDurationSeconds", "extensionPoints")  # wall time: they differ run to run
 
 
 def replay_json(result: ReplayResult, timing: bool = False) -> str:

@@ -46,6 +46,9 @@ def _explained(history: list[Explanation]) -> dict[str, Any]:
     return {**explain_dict(history[0]), "result-history": [explain_dict(e) for e in history]}
 
 
+WALL_METRICS = ("attemptDurationSeconds", "extensionPoints")
+
+
 def to_json(result: SimulationResult, *, timing: bool = False, pending_only: bool = False) -> str:
     """The result as data. Timing (wall seconds, pods/s) only with ``timing``, so that the same
     input and seed always give the same bytes."""
@@ -55,7 +58,10 @@ def to_json(result: SimulationResult, *, timing: bool = False, pending_only: boo
         "rejected": result.rejected,
         "events": result.events,
         "stats": result.stats,
+        "nodes": result.nodes,
     }
+    # the scheduler's metrics: counts and virtual-time latencies always, wall-clock durations with timing
+    doc["metrics"] = {k: v for k, v in result.metrics.items() if timing or k not in WALL_METRICS}
     if timing:
         doc["timing"] = result.timing
     if result.explain:
