@@ -29,7 +29,7 @@ def test_example_placements_and_messages() -> None:
     code, out, _ = run(EXAMPLE, "--output", "json")
     assert code == 0
     doc = json.loads(out)
-    assert set(doc) == {"pods", "deletedPods", "rejected", "events", "stats"}
+    assert set(doc) == {"pods", "deletedPods", "rejected", "events", "stats", "nodes", "metrics"}
     pods = {p["name"]: p for p in doc["pods"]}
     assert pods["db"]["nodeName"] == "node-a"
     assert pods["trainer"]["nodeName"] == "gpu-1"

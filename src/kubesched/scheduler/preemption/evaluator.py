@@ -17,7 +17,7 @@ import contextlib
 import math
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +127,26 @@ class _Found:
         )
 
 
+class UniformStatuses(Mapping[int, Status]):
+    """The same Status for every row of ``rows`` (a dry run that finds no victims anywhere), without
+    a Python object per node."""
+
+    def __init__(self, rows: np.ndarray, status: Status) -> None:
+        self.rows = rows
+        self.status = status
+
+    def __getitem__(self, row: int) -> Status:
+        if row not in set(self.rows.tolist()):
+            raise KeyError(row)
+        return self.status
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.rows.tolist())
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
 class Evaluator:
     def __init__(self, fwk: Framework, handle: Any, args: PreemptionArgs, rng: random.Random) -> None:
         self.fwk = fwk
@@ -224,11 +244,15 @@ class Evaluator:
         return True, ""
 
     @staticmethod
-    def _no_candidates_message(num_nodes: int, statuses: dict[int, Status]) -> str:
+    def _no_candidates_message(num_nodes: int, statuses: Mapping[int, Status]) -> str:
         counts: Counter[str] = Counter()
-        for st in statuses.values():
-            for r in st.reasons:
-                counts[r] += 1
+        if isinstance(statuses, UniformStatuses):  # one status for every potential node: counted at once
+            for r in statuses.status.reasons:
+                counts[r] += len(statuses)
+        else:
+            for st in statuses.values():
+                for r in st.reasons:
+                    counts[r] += 1
         if num_nodes > len(statuses):
             counts[NOT_HELPFUL] += num_nodes - len(statuses)
         return f"{NO_NODE_AVAILABLE.format(num_nodes)}: {reasons_histogram(counts)}."
@@ -236,7 +260,7 @@ class Evaluator:
     # -- findCandidates / DryRunPreemption ------------------------------------------------------
     def find_candidates(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: NodeTable, pdbs: Sequence[PDBInfo]
-    ) -> tuple[_Found | None, dict[int, Status]]:
+    ) -> tuple[_Found | None, Mapping[int, Status]]:
         """DryRunPreemption from a random offset; None (and each potential node's status) when
         no node can be made to fit."""
         potential = diagnosis.rows_with_code(Code.UNSCHEDULABLE)
@@ -248,8 +272,7 @@ class Evaluator:
         if len(self.handle.cache.pod_table.lower_priority(pod.priority)) == 0:
             # no pod anywhere below this one: SelectVictimsOnNode finds no victims on any node
             # before any filter runs, so every potential node gets that status at once
-            no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
-            return None, dict.fromkeys(potential.tolist(), no_victims)
+            return None, UniformStatuses(potential, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
 
         # Chunks of potential nodes in offset order, each on one what-if table without its
         # lower-priority pods: who fits at all, then the reprieve on those; stop once there are
