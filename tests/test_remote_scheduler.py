@@ -174,3 +174,51 @@ def test_env_lookups_stay_off_unless_a_proxy_is_set(monkeypatch):
     assert asyncio.run(session_trusts_env()) is False
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
     assert asyncio.run(session_trusts_env()) is True
+
+
+def test_extended_resource_backed_by_dra_through_the_api(cluster):
+    """KEP-5004 through HTTP: the scheduler creates the pod's claim (resource.k8s.io/v1), writes its
+    allocation, and records it in the pod's status with a merge patch of pods/status."""
+    s = cluster
+    driver = "gpu.example.com"
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "xgpu"},
+        "spec": {
+            "extendedResourceName": "example.com/xgpu",
+            "selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}],
+        },
+    }
+    assert s.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", device_class)[0] == 201
+    for node in ("node-0", "node-1"):
+        slice_ = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-xgpus"},
+            "spec": {
+                "driver": driver,
+                "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}],
+            },
+        }
+        assert s.request("POST", "/apis/resource.k8s.io/v1/resourceslices", slice_)[0] == 201
+    pod = make_pod("xgpu", "100m")
+    res = pod["spec"]["containers"][0]["resources"]
+    res["requests"]["example.com/xgpu"] = "1"
+    res["limits"] = {"example.com/xgpu": "1"}
+    assert s.request("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+    bound = wait_for(lambda: (get_pod(s, "xgpu") or {}).get("spec", {}).get("nodeName"), 30)
+    status = wait_for(lambda: (get_pod(s, "xgpu") or {}).get("status", {}).get("extendedResourceClaimStatus"))
+    assert status["requestMappings"] == [
+        {"containerName": "c", "resourceName": "example.com/xgpu", "requestName": "container-0-request-1"}
+    ]
+    code, claim = s.request(
+        "GET", f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/{status['resourceClaimName']}"
+    )
+    assert code == 200
+    assert claim["metadata"]["name"].startswith("xgpu-extended-resources-")
+    assert claim["status"]["allocation"]["devices"]["results"] == [
+        {"request": "container-0-request-1", "driver": driver, "pool": bound, "device": "gpu-0"}
+    ]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from typing import Any
 
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
+from kubesched.cluster.errors import AlreadyExists
 from kubesched.cluster.events import EventRecorder, to_core
 from kubesched.cluster.store import Store, Watch
+
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
 
 
 class InProcessClient:
@@ -74,6 +78,31 @@ class InProcessClient:
     def update_claim_status(self, claim: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         """resourceclaims/status: the store's optimistic concurrency decides (409 if ``claim`` is stale)."""
         return self.store.update("ResourceClaim", {**claim, "status": status})
+
+    def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """As kube-apiserver creates it: a ``generateName`` gets five random characters (seeded by
+        the owner, so that a simulation gives the same names again)."""
+        meta = dict(claim.get("metadata") or {})
+        if meta.get("name") or not meta.get("generateName"):
+            return self.store.create("ResourceClaim", claim)
+        owner = next((r.get("uid") for r in meta.get("ownerReferences") or []), "")
+        rng = random.Random(f"{owner}/{meta['generateName']}")
+        for _ in range(8):
+            name = str(meta["generateName"])[: 63 - 5] + "".join(rng.choice(_NAME_ALPHABET) for _ in range(5))
+            try:
+                return self.store.create("ResourceClaim", {**claim, "metadata": {**meta, "name": name}})
+            except AlreadyExists:
+                continue
+        raise AlreadyExists(f'resourceclaims "{meta["generateName"]}" could not be given a unique name')
+
+    def delete_claim(self, namespace: str, name: str) -> None:
+        self.store.delete("ResourceClaim", namespace, name)
+
+    def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
+        def patch(o: dict[str, Any]) -> dict[str, Any]:
+            return {**o, "status": {**(o.get("status") or {}), **fields}}
+
+        self.store.mutate("Pod", namespace, name, patch)
 
     def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
         """pods/eviction: raises TooManyRequests (429) when a PodDisruptionBudget forbids it."""

@@ -423,6 +423,28 @@ class RemoteClient:
             )
         )
 
+    def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        meta = claim.get("metadata") or {}
+        api = k8s.ResourceV1Api(self._api)
+        return self._write(
+            api.create_namespaced_resource_claim(meta.get("namespace"), claim, _preload_content=False)
+        )
+
+    def delete_claim(self, namespace: str, name: str) -> None:
+        api = k8s.ResourceV1Api(self._api)
+        self._write(api.delete_namespaced_resource_claim(name, namespace, _preload_content=False))
+
+    def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
+        self._write(
+            self.core.patch_namespaced_pod_status(
+                name,
+                namespace,
+                {"status": fields},
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+            )
+        )
+
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message)
         ns = ev["metadata"]["namespace"]

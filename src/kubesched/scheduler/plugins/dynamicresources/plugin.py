@@ -50,6 +50,13 @@ from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
+from kubesched.scheduler.plugins.dynamicresources.extended import (
+    CLAIM_ANNOTATION,
+    SPECIAL_CLAIM_NAME,
+    is_dra_extended_resource_name,
+    requests_and_mappings,
+    resolver_for,
+)
 from kubesched.scheduler.plugins.nodeaffinity import match_terms
 
 RESOURCE_CLAIM = "ResourceClaim"
@@ -68,8 +75,10 @@ CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 API_UNSUPPORTED = "none of the supported fields are set"
 # resourceclaim.ResourceClaimReservedForMaxSize
 RESERVED_FOR_MAX = 256
+# extendeddynamicresources.go: a special claim left from a prior cycle with requests in it
+CANNOT_SCHEDULE_EXTENDED = "cannot schedule extended resource claim"
 # the reasons of Filter verdicts (reason ids)
-_REASONS = {1: (CANNOT_ALLOCATE,), 2: (NOT_AVAILABLE,)}
+_REASONS = {1: (CANNOT_ALLOCATE,), 2: (NOT_AVAILABLE,), 3: (CANNOT_SCHEDULE_EXTENDED,)}
 
 
 @dataclass(slots=True)
@@ -82,6 +91,27 @@ class _State:
     allocated_on: list[Any] = field(default_factory=list)  # per claim: allocation node selector terms or None
     unavailable: set[int] = field(default_factory=set)
     allocations: dict[str, dict[str, Any]] = field(default_factory=dict)  # claim uid -> status.allocation
+    ext: _Extended | None = None  # extended resources backed by DRA (KEP-5004)
+
+
+@dataclass(slots=True)
+class _Extended:
+    """The pod's special claim for its extended resources backed by DRA: from a prior cycle
+    (``prior``: it has a real name) or in memory (``<extended-resources>``), and per pattern of
+    resources left to DRA by the nodes (bit i: the i-th resource has no node allocatable) the
+    node-specific claim, its request mappings and its allocation plan."""
+
+    claim: dict[str, Any]
+    resources: list[tuple[str, int]]
+    prior: bool
+    pod: Mapping[str, Any] = field(default_factory=dict)
+    variants: dict[int, tuple[dict[str, Any], list[dict[str, str]], ClaimPlan | None]] = field(default_factory=dict)
+    chosen: int = 0  # the variant of the node Reserve was called for
+    created: dict[str, Any] | None = None  # the claim PreBind wrote
+
+    @property
+    def uid(self) -> str:
+        return _uid(self.claim)
 
 
 class _ClaimMissing(Exception):
@@ -254,13 +284,14 @@ class DynamicResources(
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = _State()
         state.write(STATE_KEY, s)  # written before anything can fail, for PostFilter
-        if not _resource_claims(pod):
+        extended = self._extended_requests(pod)
+        if not _resource_claims(pod) and not extended:
             return None, Status.of(Code.SKIP)
         try:
             claims = self._pod_claims(pod)
         except _ClaimMissing as exc:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
-        if not claims:
+        if not claims and not extended:
             return None, Status.of(Code.SKIP)
         classes = self._classes()
         for claim in claims:
@@ -290,16 +321,89 @@ class DynamicResources(
                 )
             s.plans.append(plan)
         s.claims = claims
+        if extended:
+            s.ext = self._special_claim(pod, extended)
         return None, None
+
+    def _extended_requests(self, pod: PodInfo) -> list[tuple[str, int]]:
+        """``preFilterExtendedResources``: the pod's extended resources a DeviceClass provides."""
+        if not any("/" in r for r in pod.requests):
+            return []
+        resolver = resolver_for(self.handle)
+        if not resolver:
+            return []
+        return sorted(
+            (r, q)
+            for r, q in pod.requests.items()
+            if q > 0 and is_dra_extended_resource_name(r) and resolver.class_for(r) is not None
+        )
+
+    def _special_claim(self, pod: PodInfo, resources: list[tuple[str, int]]) -> _Extended:
+        """The claim left by a prior cycle (``findExtendedResourceClaim``: annotated, controlled by
+        the pod), or a new one in memory with no requests yet."""
+        listers = self._listers()
+        for c in listers.all("ResourceClaim") if listers is not None else ():
+            meta = c.get("metadata") or {}
+            if (
+                meta.get("namespace") == pod.namespace
+                and (meta.get("annotations") or {}).get(CLAIM_ANNOTATION) == "true"
+                and any(
+                    r.get("name") == pod.name and r.get("controller") and r.get("uid") == pod.uid
+                    for r in meta.get("ownerReferences") or []
+                )
+            ):
+                return _Extended(dict(c), resources, prior=True, pod=pod.obj)
+        claim = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "namespace": pod.namespace,
+                "name": SPECIAL_CLAIM_NAME,
+                "uid": f"extended-{pod.uid}",  # a temporary uid for the allocation in flight
+                "generateName": f"{pod.name}-extended-resources-",
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid, "controller": True}
+                ],
+                "annotations": {CLAIM_ANNOTATION: "true"},
+            },
+            "spec": {},
+        }
+        return _Extended(claim, resources, prior=False, pod=pod.obj)
+
+    def _patterns(self, s: _State, nodes: NodeTable) -> np.ndarray:
+        """Per row, which of the pod's extended resources the node leaves to DRA (no allocatable)
+        as bits, the node-specific claim of each pattern made once (``filterExtendedResources``)."""
+        assert s.ext is not None
+        pattern = np.zeros(len(nodes.names), np.int64)
+        for i, (r, _q) in enumerate(s.ext.resources):
+            col = nodes.res_index.get(r)
+            none = np.ones(len(nodes.names), bool) if col is None else nodes.alloc[col] == 0
+            pattern |= none.astype(np.int64) << i
+        for v in np.unique(pattern).tolist():
+            if v in s.ext.variants:
+                continue
+            if v == 0:
+                s.ext.variants[0] = (s.ext.claim, [], None)
+                continue
+            resolver = resolver_for(self.handle)
+            wanted = {r: q for i, (r, q) in enumerate(s.ext.resources) if v >> i & 1}
+            assert resolver is not None
+            requests, mappings = requests_and_mappings(s.ext.pod, wanted, resolver)
+            variant = {**s.ext.claim, "spec": {"devices": {"requests": requests}}}
+            s.ext.variants[v] = (variant, mappings, allocator.plan_claim(variant, self._classes()))
+        return pattern
 
     # -- Filter ------------------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims:
+        if s is None or (not s.claims and s.ext is None):
             return None
         n = len(nodes.names)
         code = np.zeros(n, np.int8)
         reason = np.zeros(n, np.int64)
+        if s.ext is not None and s.ext.prior and ((s.ext.claim.get("spec") or {}).get("devices") or {}).get("requests"):
+            # left with requests by a prior cycle: unschedulable, so that PostFilter deletes it
+            return NodeVerdicts(np.full(n, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8), 3, lambda rid: _REASONS[rid])
         # allocated claims: usable only where their allocation's node selector matches
         for terms in s.allocated_on:
             if terms is None:
@@ -308,30 +412,40 @@ class DynamicResources(
             code[bad] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # statusUnschedulable
             reason[bad] = 2
             s.unavailable.update(i for i, t in enumerate(s.allocated_on) if t is terms)
-        if s.plans:
+        # claims to allocate: the pod's own, and on nodes leaving extended resources to DRA the
+        # special claim of that node's pattern
+        patterns = self._patterns(s, nodes) if s.ext is not None else np.zeros(n, np.int64)
+        for v in np.unique(patterns).tolist() if s.ext is not None else [0]:
+            plans = list(s.plans)
+            if v:
+                plan = s.ext.variants[v][2] if s.ext is not None else None
+                if plan is not None:
+                    plans.append(plan)
+            if not plans:
+                continue
             try:
-                fits = self._fits(s, nodes)
+                fits = self._fits(plans, nodes)
             except AllocationError as exc:  # a broken selector: the attempt is an error (statusError)
                 message = (str(exc),)
-                return NodeVerdicts(np.full(n, Code.ERROR, np.int8), 0, lambda _rid: message)
-            bad = ~fits & (code == 0)
+                return NodeVerdicts(np.full(n, Code.ERROR, np.int8), 0, lambda _rid, m=message: m)
+            bad = ~fits & (code == 0) & (patterns == v)
             code[bad] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # statusUnschedulable
             reason[bad] = 1
         if not code.any():
             return None
         return NodeVerdicts(code, reason, lambda rid: _REASONS[rid])
 
-    def _fits(self, s: _State, nodes: NodeTable) -> np.ndarray:
+    def _fits(self, plans: list[ClaimPlan], nodes: NodeTable) -> np.ndarray:
         """For every row, whether all claims to allocate fit there (counts, then the search)."""
         table = self.devices()
         n = len(nodes.names)
-        exclude = {_uid(p.claim) for p in s.plans}
+        exclude = {_uid(p.claim) for p in plans}
         taken = self._allocated_mask(table, exclude)
         fits = np.ones(n, bool)
         groups: dict[Any, int] = {}
         all_mode = []
         has_search_only = False
-        for plan in s.plans:
+        for plan in plans:
             for alts in plan.requests:
                 if len(alts) != 1 or alts[0].admin_access:
                     has_search_only = True
@@ -360,12 +474,12 @@ class DynamicResources(
             not has_search_only
             and not table.consumers  # partitionable devices: counters decide, device by device
             and len(groups) + len(all_mode) <= 1
-            and all(p.simple for p in s.plans)
+            and all(p.simple for p in plans)
         )
         if exact:
             return fits
         for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
-            if allocator.allocate_node(s.plans, table, taken, nodes.names[r], nodes.specs[r].labels) is None:
+            if allocator.allocate_node(plans, table, taken, nodes.names[r], nodes.specs[r].labels) is None:
                 fits[r] = False
         return fits
 
@@ -376,7 +490,7 @@ class DynamicResources(
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return None, Status.of(Code.ERROR, STATE_NOT_FOUND)
-        if not s.claims:
+        if not s.claims and s.ext is None:
             return None, Status.of(Code.UNSCHEDULABLE, NO_CLAIMS_TO_DEALLOCATE)
         client = getattr(self.handle, "client", None)
         for index in sorted(s.unavailable):
@@ -392,23 +506,44 @@ class DynamicResources(
                 except ApiError as exc:
                     return None, Status.of(Code.ERROR, exc.message)
                 return None, Status.of(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        if s.ext is not None and s.ext.prior:
+            # the special claim of a prior cycle is deleted, for the next attempt to start anew
+            try:
+                if client is not None:
+                    meta = s.ext.claim["metadata"]
+                    client.delete_claim(str(meta["namespace"]), str(meta["name"]))
+            except ApiError as exc:
+                return None, Status.of(Code.ERROR, exc.message)
+            return None, Status.of(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, Status.of(Code.UNSCHEDULABLE, "still not schedulable")
 
     # -- Reserve / Unreserve ------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.plans:
+        if s is None:
+            return None
+        plans = list(s.plans)
+        if s.ext is not None and not s.ext.prior:
+            cache = getattr(self.handle, "cache", None)
+            if cache is not None and node_name in cache.table.index:
+                row = cache.table.index[node_name]
+                s.ext.chosen = int(self._patterns(s, cache.table.take([row]))[0])
+            if s.ext.chosen:  # the node leaves extended resources to DRA: its claim is allocated too
+                plan = s.ext.variants[s.ext.chosen][2]
+                if plan is not None:
+                    plans.append(plan)
+        if not plans:
             return None
         table = self.devices()
-        taken = self._allocated_mask(table, {_uid(p.claim) for p in s.plans})
+        taken = self._allocated_mask(table, {_uid(p.claim) for p in plans})
         labels = self._node_labels(node_name)
         try:
-            chosen = allocator.allocate_node(s.plans, table, taken, node_name, labels)
+            chosen = allocator.allocate_node(plans, table, taken, node_name, labels)
         except AllocationError as exc:
             return Status.of(Code.ERROR, str(exc))
         if chosen is None:
             return Status.of(Code.ERROR, "claim allocation not found for node")
-        for plan, devices in zip(s.plans, chosen, strict=True):
+        for plan, devices in zip(plans, chosen, strict=True):
             alloc = allocator.allocation_result(plan, devices, table, node_name)
             s.allocations[_uid(plan.claim)] = alloc
             self.in_flight[_uid(plan.claim)] = alloc  # SignalClaimPendingAllocation
@@ -421,6 +556,15 @@ class DynamicResources(
         for uid in list(s.allocations):
             self.in_flight.pop(uid, None)  # RemoveClaimPendingAllocation
             self._written.discard(uid)
+        if s.ext is not None and s.ext.created is not None:  # written already: deleted, not orphaned
+            meta = s.ext.created["metadata"]
+            client = getattr(self.handle, "client", None)
+            try:
+                if client is not None:
+                    client.delete_claim(str(meta["namespace"]), str(meta["name"]))
+            except ApiError:
+                pass  # a later attempt's PostFilter finds and deletes it
+            s.ext.created = None
 
     def _node_labels(self, node_name: str) -> Mapping[str, str]:
         cache = getattr(self.handle, "cache", None)
@@ -432,12 +576,16 @@ class DynamicResources(
         """``bindClaim``: each claim gets its allocation (if the scheduler made it) and the pod in
         ``reservedFor``, through the status subresource."""
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims:
+        if s is None or (not s.claims and s.ext is None):
             return None
         client = getattr(self.handle, "client", None)
         if client is None:
             return None
         consumer = {"resource": "pods", "name": pod.name, "uid": pod.uid}
+        if s.ext is not None and s.ext.chosen:
+            st = self._bind_extended(s, pod, client, consumer)
+            if st is not None:
+                return st
         for claim in s.claims:
             if any(r.get("uid") == pod.uid for r in _reserved_for(claim)):
                 continue
@@ -460,6 +608,67 @@ class DynamicResources(
                 if seen is not None and (seen.get("status") or {}).get("allocation"):
                     self.in_flight.pop(uid, None)  # the informer was faster than this thread
                     self._written.discard(uid)
+        return None
+
+    def _bind_extended(self, s: _State, pod: PodInfo, client: Any, consumer: dict[str, Any]) -> Status | None:
+        """``bindClaim`` of the special claim: created now (its name generated), given its
+        allocation and the pod in ``reservedFor``, and named with the request mappings in the
+        pod's ``status.extendedResourceClaimStatus``."""
+        assert s.ext is not None
+        variant, mappings, _plan = s.ext.variants[s.ext.chosen]
+        temp = s.ext.uid
+        allocation = s.allocations.get(temp)
+        meta = variant["metadata"]
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "namespace": meta["namespace"],
+                "generateName": meta["generateName"],
+                "ownerReferences": meta["ownerReferences"],
+                "annotations": meta["annotations"],
+            },
+            "spec": variant["spec"],
+        }
+        try:
+            created = client.create_claim(body)
+            s.ext.created = created
+            status = {"allocation": allocation, "reservedFor": [consumer]}
+            client.update_claim_status(created, status)
+        except ApiError as exc:
+            return Status.of(Code.ERROR, f"create claim for extended resources {meta['namespace']}/: {exc.message}")
+        uid = _uid(created)
+        if allocation is not None:  # the allocation in flight now belongs to the real claim
+            self.in_flight.pop(temp, None)
+            s.allocations.pop(temp, None)
+            s.allocations[uid] = allocation
+            self.in_flight[uid] = allocation
+            self._written.add(uid)
+            seen = self._lookup(str(meta["namespace"]), str(created["metadata"]["name"]))
+            if seen is not None and (seen.get("status") or {}).get("allocation"):
+                self.in_flight.pop(uid, None)
+                self._written.discard(uid)
+        if not mappings:
+            return Status.of(
+                Code.ERROR,
+                f"nil or empty request mappings, no update of pod {pod.namespace}/{pod.name} "
+                "ExtendedResourceClaimStatus",
+            )
+        try:
+            client.patch_pod_status_fields(
+                pod.namespace,
+                pod.name,
+                {
+                    "extendedResourceClaimStatus": {
+                        "requestMappings": mappings,
+                        "resourceClaimName": created["metadata"]["name"],
+                    }
+                },
+            )
+        except ApiError as exc:
+            return Status.of(
+                Code.ERROR, f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {exc.message}"
+            )
         return None
 
     # -- queueing ---------------------------------------------------------------------------------

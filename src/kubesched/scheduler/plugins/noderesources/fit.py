@@ -29,6 +29,7 @@ from kubesched.scheduler.framework.interface import (
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.plugins.dynamicresources.extended import is_dra_extended_resource_name, resolver_for
 from kubesched.scheduler.plugins.noderesources import scoring
 from kubesched.scheduler.plugins.noderesources.args import (
     LEAST_ALLOCATED,
@@ -82,6 +83,21 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             self._cache[key] = req
         return req
 
+    def _delegated(self, req: _FitRequest) -> list[int]:
+        """The requested resources that may go to DynamicResources (extended resources backed by
+        DRA, KEP-5004): those a DeviceClass names; on a node without any allocatable of one, the
+        check is left to DynamicResources (``shouldDelegateResourceToDRA``)."""
+        if not any("/" in n for n in req.names):
+            return []
+        resolver = resolver_for(self.handle)
+        if not resolver:
+            return []
+        return [
+            i
+            for i, n in enumerate(req.names)
+            if is_dra_extended_resource_name(n) and resolver.class_for(n) is not None
+        ]
+
     # PreFilter -------------------------------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
@@ -105,6 +121,13 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             requested, alloc = nodes.requested[cols], nodes.alloc[cols]
         want = req.values[:, None]
         short = requested + want > alloc  # resources × nodes
+        unresolvable_rows = alloc < want
+        delegated = self._delegated(req)
+        if delegated:  # shouldDelegateResourceToDRA: no node allocatable, a DeviceClass provides it
+            for i in delegated:
+                on_dra = alloc[i] == 0
+                short[i] &= ~on_dra
+                unresolvable_rows[i] &= ~on_dra
         if not short.any() and not too_many.any():
             return None
         bits = too_many.astype(np.int64)
@@ -112,7 +135,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             bits |= short[i].astype(np.int64) << (i + 1)
         failed = bits != 0
         code = np.where(failed, np.int8(Code.UNSCHEDULABLE), np.int8(0))
-        unresolvable = (alloc < want).any(axis=0) & failed
+        unresolvable = unresolvable_rows.any(axis=0) & failed
         code[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return NodeVerdicts(code, bits, req.describe)
 
@@ -150,4 +173,6 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return [
             ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
             ClusterEventWithHint(ClusterEvent(NODE, node_events), node_fits),
+            # DRAExtendedResource: a DeviceClass may start providing an extended resource no node has
+            ClusterEventWithHint(ClusterEvent("DeviceClass", ActionType.ADD | ActionType.UPDATE)),
         ]
