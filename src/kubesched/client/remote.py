@@ -426,9 +426,7 @@ class RemoteClient:
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         meta = claim.get("metadata") or {}
         api = k8s.ResourceV1Api(self._api)
-        return self._write(
-            api.create_namespaced_resource_claim(meta.get("namespace"), claim, _preload_content=False)
-        )
+        return self._write(api.create_namespaced_resource_claim(meta.get("namespace"), claim, _preload_content=False))
 
     def delete_claim(self, namespace: str, name: str) -> None:
         api = k8s.ResourceV1Api(self._api)

@@ -58,8 +58,6 @@ def print_replay(result: ReplayResult, out: TextIO) -> None:
         out.write(f"node verdicts against pods left pending: {top}\n")
 
 
-
-
 def replay_json(result: ReplayResult, timing: bool = False) -> str:
     """The result as JSON; wall-clock figures only with ``timing``, so that outputs can be diffed."""
     doc = result.to_json()

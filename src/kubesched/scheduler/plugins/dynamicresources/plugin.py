@@ -729,7 +729,10 @@ class DynamicResources(
         # with queueing hints on, UpdateNodeTaint is not needed (v1.36's EventsToRegister).
         # Claims, classes and slices: any add or update may make the pod schedulable.
         return [
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            # (allocatable too: a node's extended resources decide what is left to DRA)
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE)
+            ),
             ClusterEventWithHint(
                 ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE), self._after_claim_change
             ),

@@ -93,9 +93,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not resolver:
             return []
         return [
-            i
-            for i, n in enumerate(req.names)
-            if is_dra_extended_resource_name(n) and resolver.class_for(n) is not None
+            i for i, n in enumerate(req.names) if is_dra_extended_resource_name(n) and resolver.class_for(n) is not None
         ]
 
     # PreFilter -------------------------------------------------------------------------------
