@@ -68,6 +68,16 @@ def _int(path: Path, line: int, row: dict[str, str], column: str, default: int |
     return value
 
 
+def _unique_name(path: Path, line: int, row: dict[str, str], column: str, what: str, seen: set[str]) -> str:
+    name = (row.get(column) or "").strip()
+    if not name:
+        raise InputError(f"line {line}: column {column}: empty {what} name", file=str(path))
+    if name in seen:
+        raise InputError(f"line {line}: {what} {name!r} appears twice", file=str(path))
+    seen.add(name)
+    return name
+
+
 def is_node_csv(path: str | Path) -> bool:
     p = Path(path)
     if p.suffix.lower() != ".csv" or not p.is_file():
@@ -83,12 +93,7 @@ def load_nodes_csv(path: str | Path) -> list[dict[str, Any]]:
     nodes: list[dict[str, Any]] = []
     seen: set[str] = set()
     for line, row in _rows(p, NODE_COLUMNS):
-        name = (row.get("sn") or "").strip()
-        if not name:
-            raise InputError(f"line {line}: column sn: empty node name", file=str(p))
-        if name in seen:
-            raise InputError(f"line {line}: node {name!r} appears twice", file=str(p))
-        seen.add(name)
+        name = _unique_name(p, line, row, "sn", "node", seen)
         gpus = _int(p, line, row, "gpu", 0)
         model = (row.get("model") or "").strip()
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
@@ -147,12 +152,7 @@ def load_pods_csv(path: str | Path, namespace: str = DEFAULT_NAMESPACE) -> list[
     out: list[Arrival] = []
     seen: set[str] = set()
     for line, row in _rows(p, POD_COLUMNS):
-        name = (row.get("name") or "").strip()
-        if not name:
-            raise InputError(f"line {line}: column name: empty pod name", file=str(p))
-        if name in seen:
-            raise InputError(f"line {line}: pod {name!r} appears twice", file=str(p))
-        seen.add(name)
+        name = _unique_name(p, line, row, "name", "pod", seen)
         gpus = _int(p, line, row, "num_gpu", 0)
         milli = _int(p, line, row, "gpu_milli", 0)
         if gpus > 8:
