@@ -361,6 +361,59 @@ def affinity_workload(kind: str, zones: int = 0) -> Callable[[int, int, int], di
     return run
 
 
+def node_affinity_pod(prefix: str, i: int) -> dict[str, Any]:
+    """``templates/pod-with-node-affinity.yaml``: 100m, required zone In [zone1, zone2]."""
+    p = pod(prefix, i)
+    p["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone1", "zone2"]}]}
+                ]
+            }
+        }
+    }
+    return p
+
+
+def scheduling_node_affinity(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingNodeAffinity`` (``affinity/``): every node in zone1; init and measured pods alike."""
+    init = (node_affinity_pod("init", i) for i in range(init_pods))
+    measured = [node_affinity_pod("measured", i) for i in range(pods)]
+    return run_workload(nodes, init, measured, zones=1, zone_names=("zone1",))
+
+
+def pod_matching_anti_affinity(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingPodMatchingAntiAffinity`` (``affinity/``): anti-affinity pods in sched-0, then
+    plain pods labelled color=green in sched-1 (``pod-with-pod-anti-affinity-label.yaml``), which the
+    existing pods' terms keep off their nodes."""
+    init = (affinity_pod("init", i, "sched-0", "anti") for i in range(init_pods))
+    measured = []
+    for i in range(pods):
+        p = pod("measured", i)
+        p["metadata"]["namespace"] = "sched-1"
+        p["metadata"]["labels"] = {"color": "green"}
+        measured.append(p)
+    return run_workload(nodes, init, measured, NAMESPACES)
+
+
+def mixed_scheduling_base_pod(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``MixedSchedulingBasePod`` (``affinity/``): every node in zone1; ``init_pods`` each of the
+    default, pod-affinity, anti-affinity, preferred and preferred-anti templates in sched-0, then
+    plain pods measured in default."""
+
+    def init() -> Iterable[dict[str, Any]]:
+        for i in range(init_pods):
+            p = pod("init-default", i)
+            p["metadata"]["namespace"] = "sched-0"
+            yield p
+        for kind in ("affinity", "anti", "preferred", "preferred-anti"):
+            yield from (affinity_pod(f"init-{kind}", i, "sched-0", kind) for i in range(init_pods))
+
+    measured = [pod("measured", i) for i in range(pods)]
+    return run_workload(nodes, init(), measured, NAMESPACES, zones=1, zone_names=("zone1",))
+
+
 def daemonset_pod(i: int) -> dict[str, Any]:
     """``templates/daemonset-pod.yaml``: no requests, required node affinity by metadata.name."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}
@@ -509,6 +562,9 @@ WORKLOADS = {
     "SchedulingWithExtendedResource": scheduling_with_extended_resource,
     "SchedulingWhileGated": scheduling_while_gated,
     "SchedulingDeletedPodsWithFinalizers": deleted_pods_with_finalizers,
+    "SchedulingNodeAffinity": scheduling_node_affinity,
+    "SchedulingPodMatchingAntiAffinity": pod_matching_anti_affinity,
+    "MixedSchedulingBasePod": mixed_scheduling_base_pod,
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,
@@ -519,6 +575,7 @@ DEFAULT_INIT = {  # init pods per node
     "SchedulingPreferredPodAntiAffinity": 1,
     "PreferredTopologySpreading": 1,
     "DefaultTopologySpreading": 1,
+    "SchedulingNodeAffinity": 1,
 }
 
 
