@@ -414,6 +414,82 @@ def mixed_scheduling_base_pod(nodes: int, pods: int, init_pods: int) -> dict[str
     return run_workload(nodes, init(), measured, NAMESPACES, zones=1, zone_names=("zone1",))
 
 
+# the NS-selector templates (templates/pod-*-ns-selector.yaml): kind -> (color, topology key,
+# section, preferred); their terms select color=<c> in namespaces labelled team=devops
+NS_SELECTOR_TEMPLATES = {
+    "required-anti": ("green", HOST, "podAntiAffinity", False),
+    "preferred-anti": ("green", HOST, "podAntiAffinity", True),
+    "required-affinity": ("blue", ZONE, "podAffinity", False),
+    "preferred-affinity": ("red", HOST, "podAffinity", True),
+}
+
+
+def ns_selector_pod(prefix: str, i: int, ns: str, kind: str) -> dict[str, Any]:
+    color, key, section, preferred = NS_SELECTOR_TEMPLATES[kind]
+    p = pod(prefix, i)
+    p["metadata"]["namespace"] = ns
+    p["metadata"]["labels"] = {"color": color}
+    term = {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": key,
+        "namespaceSelector": {"matchLabels": {"team": "devops"}},
+    }
+    if preferred:
+        rule = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
+    else:
+        rule = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    p["spec"]["affinity"] = {section: rule}
+    return p
+
+
+def ns_selector_workload(kind: str, per_namespace: int, zones: int = 0) -> Callable[[int, int, int], dict[str, Any]]:
+    """The ``...WithNSSelector`` workloads (``affinity/``): 100 namespaces ``init-ns-<i>`` and
+    ``measure-ns-0``, all labelled team=devops (``namespace-with-labels.yaml``); ``per_namespace``
+    init pods in each init namespace, then the measured pods in measure-ns-0, all from one template.
+    ``--init-pods`` is the number of init namespaces times ``per_namespace``."""
+
+    def run(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+        namespaces = max(1, init_pods // per_namespace)
+        objects = [
+            ("Namespace", {"metadata": {"name": name, "labels": {"team": "devops"}}})
+            for name in [f"init-ns-{i}" for i in range(namespaces)] + ["measure-ns-0"]
+        ]
+        init = (
+            ns_selector_pod(f"init-{n}", i, f"init-ns-{n}", kind)
+            for n in range(namespaces)
+            for i in range(per_namespace)
+        )
+        measured = [ns_selector_pod("measured", i, "measure-ns-0", kind) for i in range(pods)]
+        return run_workload(nodes, init, measured, objects, zones=zones, zone_names=("zone1",) if zones else None)
+
+    return run
+
+
+def gated_pods_with_pod_affinity(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingGatedPodsWithPodAffinityImpactForThroughput`` (``affinity/``): on one named node,
+    ``init_pods`` gated pods with required pod affinity to app=scheduler-perf wait while the measured
+    pods labelled app=scheduler-perf (``pod-with-label.yaml``) are scheduled; every binding is an
+    AssignedPodAdd event the queue sees, which should barely slow it (floor 110)."""
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "scheduler-perf"}}, "topologyKey": HOST}
+            ]
+        }
+    }
+    gated = []
+    for i in range(init_pods):
+        p = light_pod("gated", i, affinity=affinity, schedulingGates=[{"name": "scheduling-gate-1"}])
+        p["metadata"]["labels"] = {"app": "scheduler-perf"}
+        gated.append(p)
+    measured = []
+    for i in range(pods):
+        p = light_pod("measured", i)
+        p["metadata"]["labels"] = {"app": "scheduler-perf"}
+        measured.append(p)
+    return run_workload(0, gated, measured, [("Node", NAMED_NODE)])
+
+
 def daemonset_pod(i: int) -> dict[str, Any]:
     """``templates/daemonset-pod.yaml``: no requests, required node affinity by metadata.name."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}
@@ -565,6 +641,11 @@ WORKLOADS = {
     "SchedulingNodeAffinity": scheduling_node_affinity,
     "SchedulingPodMatchingAntiAffinity": pod_matching_anti_affinity,
     "MixedSchedulingBasePod": mixed_scheduling_base_pod,
+    "SchedulingRequiredPodAntiAffinityWithNSSelector": ns_selector_workload("required-anti", 40),
+    "SchedulingPreferredAntiAffinityWithNSSelector": ns_selector_workload("preferred-anti", 40),
+    "SchedulingRequiredPodAffinityWithNSSelector": ns_selector_workload("required-affinity", 50, zones=1),
+    "SchedulingPreferredAffinityWithNSSelector": ns_selector_workload("preferred-affinity", 50),
+    "SchedulingGatedPodsWithPodAffinityImpactForThroughput": gated_pods_with_pod_affinity,
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,
