@@ -490,6 +490,40 @@ def gated_pods_with_pod_affinity(nodes: int, pods: int, init_pods: int) -> dict[
     return run_workload(0, gated, measured, [("Node", NAMED_NODE)])
 
 
+def node_inclusion_pod(i: int) -> dict[str, Any]:
+    """``templates/pod-with-node-inclusion-policy.yaml``: 100m, foo=bar, spread one per hostname
+    (DoNotSchedule) honouring node affinity and taints (the template's capitalized keys decode to
+    nodeAffinityPolicy / nodeTaintsPolicy: Go's JSON field matching ignores case)."""
+    p = pod("measured", i)
+    p["metadata"]["labels"] = {"foo": "bar"}
+    p["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": HOST,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "nodeAffinityPolicy": "Honor",
+            "nodeTaintsPolicy": "Honor",
+            "labelSelector": {"matchLabels": {"foo": "bar"}},
+        }
+    ]
+    return p
+
+
+def node_inclusion_policy(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingWithNodeInclusionPolicy`` (``topology_spreading/``): of ``nodes``, a fifth are
+    tainted foo:NoSchedule (``node-with-taint.yaml``: 1,000 of 5,000), and the measured pods spread
+    one per untainted node (floor 270)."""
+    tainted = nodes // 5
+    objects = []
+    for i in range(tainted):
+        n = node(nodes - tainted + i)
+        n["metadata"]["name"] = f"taint-node-{i}"
+        n["metadata"]["labels"] = {HOST: f"taint-node-{i}"}
+        n["spec"] = {"taints": [{"key": "foo", "effect": "NoSchedule"}]}
+        objects.append(("Node", n))
+    return run_workload(nodes - tainted, (), [node_inclusion_pod(i) for i in range(pods)], objects)
+
+
 def daemonset_pod(i: int) -> dict[str, Any]:
     """``templates/daemonset-pod.yaml``: no requests, required node affinity by metadata.name."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}
@@ -646,6 +680,7 @@ WORKLOADS = {
     "SchedulingRequiredPodAffinityWithNSSelector": ns_selector_workload("required-affinity", 50, zones=1),
     "SchedulingPreferredAffinityWithNSSelector": ns_selector_workload("preferred-affinity", 50),
     "SchedulingGatedPodsWithPodAffinityImpactForThroughput": gated_pods_with_pod_affinity,
+    "SchedulingWithNodeInclusionPolicy": node_inclusion_policy,
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,
