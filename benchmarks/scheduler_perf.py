@@ -135,7 +135,15 @@ class WallClockChurn:
         self.sched.queue.flush_backoff_completed()
         if now >= self.next_at:
             made = self.make(self.created)
-            if "delete" in made:  # the deletePods opcode: one deletion per tick
+            if "ops" in made:  # the churn opcode in recreate mode: deletes and creates of any kind
+                for op, kind, obj in made["ops"]:
+                    with contextlib.suppress(ApiError):
+                        if op == "delete":
+                            self.store.delete(kind, obj.get("namespace", ""), obj["name"], 0)
+                        else:
+                            self.store.create(kind, obj)
+                self.created += 1
+            elif "delete" in made:  # the deletePods opcode: one deletion per tick
                 with contextlib.suppress(ApiError):
                     self.store.delete("Pod", "default", made["delete"], 0)
             elif made:
@@ -524,6 +532,38 @@ def node_inclusion_policy(nodes: int, pods: int, init_pods: int) -> dict[str, An
     return run_workload(nodes - tainted, (), [node_inclusion_pod(i) for i in range(pods)], objects)
 
 
+def mixed_churn(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``SchedulingWithMixedChurn`` (``misc/``): while plain pods are measured, every second of
+    wall time one node (``churn/node-default.yaml``), one unschedulable 9-CPU high-priority pod and
+    one Service (``churn/service-default.yaml``) are deleted and created again (``recreate`` mode,
+    number 1): each brings node, pod and service events the queue checks its pods against (floor 710)."""
+
+    def recreate(i: int) -> dict[str, Any]:
+        ops: list[tuple[str, str, dict[str, Any]]] = []
+        if i:
+            ops += [
+                ("delete", "Node", {"name": f"churn-node-{i - 1}"}),
+                ("delete", "Pod", {"namespace": "default", "name": f"churn-pod-{i - 1}"}),
+                ("delete", "Service", {"namespace": "default", "name": f"churn-svc-{i - 1}"}),
+            ]
+        n = node(nodes + i)
+        n["metadata"]["name"] = f"churn-node-{i}"
+        n["metadata"]["labels"] = {HOST: f"churn-node-{i}"}
+        p = unschedulable_pod(i)
+        p["metadata"]["name"] = f"churn-pod-{i}"
+        svc = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": f"churn-svc-{i}", "namespace": "default"},
+            "spec": {"ports": [{"port": 80, "targetPort": 8080}], "selector": {"app": "churn"}},
+        }
+        ops += [("create", "Node", n), ("create", "Pod", p), ("create", "Service", svc)]
+        return {"ops": ops}
+
+    measured = [pod("measured", i) for i in range(pods)]
+    return run_workload(nodes, (), measured, [HIGH_CLASS], churn=(recreate, 1.0), measured_prefix="measured")
+
+
 def daemonset_pod(i: int) -> dict[str, Any]:
     """``templates/daemonset-pod.yaml``: no requests, required node affinity by metadata.name."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}
@@ -681,6 +721,7 @@ WORKLOADS = {
     "SchedulingPreferredAffinityWithNSSelector": ns_selector_workload("preferred-affinity", 50),
     "SchedulingGatedPodsWithPodAffinityImpactForThroughput": gated_pods_with_pod_affinity,
     "SchedulingWithNodeInclusionPolicy": node_inclusion_policy,
+    "SchedulingWithMixedChurn": mixed_churn,
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,
