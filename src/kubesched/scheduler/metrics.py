@@ -119,7 +119,9 @@ def _sorted_labels(labels: Sequence[str]) -> tuple[list[str], list[int]]:
 
 
 def _le(b: float) -> str:
-    return repr(float(b))
+    """A bucket bound as client_golang writes it (shortest form, no ".0" on whole numbers)."""
+    text = repr(float(b))
+    return text[:-2] if text.endswith(".0") else text
 
 
 class CounterVec:
