@@ -337,18 +337,21 @@ AFFINITY_TEMPLATES = {
 }
 
 
-def affinity_pod(prefix: str, i: int, ns: str, kind: str) -> dict[str, Any]:
+def affinity_pod(
+    prefix: str, i: int, ns: str, kind: str, templates: dict[str, tuple[str, str, str, bool]] | None = None
+) -> dict[str, Any]:
     """The affinity templates: 100m pods labelled color=<c> with one term selecting color=<c> in
-    both namespaces (preferred ones of weight 1)."""
-    color, key, section, preferred = AFFINITY_TEMPLATES[kind]
+    both namespaces, or with ``NS_SELECTOR_TEMPLATES`` in namespaces labelled team=devops
+    (preferred ones of weight 1)."""
+    color, key, section, preferred = (templates or AFFINITY_TEMPLATES)[kind]
     p = pod(prefix, i)
     p["metadata"]["namespace"] = ns
     p["metadata"]["labels"] = {"color": color}
-    term = {
-        "labelSelector": {"matchLabels": {"color": color}},
-        "topologyKey": key,
-        "namespaces": ["sched-1", "sched-0"],
-    }
+    term: dict[str, Any] = {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": key}
+    if templates is None:
+        term["namespaces"] = ["sched-1", "sched-0"]
+    else:
+        term["namespaceSelector"] = {"matchLabels": {"team": "devops"}}
     if preferred:
         rule = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
     else:
@@ -433,21 +436,7 @@ NS_SELECTOR_TEMPLATES = {
 
 
 def ns_selector_pod(prefix: str, i: int, ns: str, kind: str) -> dict[str, Any]:
-    color, key, section, preferred = NS_SELECTOR_TEMPLATES[kind]
-    p = pod(prefix, i)
-    p["metadata"]["namespace"] = ns
-    p["metadata"]["labels"] = {"color": color}
-    term = {
-        "labelSelector": {"matchLabels": {"color": color}},
-        "topologyKey": key,
-        "namespaceSelector": {"matchLabels": {"team": "devops"}},
-    }
-    if preferred:
-        rule = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
-    else:
-        rule = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
-    p["spec"]["affinity"] = {section: rule}
-    return p
+    return affinity_pod(prefix, i, ns, kind, NS_SELECTOR_TEMPLATES)
 
 
 def ns_selector_workload(kind: str, per_namespace: int, zones: int = 0) -> Callable[[int, int, int], dict[str, Any]]:
