@@ -20,10 +20,8 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10  # pluginMetricsSamplePercent in framework/runtime
-MAX_ATTEMPTS_LABEL = 15
-FOLD_EVERY = (
-    4096  # observations buffered before they are folded into buckets  # the SLI's attempts label stops at "15+"
-)
+MAX_ATTEMPTS_LABEL = 15  # the SLI's attempts label stops at "15+"
+FOLD_EVERY = 4096  # observations buffered before they are folded into buckets: bounded memory
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -242,6 +240,12 @@ class SchedulerMetrics:
             self.extension_point_duration,
             self.plugin_duration,
         ]
+
+    def fold(self) -> None:
+        """Fold every buffered observation into its buckets."""
+        for vec in self.histograms():
+            for h in list(vec.series.values()):
+                h.fold()
 
     def collect(self) -> Iterator[Metric]:
         yield self.schedule_attempts.collect()
