@@ -12,7 +12,24 @@ from kubesched import __version__
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:
+    from kubesched.features import FeatureGates
     from kubesched.scheduler.config import SchedulerConfig
+
+
+def _feature_gates_option(fn: Callable[..., None]) -> Callable[..., None]:
+    return click.option(
+        "--feature-gates",
+        "feature_gates",
+        default="",
+        metavar="NAME=BOOL,...",
+        help="Feature gates, as kube-scheduler's flag (OpportunisticBatching, on by default in v1.36).",
+    )(fn)
+
+
+def _gates(text: str) -> FeatureGates:
+    from kubesched.features import FeatureGates
+
+    return FeatureGates.parse(text)
 
 
 @click.group()
@@ -59,6 +76,7 @@ def main() -> None:
     help="Show per-node filter verdicts and scores of every scheduling attempt of this pod.",
 )
 @click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
+@_feature_gates_option
 def simulate(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -70,6 +88,7 @@ def simulate(
     field_validation: str,
     explain: tuple[str, ...],
     report_path: str | None,
+    feature_gates: str,
 ) -> None:
     """Schedule the pods in PATHS (YAML/JSON files or directories, - for standard input) until
     nothing more can change."""
@@ -82,11 +101,13 @@ def simulate(
             _fail(InputError(f"--explain takes NAMESPACE/NAME, got {key!r}"))
     show_progress = output != "json" and sys.stderr.isatty()
     try:
+        gates = _gates(feature_gates)
         if config_path is not None:
             _load_config(config_path)  # its warnings first (fields read but not acted on)
         with Progress(enabled=show_progress) as progress:
             result = run(
                 list(paths),
+                feature_gates=gates,
                 config_path=config_path,
                 seed=seed,
                 explain=list(explain),
@@ -167,6 +188,7 @@ def simulate(
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--timing", is_flag=True, help="Add wall-clock figures to the JSON output.")
 @click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
+@_feature_gates_option
 def replay(
     workload: str,
     cluster: tuple[str, ...],
@@ -181,6 +203,7 @@ def replay(
     output: str,
     timing: bool,
     report_path: str | None,
+    feature_gates: str,
 ) -> None:
     """Replay WORKLOAD (the trace's pod CSV, or JSON Lines of pods with arrival times) on the virtual
     clock and measure GPU allocation and fragmentation."""
@@ -190,10 +213,12 @@ def replay(
 
     show_progress = output != "json" and sys.stderr.isatty()
     try:
+        gates = _gates(feature_gates)
         with Progress(enabled=show_progress) as progress:
             result = run(
                 workload,
                 list(cluster),
+                feature_gates=gates,
                 mode=mode,
                 policy=policy,
                 config_path=config_path,
@@ -353,7 +378,9 @@ def _with_server_flags(fn: Callable[..., None]) -> Callable[..., None]:
     return fn
 
 
-def _serve(config_path: str | None, paths: tuple[str, ...], *, with_scheduler: bool, **flags: Any) -> None:
+def _serve(
+    config_path: str | None, paths: tuple[str, ...], *, with_scheduler: bool, feature_gates: str = "", **flags: Any
+) -> None:
     from pathlib import Path
 
     from kubesched.app.apiserver import ServerOptions, run
@@ -369,7 +396,7 @@ def _serve(config_path: str | None, paths: tuple[str, ...], *, with_scheduler: b
             kubelet=flags["kubelet"],
             fault_injection=flags["fault_injection"],
             paths=list(paths),
-            scheduler=_load_config(config_path) if with_scheduler else None,
+            scheduler=_load_config(config_path, feature_gates) if with_scheduler else None,
         )
         run(opts)
     except InputError as exc:
@@ -387,10 +414,11 @@ def apiserver(paths: tuple[str, ...], **flags: Any) -> None:
 @main.command()
 @_with_server_flags
 @click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
+@_feature_gates_option
 @click.argument("paths", nargs=-1)
-def up(config_path: str | None, paths: tuple[str, ...], **flags: Any) -> None:
+def up(config_path: str | None, paths: tuple[str, ...], feature_gates: str, **flags: Any) -> None:
     """The embedded API server and the scheduler in one process: a cluster kubectl can drive."""
-    _serve(config_path, paths, with_scheduler=True, **flags)
+    _serve(config_path, paths, with_scheduler=True, feature_gates=feature_gates, **flags)
 
 
 def _duration_flag(name: str, attr: str, default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -434,9 +462,11 @@ def _camel(name: str) -> str:
     show_default=True,
     help="Port of /healthz, /livez, /readyz and /metrics (0: none).",
 )
+@_feature_gates_option
 def scheduler(
     kubeconfig: str,
     config_path: str | None,
+    feature_gates: str,
     leader_elect: bool | None,
     verbosity: int,
     bind_address: str,
@@ -459,7 +489,7 @@ def scheduler(
                 flags[attr] = parse_duration(value, f"--leader-elect-{attr.replace('_', '-')}")
             else:
                 flags[attr] = value
-        code = run(kubeconfig, _load_config(config_path), flags, Serving(bind_address, secure_port))
+        code = run(kubeconfig, _load_config(config_path, feature_gates), flags, Serving(bind_address, secure_port))
     except InputError as exc:
         _fail(exc)
     sys.exit(code)
@@ -502,15 +532,19 @@ def config_defaults(path: str | None) -> None:
     click.echo(yaml.safe_dump(to_document(cfg, set(in_tree_registry())), sort_keys=False), nl=False)
 
 
-def _load_config(config_path: str | None) -> SchedulerConfig:
+def _load_config(config_path: str | None, feature_gates: str = "") -> SchedulerConfig:
+    """The configuration file (or the defaults), ``--feature-gates`` over its ``featureGates``."""
     from kubesched.scheduler.config import default_config
     from kubesched.simulate.runner import _split_config
 
+    gates = _gates(feature_gates)
     if config_path is None:
-        return default_config()
-    cfg = _split_config([], config_path)[0]
-    for warning in cfg.warnings:  # never silently ignored
-        click.echo(f"kubesched: warning: {config_path}: {warning}", err=True)
+        cfg = default_config()
+    else:
+        cfg = _split_config([], config_path)[0]
+        for warning in cfg.warnings:  # never silently ignored
+            click.echo(f"kubesched: warning: {config_path}: {warning}", err=True)
+    cfg.feature_gates = cfg.feature_gates.merged(gates)
     return cfg
 
 

@@ -35,6 +35,7 @@ from kubesched.cluster.loader import Manifest, load_paths
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
+from kubesched.features import FeatureGates
 from kubesched.replay import trace
 from kubesched.replay.gpu import (
     GPU_COUNT,
@@ -250,6 +251,7 @@ def replay(
     namespace: str = trace.DEFAULT_NAMESPACE,
     tie_break: str = "random",
     progress: Any = None,
+    feature_gates: FeatureGates | None = None,
 ) -> ReplayResult:
     if mode not in MODES:
         raise InputError(f'unknown mode "{mode}"; choose one of {", ".join(MODES)}', field="--mode")
@@ -266,6 +268,8 @@ def replay(
         policy = "config"
     else:
         config = parse_config(policy_config(policy, typical), f"policy {policy}")
+    if feature_gates is not None:
+        config.feature_gates = config.feature_gates.merged(feature_gates)
     store, sched, nodes = _build(cluster, config, seed, namespace, tie_break)
     measure = _Measure(store, nodes, Fragmentation(typical, []) if typical else None)
     capacity = measure.ledger.capacity_milli

@@ -13,6 +13,7 @@ from typing import Any
 
 from kubesched.api import schema
 from kubesched.errors import InputError
+from kubesched.features import FeatureGates
 from kubesched.leaderelection.config import LeaderElectionConfig, from_dict
 from kubesched.scheduler.extender import ExtenderConfig, parse_extenders
 
@@ -111,6 +112,9 @@ class SchedulerConfig:
     delay_cache_until_active: bool = False
     warnings: list[str] = field(default_factory=list)  # fields read but not acted on
     present: frozenset[str] = frozenset()  # the top-level fields the document set
+    # kube-scheduler takes these from --feature-gates only; kubesched also reads a top-level
+    # ``featureGates`` map (KubeletConfiguration's spelling) so one file can say it
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
 
 
 @dataclass(slots=True)
@@ -141,6 +145,7 @@ TOP_LEVEL_FIELDS = frozenset(
         "profiles",
         "extenders",
         "delayCacheUntilActive",
+        "featureGates",  # kubesched's: see SchedulerConfig.feature_gates
     }
 )
 PROFILE_FIELDS = frozenset({"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
@@ -436,6 +441,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
         _bool(raw, "delayCacheUntilActive", False),
         warnings,
         frozenset(str(k) for k in raw),
+        FeatureGates.from_mapping(raw.get("featureGates")),
     )
 
 

@@ -197,6 +197,15 @@ class SchedulerMetrics:
             "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"],
         )
+        # Opportunistic Batching (metrics.go BatchAttemptStats / BatchCacheFlushed, ALPHA)
+        self.batch_attempts = CounterVec(
+            "scheduler_batch_attempts_total",
+            "Counts of results when we attempt to use batching.",
+            ["profile", "result"],
+        )
+        self.batch_cache_flushed = CounterVec(
+            "scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.", ["profile", "reason"]
+        )
         self.pending_source: Callable[[], dict[str, int]] | None = None
         self.unschedulable_source: Callable[[], dict[tuple[str, str], int]] | None = None
         self.cache_source: Callable[[], dict[str, int]] | None = None
@@ -251,6 +260,9 @@ class SchedulerMetrics:
         yield self.schedule_attempts.collect()
         yield self.preemption_attempts.collect()
         yield self.queue_incoming.collect()
+        for vec in (self.batch_attempts, self.batch_cache_flushed):
+            if vec.series:  # client_golang exposes no family for a vector without series
+                yield vec.collect()
         for h in self.histograms():
             yield h.collect()
         pending = GaugeMetricFamily(

@@ -20,6 +20,7 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
+from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import PreFilterResult
 from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
@@ -66,8 +67,14 @@ class Algorithm:
     # (github.com/mental2008/kubernetes, generic_scheduler.go) "for reproducibility"; replay offers it
     # to reproduce that paper, nothing else uses it.
     tie_break: str = "random"
+    # Opportunistic Batching (feature gate OpportunisticBatching, on by default in v1.36)
+    batching: bool = True
     _rank_key: tuple[Any, int] | None = None
     _rank: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # this cycle's batching: the hint offered, the pod's signature, whether the hint was taken
+    _hint: str = ""
+    _signature: PodSignature | None = None
+    _hinted: bool = False
 
     def schedule_pod(
         self,
@@ -78,20 +85,28 @@ class Algorithm:
         queue: SchedulingQueue,
         *,
         explain: bool = False,
+        cycle: int = 0,
     ) -> ScheduleResult:
-        """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed)."""
+        """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed).
+        ``cycle``: the queue's scheduling cycle of this attempt (batching compares it)."""
         if nodes.n == 0:
             raise _NoNodes(pod)
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain)
-        if self.extenders and len(feasible):
+        self._hint, self._signature = "", None
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle)
+        if self.extenders and len(feasible) and not self._hinted:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
         evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
-        if len(feasible) == 1 and not explain:
-            return ScheduleResult(nodes.names[int(feasible[0])], evaluated, 1)
+        if len(feasible) == 1 and (not explain or self._hinted):
+            chosen = nodes.names[int(feasible[0])]
+            if info is not None and self._hinted:
+                info["hint"] = chosen
+            if self.batching:
+                fwk.batch.store_schedule_results(self._signature, self._hint, chosen, None, cycle)
+            return ScheduleResult(chosen, evaluated, 1, info)
         st = fwk.run_pre_score(state, pod, nodes, feasible)
         if st is not None:
             raise PluginError(st)
@@ -114,7 +129,53 @@ class Algorithm:
             pick = 0
         if info is not None:
             info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
-        return ScheduleResult(nodes.names[int(feasible[pick])], evaluated, len(feasible), info)
+        chosen = nodes.names[int(feasible[pick])]
+        if self.batching:
+            rest = self._sorted_rest(nodes, feasible, outcome.total, pick, self._signature)
+            fwk.batch.store_schedule_results(self._signature, self._hint, chosen, rest, cycle)
+        return ScheduleResult(chosen, evaluated, len(feasible), info)
+
+    def _sorted_rest(
+        self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
+    ) -> SortedNodes:
+        """The feasible nodes the pod did not take, best first: ``sortedNodeScores`` after its
+        first Pop (score, then a random number per node among equals; by name with
+        ``tie_break="name"``). Built only for a signed pod: the others keep no list."""
+        k = len(feasible) - 1
+        if signature is None or k <= 0:
+            return SortedNodes(range(max(k, 0)))
+        rest = np.delete(np.arange(len(feasible)), pick)
+        if self.tie_break == "name":
+            second = self._name_rank(nodes)[feasible[rest]]
+        else:
+            second = -np.frombuffer(self.rng.randbytes(4 * k), np.uint32).astype(np.int64)
+        order = rest[np.lexsort((second, -total[rest]))]
+        return SortedNodes([nodes.names[int(r)] for r in feasible[order]])
+
+    @staticmethod
+    def _rejected_on(fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> bool:
+        """``RunFilterPlugins(...).IsRejected()`` on one node, without nominated pods."""
+        outcome = fwk.run_filters(state, pod, nodes.take(np.array([row], np.int64)))
+        return outcome.error is None and bool(outcome.codes[0] != 0)
+
+    def _hint_fits(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, queue: SchedulingQueue, row: int
+    ) -> bool:
+        """``evaluateNominatedNode`` on the hinted node: the filters, then again with the nominated
+        pods of equal or higher priority there. An error there only sends the pod to the search."""
+        outcome = fwk.run_filters(state, pod, nodes.take(np.array([row], np.int64)))
+        if outcome.error is not None or outcome.codes[0] != 0:
+            return False
+        passed = np.zeros(nodes.n, bool)
+        passed[row] = True
+        pending = self._nominated_rows(pod, queue, passed)
+        if len(pending):
+            scratch = Diagnosis.empty(nodes.names)
+            try:
+                self._apply_nominated_pods(fwk, state, pod, nodes, queue, scratch, passed, pending)
+            except PluginError:
+                return False
+        return bool(passed[row])
 
     def _name_rank(self, nodes: NodeTable) -> np.ndarray:
         """Each row's position in node-name order (cached while the table's layout holds)."""
@@ -150,7 +211,9 @@ class Algorithm:
         nodes: NodeTable,
         queue: SchedulingQueue,
         explain: bool = False,
+        cycle: int = 0,
     ) -> tuple[np.ndarray, Diagnosis]:
+        self._hinted = False
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
         if st is not None:
             if not st.is_rejected():
@@ -161,6 +224,21 @@ class Algorithm:
             diagnosis.absent_mask = np.ones(nodes.n, bool)
             diagnosis.pre_filter_msg = st.message()
             return np.zeros(0, np.int64), diagnosis
+        if self.batching:
+            # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
+            self._signature = fwk.sign_pod(pod)
+            self._hint = fwk.batch.get_node_hint(
+                pod,
+                self._signature,
+                cycle,
+                lambda name: name in nodes.index,
+                lambda name: self._rejected_on(fwk, state, pod, nodes, nodes.index[name]),
+            )
+            if self._hint and not pod.nominated_node_name and self._hint in nodes.index:
+                row = nodes.index[self._hint]
+                if self._hint_fits(fwk, state, pod, nodes, queue, row):
+                    self._hinted = True
+                    return np.array([row], np.int64), Diagnosis.empty(nodes.names)
         outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
         if outcome.error is not None:
             raise PluginError(outcome.error)

@@ -23,6 +23,7 @@ from kubesched.clock import Clock
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.store import ADDED, DELETED, WatchEvent
 from kubesched.errors import InputError
+from kubesched.features import OPPORTUNISTIC_BATCHING
 from kubesched.scheduler.binding import Binding, InlineBinding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig
@@ -77,6 +78,8 @@ class Explanation:
     weights: dict[str, int] = field(default_factory=dict)
     attempt: int = 0
     time: float = 0.0
+    # the node Opportunistic Batching hinted and the pod took: only it was filtered, nothing scored
+    hint: str | None = None
 
 
 class Scheduler:
@@ -129,6 +132,7 @@ class Scheduler:
         self.metrics.unschedulable_source = self._unschedulable_by_plugin
         self.metrics.cache_source = self.cache.counts
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
+        self.algorithm.batching = config.feature_gates.enabled(OPPORTUNISTIC_BATCHING)
         self.algorithm.extenders = self.extenders
         self.handle.extenders = self.extenders
         self.algorithm.node_object = self.cache.node_object
@@ -345,7 +349,9 @@ class Scheduler:
         state = CycleState()
         explain = pod.key in self.explain_keys
         try:
-            result = self.algorithm.schedule_pod(fwk, state, pod, self.cache.table, self.queue, explain=explain)
+            result = self.algorithm.schedule_pod(
+                fwk, state, pod, self.cache.table, self.queue, explain=explain, cycle=self.queue.scheduling_cycle
+            )
         except FitError as err:
             if explain:
                 self._record_explanation(pod, fwk, err.diagnosis, None, None)
@@ -535,6 +541,11 @@ class Scheduler:
         nodes = self.cache.table
         history = self.explanations.setdefault(pod.key, [])
         exp = Explanation(selected=selected, weights=dict(fwk.weights), attempt=len(history) + 1, time=self.clock.now())
+        if info is not None and info.get("hint"):
+            exp.hint = str(info["hint"])
+            exp.filter[exp.hint] = dict.fromkeys(fwk.filter_names, "passed")
+            history.append(exp)
+            return
         for row, name in enumerate(diagnosis.node_names):
             st = diagnosis.status_of(row)
             verdicts: dict[str, str] = {}

@@ -39,6 +39,7 @@ def explain_dict(exp: Explanation) -> dict[str, Any]:
         "score-result": exp.score,
         "finalscore-result": final,
         "selectedNode": exp.selected,
+        **({"batchHint": exp.hint} if exp.hint else {}),
     }
 
 
@@ -182,6 +183,7 @@ def _print_explanation(console: Console, key: str, exp: Explanation, attempts: i
         Text.assemble(
             (f"explain {key}", "bold"),
             f" (attempt {exp.attempt} of {attempts} at {exp.time:.0f}s; selected: {exp.selected or 'none'})",
+            "; the batch's hint, filtered alone, nothing scored (Opportunistic Batching)" if exp.hint else "",
         )
     )
     t = Table()

@@ -25,6 +25,7 @@ from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
 from kubesched.errors import InputError
+from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler.scheduler import Explanation, Scheduler
@@ -273,13 +274,17 @@ def simulate(
     explain: list[str] | None = None,
     field_validation: str = "Strict",
     progress: Progress | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> SimulationResult:
-    """Load, validate and create every object, schedule until quiescent, and collect the result."""
+    """Load, validate and create every object, schedule until quiescent, and collect the result.
+    ``feature_gates`` (``--feature-gates``) override the configuration's."""
     loaded = load_paths(paths)
     for m in loaded.manifests:
         for warning in validate_manifest(m, field_validation):
             warn(warning)
     config, objects = _split_config(loaded.manifests, config_path)
+    if feature_gates is not None:
+        config.feature_gates = config.feature_gates.merged(feature_gates)
     for key, why in SIMULATE_IGNORES.items():
         if key in config.present:
             warn(f"{key} is ignored by simulate: {why}")

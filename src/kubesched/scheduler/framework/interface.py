@@ -91,6 +91,29 @@ class EnqueueExtensions:
         raise NotImplementedError
 
 
+@dataclass(frozen=True, slots=True)
+class SignFragment:
+    """One part of a pod's scheduling signature (``fwk.SignFragment``): a key and any value
+    comparable with ``==``."""
+
+    key: str
+    value: Any
+
+
+class SignPlugin(Plugin):
+    """``fwk.SignPlugin`` (KEP-5598, Opportunistic Batching): the parts of a pod its Filter and
+    Score depend on. Two pods with equal signatures must get equal verdicts and scores on every
+    node. Return a non-success Status for a pod whose results depend on more than the pod and
+    the node (other pods, cluster-wide state): it is then not batched. A PreFilter, Filter,
+    PreScore or Score plugin that does not implement this turns batching off for its profile."""
+
+    # False when sign_pod never refuses: the framework asks the plugins that may refuse first
+    sign_may_refuse: ClassVar[bool] = True
+
+    def sign_pod(self, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
+        raise NotImplementedError
+
+
 class PreEnqueuePlugin(Plugin):
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         raise NotImplementedError

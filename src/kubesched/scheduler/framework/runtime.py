@@ -21,6 +21,7 @@ from kubesched.errors import InputError
 from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, PluginRef, Profile
 from kubesched.scheduler.events import ALL_EVENTS, ClusterEventWithHint
 from kubesched.scheduler.framework.args import decode_args
+from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.interface import (
@@ -42,6 +43,7 @@ from kubesched.scheduler.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.registry import Registry
 from kubesched.scheduler.framework.status import Code, Status
@@ -148,6 +150,8 @@ class Framework:
         self.pre_bind: list[PreBindPlugin] = self.points["preBind"]  # type: ignore[assignment]
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
+        self.signers, self.unsigned = self._batchable_plugins()
+        self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)
 
     # -- construction -------------------------------------------------------------------------
     @staticmethod
@@ -196,6 +200,48 @@ class Framework:
         first = [n for n in explicit if n in overrides]
         ordered = first + multi + [n for n in explicit if n not in overrides]
         return [self.plugins[n] for n in ordered]
+
+    def _batchable_plugins(self) -> tuple[list[SignPlugin], list[str]]:
+        """``computeBatchablePlugins``: the PreFilter, Filter, PreScore and Score plugins sign a
+        pod; one that cannot (no ``sign_pod``) turns signatures off for the profile. Those whose
+        signing may refuse are asked first: any refusal gives no signature, whatever the order."""
+        signers: dict[str, SignPlugin] = {}
+        unsigned: list[str] = []
+        for ep in ("preFilter", "filter", "preScore", "score"):
+            for p in self.points[ep]:
+                if p.name in signers or p.name in unsigned:
+                    continue
+                if isinstance(p, SignPlugin) or callable(getattr(p, "sign_pod", None)):
+                    signers[p.name] = p  # type: ignore[assignment]
+                else:
+                    unsigned.append(p.name)
+        ordered = sorted(signers.values(), key=lambda p: not getattr(p, "sign_may_refuse", True))
+        return ordered, unsigned
+
+    def sign_pod(self, pod: PodInfo) -> PodSignature | None:
+        """``SignPod``: the scheduler name and every signer's fragments (a later key replaces an
+        earlier one, as in upstream's map); None when a plugin refuses, a plugin cannot sign, or
+        the scheduler has extenders."""
+        if self.unsigned or self.handle.extenders:
+            return None
+        parts: dict[str, Any] = {"SchedulerName": pod.scheduler_name}
+        for p in self.signers:
+            fragments, st = p.sign_pod(pod)
+            if st is not None and not st.is_success():
+                return None
+            for f in fragments:
+                parts[f.key] = f.value
+        return tuple(sorted(parts.items()))
+
+    def _batch_now(self) -> float:
+        return float(self.handle.clock.now())
+
+    def _batch_count(self, metric: str, profile: str, label: str) -> None:
+        metrics = self.handle.metrics
+        if metrics is None:
+            return
+        vec = metrics.batch_attempts if metric == "attempts" else metrics.batch_cache_flushed
+        vec.inc(profile, label)
 
     def _score_weights(self, profile: Profile) -> dict[str, int]:
         weights: dict[str, int] = {}

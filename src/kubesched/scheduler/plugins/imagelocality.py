@@ -8,7 +8,8 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, ScorePlugin
+from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, ScorePlugin, SignFragment, SignPlugin
+from kubesched.scheduler.framework.status import Status
 from kubesched.scheduler.nodetable import NodeTable
 
 MB = 1024 * 1024
@@ -16,8 +17,15 @@ MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 
-class ImageLocality(ScorePlugin):
+class ImageLocality(ScorePlugin, SignPlugin):
     name = "ImageLocality"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the normalized image names, sorted."""
+        return [SignFragment("Images", tuple(sorted(pod.images)))], None
+
     scores_bounded = True
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:

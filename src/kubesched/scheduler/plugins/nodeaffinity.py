@@ -27,6 +27,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
@@ -79,8 +81,19 @@ def preferred_score(nodes: NodeTable, rows: np.ndarray, terms: Sequence[Preferre
     return total
 
 
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "NodeAffinity"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): nodeSelector and node affinity (the profile's addedAffinity is
+        the same for every pod of the profile)."""
+        return [
+            SignFragment("NodeSelector", pod.node_selector),
+            SignFragment("NodeAffinity", (pod.required_terms, pod.preferred_terms)),
+        ], None
+
     node_only = True
     scores_bounded = True
 

@@ -10,15 +10,28 @@ from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import EnqueueExtensions, FilterPlugin, NodeVerdicts
-from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    SignFragment,
+    SignPlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
-class NodeName(FilterPlugin, EnqueueExtensions):
+class NodeName(FilterPlugin, EnqueueExtensions, SignPlugin):
     name = "NodeName"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the verdict depends on ``spec.nodeName`` alone."""
+        return [SignFragment("NodeName", pod.node_name)], None
+
     node_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:

@@ -19,6 +19,8 @@ from kubesched.scheduler.framework.interface import (
     NodeVerdicts,
     PreFilterPlugin,
     PreFilterResult,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
@@ -33,8 +35,14 @@ def ports_conflict(want_ip: str, have_ips: Any) -> bool:
     return want_ip in have_ips or ANY_IP in have_ips
 
 
-class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     name = "NodePorts"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the host ports asked for (``fwk.HostPortsSigner``)."""
+        return [SignFragment("HostPorts", tuple(sorted(pod.host_ports)))], None
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable

@@ -9,16 +9,29 @@ from kubesched.api.pod import PodInfo
 from kubesched.api.selectors import Taint, tolerates_any
 from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import EnqueueExtensions, FilterPlugin, NodeVerdicts
-from kubesched.scheduler.framework.status import Code
+from kubesched.scheduler.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeVerdicts,
+    SignFragment,
+    SignPlugin,
+)
+from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 ERR_REASON = "node(s) were unschedulable"
 
 
-class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
     name = "NodeUnschedulable"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the pod's tolerations decide (``fwk.TolerationsSigner``)."""
+        return [SignFragment("Tolerations", pod.tolerations)], None
+
     node_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:

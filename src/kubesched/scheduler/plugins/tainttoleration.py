@@ -22,6 +22,8 @@ from kubesched.scheduler.framework.interface import (
     NodeVerdicts,
     PreScorePlugin,
     ScorePlugin,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
@@ -45,8 +47,15 @@ def untolerated_do_not_schedule(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
     return nodes.taints[:, untolerated].any(axis=1)
 
 
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "TaintToleration"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the pod's tolerations decide (``fwk.TolerationsSigner``)."""
+        return [SignFragment("Tolerations", pod.tolerations)], None
+
     node_only = True
     scores_bounded = True
 

@@ -44,6 +44,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import Diagnosis
@@ -133,9 +135,22 @@ def _reserved_for(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 class DynamicResources(
-    PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+    SignPlugin,
 ):
     name = "DynamicResources"
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): pods with resource claims are not signable (k/k#134986)."""
+        if _resource_claims(pod):
+            return [], Status(Code.UNSCHEDULABLE, ("pods with dra resource claims are not signable",))
+        return [], None
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)

@@ -21,6 +21,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
@@ -32,8 +34,25 @@ PRE_FILTER_KEY = "PreFilterInterPodAffinity"
 PRE_SCORE_KEY = "PreScoreInterPodAffinity"
 
 
-class InterPodAffinity(InterPodPlugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class InterPodAffinity(
+    InterPodPlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    EnqueueExtensions,
+    SignPlugin,
+):
     name = "InterPodAffinity"
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): a pod with pod (anti-)affinity depends on other pods and is not
+        signable; otherwise its labels, which existing pods' anti-affinity terms match."""
+        affinity = (pod.obj.get("spec") or {}).get("affinity") or {}
+        if affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None:
+            return [], Status(Code.UNSCHEDULABLE, ("pods with pod affinity or anti-affinity are not signable",))
+        return [SignFragment("Labels", tuple(sorted(pod.labels.items())))], None
+
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

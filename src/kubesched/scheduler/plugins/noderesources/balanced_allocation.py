@@ -13,15 +13,32 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin
+from kubesched.scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    PreScorePlugin,
+    ScorePlugin,
+    SignFragment,
+    SignPlugin,
+)
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.noderesources import scoring
 from kubesched.scheduler.plugins.noderesources.args import parse_balanced_args
 
 
-class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
     name = "NodeResourcesBalancedAllocation"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the requests it scores with, zero CPU/memory defaulted
+        (``calculatePodResourceRequestList``)."""
+        return [
+            SignFragment("Resources", tuple(sorted(pod.requests.items()))),
+            SignFragment("NonZeroRequests", (pod.non_zero_cpu, pod.non_zero_memory)),
+        ], None
+
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

@@ -26,6 +26,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
@@ -55,8 +57,15 @@ class _FitRequest:
         return tuple(out)
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "NodeResourcesFit"
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): the pod's effective requests (``computePodResourceRequest``)."""
+        return [SignFragment("Resources", tuple(sorted(pod.requests.items())))], None
+
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

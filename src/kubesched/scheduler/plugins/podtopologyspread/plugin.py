@@ -22,6 +22,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    SignFragment,
+    SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
@@ -33,8 +35,27 @@ PRE_FILTER_KEY = "PreFilterPodTopologySpread"
 PRE_SCORE_KEY = "PreScorePodTopologySpread"
 
 
-class PodTopologySpread(InterPodPlugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class PodTopologySpread(
+    InterPodPlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    EnqueueExtensions,
+    SignPlugin,
+):
     name = "PodTopologySpread"
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """``SignPod`` (KEP-5598): spreading depends on other pods, so a pod with constraints is
+        not signable, nor is any pod while the plugin has default constraints (System defaulting,
+        the default profile's, has two)."""
+        if pod.spread_constraints:
+            return [], Status(Code.UNSCHEDULABLE, ("pods with topology constraints are not signable",))
+        if self.args.system_defaulted or self.args.default_constraints:
+            return [], Status(Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",))
+        return [], None
+
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
