@@ -684,6 +684,57 @@ def deleted_pods_with_finalizers(nodes: int, pods: int, init_pods: int) -> dict[
     return run_workload(nodes, [], [*doomed, *measured], churn=(delete_one, 0.01), measured_prefix="measured")
 
 
+# batching/performance-config.yaml: Opportunistic Batching's two workloads, on
+# scheduler-config-no-topology.yaml (no default spreading: otherwise no pod is signable)
+NO_TOPOLOGY = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [
+                {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": []}}
+            ],
+        }
+    ],
+}
+BATCHING = {"signature_batch_size": 20000, "feature_gates": ""}  # set from the command line
+
+
+def batching_pod(template: str, i: int) -> dict[str, Any]:
+    """``pod-hostport-80.yaml`` (100m, hostPort 80) or ``pod-saturation.yaml`` (3 CPU on 4-CPU
+    nodes); every ``signatureBatchSize`` pods share a label, the next group another (labels are
+    part of the signature, through InterPodAffinity)."""
+    container: dict[str, Any] = {"name": "pause", "image": "registry.k8s.io/pause:3.10.1"}
+    if template == "hostport":
+        container["ports"] = [{"containerPort": 80, "hostPort": 80}]
+        container["resources"] = {"requests": {"cpu": "100m", "memory": "100Mi"}}
+    else:
+        container["resources"] = {"requests": {"cpu": "3", "memory": "1Gi"}}
+    group = i // int(BATCHING["signature_batch_size"])
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{template}-{i}", "namespace": "default", "labels": {"signature-batch": str(group)}},
+        "spec": {"containers": [container]},
+    }
+
+
+def batching_workload(template: str) -> Callable[[int, int, int], dict[str, Any]]:
+    def run(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+        from kubesched.features import FeatureGates
+        from kubesched.scheduler.config import parse_config
+
+        config = parse_config(NO_TOPOLOGY)
+        config.feature_gates = FeatureGates.parse(str(BATCHING["feature_gates"]))
+        result = run_workload(nodes, [], [batching_pod(template, i) for i in range(pods)], config=config)
+        result["opportunistic_batching"] = config.feature_gates.enabled("OpportunisticBatching")
+        result["signature_batch_size"] = BATCHING["signature_batch_size"]
+        return result
+
+    return run
+
+
 WORKLOADS = {
     "SchedulingBasic": scheduling_basic,
     "SchedulingBasicWithExtender": scheduling_basic_extender,
@@ -711,6 +762,8 @@ WORKLOADS = {
     "SchedulingGatedPodsWithPodAffinityImpactForThroughput": gated_pods_with_pod_affinity,
     "SchedulingWithNodeInclusionPolicy": node_inclusion_policy,
     "SchedulingWithMixedChurn": mixed_churn,
+    "HostPortConflict": batching_workload("hostport"),
+    "ResourceSaturation": batching_workload("saturation"),
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,
@@ -722,6 +775,8 @@ DEFAULT_INIT = {  # init pods per node
     "PreferredTopologySpreading": 1,
     "DefaultTopologySpreading": 1,
     "SchedulingNodeAffinity": 1,
+    "HostPortConflict": 0,
+    "ResourceSaturation": 0,
 }
 
 
@@ -731,7 +786,10 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--init-pods", type=int, default=None)
+    parser.add_argument("--signature-batch-size", type=int, default=20000, help="HostPortConflict, ResourceSaturation")
+    parser.add_argument("--feature-gates", default="", help="e.g. OpportunisticBatching=false")
     args = parser.parse_args()
+    BATCHING.update(signature_batch_size=args.signature_batch_size, feature_gates=args.feature_gates)
     if args.init_pods is not None:
         init = args.init_pods
     elif args.workload in DEFAULT_INIT:
