@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import make_node, make_pod, pod, table
 from kubesched.api.pod import pod_info_from
@@ -202,3 +204,45 @@ def test_image_locality_scales_by_spread() -> None:
     got = ImageLocality().score_nodes(CycleState(), p, t, np.arange(2)).tolist()
     # 500Mi * 1/2 = 250Mi → 100 * (250 - 23) / (1000 - 23) = 23
     assert got == [23, 0]
+
+
+PORT_CHOICES = st.tuples(
+    st.sampled_from([None, "10.0.0.1", "10.0.0.2"]), st.sampled_from(["TCP", "UDP"]), st.sampled_from([80, 81])
+)
+
+
+def _conflicts(wanted: tuple, used: list[tuple]) -> bool:
+    """``HostPortInfo.CheckConflict`` written out: same protocol and port, and either IP a wildcard or both equal."""
+    ip, proto, port = wanted
+    for uip, uproto, uport in used:
+        if (uproto, uport) == (proto, port) and (ip is None or uip is None or ip == uip):
+            return True
+    return False
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    used=st.lists(st.lists(PORT_CHOICES, max_size=3), min_size=1, max_size=5),
+    wanted=PORT_CHOICES,
+    drop=st.integers(0, 4),
+)
+def test_node_ports_vectorized_matches_brute_force(used: list[list[tuple]], wanted: tuple, drop: int) -> None:
+    """The column check over every node, also after a node is removed (rows shift), agrees with
+    the per-node rule."""
+    nodes = [make_node(f"n{i}") for i in range(len(used))]
+    pods = [
+        make_pod(f"p{i}-{j}", node=f"n{i}", spec=port_spec(port, ip, proto))
+        for i, ports in enumerate(used)
+        for j, (ip, proto, port) in enumerate(ports)
+    ]
+    t = table(nodes, pods)
+    ip, proto, port = wanted
+    new = pod("new", spec=port_spec(port, ip, proto))
+    expected = [_conflicts(wanted, u) for u in used]
+    v = NodePorts().filter_nodes(CycleState(), new, t)
+    assert ((v.code != 0).tolist() if v is not None else [False] * len(used)) == expected
+    if drop < len(used) and len(used) > 1:
+        t.remove_node(f"n{drop}")
+        v = NodePorts().filter_nodes(CycleState(), new, t)
+        rest = expected[:drop] + expected[drop + 1 :]
+        assert ((v.code != 0).tolist() if v is not None else [False] * len(rest)) == rest

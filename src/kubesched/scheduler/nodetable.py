@@ -63,6 +63,7 @@ class NodeTable:
         self._image_size: dict[str, np.ndarray] = {}
         self._image_nodes: Counter[str] = Counter()
         self._ports: dict[PortKey, dict[int, Counter[str]]] | None = {}
+        self._port_counts: dict[PortKey, dict[str, np.ndarray]] = {}
         self.node_ports: list[Counter[tuple[str, str, int]]] = []
         self._zones: dict[str, list[str]] = {}
         self._order: np.ndarray | None = None
@@ -308,6 +309,7 @@ class NodeTable:
     def account_ports(self, row: int, pod: PodInfo, sign: int) -> None:
         """The host ports part of ``add_pod``."""
         if pod.host_ports:
+            index = self.ports  # built (if it was dropped) before this pod's ports change, not after
             if self._ports_shared and row not in self._ports_owned:
                 self.node_ports[row] = Counter(self.node_ports[row])
                 self._ports_owned.add(row)
@@ -315,7 +317,13 @@ class NodeTable:
             for hp in pod.host_ports:
                 triple = (hp.ip, hp.protocol, hp.port)
                 used[triple] += sign
-                by_node = self.ports.setdefault((hp.protocol, hp.port), {})  # builds the index if needed
+                by_node = index.setdefault((hp.protocol, hp.port), {})
+                counts = self._port_counts.setdefault((hp.protocol, hp.port), {})
+                for key in (ANY_USE, hp.ip):
+                    arr = counts.get(key)
+                    if arr is None or len(arr) < self.n:
+                        arr = counts[key] = _padded(arr, self._cap)
+                    arr[row] += sign
                 ips = by_node.setdefault(row, Counter())
                 ips[hp.ip] += sign
                 if ips[hp.ip] <= 0:
@@ -330,14 +338,30 @@ class NodeTable:
         """(protocol, port) → row → host IPs in use: NodePorts' index, built on first use."""
         if self._ports is None:
             index: dict[PortKey, dict[int, Counter[str]]] = {}
+            counts: dict[PortKey, dict[str, np.ndarray]] = {}
             for row, used in enumerate(self.node_ports):
                 for (ip, proto, port), count in used.items():
                     index.setdefault((proto, port), {}).setdefault(row, Counter())[ip] += count
-            self._ports = index
+                    by_ip = counts.setdefault((proto, port), {})
+                    for key in (ANY_USE, ip):
+                        if key not in by_ip:
+                            by_ip[key] = np.zeros(self._cap, np.int32)
+                        by_ip[key][row] += count
+            self._ports, self._port_counts = index, counts
         return self._ports
+
+    def port_uses(self, protocol: str, port: int, ip: str) -> np.ndarray | None:
+        """Per row, how many pods use ``protocol``/``port`` on host IP ``ip`` (``ANY_USE``: on any
+        IP); None when no pod does. NodePorts' vectorized conflict check reads these."""
+        _ = self.ports  # the index exists
+        arr = self._port_counts.get((protocol, port), {}).get(ip)
+        if arr is None:
+            return None
+        return arr[: self.n] if len(arr) >= self.n else _padded(arr, self.n)[: self.n]
 
     def _rebuild_port_index(self) -> None:
         self._ports = None
+        self._port_counts = {}
 
     # -- label queries ----------------------------------------------------------------------
     def label_codes(self, key: str) -> np.ndarray | None:
@@ -440,3 +464,14 @@ class NodeTable:
     def cluster_size(self) -> int:
         """Number of nodes in the whole cluster (a subset remembers its parent's)."""
         return self.total_nodes if self.total_nodes >= 0 else self.n
+
+
+ANY_USE = "*"  # port_uses key: on any host IP
+
+
+def _padded(arr: np.ndarray | None, size: int) -> np.ndarray:
+    """``arr`` (or nothing) zero-padded to ``size`` rows."""
+    out = np.zeros(max(size, 1), np.int32)
+    if arr is not None:
+        out[: len(arr)] = arr[:size]
+    return out

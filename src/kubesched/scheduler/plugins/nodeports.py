@@ -23,7 +23,7 @@ from kubesched.scheduler.framework.interface import (
     SignPlugin,
 )
 from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.nodetable import ANY_USE, NodeTable
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 ANY_IP = "0.0.0.0"
@@ -52,12 +52,16 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
         return None, None
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
-        conflict = np.zeros(nodes.n, bool)
+        conflict: np.ndarray | None = None
         for hp in pod.host_ports:
-            for row, ips in nodes.ports.get((hp.protocol, hp.port), {}).items():
-                if not conflict[row] and ports_conflict(hp.ip, ips):
-                    conflict[row] = True
-        if not conflict.any():
+            # a wildcard port conflicts with any use; a specific IP with the same IP or a wildcard
+            keys = (ANY_USE,) if hp.ip == ANY_IP else (hp.ip, ANY_IP)
+            for key in keys:
+                uses = nodes.port_uses(hp.protocol, hp.port, key)
+                if uses is not None:
+                    hit = uses > 0
+                    conflict = hit if conflict is None else conflict | hit
+        if conflict is None or not conflict.any():
             return None
         return NodeVerdicts.reject_where(conflict, Code.UNSCHEDULABLE, ERR_REASON)
 
