@@ -123,6 +123,16 @@ class Cache:
     def add_pod(self, pod: PodInfo) -> None:
         """A bound pod seen by the watch: confirms an assumption or adds it."""
         current = self._pods.get(pod.uid)
+        if current is not None and current[1] == pod.node_name and _same_parse(current[0], pod):
+            # the binding of the pod assumed there (or a status write): nothing the node or pod
+            # tables count changed, only the object and maybe its start time
+            if pod.uid in self.assumed:
+                self.assumed.discard(pod.uid)
+                self.binding_finished.discard(pod.uid)
+            self._pods[pod.uid] = (pod, pod.node_name)
+            self._by_node.setdefault(pod.node_name, {})[pod.uid] = pod
+            self.pod_table.replace(pod)
+            return
         if current is not None:
             if pod.uid in self.assumed:
                 self.assumed.discard(pod.uid)
@@ -173,3 +183,17 @@ class Cache:
 
     def counts(self) -> dict[str, int]:
         return {"nodes": len(self._nodes), "pods": len(self._pods), "assumed_pods": len(self.assumed)}
+
+
+def _same_parse(a: PodInfo, b: PodInfo) -> bool:
+    """Whether two versions of a pod share one parse (``PodInfo.evolve``): everything the node
+    and pod tables count (requests, ports, labels, terms, priority, termination) is the same."""
+    return (
+        a.requests is b.requests
+        and a.labels is b.labels
+        and a.host_ports is b.host_ports
+        and a.pod_affinity is b.pod_affinity
+        and a.priority == b.priority
+        and a.deleting == b.deleting
+        and a.namespace == b.namespace
+    )

@@ -117,6 +117,14 @@ class PodTable:
             self.term_groups.setdefault(key, {})[i] = None
             self._group_arrays.pop(key, None)
 
+    def replace(self, pod: PodInfo) -> None:
+        """A newer version of a pod in the table whose counted fields did not change."""
+        i = self.slot.get(pod.uid)
+        if i is None:
+            return
+        self.pods[i] = pod
+        self.start[i] = start_time(pod)
+
     def remove(self, uid: str) -> None:
         i = self.slot.pop(uid, None)
         if i is None:
