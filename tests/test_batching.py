@@ -539,3 +539,29 @@ def test_simulate_with_and_without_batching(tmp_path: Any) -> None:
     bad = runner.invoke(main, ["simulate", path, "--feature-gates", "OpportunisticBatch=true"])
     assert bad.exit_code == 2
     assert bad.output.strip().splitlines()[-1] == "kubesched: error: unrecognized feature gate: OpportunisticBatch"
+
+
+def test_extenders_turn_signatures_off() -> None:
+    config = {
+        **NO_DEFAULT_SPREADING,
+        "extenders": [{"urlPrefix": "http://127.0.0.1:9", "filterVerb": "filter", "nodeCacheCapable": True}],
+    }
+    c = Cluster(config=config)
+    assert signature(c, pod("a")) is None  # computeBatchablePlugins: a profile with extenders
+
+
+def test_a_nominated_node_goes_before_the_hint() -> None:
+    """evaluateNominatedNode tries the nominated node, not the hint; the hint was taken from the
+    list all the same, so the attempt counts as hint_not_used and the list is dropped."""
+    c = Cluster(*(node(f"n{i}", pods=1) for i in range(4)), config=NO_DEFAULT_SPREADING)
+    prefer = ["n0", "n1", "n2", "n3"]
+    c.create(batch_pod(PodDef("p0", "", prefer)))
+    c.settle()
+    assert c.node_of("p0") == "n0"
+    nominated = batch_pod(PodDef("p1", "", prefer))
+    nominated["status"] = {"nominatedNodeName": "n3"}
+    c.create(nominated)
+    c.settle()
+    assert c.node_of("p1") == "n3"
+    assert c.sched.metrics.batch_attempts.series[("default-scheduler", ATTEMPT_HINT_NOT_USED)] == 1
+    assert c.sched.profiles["default-scheduler"].batch.state is None
