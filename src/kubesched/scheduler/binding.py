@@ -27,11 +27,13 @@ log = logging.getLogger("kubesched.scheduler")
 Work = Callable[[], Status | None]
 Done = Callable[[Status | None], None]
 
-BINDING_WORKERS = 16  # bindings running at once
+# bindings running at once: each mostly waits on the API server, so more of them in flight keep it
+# busier (SchedulingBasic over HTTP: 64 against 16 measured 983-1,102 pods/s against 809-1,040)
+BINDING_WORKERS = 64
 # bindings submitted and not yet taken back, past which the driver holds off new scheduling cycles:
 # each one keeps its CycleState, so a scheduler far ahead of the API server would grow without
 # bound (upstream's goroutines are held back by client-go's rate limiter instead)
-MAX_IN_FLIGHT = 16 * BINDING_WORKERS
+MAX_IN_FLIGHT = 256
 
 
 def run_guarded(work: Work) -> Status | None:
