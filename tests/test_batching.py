@@ -565,3 +565,29 @@ def test_a_nominated_node_goes_before_the_hint() -> None:
     assert c.node_of("p1") == "n3"
     assert c.sched.metrics.batch_attempts.series[("default-scheduler", ATTEMPT_HINT_NOT_USED)] == 1
     assert c.sched.profiles["default-scheduler"].batch.state is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["scheduler", "--kubeconfig", "/nonexistent", "--feature-gates", "Nope=true"],
+            "unrecognized feature gate: Nope",
+        ),
+        (
+            ["up", "--data-dir", "{tmp}", "--feature-gates", "OpportunisticBatching=x"],
+            'invalid value of OpportunisticBatching=x, err: strconv.ParseBool: parsing "x": invalid syntax',
+        ),
+    ],
+)
+def test_feature_gates_flag_on_the_servers(tmp_path: Any, args: list[str], message: str) -> None:
+    """A bad gate is refused before anything starts or is written, as kube-scheduler's flag parsing does."""
+    from click.testing import CliRunner
+
+    from kubesched.cli import main
+
+    data = tmp_path / "data"
+    out = CliRunner().invoke(main, [a.replace("{tmp}", str(data)) for a in args])
+    assert out.exit_code == 2
+    assert out.output.strip().splitlines()[-1] == f"kubesched: error: {message}"
+    assert not data.exists()
