@@ -67,7 +67,15 @@ class RealtimeDriver:
     ) -> None:
         """Until ``stop``. While ``active`` says no (a replica that does not lead), the informers'
         events still reach the cache and the queue, so a follower is warm, but no pod is popped."""
-        self.sched.start(notify=wake.set)
+
+        def notify() -> None:
+            # Event.set takes a lock and notifies every time; most events arrive while it is set.
+            # Safe without it: the producer buffers before it looks, the consumer clears before it
+            # checks the buffer, so an event seen "already set" is found by that check.
+            if not wake.is_set():
+                wake.set()
+
+        self.sched.start(notify=notify)
         while not stop.is_set():
             if active is not None and not active():
                 wake.clear()
