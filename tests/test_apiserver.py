@@ -583,3 +583,40 @@ def test_finalizers_hold_a_deleted_object_until_they_are_removed(server):
     )
     assert code == 200
     assert server.request("GET", base + "/held")[0] == 404
+
+
+def test_put_replaces_labels_and_annotations(server):
+    """An update replaces the object's metadata: labels and annotations it leaves out are gone,
+    while uid, creationTimestamp and generation stay the server's (``rest.BeforeUpdate``)."""
+    base = "/api/v1/namespaces/default/configmaps"
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "relabel", "labels": {"a": "1", "b": "2"}, "annotations": {"note": "x"}},
+        "data": {"k": "v"},
+    }
+    code, created = server.request("POST", base, cm)
+    assert code == 201
+    replaced = {
+        **created,
+        "metadata": {
+            "name": "relabel",
+            "resourceVersion": created["metadata"]["resourceVersion"],
+            "labels": {"b": "3"},
+            "creationTimestamp": "2000-01-01T00:00:00Z",  # ignored, as BeforeUpdate ignores it
+        },
+    }
+    forged = {**replaced, "metadata": {**replaced["metadata"], "uid": "forged"}}
+    code, body = server.request("PUT", base + "/relabel", forged)
+    assert (code, body["reason"]) == (422, "Invalid")
+    assert (
+        body["message"] == 'ConfigMap "relabel" is invalid: metadata.uid: Invalid value: "forged": field is immutable'
+    )
+    code, updated = server.request("PUT", base + "/relabel", replaced)
+    assert code == 200, updated
+    meta = updated["metadata"]
+    assert meta["labels"] == {"b": "3"} and "annotations" not in meta
+    assert meta["uid"] == created["metadata"]["uid"]
+    assert meta["creationTimestamp"] == created["metadata"]["creationTimestamp"]
+    code, got = server.request("GET", base + "/relabel")
+    assert got["metadata"]["labels"] == {"b": "3"} and "annotations" not in got["metadata"]

@@ -169,6 +169,9 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
         else:
             new.pop("status", None)
     meta = dict(new.get("metadata") or {})
+    uid = meta.get("uid")
+    if uid and uid != old["metadata"].get("uid"):  # ValidateObjectMetaUpdate: uid is immutable
+        raise invalid(r, meta.get("name", ""), "metadata.uid", "field is immutable", uid)
     for keep in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
         if keep in old["metadata"]:
             meta[keep] = old["metadata"][keep]

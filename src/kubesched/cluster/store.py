@@ -334,11 +334,20 @@ class Store:
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(kind, key[1], STALE)
-        new = {**obj, "metadata": {**old["metadata"], **(obj.get("metadata") or {})}}
-        if "finalizers" not in (obj.get("metadata") or {}):  # removing them is how a held deletion ends
-            new["metadata"].pop("finalizers", None)
-        new["metadata"]["uid"] = old["metadata"]["uid"]
-        new["metadata"]["creationTimestamp"] = old["metadata"]["creationTimestamp"]
+        # the object replaces the stored one, metadata included (labels, annotations, finalizers
+        # left out are gone); the fields an update cannot change come from the stored object
+        # (``rest.BeforeUpdate``: uid, creationTimestamp, generation, and a deletion under way)
+        meta = dict(obj.get("metadata") or {})
+        old_meta = old["metadata"]
+        for keep in ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            if keep in old_meta:
+                meta[keep] = old_meta[keep]
+            else:
+                meta.pop(keep, None)
+        meta["name"] = old_meta["name"]
+        if "namespace" in old_meta:
+            meta["namespace"] = old_meta["namespace"]
+        new = {**obj, "metadata": meta}
         self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key] = new
