@@ -224,6 +224,7 @@ def test_claims_from_templates_are_allocated_reserved_and_released() -> None:
     assert claim["metadata"]["ownerReferences"][0]["uid"] == "uid-default-a"
     assert claim["metadata"]["annotations"]["resource.kubernetes.io/pod-claim-name"] == "gpu"
     assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "a", "uid": "uid-default-a"}]
+    assert claim["metadata"]["finalizers"] == [FINALIZER]  # bindClaim protects what it allocated
     results = claim["status"]["allocation"]["devices"]["results"]
     assert results == [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
     assert claim_of(c, "b")["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"
@@ -240,6 +241,37 @@ def test_claims_from_templates_are_allocated_reserved_and_released() -> None:
     c.advance(2)
     assert c.node_of("c") == "n1"
     assert claim_of(c, "c")["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+
+
+FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+def test_an_allocated_claim_is_protected_from_deletion_while_in_use() -> None:
+    """``bindClaim`` adds the delete-protection finalizer to a claim it allocates; deleting the
+    claim while its pod runs only marks it, and the resourceclaim controller lets it go once the
+    pod has released it (deallocated, finalizer removed)."""
+    objs = dra_objects({"n1": ["80Gi"]})
+    shared = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "shared", "namespace": "default"},
+        "spec": next(o for o in objs if o["kind"] == "ResourceClaimTemplate")["spec"]["spec"],
+    }
+    user = make_pod("user", cpu="1")
+    user["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+    c = Cluster(*objs, shared)
+    c.create(user)
+    c.settle()
+    assert c.node_of("user") == "n1"
+    claim = c.store.get("ResourceClaim", "default", "shared")
+    assert claim["metadata"]["finalizers"] == [FINALIZER] and claim["status"]["allocation"]
+    c.store.delete("ResourceClaim", "default", "shared")
+    c.settle()
+    held = c.store.get("ResourceClaim", "default", "shared")  # still there while the pod uses it
+    assert held["metadata"]["deletionTimestamp"] and held["status"]["reservedFor"]
+    c.store.delete("Pod", "default", "user", 0)
+    c.settle()
+    assert c.store.try_get("ResourceClaim", "default", "shared") is None
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,9 @@ class InProcessClient:
         """resourceclaims/status: the store's optimistic concurrency decides (409 if ``claim`` is stale)."""
         return self.store.update("ResourceClaim", {**claim, "status": status})
 
+    def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        return self.store.update("ResourceClaim", claim)
+
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         """As kube-apiserver creates it: a ``generateName`` gets five random characters (seeded by
         the owner, so that a simulation gives the same names again)."""

@@ -45,6 +45,11 @@ class ClusterClient(Protocol):
         still be current, else a 409 Conflict) with ``status`` in place of its own."""
         ...
 
+    def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """``Update`` of a ResourceClaim (its metadata, here the finalizers): ``claim`` as last
+        seen, else a 409 Conflict; returns it as stored."""
+        ...
+
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         """Create a ResourceClaim (the special claim of extended resources backed by DRA, its name
         generated); returns it as stored."""

@@ -423,6 +423,14 @@ class RemoteClient:
             )
         )
 
+    def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        meta = claim.get("metadata") or {}
+        body = {**claim, "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim"}
+        api = k8s.ResourceV1Api(self._api)
+        return self._write(
+            api.replace_namespaced_resource_claim(meta.get("name"), meta.get("namespace"), body, _preload_content=False)
+        )
+
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         meta = claim.get("metadata") or {}
         api = k8s.ResourceV1Api(self._api)

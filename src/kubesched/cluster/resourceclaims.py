@@ -19,6 +19,18 @@ POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
 
 
+FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer, set by the scheduler
+
+
+def _without_finalizer(claim: dict[str, Any]) -> dict[str, Any]:
+    meta = claim.get("metadata") or {}
+    finalizers = [f for f in meta.get("finalizers") or [] if f != FINALIZER]
+    new_meta = {**meta, "finalizers": finalizers}
+    if not finalizers:
+        new_meta.pop("finalizers")
+    return {**claim, "metadata": new_meta}
+
+
 def _done(pod: Mapping[str, Any]) -> bool:
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
     return bool(meta.get("deletionTimestamp")) or status.get("phase") in ("Succeeded", "Failed")
@@ -36,13 +48,16 @@ class ResourceClaimController:
 
     def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
         self.store = store
-        self._watch = store.watch(["Pod", "ResourceClaimTemplate"], notify=notify)
+        self._watch = store.watch(["Pod", "ResourceClaimTemplate", "ResourceClaim"], notify=notify)
         for pod in store.list("Pod")[0]:
             self._sync_pod(pod)
 
     def sync(self) -> None:
         for ev in self._watch.drain():
-            if ev.kind == "ResourceClaimTemplate":  # pods waiting for this template
+            if ev.kind == "ResourceClaim":
+                if ev.type != DELETED:
+                    self._sync_claim(ev.obj)
+            elif ev.kind == "ResourceClaimTemplate":  # pods waiting for this template
                 ns = (ev.obj.get("metadata") or {}).get("namespace") or "default"
                 for pod in self.store.list("Pod", ns)[0]:
                     self._sync_pod(pod)
@@ -50,6 +65,22 @@ class ResourceClaimController:
                 self._release(ev.obj)
             else:
                 self._sync_pod(ev.obj)
+
+    def _sync_claim(self, claim: dict[str, Any]) -> None:
+        """``syncClaim``: a deleted claim reserved for nobody is deallocated and loses the
+        delete-protection finalizer, which unblocks its removal."""
+        meta, status = claim.get("metadata") or {}, claim.get("status") or {}
+        if not meta.get("deletionTimestamp") or status.get("reservedFor"):
+            return
+        if FINALIZER not in (meta.get("finalizers") or []):
+            return
+
+        def unblock(o: dict[str, Any]) -> dict[str, Any]:
+            rest = {k: v for k, v in (o.get("status") or {}).items() if k != "allocation"}
+            return {**_without_finalizer(o), "status": rest}
+
+        with contextlib.suppress(ApiError):
+            self.store.mutate("ResourceClaim", meta.get("namespace") or "default", meta["name"], unblock)
 
     def _sync_pod(self, pod: dict[str, Any]) -> None:
         spec = pod.get("spec") or {}
@@ -131,6 +162,7 @@ class ResourceClaimController:
                     if not rest:  # structured parameters: deallocated as soon as nobody uses it
                         new_status.pop("reservedFor")
                         new_status.pop("allocation", None)
+                        return {**_without_finalizer(o), "status": new_status}
                     return {**o, "status": new_status}
 
                 with contextlib.suppress(ApiError):  # an update first: the scheduler's hint sees the deallocation

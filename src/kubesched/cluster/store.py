@@ -360,7 +360,10 @@ class Store:
         """Read-modify-write without a conflict window (what a PATCH does server side)."""
         old = self.get(kind, namespace, name)
         new = fn(old)
-        new["metadata"] = {**old["metadata"], **new.get("metadata", {})}
+        returned = new.get("metadata") or {}
+        new["metadata"] = {**old["metadata"], **returned}
+        if "finalizers" not in returned:  # fn dropped them: removing the last one ends a held deletion
+            new["metadata"].pop("finalizers", None)
         self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key_of(kind, old)] = new

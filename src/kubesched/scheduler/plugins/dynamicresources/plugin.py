@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.cluster.errors import ApiError
+from kubesched.cluster.errors import ApiError, Conflict
 from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import (
@@ -124,6 +124,42 @@ def _resource_claims(pod: PodInfo) -> list[Any]:
     spec = pod.obj.get("spec") or {}
     claims = spec.get("resourceClaims")
     return claims if isinstance(claims, list) else []
+
+
+FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer
+CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
+
+
+def _with_finalizer(client: Any, claim: Mapping[str, Any]) -> dict[str, Any]:
+    """``bindClaim``: a claim the scheduler allocates gets the delete-protection finalizer (an
+    Update) before its status is written; the resourceclaim controller removes it once the claim
+    is deallocated."""
+    meta = claim.get("metadata") or {}
+    finalizers = list(meta.get("finalizers") or [])
+    if FINALIZER in finalizers:
+        return dict(claim)
+    return dict(client.update_claim({**claim, "metadata": {**meta, "finalizers": [*finalizers, FINALIZER]}}))
+
+
+def _delete_claim(client: Any, claim: Mapping[str, Any]) -> None:
+    """``deleteClaim``: the finalizer removed first (retried on conflict with the latest
+    version), then the delete."""
+    meta = claim.get("metadata") or {}
+    ns, name = str(meta.get("namespace")), str(meta.get("name"))
+    current: Mapping[str, Any] = claim
+    for attempt in range(CONFLICT_RETRIES):
+        finalizers = list((current.get("metadata") or {}).get("finalizers") or [])
+        if FINALIZER not in finalizers:
+            break
+        finalizers.remove(FINALIZER)
+        try:
+            client.update_claim({**current, "metadata": {**current["metadata"], "finalizers": finalizers}})
+            break
+        except Conflict:
+            if attempt == CONFLICT_RETRIES - 1:
+                raise
+            current = client.get("ResourceClaim", ns, name)
+    client.delete_claim(ns, name)
 
 
 def _uid(obj: Mapping[str, Any]) -> str:
@@ -525,8 +561,7 @@ class DynamicResources(
             # the special claim of a prior cycle is deleted, for the next attempt to start anew
             try:
                 if client is not None:
-                    meta = s.ext.claim["metadata"]
-                    client.delete_claim(str(meta["namespace"]), str(meta["name"]))
+                    _delete_claim(client, s.ext.claim)
             except ApiError as exc:
                 return None, Status.of(Code.ERROR, exc.message)
             return None, Status.of(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
@@ -572,11 +607,10 @@ class DynamicResources(
             self.in_flight.pop(uid, None)  # RemoveClaimPendingAllocation
             self._written.discard(uid)
         if s.ext is not None and s.ext.created is not None:  # written already: deleted, not orphaned
-            meta = s.ext.created["metadata"]
             client = getattr(self.handle, "client", None)
             try:
                 if client is not None:
-                    client.delete_claim(str(meta["namespace"]), str(meta["name"]))
+                    _delete_claim(client, s.ext.created)
             except ApiError:
                 pass  # a later attempt's PostFilter finds and deletes it
             s.ext.created = None
@@ -606,12 +640,14 @@ class DynamicResources(
                 continue
             uid = _uid(claim)
             meta = claim.get("metadata") or {}
-            status = dict(claim.get("status") or {})
             allocation = s.allocations.get(uid)
-            if allocation is not None:
-                status["allocation"] = allocation
-            status["reservedFor"] = [*_reserved_for(claim), consumer]
             try:
+                if allocation is not None:
+                    claim = _with_finalizer(client, claim)
+                status = dict(claim.get("status") or {})
+                if allocation is not None:
+                    status["allocation"] = allocation
+                status["reservedFor"] = [*_reserved_for(claim), consumer]
                 client.update_claim_status(dict(claim), status)
             except ApiError as exc:  # Unreserve gives the devices back
                 return Status.of(
@@ -648,6 +684,8 @@ class DynamicResources(
         try:
             created = client.create_claim(body)
             s.ext.created = created
+            if allocation is not None:
+                created = s.ext.created = _with_finalizer(client, created)
             status = {"allocation": allocation, "reservedFor": [consumer]}
             client.update_claim_status(created, status)
         except ApiError as exc:
