@@ -517,7 +517,9 @@ def test_simulate_with_and_without_batching(tmp_path: Any) -> None:
     runner = CliRunner()
     on = runner.invoke(main, ["simulate", path, "-o", "json", "--explain", "default/train-3"])
     assert on.exit_code == 0, on.output
-    explained = json.loads(on.output)["explain"]["default/train-3"]
+    result = json.loads(on.output)
+    assert result["metrics"]["batchAttempts"]["hint_used/default-scheduler"] == 3  # train-1..3 from hints
+    explained = result["explain"]["default/train-3"]
     assert explained["batchHint"] == explained["selectedNode"]
     assert explained["score-result"] == {}  # placed from the hint: nothing scored
     off = runner.invoke(
@@ -534,6 +536,7 @@ def test_simulate_with_and_without_batching(tmp_path: Any) -> None:
         ],
     )
     assert off.exit_code == 0, off.output
+    assert "batchAttempts" not in json.loads(off.output)["metrics"]
     explained = json.loads(off.output)["explain"]["default/train-3"]
     assert "batchHint" not in explained and len(explained["score-result"]) == 3  # the three free nodes scored
     bad = runner.invoke(main, ["simulate", path, "--feature-gates", "OpportunisticBatch=true"])

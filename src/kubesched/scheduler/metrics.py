@@ -319,7 +319,7 @@ class SchedulerMetrics:
             entry = points.setdefault(point, {"count": 0, "seconds": 0.0})
             entry["count"] += h.count
             entry["seconds"] += h.total
-        return {
+        out: dict[str, Any] = {
             "scheduleAttempts": attempts,
             "attemptDurationSeconds": durations,
             "podSchedulingSLISeconds": {f"p{round(q * 100)}": sli.quantile(q) for q in quantiles},
@@ -327,6 +327,11 @@ class SchedulerMetrics:
             "preemptionVictims": 0.0 if victims is None else victims.total,
             "extensionPoints": points,
         }
+        # Opportunistic Batching, where a profile signs pods: "<result or reason>/<profile>"
+        for key, vec in (("batchAttempts", self.batch_attempts), ("batchCacheFlushed", self.batch_cache_flushed)):
+            if vec.series:
+                out[key] = {f"{label}/{profile}": v for (profile, label), v in sorted(vec.series.items())}
+        return out
 
 
 def _label(st: Any) -> str:
