@@ -54,6 +54,16 @@ class ScheduleResult:
 
 
 @dataclass(slots=True)
+class BatchCycle:
+    """This cycle's Opportunistic Batching facts: the pod's signature, the hint the batch
+    offered (or ""), and whether the pod was placed on it without a search."""
+
+    signature: PodSignature | None = None
+    hint: str = ""
+    taken: bool = False
+
+
+@dataclass(slots=True)
 class Algorithm:
     """Per-scheduler state of the algorithm: the rotating start index and the tie-break RNG."""
 
@@ -71,10 +81,6 @@ class Algorithm:
     batching: bool = True
     _rank_key: tuple[Any, int] | None = None
     _rank: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    # this cycle's batching: the hint offered, the pod's signature, whether the hint was taken
-    _hint: str = ""
-    _signature: PodSignature | None = None
-    _hinted: bool = False
 
     def schedule_pod(
         self,
@@ -91,21 +97,21 @@ class Algorithm:
         ``cycle``: the queue's scheduling cycle of this attempt (batching compares it)."""
         if nodes.n == 0:
             raise _NoNodes(pod)
-        self._hint, self._signature = "", None
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle)
-        if self.extenders and len(feasible) and not self._hinted:
+        batch = BatchCycle()
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, batch)
+        if self.extenders and len(feasible) and not batch.taken:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
         evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
-        if len(feasible) == 1 and (not explain or self._hinted):
+        if len(feasible) == 1 and (not explain or batch.taken):
             chosen = nodes.names[int(feasible[0])]
-            if info is not None and self._hinted:
+            if info is not None and batch.taken:
                 info["hint"] = chosen
             if self.batching:
-                fwk.batch.store_schedule_results(self._signature, self._hint, chosen, None, cycle)
+                fwk.batch.store_schedule_results(batch.signature, batch.hint, chosen, None, cycle)
             return ScheduleResult(chosen, evaluated, 1, info)
         st = fwk.run_pre_score(state, pod, nodes, feasible)
         if st is not None:
@@ -131,8 +137,8 @@ class Algorithm:
             info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
         chosen = nodes.names[int(feasible[pick])]
         if self.batching:
-            rest = self._sorted_rest(nodes, feasible, outcome.total, pick, self._signature)
-            fwk.batch.store_schedule_results(self._signature, self._hint, chosen, rest, cycle)
+            rest = self._sorted_rest(nodes, feasible, outcome.total, pick, batch.signature)
+            fwk.batch.store_schedule_results(batch.signature, batch.hint, chosen, rest, cycle)
         return ScheduleResult(chosen, evaluated, len(feasible), info)
 
     def _sorted_rest(
@@ -212,8 +218,11 @@ class Algorithm:
         queue: SchedulingQueue,
         explain: bool = False,
         cycle: int = 0,
+        batch: BatchCycle | None = None,
     ) -> tuple[np.ndarray, Diagnosis]:
-        self._hinted = False
+        """PreFilter, the batch's hint, then Filter and the node search; ``batch`` receives this
+        cycle's batching facts."""
+        batch = batch if batch is not None else BatchCycle()
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
         if st is not None:
             if not st.is_rejected():
@@ -226,18 +235,18 @@ class Algorithm:
             return np.zeros(0, np.int64), diagnosis
         if self.batching:
             # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
-            self._signature = fwk.sign_pod(pod)
-            self._hint = fwk.batch.get_node_hint(
+            batch.signature = fwk.sign_pod(pod)
+            batch.hint = fwk.batch.get_node_hint(
                 pod,
-                self._signature,
+                batch.signature,
                 cycle,
                 lambda name: name in nodes.index,
                 lambda name: self._rejected_on(fwk, state, pod, nodes, nodes.index[name]),
             )
-            if self._hint and not pod.nominated_node_name and self._hint in nodes.index:
-                row = nodes.index[self._hint]
+            if batch.hint and not pod.nominated_node_name and batch.hint in nodes.index:
+                row = nodes.index[batch.hint]
                 if self._hint_fits(fwk, state, pod, nodes, queue, row):
-                    self._hinted = True
+                    batch.taken = True
                     return np.array([row], np.int64), Diagnosis.empty(nodes.names)
         outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
         if outcome.error is not None:
