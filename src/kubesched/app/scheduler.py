@@ -110,6 +110,8 @@ def run(
             kinds=INFORMER_KINDS,
             reporting_controller=config.profiles[0].scheduler_name,
             event_process=True,
+            qps=config.client_connection.qps,
+            burst=config.client_connection.burst,
         )
     except Exception as exc:  # an unreadable kubeconfig or an unreachable server
         raise InputError(f"cannot use kubeconfig: {exc}", file=kubeconfig) from None

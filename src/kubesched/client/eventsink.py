@@ -29,10 +29,13 @@ SEND_GRACE = 3.0
 class EventSink:
     """The parent's side: ``send`` queues (dropping past MAX_QUEUED), a thread pipes batches."""
 
-    def __init__(self, kubeconfig: str) -> None:
+    def __init__(self, kubeconfig: str, qps: float = -1, burst: int = 0) -> None:
+        """``qps`` / ``burst``: the event client's own rate limit (< 0: none)."""
         ctx = multiprocessing.get_context("spawn")  # the parent has threads: no fork
         reader, self._conn = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=serve, args=(kubeconfig, reader), name="kubesched-events", daemon=True)
+        self._proc = ctx.Process(
+            target=serve, args=(kubeconfig, reader, qps, burst), name="kubesched-events", daemon=True
+        )
         self._proc.start()
         reader.close()
         self._pending: deque[tuple[str, dict[str, Any]]] = deque()
@@ -85,18 +88,19 @@ class EventSink:
             self._proc.terminate()
 
 
-def serve(kubeconfig: str, conn: Connection) -> None:
+def serve(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0) -> None:
     """The child: POST every event received until the pipe closes."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_pump(kubeconfig, conn))
+        asyncio.run(_pump(kubeconfig, conn, qps, burst))
 
 
-async def _pump(kubeconfig: str, conn: Connection) -> None:
+async def _pump(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0) -> None:
     from kubernetes_asyncio import client as k8s
     from kubernetes_asyncio.client.exceptions import ApiException
     from kubernetes_asyncio.config import new_client_from_config
 
+    from kubesched.client.ratelimit import TokenBucket
     from kubesched.client.remote import api_error, checked, no_env_lookups
 
     loop = asyncio.get_running_loop()
@@ -118,8 +122,11 @@ async def _pump(kubeconfig: str, conn: Connection) -> None:
     slots = asyncio.Semaphore(IN_FLIGHT)
     tasks: set[asyncio.Task[None]] = set()
 
+    limiter = TokenBucket(qps, burst)
+
     async def post(namespace: str, event: dict[str, Any]) -> None:
         try:
+            await limiter.wait()
             await checked(events.create_namespaced_event(namespace, event, _preload_content=False))
         except ApiException as exc:
             log.warning("event %s failed: %s", event.get("reason"), api_error(exc).message)

@@ -31,6 +31,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
 from kubesched.client.eventsink import EventSink
+from kubesched.client.ratelimit import TokenBucket
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster import errors
 from kubesched.cluster.events import EventRecorder
@@ -108,9 +109,13 @@ class RemoteClient:
         reporting_controller: str = "default-scheduler",
         reporting_instance: str = "kubesched",
         event_process: bool = False,
+        qps: float = -1,
+        burst: int = 0,
     ) -> None:
         """``event_process``: events are POSTed by a child process (``EventSink``), which keeps
-        their HTTP work off this process's GIL; the scheduler command sets it."""
+        their HTTP work off this process's GIL; the scheduler command sets it. ``qps`` / ``burst``:
+        ``clientConnection``'s client-side rate limit (< 0: none), for this client's requests and,
+        separately, for the events' (kube-scheduler's event client is a clientset of its own)."""
         self.kubeconfig = kubeconfig
         self.recorder = EventRecorder(reporting_controller, reporting_instance)
         self.kinds = list(dict.fromkeys(kinds))
@@ -125,9 +130,10 @@ class RemoteClient:
         self._outbox: deque[Callable[[], Coroutine[Any, Any, None]]] = deque()
         self._outbox_scheduled = False
         self._sending: set[asyncio.Task[None]] = set()
+        self._limiter = TokenBucket(qps, burst)  # used on the loop's thread only
         self._api: k8s.ApiClient = self._call(new_client_from_config(config_file=kubeconfig), CALL_TIMEOUT)
         no_env_lookups(self._api)
-        self._sink: EventSink | None = EventSink(kubeconfig) if event_process else None
+        self._sink: EventSink | None = EventSink(kubeconfig, qps, burst) if event_process else None
         self.core = k8s.CoreV1Api(self._api)
         self.events = k8s.EventsV1Api(self._api)
         self._listers: dict[str, Callable[..., Any]] = {
@@ -172,6 +178,7 @@ class RemoteClient:
 
         async def run() -> None:
             try:
+                await self._limiter.wait()
                 await checked(make())
             except ApiException as exc:
                 log.warning("%s failed: %s", what, api_error(exc).message)
@@ -198,13 +205,18 @@ class RemoteClient:
         """A write and its answer; an HTTP error is its ApiError, and so is a request that got
         no answer (refused, reset, timed out), as client-go returns both as errors."""
         try:
-            return self._call(checked(coro))
+            return self._call(self._throttled(checked(coro)))
         except ApiException as exc:
             raise api_error(exc) from None
         except (aiohttp.ClientError, OSError, TimeoutError, concurrent.futures.TimeoutError) as exc:
             err = errors.ApiError(f"request failed: {exc or type(exc).__name__}")
             err.code = 503
             raise err from None
+
+    async def _throttled(self, request: Coroutine[Any, Any, Any]) -> Any:
+        """A request sent once the rate limiter allows it (client-go's ``tryThrottle``)."""
+        await self._limiter.wait()
+        return await request
 
     def close(self) -> None:
         """Send what is queued (up to a few seconds), stop the informers and the loop."""
@@ -241,6 +253,7 @@ class RemoteClient:
                 await asyncio.sleep(RETRY)
 
     async def _relist(self, kind: str, lister: Callable[..., Any]) -> str:
+        await self._limiter.wait()
         body = await checked(lister(_preload_content=False))
         items = body.get("items") or []
         rv = (body.get("metadata") or {}).get("resourceVersion") or ""
@@ -267,6 +280,7 @@ class RemoteClient:
         return str(rv)
 
     async def _watch(self, kind: str, lister: Callable[..., Any], rv: str) -> str:
+        await self._limiter.wait()
         resp = await lister(
             watch=True,
             resource_version=rv,

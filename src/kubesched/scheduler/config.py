@@ -423,7 +423,7 @@ def _parse(raw: Any, source: str) -> SchedulerConfig:
     ]
     for p in profiles:
         warnings.extend(p.warnings)
-    for key in ("qps", "burst", "contentType", "acceptContentTypes"):
+    for key in ("contentType", "acceptContentTypes"):  # qps and burst limit kubesched scheduler's requests
         if key in (raw.get("clientConnection") or {}):
             warnings.append(f"clientConnection.{key} is read but kubesched does not act on it yet")
     return SchedulerConfig(
