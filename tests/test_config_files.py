@@ -105,13 +105,21 @@ def test_config_validate_builds_the_plugins_and_their_args(tmp_path):
     )
 
 
-def test_fields_read_but_not_acted_on_are_warned_about_not_ignored():
+def test_fields_read_but_not_acted_on_are_warned_about_not_ignored(tmp_path):
+    # qps and burst limit kubesched scheduler's requests: no warning for them
     out = _cli("config", "validate", str(FIXTURES / "extenders-and-leader-election.yaml"))
     assert out.returncode == 0
+    assert out.stderr == ""
+    content = tmp_path / "content.yaml"
+    content.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "clientConnection: {qps: 20, contentType: application/json, acceptContentTypes: application/json}\n"
+    )
+    out = _cli("config", "validate", str(content))
+    assert out.returncode == 0
     assert out.stderr.splitlines() == [
-        f"kubesched: warning: {FIXTURES / 'extenders-and-leader-election.yaml'}: "
-        f"clientConnection.{key} is read but kubesched does not act on it yet"
-        for key in ("qps", "burst")
+        f"kubesched: warning: {content}: clientConnection.{key} is read but kubesched does not act on it yet"
+        for key in ("contentType", "acceptContentTypes")
     ]
 
 
