@@ -62,8 +62,8 @@ class NodeTable:
         self._taints = np.zeros((capacity, 0), bool)
         self._image_size: dict[str, np.ndarray] = {}
         self._image_nodes: Counter[str] = Counter()
-        self._ports: dict[PortKey, dict[int, Counter[str]]] | None = {}
-        self._port_counts: dict[PortKey, dict[str, np.ndarray]] = {}
+        # (protocol, port) -> host IP (or ANY_USE) -> pods using it per row; None: rebuilt on use
+        self._port_counts: dict[PortKey, dict[str, np.ndarray]] | None = {}
         self.node_ports: list[Counter[tuple[str, str, int]]] = []
         self._zones: dict[str, list[str]] = {}
         self._order: np.ndarray | None = None
@@ -309,7 +309,7 @@ class NodeTable:
     def account_ports(self, row: int, pod: PodInfo, sign: int) -> None:
         """The host ports part of ``add_pod``."""
         if pod.host_ports:
-            index = self.ports  # built (if it was dropped) before this pod's ports change, not after
+            counts = self._port_index()  # built (if it was dropped) before this pod's ports change
             if self._ports_shared and row not in self._ports_owned:
                 self.node_ports[row] = Counter(self.node_ports[row])
                 self._ports_owned.add(row)
@@ -317,51 +317,39 @@ class NodeTable:
             for hp in pod.host_ports:
                 triple = (hp.ip, hp.protocol, hp.port)
                 used[triple] += sign
-                by_node = index.setdefault((hp.protocol, hp.port), {})
-                counts = self._port_counts.setdefault((hp.protocol, hp.port), {})
-                for key in (ANY_USE, hp.ip):
-                    arr = counts.get(key)
-                    if arr is None or len(arr) < self.n:
-                        arr = counts[key] = _padded(arr, self._cap)
-                    arr[row] += sign
-                ips = by_node.setdefault(row, Counter())
-                ips[hp.ip] += sign
-                if ips[hp.ip] <= 0:
-                    del ips[hp.ip]
-                    if not ips:
-                        del by_node[row]
                 if used[triple] <= 0:
                     del used[triple]
+                self._count_port(counts, row, hp.protocol, hp.port, hp.ip, sign)
 
-    @property
-    def ports(self) -> dict[PortKey, dict[int, Counter[str]]]:
-        """(protocol, port) → row → host IPs in use: NodePorts' index, built on first use."""
-        if self._ports is None:
-            index: dict[PortKey, dict[int, Counter[str]]] = {}
+    def _count_port(
+        self, counts: dict[PortKey, dict[str, np.ndarray]], row: int, proto: str, port: int, ip: str, n: int
+    ) -> None:
+        by_ip = counts.setdefault((proto, port), {})
+        for key in (ANY_USE, ip):
+            arr = by_ip.get(key)
+            if arr is None or len(arr) <= row:
+                arr = by_ip[key] = _padded(arr, self._cap)
+            arr[row] += n
+
+    def _port_index(self) -> dict[PortKey, dict[str, np.ndarray]]:
+        if self._port_counts is None:
             counts: dict[PortKey, dict[str, np.ndarray]] = {}
             for row, used in enumerate(self.node_ports):
-                for (ip, proto, port), count in used.items():
-                    index.setdefault((proto, port), {}).setdefault(row, Counter())[ip] += count
-                    by_ip = counts.setdefault((proto, port), {})
-                    for key in (ANY_USE, ip):
-                        if key not in by_ip:
-                            by_ip[key] = np.zeros(self._cap, np.int32)
-                        by_ip[key][row] += count
-            self._ports, self._port_counts = index, counts
-        return self._ports
+                for (ip, proto, port), n in used.items():
+                    self._count_port(counts, row, proto, port, ip, n)
+            self._port_counts = counts
+        return self._port_counts
 
     def port_uses(self, protocol: str, port: int, ip: str) -> np.ndarray | None:
         """Per row, how many pods use ``protocol``/``port`` on host IP ``ip`` (``ANY_USE``: on any
         IP); None when no pod does. NodePorts' vectorized conflict check reads these."""
-        _ = self.ports  # the index exists
-        arr = self._port_counts.get((protocol, port), {}).get(ip)
+        arr = self._port_index().get((protocol, port), {}).get(ip)
         if arr is None:
             return None
         return arr[: self.n] if len(arr) >= self.n else _padded(arr, self.n)[: self.n]
 
     def _rebuild_port_index(self) -> None:
-        self._ports = None
-        self._port_counts = {}
+        self._port_counts = None
 
     # -- label queries ----------------------------------------------------------------------
     def label_codes(self, key: str) -> np.ndarray | None:

@@ -1,7 +1,7 @@
 """NodePorts (PreFilter, Filter): host ports a pod asks for must be free on the node.
 
 Conflicts follow ``HostPortInfo.CheckConflict``: same protocol and port, and either side bound
-to 0.0.0.0 or both to the same IP. Only nodes already using one of the pod's ports are visited.
+to 0.0.0.0 or both to the same IP, checked on the node table's per-port use columns.
 """
 
 from __future__ import annotations
