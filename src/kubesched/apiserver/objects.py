@@ -15,7 +15,7 @@ from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.admission import default_containers
 from kubesched.cluster.errors import BadRequest, Invalid, NotFound
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import Store, system_meta_kept
 from kubesched.errors import InputError
 
 # apimachinery's names.SimpleNameGenerator alphabet and suffix length
@@ -172,12 +172,7 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
     uid = meta.get("uid")
     if uid and uid != old["metadata"].get("uid"):  # ValidateObjectMetaUpdate: uid is immutable
         raise invalid(r, meta.get("name", ""), "metadata.uid", "field is immutable", uid)
-    for keep in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
-        if keep in old["metadata"]:
-            meta[keep] = old["metadata"][keep]
-        else:
-            meta.pop(keep, None)
-    new["metadata"] = meta
+    new["metadata"] = system_meta_kept(meta, old["metadata"])
     if r.kind == "Pod":
         old_spec, new_spec = old.get("spec") or {}, dict(new.get("spec") or {})
         # fields the API server fills or that only bindings set

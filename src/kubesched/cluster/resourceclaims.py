@@ -25,9 +25,9 @@ FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer,
 def _without_finalizer(claim: dict[str, Any]) -> dict[str, Any]:
     meta = claim.get("metadata") or {}
     finalizers = [f for f in meta.get("finalizers") or [] if f != FINALIZER]
-    new_meta = {**meta, "finalizers": finalizers}
-    if not finalizers:
-        new_meta.pop("finalizers")
+    new_meta = {k: v for k, v in meta.items() if k != "finalizers"}
+    if finalizers:
+        new_meta["finalizers"] = finalizers
     return {**claim, "metadata": new_meta}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -183,6 +183,21 @@ def key_of(kind: str, obj: dict[str, Any]) -> Key:
     return ns, meta.get("name") or ""
 
 
+# ``rest.BeforeUpdate``: what an update cannot change (a deletion under way included)
+SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def system_meta_kept(meta: Mapping[str, Any], old_meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``meta`` with the stored object's system fields in place of its own."""
+    out = dict(meta)
+    for key in SYSTEM_META:
+        if key in old_meta:
+            out[key] = old_meta[key]
+        else:
+            out.pop(key, None)
+    return out
+
+
 class Store:
     """Objects by kind and (namespace, name); the single source of truth for the embedded cluster."""
 
@@ -335,18 +350,11 @@ class Store:
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(kind, key[1], STALE)
         # the object replaces the stored one, metadata included (labels, annotations, finalizers
-        # left out are gone); the fields an update cannot change come from the stored object
-        # (``rest.BeforeUpdate``: uid, creationTimestamp, generation, and a deletion under way)
-        meta = dict(obj.get("metadata") or {})
-        old_meta = old["metadata"]
-        for keep in ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
-            if keep in old_meta:
-                meta[keep] = old_meta[keep]
-            else:
-                meta.pop(keep, None)
-        meta["name"] = old_meta["name"]
-        if "namespace" in old_meta:
-            meta["namespace"] = old_meta["namespace"]
+        # left out are gone), but for the fields an update cannot change
+        meta = system_meta_kept(obj.get("metadata") or {}, old["metadata"])
+        meta["name"] = old["metadata"]["name"]
+        if "namespace" in old["metadata"]:
+            meta["namespace"] = old["metadata"]["namespace"]
         new = {**obj, "metadata": meta}
         self._bump_generation(kind, old, new)
         self._bump(new)
@@ -357,13 +365,11 @@ class Store:
     def mutate(
         self, kind: str, namespace: str, name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]
     ) -> dict[str, Any]:
-        """Read-modify-write without a conflict window (what a PATCH does server side)."""
+        """Read-modify-write without a conflict window (what a PATCH does server side): ``fn``
+        returns the whole new object, metadata included."""
         old = self.get(kind, namespace, name)
         new = fn(old)
-        returned = new.get("metadata") or {}
-        new["metadata"] = {**old["metadata"], **returned}
-        if "finalizers" not in returned:  # fn dropped them: removing the last one ends a held deletion
-            new["metadata"].pop("finalizers", None)
+        new["metadata"] = dict(new["metadata"])  # _bump writes the resourceVersion into it
         self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key_of(kind, old)] = new
