@@ -382,15 +382,13 @@ class RemoteClient:
             status["conditions"] = [{**condition, "lastProbeTime": None, "lastTransitionTime": rfc3339(_now())}]
         if nominated_node_name is not None:
             status["nominatedNodeName"] = nominated_node_name or None
-        if not status:
-            return
+        if status:  # conditions merge by type: a strategic merge patch
+            self._patch_status(namespace, name, status, "application/strategic-merge-patch+json")
+
+    def _patch_status(self, namespace: str, name: str, status: dict[str, Any], content_type: str) -> None:
         self._write(
             self.core.patch_namespaced_pod_status(
-                name,
-                namespace,
-                {"status": status},
-                _content_type="application/strategic-merge-patch+json",
-                _preload_content=False,
+                name, namespace, {"status": status}, _content_type=content_type, _preload_content=False
             )
         )
 
@@ -455,15 +453,7 @@ class RemoteClient:
         self._write(api.delete_namespaced_resource_claim(name, namespace, _preload_content=False))
 
     def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
-        self._write(
-            self.core.patch_namespaced_pod_status(
-                name,
-                namespace,
-                {"status": fields},
-                _content_type="application/merge-patch+json",
-                _preload_content=False,
-            )
-        )
+        self._patch_status(namespace, name, fields, "application/merge-patch+json")
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message)
