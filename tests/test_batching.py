@@ -85,7 +85,6 @@ class Recorder:
 def test_batch_hints(case: BatchCase) -> None:
     rec = Recorder()
     batch = OpportunisticBatch("default-scheduler", lambda: rec.now, rec.count)
-    pod = pod_info_from({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": []}})
 
     def exists(name: str) -> bool:
         return case.last_node_exists
@@ -94,13 +93,13 @@ def test_batch_hints(case: BatchCase) -> None:
         assert name == case.first_chosen
         return case.last_node_full
 
-    assert batch.get_node_hint(pod, case.first_sig, 1, exists, rejects) == ""
+    assert batch.get_node_hint(case.first_sig, 1, exists, rejects) == ""
     if case.first_scheduled:
         other = None if case.first_other is None else SortedNodes(case.first_other)
         batch.store_schedule_results(case.first_sig, "", case.first_chosen, other, 1)
     rec.counts.clear()
     rec.now += case.age
-    hint = batch.get_node_hint(pod, case.second_sig, 3 if case.skip_pod else 2, exists, rejects)
+    hint = batch.get_node_hint(case.second_sig, 3 if case.skip_pod else 2, exists, rejects)
     assert hint == case.expected_hint
     if case.expected_remaining is not None:
         assert batch.state is not None and len(batch.state.sorted_nodes) == len(case.expected_remaining)
@@ -115,8 +114,7 @@ def test_store_results_records_hint_use_and_keeps_the_shorter_list() -> None:
     rec = Recorder()
     batch = OpportunisticBatch("p", lambda: rec.now, rec.count)
     batch.store_schedule_results(("sig",), "", "n1", SortedNodes(["n2", "n3", "n4"]), 1)
-    pod = pod_info_from({"metadata": {"name": "p"}, "spec": {"containers": []}})
-    hint = batch.get_node_hint(pod, ("sig",), 2, lambda n: True, lambda n: True)
+    hint = batch.get_node_hint(("sig",), 2, lambda n: True, lambda n: True)
     assert hint == "n2"
     batch.store_schedule_results(("sig",), hint, "n2", None, 2)
     assert ("attempts", "p", ATTEMPT_HINT_USED) in rec.counts
@@ -124,7 +122,7 @@ def test_store_results_records_hint_use_and_keeps_the_shorter_list() -> None:
     # the list is the one of the first pod, one shorter; its age still counts from then
     assert batch.state is not None and len(batch.state.sorted_nodes) == 2
     # a hint the pod did not take (its nominated node went first): the new results replace the list
-    hint = batch.get_node_hint(pod, ("sig",), 3, lambda n: True, lambda n: True)
+    hint = batch.get_node_hint(("sig",), 3, lambda n: True, lambda n: True)
     assert hint == "n3"
     batch.store_schedule_results(("sig",), hint, "n9", SortedNodes(["n5"]), 3)
     assert ("attempts", "p", ATTEMPT_HINT_NOT_USED) in rec.counts

@@ -149,7 +149,7 @@ class Algorithm:
         ``tie_break="name"``). Built only for a signed pod: the others keep no list."""
         k = len(feasible) - 1
         if signature is None or k <= 0:
-            return SortedNodes(range(max(k, 0)))
+            return SortedNodes.unlisted(max(k, 0))
         rest = np.delete(np.arange(len(feasible)), pick)
         if self.tie_break == "name":
             second = self._name_rank(nodes)[feasible[rest]]
@@ -237,7 +237,6 @@ class Algorithm:
             # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
             batch.signature = fwk.sign_pod(pod)
             batch.hint = fwk.batch.get_node_hint(
-                pod,
                 batch.signature,
                 cycle,
                 lambda name: name in nodes.index,

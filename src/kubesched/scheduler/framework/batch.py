@@ -15,8 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.pod import PodInfo
-
 MAX_BATCH_AGE = 0.5  # maxBatchAge: 500ms
 
 # metrics.BatchAttempt* (label "result" of scheduler_batch_attempts_total)
@@ -41,6 +39,11 @@ class SortedNodes:
     """``framework.SortedScoredNodes``: node names best first, popped from the front."""
 
     __slots__ = ("_names", "_next")
+
+    @classmethod
+    def unlisted(cls, count: int) -> SortedNodes:
+        """``count`` nodes left unsorted: what an unsigned pod leaves, which no pod can use."""
+        return cls(range(count))  # type: ignore[arg-type]  # only its length is read
 
     def __init__(self, names: Sequence[str]) -> None:
         self._names = names
@@ -96,14 +99,14 @@ class OpportunisticBatch:
 
     def get_node_hint(
         self,
-        pod: PodInfo,
         signature: PodSignature | None,
         cycle_count: int,
         node_exists: Callable[[str], bool],
         rejects: Callable[[str], bool],
     ) -> str:
-        """``GetNodeHint``: the next node of the stored list when it is usable for ``pod``, else "".
-        ``rejects(node)``: the Filter plugins reject the pod on that node (RunFilterPlugins)."""
+        """``GetNodeHint``: the next node of the stored list when it is usable for the pod of this
+        ``signature``, else "". ``rejects(node)``: the Filter plugins reject the pod on that node
+        (RunFilterPlugins)."""
         if not self._compatible(signature, cycle_count, node_exists, rejects):
             self._record("attempts", ATTEMPT_NO_HINT)
             return ""
