@@ -159,9 +159,13 @@ class Algorithm:
         return SortedNodes([nodes.names[int(r)] for r in feasible[order]])
 
     @staticmethod
-    def _rejected_on(fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> bool:
-        """``RunFilterPlugins(...).IsRejected()`` on one node, without nominated pods."""
-        outcome = fwk.run_filters(state, pod, nodes.take(np.array([row], np.int64)))
+    def _filter_row(fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> FilterOutcome:
+        """``RunFilterPlugins`` on one node, without nominated pods."""
+        return fwk.run_filters(state, pod, nodes.take(np.array([row], np.int64)))
+
+    def _rejected_on(self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> bool:
+        """``RunFilterPlugins(...).IsRejected()`` on one node (an error is not a rejection)."""
+        outcome = self._filter_row(fwk, state, pod, nodes, row)
         return outcome.error is None and bool(outcome.codes[0] != 0)
 
     def _hint_fits(
@@ -169,7 +173,7 @@ class Algorithm:
     ) -> bool:
         """``evaluateNominatedNode`` on the hinted node: the filters, then again with the nominated
         pods of equal or higher priority there. An error there only sends the pod to the search."""
-        outcome = fwk.run_filters(state, pod, nodes.take(np.array([row], np.int64)))
+        outcome = self._filter_row(fwk, state, pod, nodes, row)
         if outcome.error is not None or outcome.codes[0] != 0:
             return False
         passed = np.zeros(nodes.n, bool)
