@@ -181,3 +181,27 @@ def test_requests_and_mappings(init, containers, requests, mappings) -> None:
     assert [(r["name"], r["exactly"]["count"]) for r in reqs] == requests
     assert all(r["exactly"]["deviceClassName"] == "gpu" for r in reqs)
     assert [(m["containerName"], m["requestName"]) for m in maps] == mappings
+
+
+def test_the_special_claim_is_deleted_past_its_finalizer_even_from_a_stale_copy() -> None:
+    """``deleteClaim``: the delete-protection finalizer comes off first (retried with the latest
+    version on a conflict), so the delete removes the claim instead of only marking it."""
+    from kubesched.scheduler.plugins.dynamicresources.plugin import FINALIZER, _delete_claim
+
+    c = Cluster(gpu_class())
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "special", "namespace": "default", "finalizers": [FINALIZER, "example.com/keep"]},
+        "spec": {"devices": {"requests": []}},
+    }
+    stale = c.store.create("ResourceClaim", claim)
+    c.store.update("ResourceClaim", {**stale, "metadata": {**stale["metadata"], "labels": {"touched": "yes"}}})
+    _delete_claim(c.client, stale)  # the first update conflicts: the stored claim moved on
+    held = c.store.get("ResourceClaim", "default", "special")  # another finalizer still holds it
+    assert held["metadata"]["finalizers"] == ["example.com/keep"] and held["metadata"]["deletionTimestamp"]
+    assert held["metadata"]["labels"] == {"touched": "yes"}  # the retry read the latest version
+    c.store.update(
+        "ResourceClaim", {**held, "metadata": {k: v for k, v in held["metadata"].items() if k != "finalizers"}}
+    )
+    assert c.store.try_get("ResourceClaim", "default", "special") is None

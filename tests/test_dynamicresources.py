@@ -508,3 +508,24 @@ def test_shared_devices_and_allocated_claims_follow_their_node_selectors() -> No
     assert fabric["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [
         "r1"
     ]
+
+
+def test_a_deleted_claim_nobody_uses_loses_the_finalizer() -> None:
+    """``syncClaim``: a claim allocated by the scheduler, reserved for nobody and deleted is
+    deallocated and its delete-protection finalizer removed, which lets the deletion finish."""
+    c = Cluster(*dra_objects({"n1": ["80Gi"]}))
+    template = next(o for o in dra_objects({"n1": ["80Gi"]}) if o["kind"] == "ResourceClaimTemplate")
+    c.store.create(
+        "ResourceClaim",
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "left", "namespace": "default", "finalizers": [FINALIZER]},
+            "spec": template["spec"]["spec"],
+            "status": {"allocation": {"devices": {"results": []}}},
+        },
+    )
+    c.store.delete("ResourceClaim", "default", "left")
+    assert c.store.get("ResourceClaim", "default", "left")["metadata"]["deletionTimestamp"]
+    c.settle()
+    assert c.store.try_get("ResourceClaim", "default", "left") is None
