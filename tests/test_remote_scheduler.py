@@ -222,3 +222,32 @@ def test_extended_resource_backed_by_dra_through_the_api(cluster):
     assert claim["status"]["allocation"]["devices"]["results"] == [
         {"request": "container-0-request-1", "driver": driver, "pool": bound, "device": "gpu-0"}
     ]
+
+
+def test_every_request_waits_on_the_rate_limiter(tmp_path, monkeypatch):
+    """clientConnection.qps/burst: the informers' list and watch and every write take a token
+    of the client's bucket (client-go throttles each request of a clientset)."""
+    from kubesched.client import ratelimit
+    from kubesched.client.remote import RemoteClient
+    from kubesched.cluster.errors import NotFound
+
+    waits: list[float] = []
+    real_wait = ratelimit.TokenBucket.wait
+
+    async def counted(self):
+        waits.append(self.qps)
+        await real_wait(self)
+
+    monkeypatch.setattr(ratelimit.TokenBucket, "wait", counted)
+    s = Server(tmp_path / "data").start()
+    client = RemoteClient(str(s.kubeconfig), kinds=["Node"], qps=1000.0, burst=10)
+    try:
+        assert client.wait_synced(10)
+        wait_for(lambda: len(waits) >= 2)  # the Node list, then its watch
+        assert waits == [1000.0, 1000.0]
+        with pytest.raises(NotFound):
+            client.bind("default", "no-such-pod", "uid", "node-0")
+        assert waits == [1000.0] * 3
+    finally:
+        client.close()
+        s.stop()
