@@ -113,6 +113,17 @@ def same_scheduling_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bo
     return all(old_spec.get(k) is new_spec.get(k) or old_spec.get(k) == new_spec.get(k) for k in keys)
 
 
+def same_pod_spec_and_meta(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether two pods (possibly two different pods) have equal specs, labels, annotations,
+    owners and deletion state: all that plugins sign a pod by."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    if old_meta.get("annotations") != new_meta.get("annotations"):
+        return False
+    if (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"):
+        return False
+    return same_scheduling_inputs(old, new)
+
+
 def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[tuple[Resources, Mapping[str, Any]]]:
     raw = spec.get(kind) or []
     if not isinstance(raw, list):

@@ -11,8 +11,8 @@ write stores a new top-level dict, so readers may keep references without copyin
 
 from __future__ import annotations
 
+import os
 import random
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -198,6 +198,16 @@ def system_meta_kept(meta: Mapping[str, Any], old_meta: Mapping[str, Any]) -> di
     return out
 
 
+def _uuid4_text(raw: bytes) -> str:
+    """RFC 4122 text of a random (version 4) UUID made from 16 bytes: what ``str(uuid.UUID(int=...,
+    version=4))`` gives, at a third of its cost (one is made for every object and Event)."""
+    b = bytearray(raw)
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 class Store:
     """Objects by kind and (namespace, name); the single source of truth for the embedded cluster."""
 
@@ -245,9 +255,9 @@ class Store:
 
     # -- helpers ---------------------------------------------------------------------------
     def new_uid(self) -> str:
-        if self._rng is None:
-            return str(uuid.uuid4())
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        """A version 4 UUID, from the OS's random source or, when seeded, the store's RNG."""
+        raw = os.urandom(16) if self._rng is None else self._rng.getrandbits(128).to_bytes(16, "big")
+        return _uuid4_text(raw)
 
     @property
     def resource_version(self) -> int:

@@ -352,6 +352,7 @@ _FRAMEWORK_POINTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "run_post_filter": ("PostFilter", lambda r: r[1]),
     "run_pre_score": ("PreScore", lambda r: r),
     "run_score": ("Score", lambda r: r[1]),
+    "score_from_shape": ("Score", lambda r: None),
     "run_reserve": ("Reserve", lambda r: r),
     "run_unreserve": ("Unreserve", lambda r: None),
     "run_permit": ("Permit", lambda r: r[0]),

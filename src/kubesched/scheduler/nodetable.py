@@ -28,6 +28,9 @@ NAME_FIELD = "metadata.name"
 
 PortKey = tuple[str, int]  # (protocol, port)
 
+# rows kept in the change log beyond one per node before it is cut (and the epoch bumped)
+CHANGE_LOG_LIMIT = 65536
+
 
 def zone_key(labels: Mapping[str, str]) -> str:
     """``utilnode.GetZoneKey``: region and zone joined, or "" when the node has neither."""
@@ -69,6 +72,12 @@ class NodeTable:
         self._order: np.ndarray | None = None
         self._order_identity: bool | None = None
         self.generation = 0
+        # for the shape cache (framework/shape_cache.py): rows whose pods changed, in order, and
+        # an epoch bumped by anything that changes more than a row's pods (nodes added, updated
+        # or removed, a new resource column, the log cut short)
+        self.changed: list[int] = []
+        self.epoch = 0
+        self._position: np.ndarray | None = None
 
     # -- column views (length n) --------------------------------------------------------------
     @property
@@ -139,6 +148,7 @@ class NodeTable:
             pad = np.zeros((1, self._cap), np.int64)
             self._alloc = np.vstack([self._alloc, pad])
             self._requested = np.vstack([self._requested, pad])
+            self.epoch += 1
         return col
 
     def _taint_id(self, taint: Taint) -> int:
@@ -173,6 +183,7 @@ class NodeTable:
         self._zones.setdefault(zone_key(spec.labels), []).append(spec.name)
         self._order = None
         self.generation += 1
+        self.epoch += 1
         return row
 
     def update_node(self, spec: NodeSpecInfo) -> int:
@@ -188,6 +199,7 @@ class NodeTable:
             self._zones.setdefault(new_zone, []).append(spec.name)
             self._order = None
         self.generation += 1
+        self.epoch += 1
         return row
 
     def _write_spec(self, row: int, spec: NodeSpecInfo, old: NodeSpecInfo | None) -> None:
@@ -261,11 +273,13 @@ class NodeTable:
             del self._zones[zone]
         self._order = None
         self.generation += 1
+        self.epoch += 1
 
     def order(self) -> np.ndarray:
         """Rows in nodeTree order: the zones' node lists interleaved round-robin."""
         if self._order is None:
             self._order_identity = None
+            self._position = None
             zones = list(self._zones.values())
             out: list[int] = []
             depth = max((len(z) for z in zones), default=0)
@@ -273,6 +287,15 @@ class NodeTable:
                 out.extend(self.index[z[i]] for z in zones if i < len(z))
             self._order = np.asarray(out, np.int64)
         return self._order
+
+    def order_position(self) -> np.ndarray:
+        """Each row's place in nodeTree order (the inverse of ``order()``)."""
+        order = self.order()
+        if self._position is None:
+            position = np.empty(len(order), np.int64)
+            position[order] = np.arange(len(order))
+            self._position = position
+        return self._position
 
     def order_is_identity(self) -> bool:
         """Whether nodeTree order is plain row order (one zone, or no zone labels)."""
@@ -295,6 +318,14 @@ class NodeTable:
         if pod.host_ports:
             self.account_ports(row, pod, sign)
         self.generation += 1
+        self._log_change(row)
+
+    def _log_change(self, row: int) -> None:
+        changed = self.changed
+        changed.append(row)
+        if len(changed) > CHANGE_LOG_LIMIT + self.n:
+            changed.clear()
+            self.epoch += 1
 
     def add_pods_bulk(self, rows: np.ndarray, requests: np.ndarray, nonzero: np.ndarray, sign: int = 1) -> None:
         """Account many pods at once (``rows[i]`` gets the pod of column i of ``requests``, a
@@ -305,6 +336,8 @@ class NodeTable:
         np.add.at(self._nonzero, (slice(None), rows), sign * nonzero)
         np.add.at(self._pod_count, rows, sign)
         self.generation += 1
+        for row in rows.tolist():
+            self._log_change(row)
 
     def account_ports(self, row: int, pod: PodInfo, sign: int) -> None:
         """The host ports part of ``add_pod``."""
@@ -441,6 +474,7 @@ class NodeTable:
         sub._order = None
         sub._order_identity = None
         sub.generation = self.generation
+        sub.changed, sub.epoch, sub._position = [], 0, None
         sub.total_nodes = self.n
         return sub
 

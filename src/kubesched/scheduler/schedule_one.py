@@ -24,6 +24,7 @@ from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import PreFilterResult
 from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
+from kubesched.scheduler.framework.shape_cache import ShapeEntry
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from kubesched.scheduler.nodetable import NodeTable
@@ -54,13 +55,17 @@ class ScheduleResult:
 
 
 @dataclass(slots=True)
-class BatchCycle:
-    """This cycle's Opportunistic Batching facts: the pod's signature, the hint the batch
-    offered (or ""), and whether the pod was placed on it without a search."""
+class CycleFacts:
+    """How this cycle found its nodes. Opportunistic Batching: the pod's signature, the hint
+    the batch offered (or ""), and whether the pod was placed on it without a search. The shape
+    cache: the entry whose verdicts the search read (scores then come from it too) and how many
+    nodes the search covered."""
 
     signature: PodSignature | None = None
     hint: str = ""
     taken: bool = False
+    shape: ShapeEntry | None = None
+    processed: int = 0
 
 
 @dataclass(slots=True)
@@ -79,6 +84,9 @@ class Algorithm:
     tie_break: str = "random"
     # Opportunistic Batching (feature gate OpportunisticBatching, on by default in v1.36)
     batching: bool = True
+    # the shape cache (framework/shape_cache.py): same decisions, fewer plugin runs; off only to
+    # compare with
+    use_shape_cache: bool = True
     _rank_key: tuple[Any, int] | None = None
     _rank: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
@@ -97,8 +105,10 @@ class Algorithm:
         ``cycle``: the queue's scheduling cycle of this attempt (batching compares it)."""
         if nodes.n == 0:
             raise _NoNodes(pod)
-        batch = BatchCycle()
+        batch = CycleFacts()
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, batch)
+        if batch.shape is not None:  # found by the shape cache: its scores too
+            return self._pick_from_shape(fwk, pod, nodes, feasible, batch, cycle)
         if self.extenders and len(feasible) and not batch.taken:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
@@ -124,15 +134,7 @@ class Algorithm:
             outcome.total += self._extender_scores(pod, nodes, feasible, prioritizers)
         elif not fwk.has_score():
             outcome.total[:] = 1
-        top = np.flatnonzero(outcome.total == outcome.total.max())
-        if len(top) == 1:
-            pick = int(top[0])
-        elif self.tie_break == "name":
-            pick = int(top[int(np.argmin(self._name_rank(nodes)[feasible[top]]))])
-        else:
-            pick = int(top[self.rng.randrange(len(top))])
-        if len(feasible) == 1:
-            pick = 0
+        pick = self._select_host(nodes, feasible, outcome.total)
         if info is not None:
             info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
         chosen = nodes.names[int(feasible[pick])]
@@ -140,6 +142,36 @@ class Algorithm:
             rest = self._sorted_rest(nodes, feasible, outcome.total, pick, batch.signature)
             fwk.batch.store_schedule_results(batch.signature, batch.hint, chosen, rest, cycle)
         return ScheduleResult(chosen, evaluated, len(feasible), info)
+
+    def _select_host(self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray) -> int:
+        """``selectHost``: the position in ``feasible`` of a top-scored node, uniformly at random
+        among equals (by name with ``tie_break="name"``)."""
+        if len(feasible) == 1:
+            return 0
+        top = np.flatnonzero(total == total.max())
+        if len(top) == 1:
+            return int(top[0])
+        if self.tie_break == "name":
+            return int(top[int(np.argmin(self._name_rank(nodes)[feasible[top]]))])
+        return int(top[self.rng.randrange(len(top))])
+
+    def _pick_from_shape(
+        self, fwk: Framework, pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, facts: CycleFacts, cycle: int
+    ) -> ScheduleResult:
+        """Score and pick as above, with the shape cache's raw scores normalized over the nodes
+        the search found (a single node is taken unscored, as above)."""
+        entry = facts.shape
+        assert entry is not None
+        if len(feasible) == 1:
+            pick, rest = 0, None
+        else:
+            total = fwk.score_from_shape(entry, pod, feasible)
+            pick = self._select_host(nodes, feasible, total)
+            rest = SortedNodes.unlisted(len(feasible) - 1)  # an unsigned pod keeps no list
+        chosen = nodes.names[int(feasible[pick])]
+        if self.batching:
+            fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, rest, cycle)
+        return ScheduleResult(chosen, facts.processed, len(feasible))
 
     def _sorted_rest(
         self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
@@ -222,11 +254,11 @@ class Algorithm:
         queue: SchedulingQueue,
         explain: bool = False,
         cycle: int = 0,
-        batch: BatchCycle | None = None,
+        batch: CycleFacts | None = None,
     ) -> tuple[np.ndarray, Diagnosis]:
         """PreFilter, the batch's hint, then Filter and the node search; ``batch`` receives this
         cycle's batching facts."""
-        batch = batch if batch is not None else BatchCycle()
+        batch = batch if batch is not None else CycleFacts()
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
         if st is not None:
             if not st.is_rejected():
@@ -251,6 +283,19 @@ class Algorithm:
                 if self._hint_fits(fwk, state, pod, nodes, queue, row):
                     batch.taken = True
                     return np.array([row], np.int64), Diagnosis.empty(nodes.names)
+        if (
+            pre_res.all_nodes()
+            and batch.signature is None
+            and not explain
+            and not pod.nominated_node_name
+            and not self.extenders
+            and (queue.nominated_table is None or not queue.nominated)
+            and fwk.shape_static is not None
+            and self.use_shape_cache
+        ):
+            found = self._search_shapes(fwk, state, pod, nodes, batch)
+            if found is not None:
+                return found, _NO_DIAGNOSIS
         outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
         if outcome.error is not None:
             raise PluginError(outcome.error)
@@ -302,6 +347,71 @@ class Algorithm:
             pending = pending[~hit]
         self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
         return feasible, diagnosis
+
+    def _search_shapes(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, facts: CycleFacts
+    ) -> np.ndarray | None:
+        """The node search over the shape cache's verdicts (``framework/shape_cache.py``): the
+        same nodes the search over fresh verdicts finds. The entry is computed afresh when there
+        is none or a row inside the searched nodes changed since. None: the cache does not
+        apply to this pod (or no node passes, which the full path then explains)."""
+        n = nodes.n
+        want = num_feasible_nodes_to_find(self._percentage(fwk), n)
+        if want * SHAPE_MIN_SEARCHES_PER_LAP > n:
+            return None  # each search covers most nodes: filtering them all each time is cheaper
+        shape = fwk.shape_of(state, pod)
+        if shape is None:
+            return None
+        start = self.next_start_node_index % n
+        identity = nodes.order_is_identity()
+        rotated = None
+        if not identity:
+            order = nodes.order()
+            rotated = np.concatenate((order[start:], order[:start])) if start else order
+        entry = fwk.shape_cache.get(shape, nodes)
+        if entry is not None:
+            feasible, processed = self._search(entry.passed, start, want, rotated)
+            stale = entry.stale_rows()
+            if stale and self._covered(nodes, stale, start, processed, identity):
+                rows = np.array(sorted({r for r in stale if r < n}), np.int64)
+                fwk.shape_cache.refreshed += 1
+                st = fwk.shape_refresh(entry, state, pod, rows)
+                if st is not None:
+                    fwk.shape_cache.clear()
+                    raise PluginError(st)
+                feasible, processed = self._search(entry.passed, start, want, rotated)
+        else:
+            entry = fwk.shape_entry(state, pod, nodes)
+            if isinstance(entry, Status):
+                raise PluginError(entry)
+            fwk.shape_cache.put(shape, entry)
+            fwk.shape_cache.built += 1
+            feasible, processed = self._search(entry.passed, start, want, rotated)
+        if len(feasible) == 0:
+            return None
+        fwk.shape_cache.searches += 1
+        self.next_start_node_index = (self.next_start_node_index + processed) % n
+        facts.shape, facts.processed = entry, processed
+        return feasible
+
+    @staticmethod
+    def _covered(nodes: NodeTable, rows: list[int], start: int, processed: int, identity: bool) -> bool:
+        """Whether any of ``rows`` lies among the first ``processed`` nodes of the search from
+        ``start``."""
+        n = nodes.n
+        if processed >= n:
+            return True
+        end = start + processed  # the search covered [start, end) of the order, wrapping past n
+        wrapped = end - n
+        if identity:
+            return any(start <= r < end or r < wrapped for r in rows)
+        position = nodes.order_position()
+        for r in rows:
+            if r < n:
+                p = int(position[r])
+                if start <= p < end or p < wrapped:
+                    return True
+        return False
 
     def _node_objects(self, ext: HTTPExtender, names: list[str]) -> list[dict[str, Any]]:
         if ext.cfg.node_cache_capable:
@@ -372,8 +482,13 @@ class Algorithm:
         """The first ``want`` passing rows from ``start`` in nodeTree order, and how many nodes
         that took (all of them when fewer pass)."""
         if rotated is None:
-            # rows are already in nodeTree order: rotate the verdicts, not an index array
+            # rows are already in nodeTree order: look from start on, usually far enough
             n = len(passed)
+            ahead = min(n - start, 2 * want + 64)
+            hits = np.flatnonzero(passed[start : start + ahead])
+            if len(hits) >= want:
+                return hits[:want] + start, int(hits[want - 1]) + 1
+            # else rotate the verdicts, not an index array
             ok = np.concatenate((passed[start:], passed[:start])) if start else passed
             hits = np.flatnonzero(ok)
             processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
@@ -448,6 +563,11 @@ class Algorithm:
 
 # a PreFilterResult naming fewer than one node in this many is filtered on those rows alone
 SMALL_RESULT_FACTOR = 16
+# the shape cache is used when one search covers at most this fraction of the nodes: an entry
+# stays good for about this many pods before a search reaches a node bound since
+SHAPE_MIN_SEARCHES_PER_LAP = 3
+# what a search over the shape cache returns with its nodes (the pod is never explained there)
+_NO_DIAGNOSIS = Diagnosis.empty(())
 
 
 class PluginError(RuntimeError):

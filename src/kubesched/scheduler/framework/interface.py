@@ -109,8 +109,26 @@ class SignPlugin(Plugin):
 
     # False when sign_pod never refuses: the framework asks the plugins that may refuse first
     sign_may_refuse: ClassVar[bool] = True
+    # True when Filter, PreScore and Score read nothing but the pod's signature and each node's
+    # own row of the NodeTable (the Node and the pods on it), never which other nodes are
+    # evaluated: the shape cache (framework/shape_cache.py) may then reuse this plugin's
+    # verdicts and raw scores for the nodes that did not change. Plugins whose results depend on
+    # cluster-wide state for some pods implement ``ShapePlugin.shape_pod`` instead.
+    rows_only: ClassVar[bool] = False
 
     def sign_pod(self, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
+        raise NotImplementedError
+
+
+class ShapePlugin(Plugin):
+    """kubesched's shape cache, which has no upstream counterpart and changes no decision: a
+    plugin that depends on cluster-wide state for some pods says, after this cycle's PreFilter,
+    whether it does for this one. Return the fragments its Filter and Score depend on when they
+    read only those and each node's own row (``()`` when it takes no part for this pod), or a
+    non-success Status when they read more (other nodes' pods, objects outside the table): the
+    cycle then filters and scores every node afresh."""
+
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
         raise NotImplementedError
 
 

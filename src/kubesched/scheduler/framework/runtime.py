@@ -10,13 +10,13 @@ rejection in plugin order, which is what upstream's per-node loop yields.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo
+from kubesched.api.pod import PodInfo, same_pod_spec_and_meta
 from kubesched.errors import InputError
 from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, PluginRef, Profile
 from kubesched.scheduler.events import ALL_EVENTS, ClusterEventWithHint
@@ -43,9 +43,11 @@ from kubesched.scheduler.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    ShapePlugin,
     SignPlugin,
 )
 from kubesched.scheduler.framework.registry import Registry
+from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
@@ -151,6 +153,10 @@ class Framework:
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
         self.signers, self.unsigned = self._batchable_plugins()
+        self.shape_static, self.shape_dynamic = self._shape_plugins()
+        self.shape_cache = ShapeCache()
+        # the last pod whose signatures the shape cache took: (its object, namespace, them)
+        self._shape_last: tuple[dict[str, Any], str, tuple[Any, ...]] | None = None
         self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)
 
     # -- construction -------------------------------------------------------------------------
@@ -232,6 +238,58 @@ class Framework:
             for f in fragments:
                 parts[f.key] = f.value
         return tuple(sorted(parts.items()))
+
+    def _shape_plugins(self) -> tuple[list[SignPlugin], list[ShapePlugin]] | tuple[None, None]:
+        """The plugins the shape cache asks: the signature of every ``rows_only`` plugin and
+        ``shape_pod`` where a plugin has it; (None, None) when some PreFilter, Filter, PreScore
+        or Score plugin offers neither (the profile then never uses the cache)."""
+        static: dict[str, SignPlugin] = {}
+        dynamic: dict[str, ShapePlugin] = {}
+        for ep in ("preFilter", "filter", "preScore", "score"):
+            for p in self.points[ep]:
+                rows_only = getattr(type(p), "rows_only", False) and callable(getattr(p, "sign_pod", None))
+                if rows_only:
+                    static[p.name] = p  # type: ignore[assignment]
+                if callable(getattr(p, "shape_pod", None)):
+                    dynamic[p.name] = p  # type: ignore[assignment]
+                elif not rows_only:
+                    return None, None
+        for p in self.scores:
+            if not p.scores_bounded:  # the full path checks each cycle's scores; keep it
+                return None, None
+        return list(static.values()), list(dynamic.values())
+
+    def shape_of(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """The pod's shape for the shape cache, after this cycle's PreFilter: the signatures of
+        the ``rows_only`` plugins and every ``shape_pod``'s fragments; None when a plugin's
+        results for this pod read more than each node's own row. The signatures are taken again
+        only for a pod whose spec, labels or annotations differ from the previous pod's."""
+        if self.shape_static is None or self.handle.extenders:
+            return None
+        parts: list[Any] = []
+        for p in self.shape_dynamic:
+            fragments, st = p.shape_pod(state, pod)
+            if st is not None and not st.is_success():
+                return None
+            parts.extend(fragments)
+        last = self._shape_last
+        if last is not None and (
+            last[0] is pod.obj or (pod.namespace == last[1] and same_pod_spec_and_meta(last[0], pod.obj))
+        ):
+            static = last[2]
+        else:
+            found: list[Any] = []
+            for p in self.shape_static:
+                fragments, st = p.sign_pod(pod)
+                if st is not None and not st.is_success():
+                    found = [None]
+                    break
+                found.extend(fragments)
+            static = tuple(found)
+            self._shape_last = (pod.obj, pod.namespace, static)
+        if static == (None,):
+            return None
+        return (static, *parts) if parts else static
 
     def _batch_now(self) -> float:
         return float(self.handle.clock.now())
@@ -434,6 +492,58 @@ class Framework:
             if keep:
                 by_plugin[p.name] = scores
         return ScoreOutcome(total, by_plugin), None
+
+    def shape_entry(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> ShapeEntry | Status:
+        """For the shape cache: RunFilterPlugins over every node, then PreScore and each Score
+        plugin's raw scores over every node that passed (an error Status when a plugin failed)."""
+        outcome = self.run_filters(state, pod, nodes)
+        if outcome.error is not None:
+            return outcome.error
+        passed = outcome.codes == 0
+        rows = np.flatnonzero(passed)
+        st = self.run_pre_score(state, pod, nodes, rows)
+        if st is not None:
+            return st
+        fixed = np.zeros(nodes.n, np.int64)
+        summed: list[tuple[ScorePlugin, int, np.ndarray]] = []
+        normalized: list[tuple[ScorePlugin, int, np.ndarray]] = []
+        for p in self.scores:
+            if p.name in state.skip_score:
+                continue
+            raw = np.zeros(nodes.n, np.int64)
+            raw[rows] = p.score_nodes(state, pod, nodes, rows)
+            weight = self.weights[p.name]
+            if type(p).normalize_scores is ScorePlugin.normalize_scores:
+                fixed += raw * weight
+                summed.append((p, weight, raw))
+            else:
+                normalized.append((p, weight, raw))
+        return ShapeEntry(nodes, nodes.epoch, len(nodes.changed), passed, fixed, summed, normalized, state)
+
+    def shape_refresh(self, entry: ShapeEntry, state: CycleState, pod: PodInfo, rows: np.ndarray) -> Status | None:
+        """For the shape cache: filter and score again the ``rows`` that changed (on a copy of
+        those rows alone: the plugins read nothing else), with this cycle's PreFilter state."""
+        sub = entry.table.take(rows)
+        outcome = self.run_filters(state, pod, sub)
+        if outcome.error is not None:
+            return outcome.error
+        passed = outcome.codes == 0
+        ok = np.flatnonzero(passed)
+        scores: dict[str, np.ndarray] = {}
+        if len(ok):
+            st = self.run_pre_score(state, pod, sub, ok)
+            if st is not None:
+                return st
+            for p in entry.scorers():
+                scores[p.name] = p.score_nodes(state, pod, sub, ok)
+        else:
+            scores = {p.name: np.zeros(0, np.int64) for p in entry.scorers()}
+        entry.update(rows, passed, scores)
+        return None
+
+    def score_from_shape(self, entry: ShapeEntry, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        """RunScorePlugins from a shape cache entry: NormalizeScore over ``rows``, weighted sum."""
+        return entry.total(pod, rows)
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         for p in self.reserve:

@@ -27,6 +27,7 @@ class ImageLocality(ScorePlugin, SignPlugin):
         return [SignFragment("Images", tuple(sorted(pod.images)))], None
 
     scores_bounded = True
+    rows_only = True
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         total_nodes = nodes.cluster_size

@@ -95,6 +95,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         ], None
 
     node_only = True
+    rows_only = True
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

@@ -33,6 +33,7 @@ class NodeName(FilterPlugin, EnqueueExtensions, SignPlugin):
         return [SignFragment("NodeName", pod.node_name)], None
 
     node_only = True
+    rows_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         if not pod.node_name:

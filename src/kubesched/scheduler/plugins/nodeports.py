@@ -44,6 +44,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
         """``SignPod`` (KEP-5598): the host ports asked for (``fwk.HostPortsSigner``)."""
         return [SignFragment("HostPorts", tuple(sorted(pod.host_ports)))], None
 
+    rows_only = True
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult | None, Status | None]:

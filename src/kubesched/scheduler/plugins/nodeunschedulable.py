@@ -33,6 +33,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
         return [SignFragment("Tolerations", pod.tolerations)], None
 
     node_only = True
+    rows_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):

@@ -57,6 +57,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         return [SignFragment("Tolerations", pod.tolerations)], None
 
     node_only = True
+    rows_only = True
     scores_bounded = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:

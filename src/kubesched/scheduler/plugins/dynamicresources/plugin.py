@@ -188,6 +188,13 @@ class DynamicResources(
             return [], Status(Code.UNSCHEDULABLE, ("pods with dra resource claims are not signable",))
         return [], None
 
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """The shape cache: no part in this cycle when PreFilter skipped (no claims, no extended
+        resource a DeviceClass provides); otherwise devices and claims decide."""
+        if "DynamicResources" in state.skip_filter:
+            return [], None
+        return [], Status(Code.UNSCHEDULABLE, ("pod uses dynamic resources",))
+
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)
         self.handle = handle

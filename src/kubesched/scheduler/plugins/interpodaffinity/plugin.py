@@ -53,6 +53,17 @@ class InterPodAffinity(
             return [], Status(Code.UNSCHEDULABLE, ("pods with pod affinity or anti-affinity are not signable",))
         return [SignFragment("Labels", tuple(sorted(pod.labels.items())))], None
 
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """The shape cache: no part for a pod without terms when PreFilter skipped and no
+        existing pod has a term that scores (PreScore skips); otherwise other pods decide."""
+        if (
+            pod.pod_affinity is None
+            and self.name in state.skip_filter
+            and not scoring.scoring_terms_exist(self.pods, self.args)
+        ):
+            return [], None
+        return [], Status(Code.UNSCHEDULABLE, ("pod (anti-)affinity terms apply",))
+
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

@@ -84,6 +84,19 @@ def pre_score_state(
     return s if touched else None
 
 
+def scoring_terms_exist(table: PodTable, args: AffinityArgs) -> bool:
+    """Whether an existing pod has a term ``pre_score_state`` would score an incoming pod
+    against (a pod without terms of its own then gets no PreScore state: Skip)."""
+    if args.ignore_preferred_terms_of_existing_pods:
+        return False
+    for kind, _weight, _term in table.term_groups:
+        if kind in (PREFERRED_AFFINITY, PREFERRED_ANTI):
+            return True
+        if kind == REQUIRED_AFFINITY and args.hard_pod_affinity_weight:
+            return True
+    return False
+
+
 def raw_scores(s: ScoreState, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
     out = np.zeros(nodes.n, np.int64)
     for key, domains in s.topology_score.items():

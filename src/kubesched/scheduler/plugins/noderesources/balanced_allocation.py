@@ -40,6 +40,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
         ], None
 
     scores_bounded = True
+    rows_only = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)

@@ -66,7 +66,17 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         """``SignPod`` (KEP-5598): the pod's effective requests (``computePodResourceRequest``)."""
         return [SignFragment("Resources", tuple(sorted(pod.requests.items())))], None
 
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """The shape cache: nothing beyond the signature, unless some request may be left to
+        DynamicResources (a DeviceClass provides it), whose verdict reads ResourceSlices and
+        claims."""
+        req: _FitRequest | None = state.get(STATE_KEY)
+        if req is None or self._delegated(req):
+            return [], Status(Code.UNSCHEDULABLE, ("requests backed by DRA",))
+        return [], None
+
     scores_bounded = True
+    rows_only = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         super().__init__(args, handle)

@@ -56,6 +56,13 @@ class PodTopologySpread(
             return [], Status(Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",))
         return [], None
 
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """The shape cache: no part for a pod with no constraint of either kind once the
+        defaults are applied (PreFilter and PreScore both skip); otherwise other pods decide."""
+        if self.name in state.skip_filter and not constraints_for(pod, SCHEDULE_ANYWAY, self.args, self.listers):
+            return [], None
+        return [], Status(Code.UNSCHEDULABLE, ("pod has topology spread constraints",))
+
     scores_bounded = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:

@@ -1,0 +1,105 @@
+"""The shape cache: Filter verdicts and raw Score results per pod shape, reused across cycles
+for the nodes whose rows did not change.
+
+kubesched's own; upstream has had nothing like it since the equivalence cache of v1.10–v1.13
+(``pkg/scheduler/core/equivalence``), and decisions are the same with it or without it. Pods of
+one shape (equal fragments from every plugin's ``sign_pod`` / ``shape_pod``) get equal verdicts
+and raw scores on a node whose row did not change, so the first such pod filters and scores
+every node and the next ones only search the stored verdicts from ``nextStartNodeIndex`` as
+upstream does, normalize the stored scores over the nodes found and pick. When a row inside the
+nodes a search covers changed (a pod bound there since), the cycle first filters and scores
+again every row that changed; a change to anything else in the table (nodes added, updated or
+removed) drops every entry.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.scheduler.framework.interface import ScorePlugin
+from kubesched.scheduler.nodetable import NodeTable
+
+# shapes kept per profile (least recently used dropped first)
+MAX_SHAPES = 8
+
+
+@dataclass(slots=True)
+class ShapeEntry:
+    """One shape's verdicts and scores over every row of ``table`` as of change-log position
+    ``log_pos`` in ``epoch``."""
+
+    table: NodeTable
+    epoch: int
+    log_pos: int
+    passed: np.ndarray  # bool per row: every Filter plugin passed
+    fixed: np.ndarray  # int64 per row: Σ weight × score of the plugins without NormalizeScore
+    summed: list[tuple[ScorePlugin, int, np.ndarray]]  # those plugins: weight, raw scores per row
+    normalized: list[tuple[ScorePlugin, int, np.ndarray]]  # the others: weight, raw scores per row
+    state: CycleState  # the cycle that computed them (NormalizeScore reads its PreScore state)
+
+    def stale_rows(self) -> list[int]:
+        """Rows whose pods changed since the entry was computed."""
+        return self.table.changed[self.log_pos :]
+
+    def update(self, rows: np.ndarray, passed: np.ndarray, scores: dict[str, np.ndarray]) -> None:
+        """Take fresh verdicts for ``rows`` and fresh raw scores for those of them that passed
+        (``scores`` by plugin, aligned with ``rows[passed]``); the entry is then current."""
+        self.passed[rows] = passed
+        ok = rows[passed]
+        self.fixed[rows] = 0
+        for plugin, weight, raw in self.summed:
+            raw[ok] = scores[plugin.name]
+            self.fixed[ok] += raw[ok] * weight
+        for plugin, _weight, raw in self.normalized:
+            raw[ok] = scores[plugin.name]
+        self.log_pos = len(self.table.changed)
+
+    def scorers(self) -> list[ScorePlugin]:
+        return [p for p, _, _ in self.summed] + [p for p, _, _ in self.normalized]
+
+    def total(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        """RunScorePlugins' weighted sum for ``rows`` (feasible, in search order)."""
+        total = self.fixed[rows]
+        for plugin, weight, raw in self.normalized:
+            norm = plugin.normalize_scores(self.state, pod, raw[rows])
+            total += (raw[rows] if norm is None else norm) * weight
+        return total
+
+
+class ShapeCache:
+    """A profile's entries by shape, for one node table."""
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[Hashable, ShapeEntry] = OrderedDict()
+        # cycles that searched an entry, entries computed over every node, partial refreshes
+        self.searches = 0
+        self.built = 0
+        self.refreshed = 0
+
+    def get(self, shape: Hashable, table: NodeTable) -> ShapeEntry | None:
+        entry = self._entries.get(shape)
+        if entry is None:
+            return None
+        if entry.table is not table or entry.epoch != table.epoch or entry.log_pos > len(table.changed):
+            del self._entries[shape]
+            return None
+        self._entries.move_to_end(shape)
+        return entry
+
+    def put(self, shape: Hashable, entry: ShapeEntry) -> None:
+        self._entries[shape] = entry
+        self._entries.move_to_end(shape)
+        while len(self._entries) > MAX_SHAPES:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
