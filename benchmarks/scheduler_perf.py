@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import bare_port
+from kubesched.app import gc_settings
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
@@ -789,6 +790,7 @@ def main() -> None:
     parser.add_argument("--signature-batch-size", type=int, default=20000, help="HostPortConflict, ResourceSaturation")
     parser.add_argument("--feature-gates", default="", help="e.g. OpportunisticBatching=false")
     args = parser.parse_args()
+    gc_settings.tune()  # as the kubesched command does before running anything
     BATCHING.update(signature_batch_size=args.signature_batch_size, feature_gates=args.feature_gates)
     if args.init_pods is not None:
         init = args.init_pods

@@ -36,6 +36,9 @@ def _gates(text: str) -> FeatureGates:
 @click.version_option(__version__, prog_name="kubesched")
 def main() -> None:
     """kubesched: the Kubernetes scheduler (v1.36 semantics) in Python."""
+    from kubesched.app import gc_settings
+
+    gc_settings.tune()
 
 
 @main.command()

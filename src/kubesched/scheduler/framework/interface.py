@@ -112,8 +112,9 @@ class SignPlugin(Plugin):
     # True when Filter, PreScore and Score read nothing but the pod's signature and each node's
     # own row of the NodeTable (the Node and the pods on it), never which other nodes are
     # evaluated: the shape cache (framework/shape_cache.py) may then reuse this plugin's
-    # verdicts and raw scores for the nodes that did not change. Plugins whose results depend on
-    # cluster-wide state for some pods implement ``ShapePlugin.shape_pod`` instead.
+    # verdicts and raw scores for the nodes that did not change; its NormalizeScore must give
+    # equal raw scores equal values however many nodes there are. Plugins whose results depend
+    # on cluster-wide state for some pods implement ``ShapePlugin.shape_pod`` instead.
     rows_only: ClassVar[bool] = False
 
     def sign_pod(self, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:

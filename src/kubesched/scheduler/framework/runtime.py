@@ -518,7 +518,7 @@ class Framework:
                 summed.append((p, weight, raw))
             else:
                 normalized.append((p, weight, raw))
-        return ShapeEntry(nodes, nodes.epoch, len(nodes.changed), passed, fixed, summed, normalized, state)
+        return ShapeEntry(nodes, nodes.epoch, len(nodes.changed), passed, fixed, summed, normalized, state, pod)
 
     def shape_refresh(self, entry: ShapeEntry, state: CycleState, pod: PodInfo, rows: np.ndarray) -> Status | None:
         """For the shape cache: filter and score again the ``rows`` that changed (on a copy of
@@ -531,10 +531,14 @@ class Framework:
         ok = np.flatnonzero(passed)
         scores: dict[str, np.ndarray] = {}
         if len(ok):
-            st = self.run_pre_score(state, pod, sub, ok)
-            if st is not None:
-                return st
-            for p in entry.scorers():
+            scorers = entry.scorers()
+            names = {p.name for p in scorers}
+            for pre in self.pre_score:  # those of the entry's scorers (the others skipped then)
+                if pre.name in names:
+                    st = pre.pre_score(state, pod, sub, ok)
+                    if st is not None and st.code not in (Code.SUCCESS, Code.SKIP):
+                        return Status(Code.ERROR, (f'running PreScore plugin "{pre.name}": {st.message()}',), pre.name)
+            for p in scorers:
                 scores[p.name] = p.score_nodes(state, pod, sub, ok)
         else:
             scores = {p.name: np.zeros(0, np.int64) for p in entry.scorers()}

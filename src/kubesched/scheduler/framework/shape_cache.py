@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,27 @@ class ShapeEntry:
     summed: list[tuple[ScorePlugin, int, np.ndarray]]  # those plugins: weight, raw scores per row
     normalized: list[tuple[ScorePlugin, int, np.ndarray]]  # the others: weight, raw scores per row
     state: CycleState  # the cycle that computed them (NormalizeScore reads its PreScore state)
+    pod: PodInfo  # the pod they were computed for
+    # plugins of ``normalized`` whose raw score is the same on every passing row: that score, and
+    # Σ weight × its normalized value (normalizing equal scores gives equal values, however many)
+    uniform: dict[str, int] = field(default_factory=dict)
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        for plugin, _weight, raw in self.normalized:
+            ok = raw[self.passed]
+            if len(ok) and ok.min() == ok.max():
+                self.uniform[plugin.name] = int(ok[0])
+        self._fold()
+
+    def _fold(self) -> None:
+        self.offset = 0
+        for plugin, weight, _raw in self.normalized:
+            value = self.uniform.get(plugin.name)
+            if value is not None:
+                one = np.array([value], np.int64)
+                norm = plugin.normalize_scores(self.state, self.pod, one)
+                self.offset += int((one if norm is None else norm)[0]) * weight
 
     def stale_rows(self) -> list[int]:
         """Rows whose pods changed since the entry was computed."""
@@ -56,8 +77,16 @@ class ShapeEntry:
         for plugin, weight, raw in self.summed:
             raw[ok] = scores[plugin.name]
             self.fixed[ok] += raw[ok] * weight
+        changed = False
         for plugin, _weight, raw in self.normalized:
-            raw[ok] = scores[plugin.name]
+            fresh = scores[plugin.name]
+            raw[ok] = fresh
+            value = self.uniform.get(plugin.name)
+            if value is not None and len(fresh) and (fresh != value).any():
+                del self.uniform[plugin.name]  # (it is not looked for again: the sum is exact anyway)
+                changed = True
+        if changed:
+            self._fold()
         self.log_pos = len(self.table.changed)
 
     def scorers(self) -> list[ScorePlugin]:
@@ -66,7 +95,12 @@ class ShapeEntry:
     def total(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         """RunScorePlugins' weighted sum for ``rows`` (feasible, in search order)."""
         total = self.fixed[rows]
+        if self.offset:
+            total += self.offset
+        uniform = self.uniform
         for plugin, weight, raw in self.normalized:
+            if plugin.name in uniform:
+                continue
             norm = plugin.normalize_scores(self.state, pod, raw[rows])
             total += (raw[rows] if norm is None else norm) * weight
         return total
