@@ -99,16 +99,34 @@ def rfc3339(seconds: float) -> str:
 
 def parse_rfc3339(text: str) -> float:
     """Seconds since EPOCH for a metav1.Time string."""
+    global _last_parsed
+    last = _last_parsed
+    if last[0] == text:  # objects created in the same second share their timestamp
+        return last[1]
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return (dt - EPOCH).total_seconds()
+    value = (dt - EPOCH).total_seconds()
+    _last_parsed = (text, value)
+    return value
+
+
+_last_parsed: tuple[str, float] = ("", 0.0)
 
 
 def rfc3339_micro(seconds: float) -> str:
     """A clock reading as metav1.MicroTime (``2026-01-01T00:00:00.000000Z``)."""
+    global _last_micro
+    last = _last_micro
+    if last[0] == seconds:  # a virtual clock stands still while many events are recorded
+        return last[1]
     whole = math.floor(seconds)
-    return f"{_rfc3339_second(whole)[:-1]}.{min(999_999, round((seconds - whole) * 1e6)):06d}Z"
+    text = f"{_rfc3339_second(whole)[:-1]}.{min(999_999, round((seconds - whole) * 1e6)):06d}Z"
+    _last_micro = (seconds, text)
+    return text
+
+
+_last_micro: tuple[float, str] = (math.nan, "")
 
 
 class WallClock:

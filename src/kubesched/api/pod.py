@@ -117,11 +117,13 @@ def same_pod_spec_and_meta(old: Mapping[str, Any], new: Mapping[str, Any]) -> bo
     """Whether two pods (possibly two different pods) have equal specs, labels, annotations,
     owners and deletion state: all that plugins sign a pod by."""
     old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-    if old_meta.get("annotations") != new_meta.get("annotations"):
-        return False
-    if (old.get("spec") or {}).get("nodeName") != (new.get("spec") or {}).get("nodeName"):
-        return False
-    return same_scheduling_inputs(old, new)
+    return (
+        old.get("spec") == new.get("spec")
+        and old_meta.get("labels") == new_meta.get("labels")
+        and old_meta.get("annotations") == new_meta.get("annotations")
+        and old_meta.get("ownerReferences") == new_meta.get("ownerReferences")
+        and bool(old_meta.get("deletionTimestamp")) == bool(new_meta.get("deletionTimestamp"))
+    )
 
 
 def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[tuple[Resources, Mapping[str, Any]]]:

@@ -148,7 +148,7 @@ class Algorithm:
         among equals (by name with ``tie_break="name"``)."""
         if len(feasible) == 1:
             return 0
-        top = np.flatnonzero(total == total.max())
+        top = (total == total.max()).nonzero()[0]
         if len(top) == 1:
             return int(top[0])
         if self.tie_break == "name":
@@ -485,7 +485,7 @@ class Algorithm:
             # rows are already in nodeTree order: look from start on, usually far enough
             n = len(passed)
             ahead = min(n - start, 2 * want + 64)
-            hits = np.flatnonzero(passed[start : start + ahead])
+            hits = passed[start : start + ahead].nonzero()[0]
             if len(hits) >= want:
                 return hits[:want] + start, int(hits[want - 1]) + 1
             # else rotate the verdicts, not an index array

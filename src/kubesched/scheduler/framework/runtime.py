@@ -70,6 +70,12 @@ POINT_TYPES: dict[str, type[Plugin]] = {
 }
 
 
+# the codes a Filter plugin may reject with, as plain ints (an IntEnum lookup costs more)
+_UNSCHEDULABLE = int(Code.UNSCHEDULABLE)
+_UNRESOLVABLE = int(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+_PENDING = int(Code.PENDING)
+
+
 @dataclass(slots=True)
 class FilterOutcome:
     """Filter results over every row: codes, rejecting plugin index, reason id."""
@@ -391,8 +397,10 @@ class Framework:
         reasons = np.zeros(n, np.int64)
         describers: list[Any] = [None] * len(self.filters)
         alive = n
+        bad: list[int] = []  # the first row per plugin given a code that is no rejection
+        skip = state.skip_filter
         for i, p in enumerate(self.filters):
-            if p.name in state.skip_filter or (passed_before and p.node_only):
+            if p.name in skip or (passed_before and p.node_only):
                 continue
             v = p.filter_nodes(state, pod, nodes)
             if v is None:
@@ -400,24 +408,23 @@ class Framework:
             fail = v.code != 0
             if alive != n:
                 fail &= codes == 0
-            idx = np.flatnonzero(fail)
+            idx = fail.nonzero()[0]
             if not len(idx):
                 continue
-            codes[idx] = v.code[idx]
+            got = v.code[idx]
+            codes[idx] = got
             plugins[idx] = i
             reasons[idx] = v.reason[idx] if isinstance(v.reason, np.ndarray) else v.reason
             describers[i] = v.describe
+            # a verdict other than Unschedulable(AndUnresolvable)/Pending is an error
+            wrong = (got != _UNSCHEDULABLE) & (got != _UNRESOLVABLE) & (got != _PENDING)
+            if wrong.any():
+                bad.append(int(idx[wrong.argmax()]))
             alive -= len(idx)
             if alive == 0:
                 break
-        # a verdict other than Unschedulable(AndUnresolvable)/Pending (2, 3, 6) is an error
-        bad = np.flatnonzero(
-            (codes != 0)
-            & ((codes < Code.UNSCHEDULABLE) | (codes > Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-            & (codes != Code.PENDING)
-        )
-        if len(bad):
-            row = int(bad[0])
+        if bad:
+            row = min(bad)
             i = int(plugins[row])
             p = self.filters[i]
             msg = ", ".join(describers[i](int(reasons[row])))

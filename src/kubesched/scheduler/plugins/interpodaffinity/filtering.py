@@ -65,6 +65,8 @@ class FilterState:
 def pre_filter_state(pod: PodInfo, nodes: NodeTable, table: PodTable, listers: Listers) -> FilterState | None:
     """None when there is nothing to check (PreFilter returns Skip)."""
     a = pod.pod_affinity
+    if a is None and not table.term_groups:
+        return None
     affinity = tuple(resolve(t, listers) for t in (a.required_affinity if a else ()))
     anti = tuple(resolve(t, listers) for t in (a.required_anti_affinity if a else ()))
     if not affinity and not anti and not table.has_terms(REQUIRED_ANTI):
