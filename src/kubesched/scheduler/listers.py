@@ -30,6 +30,10 @@ _CONTROLLERS = {
 }
 
 
+# the kinds DefaultSelector reads
+_SELECTOR_KINDS = frozenset({"Service", *_CONTROLLERS.values()})
+
+
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -41,6 +45,10 @@ class Listers:
         self._services_by_ns: dict[str, list[dict[str, Any]]] | None = None
         self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # bumped on every change of a kind
         self._subscribers: dict[str, list[Callable[[Any, Any], None]]] = {k: [] for k in KINDS}
+        # bumped when a Service or controller changes; the last DefaultSelector answer is kept
+        # for the next pod of the same namespace, labels and controller while it holds
+        self._selector_epoch = 0
+        self._last_selector: tuple[int, str, Mapping[str, str], Any, LabelSelector] | None = None
 
     def subscribe(self, kind: str, fn: Callable[[Any, Any], None]) -> None:
         """Call ``fn(old, new)`` on every change of ``kind`` (``new`` None: deleted), as an
@@ -54,6 +62,8 @@ class Listers:
         self.versions[kind] += 1
         if kind == "Service":
             self._services_by_ns = None
+        if kind in _SELECTOR_KINDS:
+            self._selector_epoch += 1
         for fn in self._subscribers[kind]:
             fn(old, obj)
 
@@ -62,6 +72,8 @@ class Listers:
         self.versions[kind] += 1
         if kind == "Service":
             self._services_by_ns = None
+        if kind in _SELECTOR_KINDS:
+            self._selector_epoch += 1
         for fn in self._subscribers[kind]:
             fn(old, None)
 
@@ -94,6 +106,22 @@ class Listers:
         self, namespace: str, labels: Mapping[str, str], controller: tuple[str, str, str] | None
     ) -> LabelSelector:
         """The labels of every Service selecting the pod, and its controller's selector, ANDed."""
+        last = self._last_selector
+        if (
+            last is not None
+            and last[0] == self._selector_epoch
+            and last[1] == namespace
+            and last[3] == controller
+            and last[2] == labels
+        ):
+            return last[4]
+        found = self._default_selector(namespace, labels, controller)
+        self._last_selector = (self._selector_epoch, namespace, dict(labels), controller, found)
+        return found
+
+    def _default_selector(
+        self, namespace: str, labels: Mapping[str, str], controller: tuple[str, str, str] | None
+    ) -> LabelSelector:
         label_set: dict[str, str] = {}
         for svc in self._services(namespace):
             selector = (svc.get("spec") or {}).get("selector")

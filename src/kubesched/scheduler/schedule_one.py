@@ -24,7 +24,7 @@ from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import PreFilterResult
 from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
-from kubesched.scheduler.framework.shape_cache import ShapeEntry
+from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from kubesched.scheduler.nodetable import NodeTable
@@ -58,14 +58,14 @@ class ScheduleResult:
 class CycleFacts:
     """How this cycle found its nodes. Opportunistic Batching: the pod's signature, the hint
     the batch offered (or ""), and whether the pod was placed on it without a search. The shape
-    cache: the entry whose verdicts the search read (scores then come from it too) and how many
-    nodes the search covered."""
+    cache: the entry whose verdicts the search read (scores then come from it too) and the
+    nodes the search found there."""
 
     signature: PodSignature | None = None
     hint: str = ""
     taken: bool = False
     shape: ShapeEntry | None = None
-    processed: int = 0
+    window: Window | None = None
 
 
 @dataclass(slots=True)
@@ -108,7 +108,7 @@ class Algorithm:
         batch = CycleFacts()
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, batch)
         if batch.shape is not None:  # found by the shape cache: its scores too
-            return self._pick_from_shape(fwk, pod, nodes, feasible, batch, cycle)
+            return self._pick_from_shape(fwk, pod, nodes, batch, cycle)
         if self.extenders and len(feasible) and not batch.taken:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
@@ -148,30 +148,34 @@ class Algorithm:
         among equals (by name with ``tie_break="name"``)."""
         if len(feasible) == 1:
             return 0
+        return self._best(nodes, total, lambda: feasible)
+
+    def _best(self, nodes: NodeTable, total: np.ndarray, rows: Callable[[], np.ndarray]) -> int:
         top = (total == total.max()).nonzero()[0]
         if len(top) == 1:
             return int(top[0])
         if self.tie_break == "name":
-            return int(top[int(np.argmin(self._name_rank(nodes)[feasible[top]]))])
+            return int(top[int(np.argmin(self._name_rank(nodes)[rows()[top]]))])
         return int(top[self.rng.randrange(len(top))])
 
     def _pick_from_shape(
-        self, fwk: Framework, pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, facts: CycleFacts, cycle: int
+        self, fwk: Framework, pod: PodInfo, nodes: NodeTable, facts: CycleFacts, cycle: int
     ) -> ScheduleResult:
-        """Score and pick as above, with the shape cache's raw scores normalized over the nodes
-        the search found (a single node is taken unscored, as above)."""
-        entry = facts.shape
-        assert entry is not None
-        if len(feasible) == 1:
+        """Score and pick as above, from the shape cache: its raw scores normalized over the
+        nodes the search found (a single node is taken unscored, as above)."""
+        entry, window = facts.shape, facts.window
+        assert entry is not None and window is not None
+        found = len(window)
+        if found == 1:
             pick, rest = 0, None
         else:
-            total = fwk.score_from_shape(entry, pod, feasible)
-            pick = self._select_host(nodes, feasible, total)
-            rest = SortedNodes.unlisted(len(feasible) - 1)  # an unsigned pod keeps no list
-        chosen = nodes.names[int(feasible[pick])]
+            total = fwk.score_from_shape(entry, pod, window)
+            pick = self._best(nodes, total, lambda: entry.rows(window))
+            rest = SortedNodes.unlisted(found - 1)  # an unsigned pod keeps no list
+        chosen = nodes.names[entry.row_at(window, pick)]
         if self.batching:
             fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, rest, cycle)
-        return ScheduleResult(chosen, facts.processed, len(feasible))
+        return ScheduleResult(chosen, window.processed, found)
 
     def _sorted_rest(
         self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
@@ -292,10 +296,8 @@ class Algorithm:
             and (queue.nominated_table is None or not queue.nominated)
             and fwk.shape_static is not None
             and self.use_shape_cache
-        ):
-            found = self._search_shapes(fwk, state, pod, nodes, batch)
-            if found is not None:
-                return found, _NO_DIAGNOSIS
+        ) and self._search_shapes(fwk, state, pod, nodes, batch):
+            return _NO_ROWS, _NO_DIAGNOSIS
         outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
         if outcome.error is not None:
             raise PluginError(outcome.error)
@@ -350,52 +352,50 @@ class Algorithm:
 
     def _search_shapes(
         self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, facts: CycleFacts
-    ) -> np.ndarray | None:
+    ) -> bool:
         """The node search over the shape cache's verdicts (``framework/shape_cache.py``): the
-        same nodes the search over fresh verdicts finds. The entry is computed afresh when there
-        is none or a row inside the searched nodes changed since. None: the cache does not
-        apply to this pod (or no node passes, which the full path then explains)."""
+        same nodes the search over fresh verdicts finds, left in ``facts``. The entry is
+        computed when there is none, and its changed rows again when the search covers one of
+        them. False: the cache does not apply to this pod (or no node passes, which the full
+        path then explains)."""
         n = nodes.n
         want = num_feasible_nodes_to_find(self._percentage(fwk), n)
         if want * SHAPE_MIN_SEARCHES_PER_LAP > n:
-            return None  # each search covers most nodes: filtering them all each time is cheaper
+            return False  # each search covers most nodes: filtering them all each time is cheaper
         shape = fwk.shape_of(state, pod)
         if shape is None:
-            return None
+            return False
         start = self.next_start_node_index % n
-        identity = nodes.order_is_identity()
-        rotated = None
-        if not identity:
-            order = nodes.order()
-            rotated = np.concatenate((order[start:], order[:start])) if start else order
-        entry = fwk.shape_cache.get(shape, nodes)
+        cache = fwk.shape_cache
+        entry = cache.get(shape, nodes)
         if entry is not None:
-            feasible, processed = self._search(entry.passed, start, want, rotated)
+            window = entry.search(start, want)
             stale = entry.stale_rows()
-            if stale and self._covered(nodes, stale, start, processed, identity):
+            if stale and self._covered(nodes, stale, start, window.processed):
                 rows = np.array(sorted({r for r in stale if r < n}), np.int64)
-                fwk.shape_cache.refreshed += 1
+                cache.refreshed += 1
                 st = fwk.shape_refresh(entry, state, pod, rows)
                 if st is not None:
-                    fwk.shape_cache.clear()
+                    cache.clear()
                     raise PluginError(st)
-                feasible, processed = self._search(entry.passed, start, want, rotated)
+                window = entry.search(start, want)
         else:
-            entry = fwk.shape_entry(state, pod, nodes)
-            if isinstance(entry, Status):
-                raise PluginError(entry)
-            fwk.shape_cache.put(shape, entry)
-            fwk.shape_cache.built += 1
-            feasible, processed = self._search(entry.passed, start, want, rotated)
-        if len(feasible) == 0:
-            return None
-        fwk.shape_cache.searches += 1
-        self.next_start_node_index = (self.next_start_node_index + processed) % n
-        facts.shape, facts.processed = entry, processed
-        return feasible
+            built = fwk.shape_entry(state, pod, nodes)
+            if isinstance(built, Status):
+                raise PluginError(built)
+            entry = built
+            cache.put(shape, entry)
+            cache.built += 1
+            window = entry.search(start, want)
+        if not len(window):
+            return False
+        cache.searches += 1
+        self.next_start_node_index = (self.next_start_node_index + window.processed) % n
+        facts.shape, facts.window = entry, window
+        return True
 
     @staticmethod
-    def _covered(nodes: NodeTable, rows: list[int], start: int, processed: int, identity: bool) -> bool:
+    def _covered(nodes: NodeTable, rows: list[int], start: int, processed: int) -> bool:
         """Whether any of ``rows`` lies among the first ``processed`` nodes of the search from
         ``start``."""
         n = nodes.n
@@ -403,7 +403,7 @@ class Algorithm:
             return True
         end = start + processed  # the search covered [start, end) of the order, wrapping past n
         wrapped = end - n
-        if identity:
+        if nodes.order_is_identity():
             return any(start <= r < end or r < wrapped for r in rows)
         position = nodes.order_position()
         for r in rows:
@@ -566,7 +566,9 @@ SMALL_RESULT_FACTOR = 16
 # the shape cache is used when one search covers at most this fraction of the nodes: an entry
 # stays good for about this many pods before a search reaches a node bound since
 SHAPE_MIN_SEARCHES_PER_LAP = 3
-# what a search over the shape cache returns with its nodes (the pod is never explained there)
+# what a search over the shape cache returns (its nodes are in the cycle's facts; the pod is
+# never explained there)
+_NO_ROWS = np.zeros(0, np.int64)
 _NO_DIAGNOSIS = Diagnosis.empty(())
 
 

@@ -47,7 +47,7 @@ from kubesched.scheduler.framework.interface import (
     SignPlugin,
 )
 from kubesched.scheduler.framework.registry import Registry
-from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry
+from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, Window
 from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
@@ -552,9 +552,10 @@ class Framework:
         entry.update(rows, passed, scores)
         return None
 
-    def score_from_shape(self, entry: ShapeEntry, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
-        """RunScorePlugins from a shape cache entry: NormalizeScore over ``rows``, weighted sum."""
-        return entry.total(pod, rows)
+    def score_from_shape(self, entry: ShapeEntry, pod: PodInfo, window: Window) -> np.ndarray:
+        """RunScorePlugins from a shape cache entry: NormalizeScore over the window's nodes and
+        the weighted sum (up to a constant)."""
+        return entry.totals(pod, window)
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         for p in self.reserve:

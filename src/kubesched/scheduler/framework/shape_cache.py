@@ -30,6 +30,20 @@ MAX_SHAPES = 8
 
 
 @dataclass(slots=True)
+class Window:
+    """The nodes a search found, as positions in an entry's list of passing nodes: ``count``
+    from ``first`` on, then (wrapping round) the first ``wrapped``; ``processed`` places covered."""
+
+    first: int
+    count: int
+    wrapped: int
+    processed: int
+
+    def __len__(self) -> int:
+        return self.count + self.wrapped
+
+
+@dataclass(slots=True)
 class ShapeEntry:
     """One shape's verdicts and scores over every row of ``table`` as of change-log position
     ``log_pos`` in ``epoch``."""
@@ -47,6 +61,11 @@ class ShapeEntry:
     # Σ weight × its normalized value (normalizing equal scores gives equal values, however many)
     uniform: dict[str, int] = field(default_factory=dict)
     offset: int = 0
+    # the passing nodes in nodeTree order: their places in it, their rows, their fixed sums;
+    # rebuilt after a refresh (None until then)
+    _places: np.ndarray | None = None
+    _rows: np.ndarray | None = None
+    _sums: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for plugin, _weight, raw in self.normalized:
@@ -88,22 +107,63 @@ class ShapeEntry:
         if changed:
             self._fold()
         self.log_pos = len(self.table.changed)
+        self._places = None
+
+    def _index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._places is None or self._rows is None or self._sums is None:
+            table = self.table
+            if table.order_is_identity():
+                self._places = self._rows = self.passed.nonzero()[0]
+            else:
+                order = table.order()
+                self._places = self.passed[order].nonzero()[0]
+                self._rows = order[self._places]
+            self._sums = self.fixed[self._rows]
+        return self._places, self._rows, self._sums
+
+    def search(self, start: int, want: int) -> Window:
+        """``findNodesThatPassFilters`` over the stored verdicts: the first ``want`` passing
+        nodes from place ``start`` of nodeTree order, wrapping round, and how many places that
+        covered (all of them when fewer pass)."""
+        places, _, _ = self._index()
+        n, k = self.table.n, len(places)
+        j = int(places.searchsorted(start))
+        if k - j >= want:
+            return Window(j, want, 0, int(places[j + want - 1]) - start + 1)
+        need = want - (k - j)
+        if need <= j:
+            return Window(j, k - j, need, n - start + int(places[need - 1]) + 1)
+        return Window(j, k - j, j, n)
+
+    def row_at(self, w: Window, i: int) -> int:
+        """The row of a window's ``i``-th node."""
+        _, rows, _ = self._index()
+        return int(rows[w.first + i] if i < w.count else rows[i - w.count])
+
+    def rows(self, w: Window) -> np.ndarray:
+        """The rows of a window's nodes, in search order."""
+        _, rows, _ = self._index()
+        first = rows[w.first : w.first + w.count]
+        return first if not w.wrapped else np.concatenate((first, rows[: w.wrapped]))
+
+    def totals(self, pod: PodInfo, w: Window) -> np.ndarray:
+        """RunScorePlugins' weighted sums for a window's nodes (in search order), up to one
+        constant (the uniform plugins' part, which no choice depends on)."""
+        _, _, sums = self._index()
+        total = sums[w.first : w.first + w.count]
+        if w.wrapped:
+            total = np.concatenate((total, sums[: w.wrapped]))
+        normalized = [(p, wt, raw) for p, wt, raw in self.normalized if p.name not in self.uniform]
+        if normalized:
+            picked = self.rows(w)
+            total = total.copy()
+            for plugin, weight, raw in normalized:
+                norm = plugin.normalize_scores(self.state, pod, raw[picked])
+                total += (raw[picked] if norm is None else norm) * weight
+        return total
 
     def scorers(self) -> list[ScorePlugin]:
         return [p for p, _, _ in self.summed] + [p for p, _, _ in self.normalized]
-
-    def total(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
-        """RunScorePlugins' weighted sum for ``rows`` (feasible, in search order)."""
-        total = self.fixed[rows]
-        if self.offset:
-            total += self.offset
-        uniform = self.uniform
-        for plugin, weight, raw in self.normalized:
-            if plugin.name in uniform:
-                continue
-            norm = plugin.normalize_scores(self.state, pod, raw[rows])
-            total += (raw[rows] if norm is None else norm) * weight
-        return total
 
 
 class ShapeCache:
