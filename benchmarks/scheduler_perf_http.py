@@ -149,7 +149,7 @@ async def measure(
         init = asyncio.create_task(client.watch_bound("init-", init_pods, ready))
         await ready.wait()
         await client.create_all("/api/v1/namespaces/default/pods", [pod("init", i) for i in range(init_pods)])
-        await init
+        await while_running(init, sched)
         ready = asyncio.Event()
         measured = asyncio.create_task(client.watch_bound("measured-", pods, ready))
         await ready.wait()
@@ -160,7 +160,7 @@ async def measure(
         started = time.perf_counter()
         await client.create_all("/api/v1/namespaces/default/pods", objs)
         created = time.perf_counter()
-        finished = await measured
+        finished = await while_running(measured, sched)
         cpu = {p: round(cpu_seconds(p) - c, 2) for p, c in cpu0.items()}
     finally:
         await client.close()
@@ -176,6 +176,17 @@ async def measure(
             "client": cpu[os.getpid()],
         },
     }, sched
+
+
+async def while_running(task: asyncio.Task[float], proc: subprocess.Popen[bytes]) -> float:
+    """``task``'s result, or an error as soon as ``proc`` (the scheduler) has exited."""
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.5)
+        if done:
+            return task.result()
+        if proc.poll() is not None:
+            task.cancel()
+            raise RuntimeError(f"the scheduler exited with status {proc.returncode}: see its log")
 
 
 def write_config(work: Path) -> Path:
@@ -215,7 +226,15 @@ def main() -> None:
                 args.init_pods,
                 args.pods,
                 args.concurrency,
-                ["scheduler", "--kubeconfig", str(data / "kubeconfig"), "--config", str(write_config(work))],
+                [
+                    "scheduler",
+                    "--kubeconfig",
+                    str(data / "kubeconfig"),
+                    "--config",
+                    str(write_config(work)),
+                    "--secure-port",
+                    str(free_port()),  # not 10259: another scheduler may hold it
+                ],
                 work,
                 server.pid,
             )

@@ -8,6 +8,7 @@ it into a 422 Invalid, the loader into one line naming the file and object.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -165,18 +166,35 @@ def is_integer_resource(name: str) -> bool:
 def quantity_errors(name: str, raw: Any, field: str) -> Any:
     """``ValidateResourceQuantityValue`` plus kubesched's 2^53 bound; returns the parsed value."""
     try:
+        q, problem = _checked_quantity(name, raw)
+    except TypeError:  # an unhashable value (a list, a map): not a quantity either way
+        q, problem = _check_quantity(name, raw)
+    if problem is None:
+        return q
+    if problem[0] == "parse":
+        raise InputError(problem[1], field=field)
+    raise _invalid(raw, problem[1], field)
+
+
+def _check_quantity(name: str, raw: Any) -> tuple[Any, tuple[str, str] | None]:
+    """The parsed quantity, or what is wrong with it: ("parse", message) or ("invalid", detail)."""
+    try:
         q = parse_quantity(raw)
     except QuantityError as exc:
-        raise InputError(str(exc), field=field) from None
+        return None, ("parse", str(exc))
     if q < 0:
-        raise _invalid(raw, "must be greater than or equal to 0", field)
+        return q, ("invalid", "must be greater than or equal to 0")
     if is_integer_resource(name) and q.denominator != 1:
-        raise _invalid(raw, "must be an integer", field)
+        return q, ("invalid", "must be an integer")
     scaled = q * 1000 if name == "cpu" else q
     if scaled > MAX_COUNT:
         bound = f"{MAX_COUNT}m" if name == "cpu" else "8Pi"
-        raise _invalid(raw, f"must be no more than {bound} (kubesched counts resources in 64-bit integers)", field)
-    return q
+        return q, ("invalid", f"must be no more than {bound} (kubesched counts resources in 64-bit integers)")
+    return q, None
+
+
+# every pod of a workload repeats the same few quantities ("100m", "500Mi"): checked once each
+_checked_quantity = functools.lru_cache(maxsize=4096, typed=True)(_check_quantity)
 
 
 def validate_resource_list(raw: Any, field: str) -> None:
