@@ -345,3 +345,28 @@ def test_a_plugin_without_a_row_promise_keeps_the_profile_off_the_cache(plugin: 
     c.settle()
     assert c.node_of("a") is not None
     assert fwk.shape_cache.searches == 0
+
+
+def test_a_changed_row_keeps_the_verdicts_that_read_only_the_node() -> None:
+    """A refresh re-runs only the filters that read the pods on a node: the big tainted node
+    that a tolerating pod took stays rejected for plain pods, though it now fits and would score
+    best."""
+    taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    nodes = [node(i, cpu=64 if i == 1 else 4, taints=taint if i == 1 else None) for i in range(300)]
+    c = Cluster(*nodes, config=TEN_PERCENT)
+    fwk = c.sched.profiles["default-scheduler"]
+    c.create(pod("first"))
+    c.settle()
+    tolerating = pod(
+        "tolerating",
+        tolerations=[{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+        nodeSelector={"kubernetes.io/hostname": "n001"},
+    )
+    c.create(tolerating)
+    c.settle()
+    assert c.node_of("tolerating") == "n001"
+    for i in range(12):  # four laps round the 300 nodes, 100 at a time
+        c.create(pod(f"plain-{i}"))
+    c.settle()
+    assert fwk.shape_cache.refreshed >= 1
+    assert all(c.node_of(f"plain-{i}") not in (None, "n001") for i in range(12))

@@ -507,6 +507,7 @@ class Framework:
         if outcome.error is not None:
             return outcome.error
         passed = outcome.codes == 0
+        node_ok = self._node_only_ok(state, pod, nodes)
         rows = np.flatnonzero(passed)
         st = self.run_pre_score(state, pod, nodes, rows)
         if st is not None:
@@ -525,32 +526,46 @@ class Framework:
                 summed.append((p, weight, raw))
             else:
                 normalized.append((p, weight, raw))
-        return ShapeEntry(nodes, nodes.epoch, len(nodes.changed), passed, fixed, summed, normalized, state, pod)
+        return ShapeEntry(
+            nodes, nodes.epoch, len(nodes.changed), passed, node_ok, fixed, summed, normalized, state, pod
+        )
 
     def shape_refresh(self, entry: ShapeEntry, state: CycleState, pod: PodInfo, rows: np.ndarray) -> Status | None:
-        """For the shape cache: filter and score again the ``rows`` that changed (on a copy of
-        those rows alone: the plugins read nothing else), with this cycle's PreFilter state."""
-        sub = entry.table.take(rows)
-        outcome = self.run_filters(state, pod, sub)
+        """For the shape cache: filter and score again the ``rows`` whose pods changed, with this
+        cycle's PreFilter state. Only the filters that read the pods on a node run (those that
+        read only the Node keep their verdicts: a changed Node drops the entry), over the
+        table, whose other rows they leave alone."""
+        table = entry.table
+        outcome = self.run_filters(state, pod, table, passed_before=True)
         if outcome.error is not None:
             return outcome.error
-        passed = outcome.codes == 0
-        ok = np.flatnonzero(passed)
+        passed = entry.node_ok[rows] & (outcome.codes[rows] == 0)
+        ok = rows[passed]
         scores: dict[str, np.ndarray] = {}
+        scorers = entry.scorers()
         if len(ok):
-            scorers = entry.scorers()
             names = {p.name for p in scorers}
             for pre in self.pre_score:  # those of the entry's scorers (the others skipped then)
                 if pre.name in names:
-                    st = pre.pre_score(state, pod, sub, ok)
+                    st = pre.pre_score(state, pod, table, ok)
                     if st is not None and st.code not in (Code.SUCCESS, Code.SKIP):
                         return Status(Code.ERROR, (f'running PreScore plugin "{pre.name}": {st.message()}',), pre.name)
             for p in scorers:
-                scores[p.name] = p.score_nodes(state, pod, sub, ok)
+                scores[p.name] = p.score_nodes(state, pod, table, ok)
         else:
-            scores = {p.name: np.zeros(0, np.int64) for p in entry.scorers()}
+            scores = {p.name: np.zeros(0, np.int64) for p in scorers}
         entry.update(rows, passed, scores)
         return None
+
+    def _node_only_ok(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> np.ndarray:
+        """Rows every ``node_only`` Filter plugin passes, each judged on its own."""
+        ok = np.ones(nodes.n, bool)
+        for p in self.filters:
+            if p.node_only and p.name not in state.skip_filter:
+                v = p.filter_nodes(state, pod, nodes)
+                if v is not None:
+                    ok &= v.code == 0
+        return ok
 
     def score_from_shape(self, entry: ShapeEntry, pod: PodInfo, window: Window) -> np.ndarray:
         """RunScorePlugins from a shape cache entry: NormalizeScore over the window's nodes and

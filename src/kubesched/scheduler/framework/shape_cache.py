@@ -52,6 +52,7 @@ class ShapeEntry:
     epoch: int
     log_pos: int
     passed: np.ndarray  # bool per row: every Filter plugin passed
+    node_ok: np.ndarray  # bool per row: every ``node_only`` Filter plugin passed (pods can't change it)
     fixed: np.ndarray  # int64 per row: Σ weight × score of the plugins without NormalizeScore
     summed: list[tuple[ScorePlugin, int, np.ndarray]]  # those plugins: weight, raw scores per row
     normalized: list[tuple[ScorePlugin, int, np.ndarray]]  # the others: weight, raw scores per row
@@ -90,6 +91,7 @@ class ShapeEntry:
     def update(self, rows: np.ndarray, passed: np.ndarray, scores: dict[str, np.ndarray]) -> None:
         """Take fresh verdicts for ``rows`` and fresh raw scores for those of them that passed
         (``scores`` by plugin, aligned with ``rows[passed]``); the entry is then current."""
+        same_nodes = bool((self.passed[rows] == passed).all())
         self.passed[rows] = passed
         ok = rows[passed]
         self.fixed[rows] = 0
@@ -107,7 +109,12 @@ class ShapeEntry:
         if changed:
             self._fold()
         self.log_pos = len(self.table.changed)
-        self._places = None
+        if not same_nodes or self._places is None or self._sums is None:
+            self._places = None  # rebuilt on the next search
+        elif len(ok):  # the same nodes pass: only their sums change
+            table = self.table
+            places = ok if table.order_is_identity() else table.order_position()[ok]
+            self._sums[self._places.searchsorted(places)] = self.fixed[ok]
 
     def _index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._places is None or self._rows is None or self._sums is None:
