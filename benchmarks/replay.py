@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from kubesched.app import gc_settings
 from kubesched.replay.profiles import ALL_POLICIES
 from kubesched.replay.runner import replay
 
@@ -35,6 +36,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--workload", default="openb_pod_list_default.csv")
     args = parser.parse_args()
+    gc_settings.tune()  # as the kubesched command does before running anything
     t = trace_dir()
     workload = str(t / args.workload)
     started = time.perf_counter()

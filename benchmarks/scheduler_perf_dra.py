@@ -27,6 +27,7 @@ import sys
 import time
 from typing import Any
 
+from kubesched.app import gc_settings
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
@@ -220,6 +221,7 @@ def main() -> None:
     ap.add_argument("--claims", choices=["empty", "half", "full"], default="empty")
     ap.add_argument("--duration", type=float, default=10.0)
     args = ap.parse_args()
+    gc_settings.tune()  # as the kubesched command does before running anything
     if args.workload == "SchedulingWithResourceClaimTemplate":
         result = scheduling_with_template(args.nodes, args.devices, args.init_pods, args.pods)
         variant = "full"

@@ -52,6 +52,8 @@ from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import Algorithm, PluginError, _NoNodes
 
 log = logging.getLogger("kubesched.scheduler")
+# the event of a pod bound (seen on the watch), the same frozen value each time
+ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 DRA_KINDS = frozenset({"ResourceClaim", "DeviceClass", "ResourceSlice"})
 NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
 _NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
@@ -267,7 +269,7 @@ class Scheduler:
         if pod.node_name:
             self.cache.add_pod(pod)
             self.cluster_generation += 1
-            self.queue.move_all(ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+            self.queue.move_all(ASSIGNED_POD_ADD, None, pod)
         elif pod.scheduler_name in self.profiles:
             self.queue.add(pod)
 
@@ -285,7 +287,7 @@ class Scheduler:
             self.cluster_generation += 1
             if was_pending:
                 self.queue.delete(pod.uid)
-                self.queue.move_all(ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+                self.queue.move_all(ASSIGNED_POD_ADD, None, pod)
             else:
                 action = pod_update_actions(old, pod)
                 if action:
@@ -347,7 +349,7 @@ class Scheduler:
             return True
         self.stats.attempts += 1
         state = CycleState()
-        explain = pod.key in self.explain_keys
+        explain = bool(self.explain_keys) and pod.key in self.explain_keys
         try:
             result = self.algorithm.schedule_pod(
                 fwk, state, pod, self.cache.table, self.queue, explain=explain, cycle=self.queue.scheduling_cycle
@@ -468,7 +470,8 @@ class Scheduler:
         self.metrics.pod_scheduled(fwk.profile_name, time.perf_counter() - qp.attempt_started)
         if qp.initial_attempt_timestamp is not None:
             self.metrics.pod_bound(qp.attempts, self.clock.now() - qp.initial_attempt_timestamp)
-        self.last_message.pop(pod.key, None)
+        if self.last_message:
+            self.last_message.pop(pod.key, None)
         self.client.record_event(
             "Normal", "Scheduled", "Binding", pod.obj, f"Successfully assigned {pod.key} to {host}"
         )

@@ -1,0 +1,302 @@
+"""Every scheduler_perf workload in one run, printed as the README's benchmark table.
+
+    python benchmarks/table.py [--only NAME ...] > table.md
+
+Each row runs ``scheduler_perf.py`` (or ``scheduler_perf_dra.py``) in its own process, in
+upstream's shapes and sizes, and reports pods/s, the multiple of upstream's CI floor (its
+``misc/performance-config.yaml`` and sibling files' ``threshold``), the same-run ratio to the bare
+per-node port where the workload has one (SchedulingBasic), and the process's peak RSS. Progress
+goes to stderr; the table (with the date and the machine) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Row:
+    workload: str
+    nodes: str  # as shown
+    measured: str  # as shown
+    args: tuple[str, ...]
+    floor: int | None = None
+    script: str = "scheduler_perf.py"
+
+
+ROWS = [
+    Row("SchedulingBasic", "500", "1,000", ("SchedulingBasic", "--nodes", "500", "--pods", "1000")),
+    Row("SchedulingBasic", "1,000", "5,000", ("SchedulingBasic", "--nodes", "1000", "--pods", "5000")),
+    Row("SchedulingBasic", "5,000", "10,000 (after 1,000)", ("SchedulingBasic",), 680),
+    Row("SchedulingBasic", "5,000", "30,000 (after 1,000)", ("SchedulingBasic", "--pods", "30000")),
+    Row(
+        "SchedulingBasicWithExtender",
+        "5,000",
+        "5,000 (after 1,000)",
+        ("SchedulingBasicWithExtender", "--pods", "5000"),
+    ),
+    Row(
+        "PreemptionBasic",
+        "1,000",
+        "1,000 preemptors (after 4,000 low)",
+        ("PreemptionBasic", "--nodes", "1000", "--pods", "1000"),
+    ),
+    Row(
+        "PreemptionAsync",
+        "5,000",
+        "5,000 (after 20,000 low; a preemptor every 200 ms)",
+        ("PreemptionAsync", "--pods", "5000"),
+        570,
+    ),
+    Row("TopologySpreading", "5,000 (3 zones)", "5,000 (after 5,000)", ("TopologySpreading", "--pods", "5000"), 460),
+    Row(
+        "PreferredTopologySpreading",
+        "5,000 (3 zones)",
+        "5,000 (after 5,000)",
+        ("PreferredTopologySpreading", "--pods", "5000"),
+        340,
+    ),
+    Row(
+        "SchedulingPodAntiAffinity",
+        "5,000",
+        "2,000 (after 1,000)",
+        ("SchedulingPodAntiAffinity", "--pods", "2000", "--init-pods", "1000"),
+        60,
+    ),
+    Row(
+        "SchedulingPodAffinity",
+        "5,000 (1 zone)",
+        "5,000 (after 5,000)",
+        ("SchedulingPodAffinity", "--pods", "5000"),
+        35,
+    ),
+    Row(
+        "SchedulingPreferredPodAffinity",
+        "5,000",
+        "5,000 (after 5,000)",
+        ("SchedulingPreferredPodAffinity", "--pods", "5000"),
+        90,
+    ),
+    Row(
+        "SchedulingPreferredPodAntiAffinity",
+        "5,000",
+        "5,000 (after 5,000)",
+        ("SchedulingPreferredPodAntiAffinity", "--pods", "5000"),
+        90,
+    ),
+    Row(
+        "DefaultTopologySpreading",
+        "5,000 (3 zones)",
+        "50,000 (after 5,000)",
+        ("DefaultTopologySpreading", "--pods", "50000"),
+        160,
+    ),
+    Row(
+        "SchedulingDaemonset",
+        "15,000 + the named node",
+        "30,000",
+        ("SchedulingDaemonset", "--nodes", "15000", "--pods", "30000"),
+        1100,
+    ),
+    Row(
+        "Unschedulable",
+        "5,000",
+        "10,000 (after 100; a 9-CPU pod every 200 ms)",
+        ("Unschedulable", "--init-pods", "100"),
+        590,
+    ),
+    Row(
+        "SchedulingDeletedPodsWithFinalizers",
+        "5,000",
+        "5,000 (5,000 finalized pods deleted at 100/s)",
+        ("SchedulingDeletedPodsWithFinalizers", "--pods", "5000"),
+        830,
+    ),
+    Row(
+        "SchedulingNodeAffinity",
+        "5,000 (zone1)",
+        "10,000 (after 5,000)",
+        ("SchedulingNodeAffinity", "--pods", "10000"),
+        220,
+    ),
+    Row(
+        "SchedulingPodMatchingAntiAffinity",
+        "5,000",
+        "5,000 (after 1,000 anti-affinity pods)",
+        ("SchedulingPodMatchingAntiAffinity", "--pods", "5000"),
+        595,
+    ),
+    Row(
+        "MixedSchedulingBasePod",
+        "5,000 (zone1)",
+        "5,000 (after 2,000 of each of 5 templates)",
+        ("MixedSchedulingBasePod", "--pods", "5000"),
+        140,
+    ),
+    Row(
+        "SchedulingRequiredPodAntiAffinityWithNSSelector",
+        "6,000",
+        "2,000 (after 100 namespaces × 40)",
+        ("SchedulingRequiredPodAntiAffinityWithNSSelector", "--nodes", "6000", "--pods", "2000"),
+        24,
+    ),
+    Row(
+        "SchedulingPreferredAntiAffinityWithNSSelector",
+        "5,000",
+        "2,000 (after 100 × 40)",
+        ("SchedulingPreferredAntiAffinityWithNSSelector", "--pods", "2000"),
+        55,
+    ),
+    Row(
+        "SchedulingRequiredPodAffinityWithNSSelector",
+        "5,000 (zone1)",
+        "2,000 (after 100 × 50)",
+        ("SchedulingRequiredPodAffinityWithNSSelector", "--pods", "2000"),
+        35,
+    ),
+    Row(
+        "SchedulingPreferredAffinityWithNSSelector",
+        "5,000",
+        "5,000 (after 100 × 50)",
+        ("SchedulingPreferredAffinityWithNSSelector", "--pods", "5000"),
+        90,
+    ),
+    Row(
+        "SchedulingGatedPodsWithPodAffinityImpactForThroughput",
+        "1 (named)",
+        "20,000 (10,000 gated with pod affinity waiting)",
+        ("SchedulingGatedPodsWithPodAffinityImpactForThroughput", "--nodes", "1", "--pods", "20000"),
+        110,
+    ),
+    Row(
+        "SchedulingWithNodeInclusionPolicy",
+        "4,000 + 1,000 tainted",
+        "4,000 (one per hostname, taints honoured)",
+        ("SchedulingWithNodeInclusionPolicy", "--pods", "4000"),
+        270,
+    ),
+    Row(
+        "SchedulingWithMixedChurn",
+        "5,000 (a node, a 9-CPU pod and a Service recreated every second)",
+        "10,000",
+        ("SchedulingWithMixedChurn",),
+        710,
+    ),
+    Row(
+        "SchedulingWhileGated",
+        "1 (90,000 pods)",
+        "20,000 (10,000 gated; 20,000 deleted at 50/s)",
+        ("SchedulingWhileGated", "--nodes", "1", "--pods", "20000"),
+        910,
+    ),
+    Row(
+        "SchedulingWithExtendedResource",
+        "5,000",
+        "5,000 (pod i needs foo.com/bar-i, on node i only)",
+        ("SchedulingWithExtendedResource", "--pods", "5000"),
+        180,
+    ),
+    Row(
+        "HostPortConflict (batching)",
+        "20,000",
+        "20,000 (hostPort 80, one per node)",
+        ("HostPortConflict", "--nodes", "20000", "--pods", "20000"),
+    ),
+    Row(
+        "HostPortConflict (no batching)",
+        "20,000",
+        "20,000",
+        ("HostPortConflict", "--nodes", "20000", "--pods", "20000", "--feature-gates", "OpportunisticBatching=false"),
+    ),
+    Row(
+        "ResourceSaturation (batching)",
+        "20,000",
+        "20,000 (3 CPU on 4-CPU nodes)",
+        ("ResourceSaturation", "--nodes", "20000", "--pods", "20000"),
+    ),
+    Row(
+        "SchedulingWithResourceClaimTemplate",
+        "500 × 10 devices",
+        "2,500 (after 2,500)",
+        ("SchedulingWithResourceClaimTemplate",),
+        56,
+        "scheduler_perf_dra.py",
+    ),
+    Row(
+        "SteadyStateClusterResourceClaimTemplate, empty",
+        "500 × 10 devices",
+        "batches of 10 for 10 s",
+        ("SteadyStateClusterResourceClaimTemplate", "--claims", "empty"),
+        64,
+        "scheduler_perf_dra.py",
+    ),
+    Row(
+        "SteadyStateClusterResourceClaimTemplate, half",
+        "500 × 10 devices (2,500 allocated)",
+        "batches of 10 for 10 s",
+        ("SteadyStateClusterResourceClaimTemplate", "--claims", "half"),
+        60,
+        "scheduler_perf_dra.py",
+    ),
+    Row(
+        "SteadyStateClusterResourceClaimTemplate, full",
+        "500 × 10 devices (4,990 allocated)",
+        "batches of 10 for 10 s",
+        ("SteadyStateClusterResourceClaimTemplate", "--claims", "full"),
+        60,
+        "scheduler_perf_dra.py",
+    ),
+]
+
+
+def run(row: Row) -> dict[str, object]:
+    cmd = [sys.executable, str(HERE / row.script), *row.args]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown, with the range")
+    args = parser.parse_args()
+    rows = [r for r in ROWS if not args.only or any(r.workload.startswith(o) for o in args.only)]
+    print(
+        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, numpy {np.__version__}:\n"
+    )
+    print("| workload | nodes | measured pods | pods/s | × floor | × bare port | peak RSS | upstream floor |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        results = []
+        for _ in range(args.repeat):
+            print(f"{row.workload} {' '.join(row.args)} ...", file=sys.stderr, flush=True)
+            results.append(run(row))
+        rates = sorted(float(r["pods_per_second"]) for r in results)  # type: ignore[arg-type]
+        median = rates[len(rates) // 2]
+        shown = f"{median:,.0f}" if len(rates) == 1 else f"{median:,.0f} ({rates[0]:,.0f}–{rates[-1]:,.0f})"
+        ratios = sorted(float(r["ratio_to_bare_port"]) for r in results if "ratio_to_bare_port" in r)  # type: ignore[arg-type]
+        bare = "—" if not ratios else (f"{ratios[0]:.2f}" if len(ratios) == 1 else f"{ratios[0]:.2f}–{ratios[-1]:.2f}")
+        times = f"{median / row.floor:.1f}×" if row.floor else "—"
+        rss = max(float(r["peak_rss_mib"]) for r in results)  # type: ignore[arg-type]
+        floor = f"{row.floor:,}" if row.floor else "—"
+        print(
+            f"| {row.workload} | {row.nodes} | {row.measured} | {shown} | {times} | {bare} | {rss:.0f} MiB | {floor} |"
+        )
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
