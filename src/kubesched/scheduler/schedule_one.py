@@ -563,9 +563,10 @@ class Algorithm:
 
 # a PreFilterResult naming fewer than one node in this many is filtered on those rows alone
 SMALL_RESULT_FACTOR = 16
-# the shape cache is used when one search covers at most this fraction of the nodes: an entry
-# stays good for about this many pods before a search reaches a node bound since
-SHAPE_MIN_SEARCHES_PER_LAP = 3
+# the shape cache is used when a search covers at most 1/this of the nodes (with the adaptive
+# percentage: from about 200 nodes); an entry then stays good for about this many pods before a
+# search reaches a node bound since, and smaller clusters gain nothing from it
+SHAPE_MIN_SEARCHES_PER_LAP = 2
 # what a search over the shape cache returns (its nodes are in the cycle's facts; the pod is
 # never explained there)
 _NO_ROWS = np.zeros(0, np.int64)
