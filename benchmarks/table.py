@@ -270,7 +270,7 @@ def run(row: Row) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown, with the range")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown, then the range")
     args = parser.parse_args()
     rows = [r for r in ROWS if not args.only or any(r.workload.startswith(o) for o in args.only)]
     print(
@@ -288,7 +288,12 @@ def main() -> None:
         median = rates[len(rates) // 2]
         shown = f"{median:,.0f}" if len(rates) == 1 else f"{median:,.0f} ({rates[0]:,.0f}–{rates[-1]:,.0f})"
         ratios = sorted(float(r["ratio_to_bare_port"]) for r in results if "ratio_to_bare_port" in r)  # type: ignore[arg-type]
-        bare = "—" if not ratios else (f"{ratios[0]:.2f}" if len(ratios) == 1 else f"{ratios[0]:.2f}–{ratios[-1]:.2f}")
+        if not ratios:
+            bare = "—"
+        elif len(ratios) == 1:
+            bare = f"{ratios[0]:.2f}"
+        else:
+            bare = f"{ratios[len(ratios) // 2]:.2f} ({ratios[0]:.2f}–{ratios[-1]:.2f})"
         times = f"{median / row.floor:.1f}×" if row.floor else "—"
         rss = max(float(r["peak_rss_mib"]) for r in results)  # type: ignore[arg-type]
         floor = f"{row.floor:,}" if row.floor else "—"

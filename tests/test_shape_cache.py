@@ -105,6 +105,21 @@ SHAPES: list[tuple[str, dict[str, Any]]] = [
             },
         },
     ),
+    ("150m", {"labels": {"app": "lonely"}}),  # no terms, but the pods above keep it off their nodes
+    (
+        "150m",
+        {
+            "labels": {"app": "zonal"},
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "z"}}}
+                    ]
+                }
+            },
+        },
+    ),
+    ("150m", {"labels": {"app": "z"}}),  # kept out of whole zones by the pods above: not cacheable
 ]
 
 
@@ -155,7 +170,7 @@ def cluster_nodes(seed: int, n: int, zones: int) -> list[dict[str, Any]]:
 
 STEPS = st.lists(
     st.one_of(
-        st.tuples(st.just("pods"), st.integers(0, len(SHAPES) - 1), st.integers(1, 40)),
+        st.tuples(st.just("pods"), st.integers(0, len(SHAPES) - 1), st.integers(1, 60)),
         st.tuples(st.just("delete"), st.integers(0, 10_000), st.just(0)),
         st.tuples(st.just("label"), st.integers(0, 299), st.just(0)),
     ),
@@ -192,7 +207,7 @@ def run(
     return placed, c.events("FailedScheduling"), c
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 2**16),
     n=st.integers(300, 340),
@@ -300,11 +315,23 @@ def test_a_node_update_drops_the_entries() -> None:
             False,
         ),
         ("a resource claim", pod("x", resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu"}]), [], False),
+        (
+            "an existing pod's anti-affinity per hostname selects it",
+            shaped_pod("x", 8),
+            [{**shaped_pod("old", 7), "spec": {**shaped_pod("old", 7)["spec"], "nodeName": "n001"}}],
+            True,
+        ),
+        (
+            "an existing pod's anti-affinity per zone selects it",
+            shaped_pod("x", 10),
+            [{**shaped_pod("old", 9), "spec": {**shaped_pod("old", 9)["spec"], "nodeName": "n001"}}],
+            False,
+        ),
     ],
 )
 def test_which_pods_have_a_shape(name: str, obj: dict[str, Any], extra: list[dict[str, Any]], cached: bool) -> None:
     """After PreFilter, a pod has a shape only when no plugin reads more than each node's row."""
-    c = Cluster(*[node(i) for i in range(3)], *extra)
+    c = Cluster(*[node(i, zone="z1") for i in range(3)], *extra)
     c.settle()
     fwk = c.sched.profiles["default-scheduler"]
     info = c.sched._parse_pod(obj)

@@ -77,6 +77,7 @@ class NodeTable:
         # or removed, a new resource column, the log cut short)
         self.changed: list[int] = []
         self.epoch = 0
+        self._label_unique: dict[str, tuple[int, bool]] = {}
         self._position: np.ndarray | None = None
 
     # -- column views (length n) --------------------------------------------------------------
@@ -389,6 +390,21 @@ class NodeTable:
         codes = self._label_codes.get(key)
         return None if codes is None else codes[: self.n]
 
+    def label_unique(self, key: str) -> bool:
+        """Whether no two nodes share a value of label ``key`` (each node its own topology domain,
+        as kubernetes.io/hostname is meant to be); kept until the nodes change."""
+        cached = self._label_unique.get(key)
+        if cached is not None and cached[0] == self.epoch:
+            return cached[1]
+        codes = self.label_codes(key)
+        if codes is None:
+            unique = True
+        else:
+            present = codes[codes >= 0]
+            unique = len(np.unique(present)) == len(present)
+        self._label_unique[key] = (self.epoch, unique)
+        return unique
+
     def label_value_code(self, key: str, value: str) -> int:
         return self._label_values.get(key, {}).get(value, -2)
 
@@ -474,7 +490,7 @@ class NodeTable:
         sub._order = None
         sub._order_identity = None
         sub.generation = self.generation
-        sub.changed, sub.epoch, sub._position = [], 0, None
+        sub.changed, sub.epoch, sub._position, sub._label_unique = [], 0, None, {}
         sub.total_nodes = self.n
         return sub
 

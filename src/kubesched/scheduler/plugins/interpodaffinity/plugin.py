@@ -54,15 +54,22 @@ class InterPodAffinity(
         return [SignFragment("Labels", tuple(sorted(pod.labels.items())))], None
 
     def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
-        """The shape cache: no part for a pod without terms when PreFilter skipped and no
-        existing pod has a term that scores (PreScore skips); otherwise other pods decide."""
-        if (
-            pod.pod_affinity is None
-            and self.name in state.skip_filter
-            and not scoring.scoring_terms_exist(self.pods, self.args)
-        ):
+        """The shape cache: a pod without terms of its own, while no existing pod has a term that
+        scores (PreScore skips), takes no part when PreFilter skipped; otherwise its verdict on
+        a node reads only that node's pods when every existing anti-affinity term selecting the
+        pod has a topology key no two nodes share (kubernetes.io/hostname): then its namespace,
+        labels and namespace labels (what those terms match) are its part."""
+        if pod.pod_affinity is not None or scoring.scoring_terms_exist(self.pods, self.args):
+            return [], Status(Code.UNSCHEDULABLE, ("pod (anti-)affinity terms apply",))
+        if self.name in state.skip_filter:
             return [], None
-        return [], Status(Code.UNSCHEDULABLE, ("pod (anti-)affinity terms apply",))
+        s: filtering.FilterState | None = state.get(PRE_FILTER_KEY)
+        assert self.handle is not None
+        nodes = self.handle.cache.table
+        if s is None or not all(nodes.label_unique(key) for key in s.existing_anti_affinity_counts):
+            return [], Status(Code.UNSCHEDULABLE, ("anti-affinity terms span several nodes",))
+        ns_labels = tuple(sorted(s.ns_labels.items())) if s.ns_labels is not None else None
+        return [SignFragment("InterPodAffinity", (pod.namespace, tuple(sorted(pod.labels.items())), ns_labels))], None
 
     scores_bounded = True
 
