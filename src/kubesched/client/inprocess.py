@@ -9,7 +9,7 @@ from typing import Any
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.errors import AlreadyExists
-from kubesched.cluster.events import EventRecorder, to_core
+from kubesched.cluster.events import EventRecorder
 from kubesched.cluster.store import Store, Watch
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
@@ -113,5 +113,6 @@ class InProcessClient:
 
     def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
         """events.k8s.io/v1 recorder: one Event per call, stored in its core v1 form."""
-        ev = self.recorder.event(self.store.clock.now(), type_, reason, action, regarding, message)
-        self.store.create("Event", to_core(ev))
+        self.store.create(
+            "Event", self.recorder.core_event(self.store.clock.now(), type_, reason, action, regarding, message)
+        )

@@ -56,6 +56,26 @@ class EventRecorder:
         self.reporting_instance = reporting_instance
         self._seq = 0
 
+    def core_event(
+        self, now: float, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str
+    ) -> dict[str, Any]:
+        """``to_core(event(...))``, built in that shape directly (the in-process client stores
+        one per binding)."""
+        ev = self.event(now, type_, reason, action, regarding, message)
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": ev["metadata"],
+            "eventTime": ev["eventTime"],
+            "type": type_,
+            "reason": reason,
+            "action": action,
+            "reportingComponent": self.reporting_controller,
+            "reportingInstance": self.reporting_instance,
+            "involvedObject": ev["regarding"],
+            "message": ev["note"],
+        }
+
     def event(
         self, now: float, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str
     ) -> dict[str, Any]:

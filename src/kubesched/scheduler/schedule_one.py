@@ -9,6 +9,7 @@ top-scored nodes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from collections.abc import Callable
@@ -37,6 +38,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
+@functools.lru_cache(maxsize=256)
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     """``numFeasibleNodesToFind``: adaptive 50 − n/125 percent (floor 5%), at least 100 nodes."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
