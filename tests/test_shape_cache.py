@@ -57,6 +57,19 @@ def pod(name: str, cpu: str = "100m", labels: dict[str, str] | None = None, **sp
     }
 
 
+def required_anti(app: str, topology_key: str, selects: str) -> dict[str, Any]:
+    """Labels app=``app`` and a required anti-affinity term against app=``selects`` per ``topology_key``."""
+    term = {"topologyKey": topology_key, "labelSelector": {"matchLabels": {"app": selects}}}
+    return {
+        "labels": {"app": app},
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    }
+
+
+def bound(obj: dict[str, Any], node_name: str) -> dict[str, Any]:
+    return {**obj, "spec": {**obj["spec"], "nodeName": node_name}}
+
+
 # pod shapes the property test draws from: plain, tolerating the NoSchedule taint, a nodeSelector,
 # a preferred node affinity, a host port (few per node), labels a Service selects (default
 # spreading applies: not cacheable), explicit spread constraints, pod anti-affinity
@@ -92,33 +105,9 @@ SHAPES: list[tuple[str, dict[str, Any]]] = [
             ],
         },
     ),
-    (
-        "150m",
-        {
-            "labels": {"app": "lonely"},
-            "affinity": {
-                "podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "lonely"}}}
-                    ]
-                }
-            },
-        },
-    ),
+    ("150m", required_anti("lonely", "kubernetes.io/hostname", "lonely")),
     ("150m", {"labels": {"app": "lonely"}}),  # no terms, but the pods above keep it off their nodes
-    (
-        "150m",
-        {
-            "labels": {"app": "zonal"},
-            "affinity": {
-                "podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "z"}}}
-                    ]
-                }
-            },
-        },
-    ),
+    ("150m", required_anti("zonal", "topology.kubernetes.io/zone", "z")),
     ("150m", {"labels": {"app": "z"}}),  # kept out of whole zones by the pods above: not cacheable
 ]
 
@@ -276,8 +265,8 @@ def test_a_node_update_drops_the_entries() -> None:
             "an existing pod's preferred affinity term",
             pod("x"),
             [
-                {
-                    **pod(
+                bound(
+                    pod(
                         "old",
                         affinity={
                             "podAffinity": {
@@ -293,24 +282,8 @@ def test_a_node_update_drops_the_entries() -> None:
                             }
                         },
                     ),
-                    "spec": {
-                        **pod("old")["spec"],
-                        "nodeName": "n001",
-                        "affinity": {
-                            "podAffinity": {
-                                "preferredDuringSchedulingIgnoredDuringExecution": [
-                                    {
-                                        "weight": 1,
-                                        "podAffinityTerm": {
-                                            "topologyKey": "kubernetes.io/hostname",
-                                            "labelSelector": {"matchLabels": {"app": "x"}},
-                                        },
-                                    }
-                                ]
-                            }
-                        },
-                    },
-                }
+                    "n001",
+                )
             ],
             False,
         ),
@@ -318,13 +291,13 @@ def test_a_node_update_drops_the_entries() -> None:
         (
             "an existing pod's anti-affinity per hostname selects it",
             shaped_pod("x", 8),
-            [{**shaped_pod("old", 7), "spec": {**shaped_pod("old", 7)["spec"], "nodeName": "n001"}}],
+            [bound(shaped_pod("old", 7), "n001")],
             True,
         ),
         (
             "an existing pod's anti-affinity per zone selects it",
             shaped_pod("x", 10),
-            [{**shaped_pod("old", 9), "spec": {**shaped_pod("old", 9)["spec"], "nodeName": "n001"}}],
+            [bound(shaped_pod("old", 9), "n001")],
             False,
         ),
     ],
