@@ -1,8 +1,10 @@
 """The shape cache: Filter verdicts and raw Score results per pod shape, reused across cycles
 for the nodes whose rows did not change.
 
-kubesched's own; upstream has had nothing like it since the equivalence cache of v1.10–v1.13
-(``pkg/scheduler/core/equivalence``), and decisions are the same with it or without it. Pods of
+kubesched's own, and decisions are the same with it or without it. Upstream's nearest relative,
+the alpha equivalence class cache (v1.8–v1.13, gate EnableEquivalenceClassCache), cached predicate
+results per node and was removed (k/k#71013) because its locks cost more than the predicates; here
+one thread owns the cache and whole columns are kept, not per-node entries. Pods of
 one shape (equal fragments from every plugin's ``sign_pod`` / ``shape_pod``) get equal verdicts
 and raw scores on a node whose row did not change, so the first such pod filters and scores
 every node and the next ones only search the stored verdicts from ``nextStartNodeIndex`` as
