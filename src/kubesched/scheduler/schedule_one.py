@@ -107,23 +107,23 @@ class Algorithm:
         ``cycle``: the queue's scheduling cycle of this attempt (batching compares it)."""
         if nodes.n == 0:
             raise _NoNodes(pod)
-        batch = CycleFacts()
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, batch)
-        if batch.shape is not None:  # found by the shape cache: its scores too
-            return self._pick_from_shape(fwk, pod, nodes, batch, cycle)
-        if self.extenders and len(feasible) and not batch.taken:
+        facts = CycleFacts()
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, facts)
+        if facts.shape is not None:  # found by the shape cache: its scores too
+            return self._pick_from_shape(fwk, pod, nodes, facts, cycle)
+        if self.extenders and len(feasible) and not facts.taken:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
         evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
-        if len(feasible) == 1 and (not explain or batch.taken):
+        if len(feasible) == 1 and (not explain or facts.taken):
             chosen = nodes.names[int(feasible[0])]
-            if info is not None and batch.taken:
+            if info is not None and facts.taken:
                 info["hint"] = chosen
             if self.batching:
-                fwk.batch.store_schedule_results(batch.signature, batch.hint, chosen, None, cycle)
+                fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, None, cycle)
             return ScheduleResult(chosen, evaluated, 1, info)
         st = fwk.run_pre_score(state, pod, nodes, feasible)
         if st is not None:
@@ -141,8 +141,8 @@ class Algorithm:
             info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
         chosen = nodes.names[int(feasible[pick])]
         if self.batching:
-            rest = self._sorted_rest(nodes, feasible, outcome.total, pick, batch.signature)
-            fwk.batch.store_schedule_results(batch.signature, batch.hint, chosen, rest, cycle)
+            rest = self._sorted_rest(nodes, feasible, outcome.total, pick, facts.signature)
+            fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, rest, cycle)
         return ScheduleResult(chosen, evaluated, len(feasible), info)
 
     def _select_host(self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray) -> int:
@@ -260,11 +260,11 @@ class Algorithm:
         queue: SchedulingQueue,
         explain: bool = False,
         cycle: int = 0,
-        batch: CycleFacts | None = None,
+        facts: CycleFacts | None = None,
     ) -> tuple[np.ndarray, Diagnosis]:
-        """PreFilter, the batch's hint, then Filter and the node search; ``batch`` receives this
-        cycle's batching facts."""
-        batch = batch if batch is not None else CycleFacts()
+        """PreFilter, the batch's hint, then the node search over the shape cache or over fresh
+        Filter verdicts; ``facts`` receives how this cycle found its nodes."""
+        facts = facts if facts is not None else CycleFacts()
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
         if st is not None:
             if not st.is_rejected():
@@ -277,28 +277,28 @@ class Algorithm:
             return np.zeros(0, np.int64), diagnosis
         if self.batching:
             # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
-            batch.signature = fwk.sign_pod(pod)
-            batch.hint = fwk.batch.get_node_hint(
-                batch.signature,
+            facts.signature = fwk.sign_pod(pod)
+            facts.hint = fwk.batch.get_node_hint(
+                facts.signature,
                 cycle,
                 lambda name: name in nodes.index,
                 lambda name: self._rejected_on(fwk, state, pod, nodes, nodes.index[name]),
             )
-            if batch.hint and not pod.nominated_node_name and batch.hint in nodes.index:
-                row = nodes.index[batch.hint]
+            if facts.hint and not pod.nominated_node_name and facts.hint in nodes.index:
+                row = nodes.index[facts.hint]
                 if self._hint_fits(fwk, state, pod, nodes, queue, row):
-                    batch.taken = True
+                    facts.taken = True
                     return np.array([row], np.int64), Diagnosis.empty(nodes.names)
         if (
             pre_res.all_nodes()
-            and batch.signature is None
+            and facts.signature is None
             and not explain
             and not pod.nominated_node_name
             and not self.extenders
             and (queue.nominated_table is None or not queue.nominated)
             and fwk.shape_static is not None
             and self.use_shape_cache
-        ) and self._search_shapes(fwk, state, pod, nodes, batch):
+        ) and self._search_shapes(fwk, state, pod, nodes, facts):
             return _NO_ROWS, _NO_DIAGNOSIS
         outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
         if outcome.error is not None:
