@@ -370,3 +370,25 @@ def test_a_changed_row_keeps_the_verdicts_that_read_only_the_node() -> None:
     c.settle()
     assert fwk.shape_cache.refreshed >= 1
     assert all(c.node_of(f"plain-{i}") not in (None, "n001") for i in range(12))
+
+
+def test_a_score_the_same_on_every_node_is_normalized_again_once_a_freed_node_differs() -> None:
+    """TaintToleration scores every passing node alike while the only PreferNoSchedule-tainted
+    node is full; once its pod goes, that node passes with a different raw score, and the cache
+    must normalize TaintToleration again (else the big tainted node would score best)."""
+    soft = [{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]
+    nodes = [
+        node(i, cpu=64 if i == 5 else 4, pods=1 if i == 5 else 110, taints=soft if i == 5 else None) for i in range(300)
+    ]
+    c = Cluster(*nodes, bound(pod("occupant"), "n005"), config=TEN_PERCENT)
+    fwk = c.sched.profiles["default-scheduler"]
+    c.create(pod("first"))
+    c.settle()
+    assert fwk.shape_cache.built == 1
+    c.store.delete("Pod", "default", "occupant", 0)
+    c.settle()
+    for i in range(12):  # four laps round the 300 nodes, 100 at a time
+        c.create(pod(f"plain-{i}"))
+    c.settle()
+    assert fwk.shape_cache.refreshed >= 1
+    assert all(c.node_of(f"plain-{i}") not in (None, "n005") for i in range(12))

@@ -526,9 +526,7 @@ class Framework:
                 summed.append((p, weight, raw))
             else:
                 normalized.append((p, weight, raw))
-        return ShapeEntry(
-            nodes, nodes.epoch, len(nodes.changed), passed, node_ok, fixed, summed, normalized, state, pod
-        )
+        return ShapeEntry(nodes, nodes.epoch, len(nodes.changed), passed, node_ok, fixed, summed, normalized, state)
 
     def shape_refresh(self, entry: ShapeEntry, state: CycleState, pod: PodInfo, rows: np.ndarray) -> Status | None:
         """For the shape cache: filter and score again the ``rows`` whose pods changed, with this

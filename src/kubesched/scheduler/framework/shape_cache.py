@@ -59,11 +59,10 @@ class ShapeEntry:
     summed: list[tuple[ScorePlugin, int, np.ndarray]]  # those plugins: weight, raw scores per row
     normalized: list[tuple[ScorePlugin, int, np.ndarray]]  # the others: weight, raw scores per row
     state: CycleState  # the cycle that computed them (NormalizeScore reads its PreScore state)
-    pod: PodInfo  # the pod they were computed for
-    # plugins of ``normalized`` whose raw score is the same on every passing row: that score, and
-    # Σ weight × its normalized value (normalizing equal scores gives equal values, however many)
+    # plugins of ``normalized`` whose raw score is the same on every passing row, and that score:
+    # their normalized part is then one constant over any window (equal raw scores normalize to
+    # equal values, however many), which no choice depends on, so it is left out of the sums
     uniform: dict[str, int] = field(default_factory=dict)
-    offset: int = 0
     # the passing nodes in nodeTree order: their places in it, their rows, their fixed sums;
     # rebuilt after a refresh (None until then)
     _places: np.ndarray | None = None
@@ -75,16 +74,6 @@ class ShapeEntry:
             ok = raw[self.passed]
             if len(ok) and ok.min() == ok.max():
                 self.uniform[plugin.name] = int(ok[0])
-        self._fold()
-
-    def _fold(self) -> None:
-        self.offset = 0
-        for plugin, weight, _raw in self.normalized:
-            value = self.uniform.get(plugin.name)
-            if value is not None:
-                one = np.array([value], np.int64)
-                norm = plugin.normalize_scores(self.state, self.pod, one)
-                self.offset += int((one if norm is None else norm)[0]) * weight
 
     def stale_rows(self) -> list[int]:
         """Rows whose pods changed since the entry was computed."""
@@ -100,16 +89,12 @@ class ShapeEntry:
         for plugin, weight, raw in self.summed:
             raw[ok] = scores[plugin.name]
             self.fixed[ok] += raw[ok] * weight
-        changed = False
         for plugin, _weight, raw in self.normalized:
             fresh = scores[plugin.name]
             raw[ok] = fresh
             value = self.uniform.get(plugin.name)
             if value is not None and len(fresh) and (fresh != value).any():
-                del self.uniform[plugin.name]  # (it is not looked for again: the sum is exact anyway)
-                changed = True
-        if changed:
-            self._fold()
+                del self.uniform[plugin.name]  # normalized per window from now on (not looked for again)
         self.log_pos = len(self.table.changed)
         if not same_nodes or self._places is None or self._sums is None:
             self._places = None  # rebuilt on the next search
