@@ -44,6 +44,7 @@ from kubesched.scheduler.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
+    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
@@ -178,6 +179,7 @@ class DynamicResources(
     ReservePlugin,
     PreBindPlugin,
     EnqueueExtensions,
+    ShapePlugin,
     SignPlugin,
 ):
     name = "DynamicResources"

@@ -21,6 +21,7 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
@@ -41,6 +42,7 @@ class InterPodAffinity(
     PreScorePlugin,
     ScorePlugin,
     EnqueueExtensions,
+    ShapePlugin,
     SignPlugin,
 ):
     name = "InterPodAffinity"

@@ -26,6 +26,7 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
@@ -57,7 +58,9 @@ class _FitRequest:
         return tuple(out)
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
+class NodeResourcesFit(
+    PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, ShapePlugin, SignPlugin
+):
     name = "NodeResourcesFit"
 
     sign_may_refuse = False

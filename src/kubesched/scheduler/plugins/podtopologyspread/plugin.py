@@ -22,6 +22,7 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
@@ -42,6 +43,7 @@ class PodTopologySpread(
     PreScorePlugin,
     ScorePlugin,
     EnqueueExtensions,
+    ShapePlugin,
     SignPlugin,
 ):
     name = "PodTopologySpread"
