@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import Cluster
+from kubesched.scheduler import nodetable
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import FilterPlugin, NodeVerdicts, SignFragment, SignPlugin
 from kubesched.scheduler.framework.status import Status
@@ -237,6 +238,26 @@ def test_a_node_filled_since_is_seen_after_a_lap() -> None:
     assert fwk.shape_cache.built == 1
     assert fwk.shape_cache.refreshed >= 2
     assert fwk.shape_cache.searches == 300
+
+
+def test_a_cut_change_log_drops_the_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The change log is cut when it grows past a limit. An entry computed before the cut can no
+    longer tell which rows changed, even once the log has grown past its place again: it is
+    dropped and computed afresh."""
+    monkeypatch.setattr(nodetable, "CHANGE_LOG_LIMIT", -280)  # cut beyond 20 changes on 300 nodes
+    c = Cluster(*[node(i) for i in range(300)], config=TEN_PERCENT)
+    fwk = c.sched.profiles["default-scheduler"]
+    c.create(pod("first"))
+    c.settle()
+    ((shape, entry),) = fwk.shape_cache._entries.items()
+    table = c.sched.cache.table
+    for row in range(40):  # past the cut, then past the entry's place in the log again
+        table._log_change(row)
+    assert len(table.changed) > entry.log_pos
+    assert fwk.shape_cache.get(shape, table) is None
+    c.create(pod("second"))
+    c.settle()
+    assert fwk.shape_cache.built == 2
 
 
 def test_a_node_update_drops_the_entries() -> None:
