@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 
 from kubesched.api.quantity import parse_quantity
 from kubesched.cli import main
+from kubesched.cluster import loader
+from kubesched.cluster.loader import MAX_NESTING_DEPTH
+from kubesched.errors import InputError
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n"
 
@@ -195,14 +198,21 @@ def test_empty_directory_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "suffix", "expected"),
     [
-        ("a: " + "[" * 30_000 + "]" * 30_000 + "\n", ".yaml", "nested more than 10000 levels deep at line 1"),
-        ("- " * 30_000 + "x\n", ".yaml", "nested more than 10000 levels deep at line 1"),
-        ("[" * 30_000 + "]" * 30_000, ".json", "nested more than"),
+        ("a: " + "[" * 30_000 + "]" * 30_000 + "\n", ".yaml", "nested more than 500 levels deep at line 1 column"),
+        ("a: " + "[" * 700 + "]" * 700 + "\n", ".yaml", "nested more than 500 levels deep at line 1 column 503"),
+        ("- " * 30_000 + "x\n", ".yaml", "nested more than 500 levels deep at line 1 column"),
+        ("[" * 30_000 + "]" * 30_000, ".json", "deep.json: nested more than 500 levels deep"),
+        (
+            '["' + "]" * 900 + '", ' + "[" * 600 + "]" * 600 + "]",
+            ".json",
+            "deep.json: nested more than 500 levels deep",
+        ),
     ],
-    ids=["flow", "compact-block", "json"],
+    ids=["flow", "flow-under-libyaml-cap", "compact-block", "json", "json-brackets-in-strings"],
 )
 def test_deep_nesting_is_refused_before_the_parser_overflows(tmp_path: Path, text: str, suffix: str, expected: str):
-    """In a child process: libyaml's composer overflowed the C stack here (a segfault, exit 139)."""
+    """In a child process: libyaml's composer overflowed the C stack here (a segfault, exit 139),
+    and libyaml 0.2.6 refuses 1,000 levels with its own words; ours is one line at 500 either way."""
     path = tmp_path / f"deep{suffix}"
     path.write_text(text)
     out = subprocess.run(
@@ -210,6 +220,32 @@ def test_deep_nesting_is_refused_before_the_parser_overflows(tmp_path: Path, tex
     )
     assert out.returncode == 2, out.stderr[-2000:]
     assert out.stderr.count("\n") == 1 and expected in out.stderr
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_nesting_at_the_limit_loads(tmp_path: Path, suffix: str) -> None:
+    """500 levels are a document (then refused as no Kubernetes object), whatever the parser."""
+    path = tmp_path / f"limit{suffix}"
+    inner = "[" * (MAX_NESTING_DEPTH - 1) + "]" * (MAX_NESTING_DEPTH - 1)
+    path.write_text(f'{{"a": {inner}}}')
+    code, _out, err, exc = simulate(str(path))
+    assert exc is None and code == 2
+    assert "expected a Kubernetes object" in one_error_line(err) or "Required value: kind" in one_error_line(err)
+
+
+def test_a_parser_with_a_lower_nesting_cap_still_gets_our_message(monkeypatch) -> None:
+    """A PyYAML whose libyaml refuses nesting before our limit: the same one line, at its position."""
+
+    def capped(text, Loader):
+        yield yaml.StreamStartEvent()
+        raise yaml.scanner.ScannerError(
+            "while increasing flow level", None, "exceeded maximum nesting depth", yaml.Mark("f", 0, 0, 7, None, None)
+        )
+
+    monkeypatch.setattr(loader.yaml, "parse", capped)
+    with pytest.raises(InputError) as raised:
+        loader.check_yaml_structure("a: " + "[" * 600, "f")
+    assert (raised.value.file, raised.value.message) == ("f", "nested more than 500 levels deep at line 1 column 8")
 
 
 def test_duplicate_object_is_rejected_with_its_namespace(tmp_path: Path) -> None:

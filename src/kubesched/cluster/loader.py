@@ -7,29 +7,32 @@ kinds are kept and warned about once per kind.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from kubesched.cluster.store import is_namespaced
 from kubesched.errors import InputError, one_line
 
 try:
-    _Loader: Any = yaml.CSafeLoader
+    YAML_LOADER: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
+    YAML_LOADER = yaml.SafeLoader
 
 SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 MAX_FILE_BYTES = 256 * 1024 * 1024
-# libyaml's composer recurses in C and overflows the stack somewhere past 20,000 levels (a
-# segfault, not an exception); go-yaml refuses documents nested deeper than 10,000 levels.
-MAX_YAML_DEPTH = 10_000
-_SAFE_BOUND = 15_000
+# Our own nesting limit for manifests, below every parser's: libyaml 0.2.6 (in PyYAML 6.0.4's
+# wheels) refuses flow collections nested 1,000 deep, older builds overflowed the C stack past
+# about 20,000, and CPython's json decoder recurses once per level under a recursion limit of
+# 1,000. Enforced by our own scan, so the answer never depends on the installed parser.
+MAX_NESTING_DEPTH = 500
 MAX_ALIAS_EXPANSION = 10_000_000
 
 
@@ -97,7 +100,7 @@ def _yaml_depth_bound(text: str) -> int:
     deeper than their opening brackets, block collections than twice the indentation plus the
     compact ``- `` and ``? `` entries of one line."""
     flow = text.count("[") + text.count("{")
-    if flow > _SAFE_BOUND:
+    if flow > MAX_NESTING_DEPTH:
         return flow
     lines = text.splitlines()
     indent = max((len(line) - len(line.lstrip(" ")) for line in lines), default=0)
@@ -105,25 +108,29 @@ def _yaml_depth_bound(text: str) -> int:
     return flow + 2 * indent + compact + 2
 
 
+def _too_deep(name: str, line: int, column: int) -> InputError:
+    return InputError(f"nested more than {MAX_NESTING_DEPTH} levels deep at line {line} column {column}", file=name)
+
+
 def check_yaml_structure(text: str, name: str) -> None:
-    """Refuse, before libyaml composes it, a stream nested deeper than MAX_YAML_DEPTH or whose
+    """Refuse, before anything composes it, a stream nested deeper than MAX_NESTING_DEPTH or whose
     aliases expand it past MAX_ALIAS_EXPANSION nodes (a "billion laughs": SafeLoader shares the
     aliased node, but everything that walks the objects afterwards would not). Only streams
-    whose cheap depth bound is high, or that have anchors and aliases, are scanned event by event."""
-    if _yaml_depth_bound(text) <= _SAFE_BOUND and not ("&" in text and "*" in text):
+    whose cheap depth bound is high, or that have anchors and aliases, are scanned event by
+    event; the event parser keeps no stack of its own, so the scan cannot overflow one."""
+    if _yaml_depth_bound(text) <= MAX_NESTING_DEPTH and not ("&" in text and "*" in text):
         return
     starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
     ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     sizes: dict[str, int] = {}  # anchor -> nodes its value expands to
     stack: list[list[Any]] = [[0, None]]  # per open collection: [expanded nodes, anchor]
     try:
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=YAML_LOADER):
             if isinstance(event, starts):
                 stack.append([1, event.anchor])
-                if len(stack) - 1 > MAX_YAML_DEPTH:
+                if len(stack) - 1 > MAX_NESTING_DEPTH:
                     mark = event.start_mark
-                    where = f"line {mark.line + 1} column {mark.column + 1}"
-                    raise InputError(f"nested more than {MAX_YAML_DEPTH} levels deep at {where}", file=name)
+                    raise _too_deep(name, mark.line + 1, mark.column + 1)
                 continue
             if isinstance(event, ends):
                 size, anchor = stack.pop()
@@ -138,30 +145,51 @@ def check_yaml_structure(text: str, name: str) -> None:
             stack[-1][0] += size
             if stack[0][0] + sum(frame[0] for frame in stack[1:]) > MAX_ALIAS_EXPANSION:
                 raise InputError(f"aliases expand the document past {MAX_ALIAS_EXPANSION:,} nodes", file=name)
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
+            # a parser whose own cap is lower than ours: still our message, at its position
+            raise _too_deep(name, mark.line + 1, mark.column + 1) from None
         return  # malformed: the loader reports it with its position
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(data: bytes) -> int:
+    """How deep a JSON text nests: the running count of brackets outside strings (exact for valid
+    JSON, and for invalid JSON how deep a decoder gets before it fails), in one numpy pass."""
+    if data.count(b"[") + data.count(b"{") <= MAX_NESTING_DEPTH:
+        return 0
+    codes = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
+    step = np.isin(codes, _OPENERS).astype(np.int32) - np.isin(codes, _CLOSERS).astype(np.int32)
+    return int(np.cumsum(step).max(initial=0))
+
+
+_OPENERS = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSERS = np.frombuffer(b"]}", dtype=np.uint8)
 
 
 def _documents(path: Path | None) -> tuple[str, list[Any]]:
     name, text = _read(path)
     if path is not None and path.suffix == ".json":
+        if json_depth(text.encode()) > MAX_NESTING_DEPTH:
+            raise InputError(f"nested more than {MAX_NESTING_DEPTH} levels deep", file=name)
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=name) from None
-        except RecursionError:
-            raise InputError(f"nested more than {sys.getrecursionlimit()} levels deep", file=name) from None
         return name, [doc]
     check_yaml_structure(text, name)
     try:
-        return name, list(yaml.load_all(text, Loader=_Loader))
+        return name, list(yaml.load_all(text, Loader=YAML_LOADER))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"malformed YAML{where}: {problem}", file=name) from None
-    except RecursionError:
-        raise InputError("nested too deeply", file=name) from None
+    except RecursionError:  # not reached below MAX_NESTING_DEPTH; kept so no parser change can crash us
+        raise InputError(f"nested more than {MAX_NESTING_DEPTH} levels deep", file=name) from None
 
 
 def load_paths(paths: Iterable[str]) -> LoadResult:
