@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import yaml
 from aiohttp import web
 
-from kubesched.apiserver import discovery, protobuf
+from kubesched.apiserver import discovery
 from kubesched.apiserver import faults as faults_api
+from kubesched.apiserver.bodies import JSON, check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, invalid, prepare_for_update, validate
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
@@ -52,13 +52,10 @@ from kubesched.cluster.errors import (
     UnsupportedMediaType,
 )
 from kubesched.cluster.events import from_core, to_core
-from kubesched.cluster.loader import YAML_LOADER, check_yaml_structure
 from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Store, WatchEvent
-from kubesched.errors import InputError
 
 log = logging.getLogger("kubesched.apiserver")
 
-MAX_BODY_BYTES = 3 * 1024 * 1024  # apiserver's MaxRequestBodyBytes
 MAX_LIMIT_PAGE = 500
 BOOKMARK_EVERY = 30.0
 MAX_WATCH_SECONDS = 1800.0  # --min-request-timeout 1800: a watch without timeoutSeconds lasts up to this
@@ -69,7 +66,6 @@ PATCH_TYPES = (
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 )
-JSON = "application/json"
 # kinds whose strategy has AllowCreateOnUpdate true (pkg/registry/{coordination/lease,core/event,core/service}):
 # a PUT of a missing object creates it; for every other kind it is NotFound
 CREATE_ON_UPDATE = {"Lease", "Event", "Service"}
@@ -169,7 +165,10 @@ class ApiServer:
             await self.durable()  # nothing is answered before what it saw is committed
             return resp
         except ApiError as err:
-            return status_response(err)
+            resp = status_response(err)
+            if isinstance(err, RequestEntityTooLarge):
+                resp.force_close()  # the rest of the body is never read
+            return resp
         except (asyncio.CancelledError, ConnectionResetError):
             raise
         except Exception:  # a bug of ours: logged, answered without a traceback, nothing half-written
@@ -381,40 +380,12 @@ class ApiServer:
             )
         return self._out(t, obj)
 
-    # -- bodies -------------------------------------------------------------------------------------
+    # -- bodies ------------------------------------------------------------------------------------
     async def _raw_body(self, request: web.Request) -> bytes:
-        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-            raise RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
-        data = await request.content.read(MAX_BODY_BYTES + 1)
-        if len(data) > MAX_BODY_BYTES:
-            raise RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
-        return data
+        return await read_body(request)
 
     async def _body(self, request: web.Request, *, yaml_ok: bool = True) -> dict[str, Any]:
-        ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip().lower() or JSON
-        data = await self._raw_body(request)
-        if ctype in (JSON, "*/*", "application/x-www-form-urlencoded"):
-            value = _decode_json(data)
-        elif ctype in ("application/yaml", "application/apply-patch+yaml") and yaml_ok:
-            value = _decode_yaml(data)
-        elif ctype == protobuf.CONTENT_TYPE and yaml_ok:
-            try:
-                value = protobuf.decode(data)
-            except protobuf.UnsupportedKind as exc:
-                raise UnsupportedMediaType(
-                    f"protobuf bodies are decoded for Namespace, ConfigMap, Service, PriorityClass, "
-                    f"PodDisruptionBudget and Eviction, not {exc}; send it as application/json"
-                ) from None
-            except protobuf.ProtobufError as exc:
-                raise BadRequest(f"the body of the request is not valid protobuf: {exc}") from None
-        else:
-            raise UnsupportedMediaType(
-                f"the body of the request was in an unknown format - accepted media types include: "
-                f"application/json, application/yaml, application/vnd.kubernetes.protobuf (got {ctype})"
-            )
-        if not isinstance(value, dict):
-            raise BadRequest("the body of the request must be a JSON object")
-        return value
+        return await read_object(request, yaml_ok=yaml_ok)
 
     def _check_kind(self, t: Target, body: dict[str, Any]) -> None:
         kind, api_version = body.get("kind"), body.get("apiVersion")
@@ -586,6 +557,7 @@ class ApiServer:
     def _store_create(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
         """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's
         admission chain (``objects.ServerAdmission``, priority) defaults and validates it."""
+        check_object_size(body)
         created = self.store.create(t.resource.stored, body, dry_run=_dry_run(request))
         return respond(self._out(t, created), 201)
 
@@ -594,6 +566,7 @@ class ApiServer:
         new = prepare_for_update(t.resource, body, old, t.subresource)
         check_meta(t.resource, new)
         validate(t.resource, new)
+        check_object_size(new)
         if _dry_run(request):
             return respond(self._out(t, new))
         return respond(self._out(t, self.store.update(t.resource.stored, new)))
@@ -625,7 +598,7 @@ class ApiServer:
                 + ", ".join(PATCH_TYPES)
             )
         data = await self._raw_body(request)
-        patch = _decode_yaml(data) if ctype == "application/apply-patch+yaml" else _decode_json(data)
+        patch = decode_yaml(data) if ctype == "application/apply-patch+yaml" else decode_json(data)
         warnings: list[str] = []
         if isinstance(patch, dict):  # a merge, strategic or apply patch has the object's shape
             patch, warnings = self._validate_fields(request, t, patch)
@@ -673,7 +646,7 @@ class ApiServer:
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         data = await self._raw_body(request)
-        opts = _decode_json(data) if data.strip() else {}
+        opts = decode_json(data) if data.strip() else {}
         if not isinstance(opts, dict):
             raise BadRequest("DeleteOptions must be an object")
         q = request.query
@@ -790,30 +763,6 @@ class ApiServer:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-def _decode_json(data: bytes) -> Any:
-    if not data.strip():
-        raise BadRequest("the body of the request is empty")
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"the body of the request could not be decoded as JSON: {exc}") from None
-
-
-def _decode_yaml(data: bytes) -> Any:
-    """YAML (the apply content type): hostile nesting and alias bombs are refused with 400 by our
-    own scan before libyaml composes anything."""
-    if not data.strip():
-        raise BadRequest("the body of the request is empty")
-    try:  # alias bombs and extreme nesting, before anything composes the document
-        check_yaml_structure(data.decode("utf-8", errors="replace"), "the body of the request")
-    except InputError as exc:
-        raise BadRequest(f"the body of the request could not be decoded as YAML: {exc.message}") from None
-    try:
-        return yaml.load(data, Loader=YAML_LOADER)
-    except (yaml.YAMLError, RecursionError, UnicodeDecodeError, ValueError) as exc:
-        raise BadRequest(f"the body of the request could not be decoded as YAML: {str(exc).splitlines()[0]}") from None
-
-
 def _resource_version(text: str) -> int:
     """A resourceVersion is an unsigned revision (``storage.APIObjectVersioner``)."""
     if not text.isdigit():
