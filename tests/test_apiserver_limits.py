@@ -5,6 +5,7 @@ the request-level checks kube-apiserver makes (resourceVersion syntax, malformed
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import socket
 import ssl
@@ -65,7 +66,8 @@ def test_a_declared_body_over_the_limit_is_413_unread(server):
         "POST", "/api/v1/namespaces/default/configmaps", b"{" + b" " * LIMIT + b"}", content_type="application/json"
     )
     assert code == 413
-    assert body["reason"] == "RequestEntityTooLarge" and body["message"] == f"Request entity too large: limit is {LIMIT}"
+    assert body["reason"] == "RequestEntityTooLarge"
+    assert body["message"] == f"Request entity too large: limit is {LIMIT}"
     assert server.request("GET", "/api/v1/namespaces/default/configmaps/huge")[0] == 404
 
 
@@ -94,10 +96,8 @@ def test_a_chunked_100mb_body_gets_413_before_it_is_all_sent(server):
             sock.sendall(chunk)
             sent += 1
             sock.setblocking(False)  # has the server answered yet? (TLS tickets make select() useless)
-            try:
+            with contextlib.suppress(ssl.SSLWantReadError, BlockingIOError):
                 answer = sock.recv(65536)
-            except (ssl.SSLWantReadError, BlockingIOError):
-                pass
             sock.settimeout(30)
     except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
         pass
