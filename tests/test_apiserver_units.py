@@ -12,7 +12,7 @@ from kubesched.apiserver.tables import human_duration
 from kubesched.clock import VirtualClock
 from kubesched.cluster.errors import BadRequest, Expired, Invalid
 from kubesched.cluster.sqlite import SQLiteBackend
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import StorageError, Store
 
 POD = {
     "metadata": {"labels": {"a": "1"}, "finalizers": ["x"]},
@@ -184,22 +184,57 @@ def test_generation_only_for_kinds_whose_strategy_keeps_one(kind, obj, generatio
 
 
 def test_group_commit_holds_writes_until_the_scheduled_flush(tmp_path):
-    """Under an event loop the backend commits the writes of one iteration together: nothing is
-    in the file before ``flush``, everything after, and compaction or close flush first."""
+    """Under an event loop the store commits the writes of one iteration together: nothing is
+    in the file (or seen by a watcher) before ``commit``, everything after, and close flushes first."""
     scheduled: list[int] = []
     backend = SQLiteBackend(tmp_path / "s.db")
-    backend.schedule = lambda: scheduled.append(1)
     store = Store(VirtualClock(), backend=backend)
+    store.commit_soon = lambda: scheduled.append(1)
+    watch = store.watch(["Namespace"])
     store.create("Namespace", {"metadata": {"name": "a"}})
     store.create("Namespace", {"metadata": {"name": "b"}})
-    assert scheduled == [1]  # one flush asked for the batch
-    assert backend.pending()
+    assert scheduled == [1]  # one commit asked for the batch
+    assert store.pending() and backend.pending() and not watch
     assert SQLiteBackend(tmp_path / "s.db").load().objects == []
-    backend.flush()
-    assert not backend.pending()
+    store.commit()
+    assert not store.pending() and not backend.pending()
+    assert [ev.obj["metadata"]["name"] for ev in watch.drain()] == ["a", "b"]
     names = sorted(o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects)
     assert {"a", "b"} <= set(names)
     store.create("Namespace", {"metadata": {"name": "c"}})
     assert scheduled == [1, 1]
     store.close()
     assert "c" in {o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects}
+
+
+def test_a_failed_commit_leaves_memory_as_before_and_no_watcher_sees_it(tmp_path):
+    """SQLite refusing to grow (``max_page_count``: its "database or disk is full") fails the
+    commit: the created, updated and deleted objects are as before, no watch event is sent, the
+    next write after space is back gets a revision never used, and the cause is in the error."""
+    backend = SQLiteBackend(tmp_path / "s.db")
+    store = Store(VirtualClock(), backend=backend)
+    store.commit_soon = lambda: None
+    kept = store.create("Namespace", {"metadata": {"name": "kept", "labels": {"v": "1"}}})
+    doomed = store.create("Namespace", {"metadata": {"name": "doomed"}})
+    store.commit()
+    watch = store.watch(["Namespace"])
+    before_rv = store.resource_version
+    pages = backend._db.execute("PRAGMA page_count").fetchone()[0]
+    backend._db.execute(f"PRAGMA max_page_count = {pages}")
+    store.create("Namespace", {"metadata": {"name": "phantom", "annotations": {"x": "y" * 20_000}}})
+    store.update("Namespace", {**kept, "metadata": {**kept["metadata"], "labels": {"v": "2"}}})
+    store.delete("Namespace", "", "doomed")
+    with pytest.raises(StorageError, match="database or disk is full") as failed:
+        store.commit()
+    assert failed.value.code == 500 and failed.value.status()["reason"] == "InternalError"
+    assert store.try_get("Namespace", "", "phantom") is None
+    assert store.get("Namespace", "", "kept") == kept and store.get("Namespace", "", "doomed") == doomed
+    assert not watch and not store.pending()
+    backend._db.execute("PRAGMA max_page_count = 1073741823")
+    again = store.create("Namespace", {"metadata": {"name": "after"}})
+    store.commit()
+    assert int(again["metadata"]["resourceVersion"]) > before_rv + 3  # the failed revisions stay unused
+    assert [ev.obj["metadata"]["name"] for ev in watch.drain()] == ["after"]
+    names = {o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects}
+    assert names == {"kept", "doomed", "after"}
+    store.close()

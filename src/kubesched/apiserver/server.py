@@ -52,7 +52,7 @@ from kubesched.cluster.errors import (
     UnsupportedMediaType,
 )
 from kubesched.cluster.events import from_core, to_core
-from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Store, WatchEvent
+from kubesched.cluster.store import ADDED, DELETED, MODIFIED, StorageError, Store, WatchEvent
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -122,9 +122,8 @@ class ApiServer:
     ) -> None:
         self.faults = faults  # None: fault injection is off
         self._commit: asyncio.Future[None] | None = None
-        backend = store.backend
-        if backend is not None and hasattr(backend, "schedule"):
-            backend.schedule = self._schedule_commit
+        if store.backend is not None:
+            store.commit_soon = self._schedule_commit
         self.store = store
         self.token = token
         self.address = address
@@ -184,20 +183,18 @@ class ApiServer:
     def _run_commit(self) -> None:
         waiter, self._commit = self._commit, None
         try:
-            assert self.store.backend is not None
-            self.store.backend.flush()
-        except Exception as exc:  # the disk failed: the writes are not acknowledged
-            log.exception("committing to the backend failed")
+            self.store.commit()
+        except StorageError as exc:  # the disk failed: the writes are not acknowledged
+            log.error("committing to the backend failed: %s", exc.__cause__)
             if waiter is not None and not waiter.done():
-                waiter.set_exception(ApiError(f"storage failed: {exc}"))
+                waiter.set_exception(exc)
             return
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
     async def durable(self) -> None:
-        """Wait until every write made so far is committed."""
-        backend = self.store.backend
-        if backend is None or not backend.pending():
+        """Wait until every write made so far is committed (StorageError if the commit failed)."""
+        if not self.store.pending():
             return
         if self._commit is None:
             self._commit = asyncio.get_running_loop().create_future()
@@ -498,7 +495,11 @@ class ApiServer:
         deadline = loop.time() + timeout
         last_sent = self.store.resource_version
         try:
-            await self.durable()
+            try:
+                await self.durable()  # the initial list holds only what is stored
+            except StorageError as exc:
+                await send("ERROR", exc.status())
+                return resp
             for i in range(0, len(initial), 500):
                 await resp.write(b"".join(line(ADDED, self._out(t, o)) for o in initial[i : i + 500]))
             while not self._closing.is_set():
@@ -510,8 +511,7 @@ class ApiServer:
                     if out is not None:
                         batch.append(line(out[0], self._out(t, out[1])))
                     last_sent = ev.resource_version
-                if batch:
-                    await self.durable()  # a watcher never sees a revision that could be lost
+                if batch:  # the store hands watchers committed events only
                     await resp.write(b"".join(batch))
                 remaining = deadline - loop.time()
                 if remaining <= 0:

@@ -4,15 +4,15 @@ Modelled on kine (k3s-io/kine ``pkg/drivers/sqlite``), which stands in for etcd 
 every write appends one row to ``log`` whose ``rev`` is the global resourceVersion (etcd's
 mod_revision) and updates ``objects`` (the current state) in the same transaction. WAL mode:
 a committed transaction is in the WAL file before the write is acknowledged, so it survives
-``kill -9`` of the process; under an event loop the writes of one loop iteration share one
-transaction (group commit). ``compact`` drops log rows a watch may no longer replay
+``kill -9`` of the process; the Store decides when rows are committed (under an event loop,
+the writes of one loop iteration share one transaction: a group commit), and rolls its memory
+back when a commit fails. ``compact`` drops log rows a watch may no longer replay
 (the apiserver compacts etcd every five minutes); ``objects`` keeps everything.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,6 @@ class SQLiteBackend:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._rows: list[WatchEvent] = []
-        self.schedule: Callable[[], None] | None = None  # set by an event loop to batch commits
 
     def load(self) -> Loaded:
         db = self._db
@@ -58,20 +57,15 @@ class SQLiteBackend:
         return Loaded(objects, max(last, compacted), compacted, log)
 
     def append(self, ev: WatchEvent) -> None:
-        """Record a write: committed at once, or, when an event loop batches commits
-        (``schedule`` set), at the ``flush`` it schedules (a group commit, as etcd batches raft
-        entries). The API server answers a write only after that flush."""
+        """Record a write for the next ``flush`` (the Store's commit)."""
         self._rows.append(ev)
-        if self.schedule is None:
-            self.flush()
-        elif len(self._rows) == 1:
-            self.schedule()
 
     def pending(self) -> bool:
         return bool(self._rows)
 
     def flush(self) -> None:
-        """Commit every recorded write in one transaction."""
+        """Commit every recorded write in one transaction; on any failure (disk full, read-only
+        file, I/O error) nothing of them is in the file and the error is raised."""
         rows, self._rows = self._rows, []
         if not rows:
             return
@@ -98,7 +92,8 @@ class SQLiteBackend:
                     )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
     def compact(self, rev: int) -> None:

@@ -11,6 +11,7 @@ write stores a new top-level dict, so readers may keep references without copyin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 from collections import deque
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubesched.clock import Clock, VirtualClock, parse_rfc3339, rfc3339
-from kubesched.cluster.errors import AlreadyExists, Conflict, Expired, NotFound
+from kubesched.cluster.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -118,13 +119,16 @@ class Watch:
     thread or task can wake up.
     """
 
-    def __init__(self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None, after: int = 0
+    ) -> None:
         self.kinds = kinds
         self._buffer: deque[WatchEvent] = deque()
         self.notify = notify
+        self.after = after  # events up to this revision are already in what the consumer listed
 
     def _offer(self, ev: WatchEvent) -> None:
-        if self.kinds is None or ev.kind in self.kinds:
+        if ev.resource_version > self.after and (self.kinds is None or ev.kind in self.kinds):
             self._buffer.append(ev)
             if self.notify is not None:
                 self.notify()
@@ -148,8 +152,17 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+class StorageError(ApiError):
+    """A commit to the backend failed (disk full, read-only file, I/O error): the writes it held
+    were rolled back in memory, and nobody saw them. kube-apiserver answers an etcd failure
+    with 500 InternalError."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"Internal error occurred: the write could not be stored: {cause}")
+
+
 class Backend(Protocol):
-    """Durable storage under the Store: every event is written before the write returns."""
+    """Durable storage under the Store: records the Store's writes and commits them together."""
 
     def load(self) -> Loaded: ...
 
@@ -236,6 +249,11 @@ class Store:
         self._rng = random.Random(seed) if seed is not None else None
         self.admission: list[Admission] = []
         self.backend = backend
+        # writes made but not yet committed (a backend only); watchers see them once committed
+        self._uncommitted: list[WatchEvent] = []
+        # set by an event loop to commit the writes of one loop iteration together (group
+        # commit); None commits each write before it returns
+        self.commit_soon: Callable[[], None] | None = None
         self.start_on_bind = start_on_bind
         if backend is not None:
             self._load(backend.load())
@@ -265,17 +283,58 @@ class Store:
 
     def _emit(self, type_: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         ev = WatchEvent(type_, kind, obj, old, self._rv)
-        if self.backend is not None:
-            self.backend.append(ev)
         history = self._history
         history.append(ev)
         while len(history) > self._history_limit:
             self.compacted_rev = history.popleft().resource_version
-        if self.backend is not None and self.compacted_rev - self._backend_compacted >= self.COMPACT_EVERY:
-            self.backend.compact(self.compacted_rev)
-            self._backend_compacted = self.compacted_rev
-        for w in self._watches:
-            w._offer(ev)
+        if self.backend is None:
+            for w in self._watches:
+                w._offer(ev)
+            return
+        self.backend.append(ev)
+        self._uncommitted.append(ev)
+        if self.commit_soon is None:
+            self.commit()
+        elif len(self._uncommitted) == 1:
+            self.commit_soon()
+
+    def pending(self) -> bool:
+        """Writes made but not yet committed."""
+        return bool(self._uncommitted)
+
+    def commit(self) -> None:
+        """Commit every write made since the last commit in one transaction, then show them to
+        the watchers. When the backend fails, memory goes back to what it was before those
+        writes (no watcher saw them; the revision counter does not go back, so no revision ever
+        names two states) and StorageError is raised."""
+        events, self._uncommitted = self._uncommitted, []
+        if not events:
+            return
+        assert self.backend is not None
+        try:
+            self.backend.flush()
+        except Exception as exc:
+            self._roll_back(events)
+            raise StorageError(exc) from exc
+        for ev in events:
+            for w in self._watches:
+                w._offer(ev)
+        if self.compacted_rev - self._backend_compacted >= self.COMPACT_EVERY:
+            with contextlib.suppress(Exception):  # compaction is housekeeping: retried next time
+                self.backend.compact(self.compacted_rev)
+                self._backend_compacted = self.compacted_rev
+
+    def _roll_back(self, events: list[WatchEvent]) -> None:
+        for ev in reversed(events):
+            bucket = self._objects.setdefault(ev.kind, {})
+            key = key_of(ev.kind, ev.old if ev.old is not None else ev.obj)
+            if ev.old is None:
+                bucket.pop(key, None)
+            else:
+                bucket[key] = ev.old
+        failed = {id(ev) for ev in events}
+        while self._history and id(self._history[-1]) in failed:
+            self._history.pop()
 
     def close(self) -> None:
         if self.backend is not None:
@@ -314,7 +373,8 @@ class Store:
         than the log keeps is Expired (410)."""
         if resource_version is not None and resource_version < self.compacted_rev:
             raise Expired(f"too old resource version: {resource_version} ({self.compacted_rev + 1})")
-        w = Watch(frozenset(kinds) if kinds is not None else None, notify)
+        after = self._rv if resource_version is None else resource_version
+        w = Watch(frozenset(kinds) if kinds is not None else None, notify, after)
         if resource_version is not None:
             for ev in self._history:
                 if ev.resource_version > resource_version:
@@ -464,7 +524,9 @@ class Store:
 
     def _finalize(self, kind: str, namespace: str, name: str, uid: str) -> None:
         obj = self.try_get(kind, namespace, name)
-        if obj is not None and obj["metadata"]["uid"] == uid and not obj["metadata"].get("finalizers"):
+        meta = obj["metadata"] if obj is not None else {}
+        # still the object marked then (a rolled-back mark leaves no deletionTimestamp)
+        if meta.get("uid") == uid and meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._remove(kind, namespace, name)
 
     def _remove(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
