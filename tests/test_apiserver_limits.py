@@ -7,8 +7,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import http.client
+import json
 import socket
 import ssl
+import threading
 import time
 
 import pytest
@@ -110,3 +112,147 @@ def test_a_chunked_100mb_body_gets_413_before_it_is_all_sent(server):
     sock.close()
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert sent < 40, f"the server let {sent} MiB through before answering"
+
+
+def raw_tls(server: Server) -> ssl.SSLSocket:
+    host, _token, ctx = tls(server)
+    return ctx.wrap_socket(socket.create_connection((host, server.port), timeout=30), server_hostname=host)
+
+
+def read_all(sock: ssl.SSLSocket, limit: float = 15.0) -> bytes:
+    out, deadline = b"", time.monotonic() + limit
+    with contextlib.suppress(OSError, ssl.SSLError):
+        while time.monotonic() < deadline:
+            part = sock.recv(65536)
+            if not part:
+                break
+            out += part
+    return out
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"Bearer \xff\xfe\xfd", b"Bearer", b"Basic dXNlcjpwYXNz", b"\xc3\x28 \xa0\xa1", b"Bearer  "],
+    ids=["not-utf8-token", "no-token", "basic", "not-utf8-scheme", "blank"],
+)
+def test_a_malformed_authorization_header_is_401(server, header):
+    sock = raw_tls(server)
+    sock.sendall(
+        b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: " + header + b"\r\n\r\n"
+    )
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert b'"reason":"Unauthorized"' in answer
+
+
+def test_the_schedulers_endpoint_answers_a_malformed_token_with_401():
+    import asyncio
+
+    from tests.live import free_port
+
+    from kubesched.app.serving import SchedulerServer
+
+    port = free_port()
+
+    async def probe() -> bytes:
+        serving = SchedulerServer("127.0.0.1", port, "secret", {})
+        await serving.start()
+        try:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=ctx)
+            writer.write(
+                b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \xff\xfe\r\n\r\n"
+            )
+            answer = await reader.read()
+            writer.close()
+            return answer
+        finally:
+            await serving.stop()
+
+    assert asyncio.run(probe()).startswith(b"HTTP/1.1 401")
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory):
+    s = Server(
+        tmp_path_factory.mktemp("capped") / "data",
+        args=[
+            "--fault-injection",
+            "--max-requests-inflight=2",
+            "--max-mutating-requests-inflight=1",
+            "--max-connections=6",
+            "--idle-connection-timeout=1.5",
+            "--watch-queue-length=50",
+        ],
+    ).start()
+    yield s
+    s.stop()
+
+
+def test_requests_over_the_inflight_limit_get_429_with_retry_after(capped):
+    capped.request("PUT", "/debug/kubesched/faults", {"latencySeconds": 1.0})
+    try:
+        results: list[tuple[int, dict, str | None]] = []
+
+        def get() -> None:
+            code, body = capped.request("GET", "/api/v1/namespaces")
+            results.append((code, body, capped.last_headers.get("Retry-After")))
+
+        threads = [threading.Thread(target=get) for _ in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(30)
+    finally:
+        capped.request("PUT", "/debug/kubesched/faults", {})
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [200, 200, 429], codes
+    _, body, retry = next(r for r in results if r[0] == 429)
+    assert retry == "1"
+    assert body["reason"] == "TooManyRequests" and body["message"] == "Too many requests, please try again later."
+    assert body["details"] == {"retryAfterSeconds": 1}
+
+
+def test_connections_over_the_cap_get_429_and_idle_ones_are_closed(capped):
+    idle = [raw_tls(capped) for _ in range(6)]
+    time.sleep(0.3)
+    over = raw_tls(capped)
+    over.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = read_all(over, 5)
+    assert answer.startswith(b"HTTP/1.1 429") and b"Retry-After: 1" in answer, answer[:200]
+    for sock in idle:  # closed by the server once idle past 1.5 s
+        started = time.monotonic()
+        assert read_all(sock, 10) == b""
+        assert time.monotonic() - started < 5
+        sock.close()
+    over.close()
+    time.sleep(0.5)
+    assert capped.request("GET", "/version")[0] == 200
+
+
+def test_a_watcher_that_stops_reading_is_closed_and_the_others_get_every_event(capped):
+    path = "/api/v1/namespaces/default/configmaps"
+    _, listed = capped.request("GET", path)
+    rv = listed["metadata"]["resourceVersion"]
+    _host, token, _ctx = tls(capped)
+    slow = raw_tls(capped)
+    slow.sendall(
+        f"GET {path}?watch=1&resourceVersion={rv} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    seen: list[str] = []
+
+    def healthy() -> None:
+        _code, raw = capped.request("GET", f"{path}?watch=1&resourceVersion={rv}&timeoutSeconds=12", raw=True)
+        seen.extend(json.loads(line)["object"]["metadata"]["name"] for line in raw.splitlines() if line.strip())
+
+    watcher = threading.Thread(target=healthy)
+    watcher.start()
+    time.sleep(0.5)
+    names = [f"w{i}" for i in range(150)]
+    for name in names:
+        assert capped.request("POST", path, configmap(name, 100_000))[0] == 201
+    received = read_all(slow, 20)  # the server ends the slow watch: recv sees the end
+    assert len(received) < 150 * 100_000, "the slow watcher got every event: it was never cut off"
+    watcher.join(20)
+    assert seen == names

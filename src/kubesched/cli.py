@@ -361,6 +361,41 @@ _server_flags = [
         help="Revisions a watch can replay; older resourceVersions get 410 Expired.",
     ),
     click.option(
+        "--max-requests-inflight",
+        type=click.IntRange(min=0),
+        default=400,
+        show_default=True,
+        help="Reads served at once (watches not counted); more get 429 with Retry-After. 0: no limit.",
+    ),
+    click.option(
+        "--max-mutating-requests-inflight",
+        type=click.IntRange(min=0),
+        default=200,
+        show_default=True,
+        help="Writes served at once; more get 429 with Retry-After. 0: no limit.",
+    ),
+    click.option(
+        "--max-connections",
+        type=click.IntRange(min=0),
+        default=1000,
+        show_default=True,
+        help="Open connections at once; a connection over the cap is answered 429 and closed. 0: no cap.",
+    ),
+    click.option(
+        "--idle-connection-timeout",
+        type=click.FloatRange(min=0.1),
+        default=90.0,
+        show_default=True,
+        help="Seconds before a connection with no request in progress is closed.",
+    ),
+    click.option(
+        "--watch-queue-length",
+        type=click.IntRange(min=1),
+        default=10_000,
+        show_default=True,
+        help="Events a watch may fall behind before it is closed (the client lists and watches again).",
+    ),
+    click.option(
         "--kubelet/--no-kubelet",
         default=True,
         show_default=True,
@@ -386,6 +421,7 @@ def _serve(
 ) -> None:
     from pathlib import Path
 
+    from kubesched.apiserver.limits import Limits
     from kubesched.app.apiserver import ServerOptions, run
 
     _logging()
@@ -398,6 +434,13 @@ def _serve(
             history=flags["watch_history"],
             kubelet=flags["kubelet"],
             fault_injection=flags["fault_injection"],
+            limits=Limits(
+                max_requests_inflight=flags["max_requests_inflight"],
+                max_mutating_requests_inflight=flags["max_mutating_requests_inflight"],
+                max_connections=flags["max_connections"],
+                idle_timeout=flags["idle_connection_timeout"],
+            ),
+            watch_queue_length=flags["watch_queue_length"],
             paths=list(paths),
             scheduler=_load_config(config_path, feature_gates) if with_scheduler else None,
         )

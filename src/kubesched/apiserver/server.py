@@ -15,7 +15,6 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -27,8 +26,10 @@ from aiohttp import web
 
 from kubesched.apiserver import discovery
 from kubesched.apiserver import faults as faults_api
+from kubesched.apiserver.authn import token_matches
 from kubesched.apiserver.bodies import JSON, check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
 from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, invalid, prepare_for_update, validate
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesched.apiserver.resources import BY_PATH, Resource
@@ -58,6 +59,9 @@ log = logging.getLogger("kubesched.apiserver")
 
 MAX_LIMIT_PAGE = 500
 BOOKMARK_EVERY = 30.0
+# events a watcher may fall behind before it is closed (kube-apiserver's cacher closes a watcher
+# whose channel stays full past its dispatch budget); the client lists and watches again
+WATCH_QUEUE_LENGTH = 10_000
 MAX_WATCH_SECONDS = 1800.0  # --min-request-timeout 1800: a watch without timeoutSeconds lasts up to this
 PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 PATCH_TYPES = (
@@ -118,9 +122,19 @@ class ApiServer:
     """The HTTP front of a Store; ``app`` is the aiohttp application."""
 
     def __init__(
-        self, store: Store, token: str, *, address: str = "127.0.0.1:6443", faults: Faults | None = None
+        self,
+        store: Store,
+        token: str,
+        *,
+        address: str = "127.0.0.1:6443",
+        faults: Faults | None = None,
+        limits: Limits | None = None,
+        watch_queue_length: int = WATCH_QUEUE_LENGTH,
     ) -> None:
         self.faults = faults  # None: fault injection is off
+        self.limits = limits or Limits()
+        self.inflight = Inflight(self.limits)
+        self.watch_queue_length = watch_queue_length
         self._commit: asyncio.Future[None] | None = None
         if store.backend is not None:
             store.commit_soon = self._schedule_commit
@@ -147,6 +161,22 @@ class ApiServer:
     ) -> web.StreamResponse:
         if request.path not in PUBLIC_PATHS and not self._authorized(request):
             return status_response(Unauthorized("Unauthorized"))
+        method = request.method
+        # watches are long-running requests: maxinflight does not count them
+        counted = not parse_bool(request.query.get("watch"))
+        if counted and not self.inflight.enter(method):
+            resp = status_response(too_many_requests())
+            resp.headers["Retry-After"] = RETRY_AFTER
+            return resp
+        try:
+            return await self._serve(request, handler)
+        finally:
+            if counted:
+                self.inflight.leave(method)
+
+    async def _serve(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
         try:
             if self.faults is not None:
                 if request.path == faults_api.PATH:
@@ -213,9 +243,7 @@ class ApiServer:
         return respond(self.faults.show(now))
 
     def _authorized(self, request: web.Request) -> bool:
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.token.encode())
+        return token_matches(request.headers.get("Authorization"), self.token)
 
     # -- routing -------------------------------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -491,6 +519,19 @@ class ApiServer:
             await send("ERROR", expired.status())
             return resp
         assert watch is not None
+        watch.limit = self.watch_queue_length
+        transport = request.transport
+        ended = asyncio.Event()
+
+        def fell_behind() -> None:
+            """The client reads slower than events come: end the watch (gracefully if the
+            handler gets to run, else by closing the connection), as the cacher does."""
+            log.info("closing a watch of %s that fell %d events behind", t.resource.plural, watch.limit)
+            wake.set()
+            if transport is not None:
+                asyncio.get_running_loop().call_later(2.0, lambda: ended.is_set() or transport.abort())
+
+        watch.on_overflow = fell_behind
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         last_sent = self.store.resource_version
@@ -502,7 +543,7 @@ class ApiServer:
                 return resp
             for i in range(0, len(initial), 500):
                 await resp.write(b"".join(line(ADDED, self._out(t, o)) for o in initial[i : i + 500]))
-            while not self._closing.is_set():
+            while not self._closing.is_set() and not watch.overflowed:
                 # the events that piled up since the last wake-up go out in one chunk: one TLS
                 # record and one read on the other side instead of one per event
                 batch = []
@@ -511,6 +552,8 @@ class ApiServer:
                     if out is not None:
                         batch.append(line(out[0], self._out(t, out[1])))
                     last_sent = ev.resource_version
+                if watch.overflowed:
+                    break
                 if batch:  # the store hands watchers committed events only
                     await resp.write(b"".join(batch))
                 remaining = deadline - loop.time()
@@ -535,6 +578,7 @@ class ApiServer:
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
+            ended.set()
             self.store.stop_watch(watch)
             self._wakes.discard(wake)
         with contextlib.suppress(ConnectionResetError):

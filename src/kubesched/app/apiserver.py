@@ -15,8 +15,9 @@ from aiohttp import web
 
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, HollowKubelet, fake_node
+from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.objects import ServerAdmission
-from kubesched.apiserver.server import ApiServer
+from kubesched.apiserver.server import WATCH_QUEUE_LENGTH, ApiServer
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.driver import RealtimeDriver
 from kubesched.app.kubeconfig import load_or_create_token, write_kubeconfig
@@ -45,6 +46,8 @@ class ServerOptions:
     history: int = Store.HISTORY
     kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
     fault_injection: bool = False  # tests: /debug/kubesched/faults
+    limits: Limits = field(default_factory=Limits)
+    watch_queue_length: int = WATCH_QUEUE_LENGTH
     paths: list[str] = field(default_factory=list)
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
 
@@ -80,7 +83,14 @@ async def serve(opts: ServerOptions) -> None:
         log.warning("refused: %s", line)
     token = load_or_create_token(opts.data_dir)
     address = f"{opts.host}:{opts.port}"
-    server = ApiServer(store, token, address=address, faults=Faults() if opts.fault_injection else None)
+    server = ApiServer(
+        store,
+        token,
+        address=address,
+        faults=Faults() if opts.fault_injection else None,
+        limits=opts.limits,
+        watch_queue_length=opts.watch_queue_length,
+    )
     changed = asyncio.Event()
     kubelet = HollowKubelet(store, notify=changed.set) if opts.kubelet else None
     pdbs = DisruptionController(store, notify=changed.set)
@@ -106,11 +116,26 @@ async def serve(opts: ServerOptions) -> None:
             if not stop.is_set() and kubelet is not None:
                 kubelet.renew_all()
 
-    runner = web.AppRunner(server.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    runner = web.AppRunner(
+        server.app,
+        access_log=None,
+        handle_signals=False,
+        shutdown_timeout=2.0,
+        keepalive_timeout=opts.limits.idle_timeout,  # also closes a connection that never sends a request
+    )
     await runner.setup()
     ca, crt, key = ensure_certs(opts.data_dir, opts.host)
-    site = web.TCPSite(runner, opts.host, opts.port, reuse_address=True, ssl_context=server_context(crt, key))
-    await site.start()
+    handlers = runner.server
+    assert handlers is not None
+    listener = await loop.create_server(
+        limited_factory(handlers, lambda: len(handlers.connections), opts.limits.max_connections),
+        opts.host,
+        opts.port,
+        ssl=server_context(crt, key),
+        reuse_address=True,
+        ssl_handshake_timeout=10.0,
+        ssl_shutdown_timeout=5.0,  # a closed connection whose peer never answers TLS close_notify
+    )
     kubeconfig = opts.data_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
     tasks = [asyncio.create_task(controllers()), asyncio.create_task(leases())]
@@ -130,6 +155,7 @@ async def serve(opts: ServerOptions) -> None:
     for t in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await t
+    listener.close()
     await runner.cleanup()
     store.close()
 

@@ -7,7 +7,6 @@ as kube-scheduler does without ``--tls-cert-file``."""
 
 from __future__ import annotations
 
-import hmac
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import generate_latest
 
+from kubesched.apiserver.authn import token_matches
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.metrics import METRICS_CONTENT_TYPE, REGISTRY
 
@@ -50,10 +50,8 @@ class SchedulerServer:
         )
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        if self.token is not None:
-            scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
-                return web.Response(status=401, text="Unauthorized\n", content_type="text/plain")
+        if self.token is not None and not token_matches(request.headers.get("Authorization"), self.token):
+            return web.Response(status=401, text="Unauthorized\n", content_type="text/plain")
         body = b"".join(generate_latest(r) for r in self.registries)
         return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
 

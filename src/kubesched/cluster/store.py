@@ -116,7 +116,9 @@ class Watch:
     """Events delivered after ``resource_version``; the consumer drains them like an informer.
 
     ``notify`` (optional) is called after each event is buffered, so a consumer on another
-    thread or task can wake up.
+    thread or task can wake up. ``limit`` (0: none) bounds the buffer as kube-apiserver's cacher
+    bounds a watcher's channel: a consumer that falls further behind is ``overflowed`` (its buffer
+    dropped, nothing more taken, ``on_overflow`` called) and must list and watch again.
     """
 
     def __init__(
@@ -126,10 +128,20 @@ class Watch:
         self._buffer: deque[WatchEvent] = deque()
         self.notify = notify
         self.after = after  # events up to this revision are already in what the consumer listed
+        self.limit = 0
+        self.overflowed = False
+        self.on_overflow: Callable[[], None] | None = None
 
     def _offer(self, ev: WatchEvent) -> None:
         if ev.resource_version > self.after and (self.kinds is None or ev.kind in self.kinds):
+            if self.overflowed:
+                return
             self._buffer.append(ev)
+            if self.limit and len(self._buffer) > self.limit:
+                self.overflowed = True
+                self._buffer.clear()
+                if self.on_overflow is not None:
+                    self.on_overflow()
             if self.notify is not None:
                 self.notify()
 
