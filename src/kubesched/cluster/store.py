@@ -121,9 +121,7 @@ class Watch:
     dropped, nothing more taken, ``on_overflow`` called) and must list and watch again.
     """
 
-    def __init__(
-        self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None, after: int = 0
-    ) -> None:
+    def __init__(self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None, after: int = 0) -> None:
         self.kinds = kinds
         self._buffer: deque[WatchEvent] = deque()
         self.notify = notify
