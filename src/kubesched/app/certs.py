@@ -15,13 +15,18 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from kubesched.errors import InputError
+
 VALID_DAYS = 365
 
 
 def _write(path: Path, data: bytes, mode: int = 0o600) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
 
 
 def _names(host: str) -> list[x509.GeneralName]:
@@ -42,8 +47,11 @@ def ensure_certs(data_dir: Path, host: str) -> tuple[Path, Path, Path]:
     ca_crt, crt, key = data_dir / "ca.crt", data_dir / "server.crt", data_dir / "server.key"
     names = _names(host)
     if ca_crt.exists() and crt.exists() and key.exists():
-        cert = x509.load_pem_x509_certificate(crt.read_bytes())
-        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        try:
+            cert = x509.load_pem_x509_certificate(crt.read_bytes())
+            san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        except (OSError, ValueError, x509.ExtensionNotFound) as exc:
+            raise InputError(f"not a serving certificate kubesched made: {exc}", file=str(crt)) from None
         if all(n in san for n in names):
             return ca_crt, crt, key
     now = datetime.datetime.now(datetime.UTC)
@@ -74,8 +82,8 @@ def ensure_certs(data_dir: Path, host: str) -> tuple[Path, Path, Path]:
         .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
-    _write(ca_crt, ca.public_bytes(serialization.Encoding.PEM), 0o644)
-    _write(crt, server.public_bytes(serialization.Encoding.PEM), 0o644)
+    _write(ca_crt, ca.public_bytes(serialization.Encoding.PEM))
+    _write(crt, server.public_bytes(serialization.Encoding.PEM))
     _write(
         key,
         server_key.private_bytes(
@@ -87,5 +95,8 @@ def ensure_certs(data_dir: Path, host: str) -> tuple[Path, Path, Path]:
 
 def server_context(crt: Path, key: Path) -> ssl.SSLContext:
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ctx.load_cert_chain(crt, key)
+    try:
+        ctx.load_cert_chain(crt, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise InputError(f"cannot load the serving certificate and key: {exc}", file=str(key)) from None
     return ctx

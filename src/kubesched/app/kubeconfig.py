@@ -10,17 +10,27 @@ from pathlib import Path
 
 import yaml
 
+from kubesched.errors import InputError
+
 
 def load_or_create_token(data_dir: Path) -> str:
     path = data_dir / "token"
-    if path.exists():
-        token = path.read_text().strip()
-        if token:
-            return token
-    token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
+    try:
+        if path.exists():
+            token = path.read_text().strip()
+            if token:
+                return token
+            raise InputError(
+                "empty: it should hold the API server's token; remove it to make a new one", file=str(path)
+            )
+        token = secrets.token_urlsafe(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token + "\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"cannot use the token file: {getattr(exc, 'strerror', None) or exc}", file=str(path)
+        ) from None
     return token
 
 
@@ -37,7 +47,10 @@ def write_kubeconfig(path: Path, server: str, token: str, ca_pem: bytes, name: s
     }
     # written aside and renamed: a client polling for the file never reads half of it
     tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        yaml.safe_dump(config, fh, sort_keys=False)
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            yaml.safe_dump(config, fh, sort_keys=False)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write the kubeconfig: {exc.strerror or exc}", file=str(path)) from None

@@ -12,6 +12,7 @@ back when a commit fails. ``compact`` drops log rows a watch may no longer repla
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 
 from kubesched.cluster.store import DELETED, Loaded, WatchEvent, is_namespaced
+from kubesched.errors import InputError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);
@@ -30,17 +32,41 @@ CREATE TABLE IF NOT EXISTS objects(
 
 
 class SQLiteBackend:
-    """A ``Backend`` in one SQLite file (WAL journal)."""
+    """A ``Backend`` in one SQLite file (WAL journal). A file that exists must be a store this
+    server wrote: an empty, unreadable, read-only or corrupt one is refused with InputError
+    naming it, and never overwritten. A new file is created readable by its owner only."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        file = Path(path)
+        if file.exists() or file.is_symlink():
+            if not file.is_file():
+                raise InputError("not a regular file; it should hold the cluster's state", file=self.path)
+            if file.stat().st_size == 0:
+                raise InputError(
+                    "empty (0 bytes): not a kubesched store; remove it to start an empty cluster", file=self.path
+                )
+        else:
+            try:
+                os.close(os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except OSError as exc:
+                raise InputError(f"cannot create the store: {exc.strerror or exc}", file=self.path) from None
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise InputError(f"cannot open the store: {exc}", file=self.path) from None
         self._rows: list[WatchEvent] = []
 
     def load(self) -> Loaded:
+        try:
+            return self._load()
+        except (sqlite3.Error, orjson.JSONDecodeError, TypeError, ValueError) as exc:
+            raise InputError(f"cannot read the store: {exc}", file=self.path) from None
+
+    def _load(self) -> Loaded:
         db = self._db
         objects: list[tuple[str, dict[str, Any]]] = [
             (kind, orjson.loads(value)) for kind, value in db.execute("SELECT kind, value FROM objects ORDER BY rev")
