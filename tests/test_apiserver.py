@@ -306,7 +306,10 @@ def test_watch_from_compacted_revision_is_410_error_event(tmp_path):
         names = [json.loads(x)["object"]["metadata"]["name"] for x in raw.splitlines() if x.strip()]
         assert names == ["c5", "c6", "c7"]
         code, body = s.request("GET", "/api/v1/configmaps?watch=true&resourceVersion=-5")
-        assert (code, body["message"]) == (400, "invalid resource version: '-5'")
+        assert (code, body["message"]) == (
+            400,
+            'resourceVersion: Invalid value: "-5": strconv.ParseUint: parsing "-5": invalid syntax',
+        )
     finally:
         s.stop()
 

@@ -256,3 +256,85 @@ def test_a_watcher_that_stops_reading_is_closed_and_the_others_get_every_event(c
     assert len(received) < 150 * 100_000, "the slow watcher got every event: it was never cut off"
     watcher.join(20)
     assert seen == names
+
+
+@pytest.mark.parametrize("watch", ["", "&watch=1"], ids=["list", "watch"])
+@pytest.mark.parametrize(
+    ("rv", "why"),
+    [("abc", "invalid syntax"), ("1.5", "invalid syntax"), ("99999999999999999999", "value out of range")],
+)
+def test_a_resource_version_that_is_not_a_revision_is_400(server, watch, rv, why):
+    code, body = server.request("GET", f"/api/v1/namespaces/default/configmaps?resourceVersion={rv}{watch}")
+    assert code == 400 and body["reason"] == "BadRequest"
+    assert body["message"] == f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": {why}'
+
+
+def test_a_list_at_a_revision_not_yet_reached_is_504(server):
+    _, listed = server.request("GET", "/api/v1/namespaces")
+    ahead = int(listed["metadata"]["resourceVersion"]) + 1000
+    code, body = server.request("GET", f"/api/v1/namespaces?resourceVersion={ahead}")
+    assert code == 504 and body["reason"] == "Timeout"
+    assert body["message"].startswith(f"Timeout: Too large resource version: {ahead}, current: ")
+    assert server.request("GET", "/api/v1/namespaces?resourceVersion=0")[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("ctype", "patch", "code", "message"),
+    [
+        (
+            "application/json-patch+json",
+            [{"op": "test", "path": "/data/blob", "value": "other"}],
+            422,
+            "the server rejected",
+        ),
+        ("application/json-patch+json", [{"op": "replace", "path": "/nope/x", "value": 1}], 422, "the server rejected"),
+        ("application/json-patch+json", [{"op": "frob", "path": "/data"}], 422, "the server rejected"),
+        (
+            "application/json-patch+json",
+            [{"op": "move", "from": "/metadata/name", "path": "/metadata/generateName"}],
+            400,
+            "the name of the object () does not match the name on the URL (patched)",
+        ),
+        (
+            "application/json-patch+json",
+            [{"op": "replace", "path": "/metadata/name", "value": "renamed"}],
+            400,
+            "the name of the object (renamed) does not match the name on the URL (patched)",
+        ),
+        ("application/json-patch+json", {"op": "add"}, 400, "json: cannot unmarshal object into Go value"),
+        (
+            "application/merge-patch+json",
+            {"metadata": {"name": "renamed"}},
+            400,
+            "the name of the object (renamed) does not match the name on the URL (patched)",
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            {"metadata": {"namespace": "elsewhere"}},
+            400,
+            "the namespace of the object (elsewhere) does not match the namespace on the URL (default)",
+        ),
+        ("application/merge-patch+json", [1, 2], 400, "the patch must be a JSON object"),
+    ],
+    ids=[
+        "test-fails",
+        "missing-path",
+        "unknown-op",
+        "move-name",
+        "rename",
+        "not-array",
+        "merge-rename",
+        "smp-namespace",
+        "merge-not-object",
+    ],
+)
+def test_a_patch_that_cannot_apply_is_refused_and_changes_nothing(server, ctype, patch, code, message):
+    path = "/api/v1/namespaces/default/configmaps/patched"
+    if server.request("GET", path)[0] == 404:
+        assert server.request("POST", "/api/v1/namespaces/default/configmaps", configmap("patched", 1))[0] == 201
+    _, before = server.request("GET", path)
+    got, body = server.request("PATCH", path, patch, content_type=ctype)
+    assert (got, body["message"][: len(message)]) == (code, message), body
+    _, after = server.request("GET", path)
+    assert after == before
+    assert server.request("GET", "/api/v1/namespaces/default/configmaps/renamed")[0] == 404

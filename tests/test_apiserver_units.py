@@ -73,12 +73,30 @@ def test_merge_and_json_patch():
         {"op": "replace", "path": "/b", "value": "x"},
     ]
     assert json_patch(doc, ops) == {"a": [2, 3], "b": "x", "d": 1, "e": 1}
-    with pytest.raises(Invalid):
-        json_patch(doc, [{"op": "test", "path": "/a/0", "value": 9}])
-    with pytest.raises(BadRequest):
-        json_patch(doc, [{"op": "add", "path": "a"}])
-    with pytest.raises(BadRequest):
-        json_patch(doc, {"op": "add"})
+    assert doc == {"a": [1, 2], "b": {"c": 1}}  # patched on a copy
+
+
+@pytest.mark.parametrize(
+    ("ops", "error", "message"),
+    [
+        ([{"op": "test", "path": "/a/0", "value": 9}], Invalid, "the server rejected our request due to an error"),
+        ([{"op": "add", "path": "a", "value": 1}], Invalid, "the server rejected our request due to an error"),
+        ([{"op": "replace", "path": "/missing", "value": 1}], Invalid, "the server rejected our request"),
+        ([{"op": "remove", "path": "/a/7"}], Invalid, "the server rejected our request"),
+        ([{"op": "move", "from": "/nope", "path": "/x"}], Invalid, "the server rejected our request"),
+        ([{"op": "add", "path": "/x"}], Invalid, "the server rejected our request"),
+        ([{"op": "frobnicate", "path": "/x"}], Invalid, "the server rejected our request"),
+        ({"op": "add"}, BadRequest, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
+        ([1], BadRequest, "json: cannot unmarshal number into Go value of type jsonpatch.Operation"),
+    ],
+)
+def test_a_json_patch_that_cannot_apply_is_refused_and_changes_nothing(ops, error, message):
+    doc = {"a": [1, 2], "b": {"c": 1}}
+    with pytest.raises(error, match=message) as raised:
+        json_patch(doc, ops)
+    assert doc == {"a": [1, 2], "b": {"c": 1}}
+    if error is Invalid:
+        assert raised.value.code == 422 and raised.value.details["causes"][0]["message"]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsonpatch
+import jsonpointer
+
 from kubesched.cluster.errors import BadRequest, Invalid
 
 # list fields with patchStrategy "merge" and their patchMergeKey (k8s.io/api core/v1, meta/v1)
@@ -125,99 +128,31 @@ def _merge_list(target: list[Any], patch: list[Any], key: str) -> list[Any]:
     return result
 
 
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise BadRequest(f"JSON pointer must start with '/': {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def _walk(doc: Any, parts: list[str], path: str) -> Any:
-    """The value at ``parts`` (a JSON pointer split), or 422 naming ``path``."""
-    cur = doc
-    for p in parts:
-        if isinstance(cur, dict) and p in cur:
-            cur = cur[p]
-        elif isinstance(cur, list) and p.isdigit() and int(p) < len(cur):
-            cur = cur[int(p)]
-        else:
-            raise Invalid(f"the server rejected our request due to an error in our request: missing path {path!r}")
-    return cur
-
-
-def _parent(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
-    return _walk(doc, parts[:-1], path), parts[-1]
-
-
-def _get(doc: Any, path: str) -> Any:
-    return _walk(doc, _pointer(path), path)
-
-
 def json_patch(doc: Any, ops: Any) -> Any:
-    """RFC 6902; a malformed document is 400, an operation that cannot apply 422."""
+    """RFC 6902 with the ``jsonpatch`` package, answered as patch.go's ``applyJSPatch`` answers:
+    a body that is not an array of operation objects is 400 (``jsonpatch.DecodePatch``), an
+    operation that cannot apply (a failed ``test``, a missing path, an unknown op) is 422 with
+    apimachinery's generic message, the library's reason as its cause, and nothing changed."""
     if not isinstance(ops, list):
-        raise BadRequest("json patch must be a JSON array of operations")
-    doc = copy.deepcopy(doc)
+        raise BadRequest(f"json: cannot unmarshal {_go_type(ops)} into Go value of type jsonpatch.Patch")
     for op in ops:
-        if not isinstance(op, dict) or not isinstance(op.get("op"), str) or not isinstance(op.get("path"), str):
-            raise BadRequest(f"invalid JSON patch operation: {op!r}")
-        kind, path = op["op"], op["path"]
-        if kind in ("add", "replace", "test") and "value" not in op:
-            raise BadRequest(f"missing value for {kind} operation at {path!r}")
-        if kind == "test":
-            if _get(doc, path) != op["value"]:
-                raise Invalid(
-                    f"the server rejected our request due to an error in our request: test failed at {path!r}"
-                )
-            continue
-        if kind in ("move", "copy"):
-            if not isinstance(op.get("from"), str):
-                raise BadRequest(f"missing from for {kind} operation")
-            value = copy.deepcopy(_get(doc, op["from"]))
-            if kind == "move":
-                doc = _remove(doc, op["from"])
-            doc = _add(doc, path, value)
-            continue
-        if kind == "remove":
-            doc = _remove(doc, path)
-        elif kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind == "replace":
-            _get(doc, path)
-            doc = _remove(doc, path)
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        else:
-            raise BadRequest(f"Unexpected kind: {kind}")
-    return doc
+        if not isinstance(op, dict):
+            raise BadRequest(f"json: cannot unmarshal {_go_type(op)} into Go value of type jsonpatch.Operation")
+    try:
+        return jsonpatch.JsonPatch(ops).apply(doc)  # works on a deep copy: ``doc`` is never touched
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError, TypeError) as exc:
+        cause = {"causes": [{"message": str(exc)}]}
+        raise Invalid("the server rejected our request due to an error in our request", details=cause) from None
 
 
-def _add(doc: Any, path: str, value: Any) -> Any:
-    parts = _pointer(path)
-    if not parts:
-        return value
-    parent, last = _parent(doc, parts, path)
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, list):
-        if last == "-":
-            parent.append(value)
-        elif last.isdigit() and int(last) <= len(parent):
-            parent.insert(int(last), value)
-        else:
-            raise Invalid(f"the server rejected our request due to an error in our request: bad index {path!r}")
-    else:
-        raise Invalid(f"the server rejected our request due to an error in our request: missing path {path!r}")
-    return doc
-
-
-def _remove(doc: Any, path: str) -> Any:
-    parts = _pointer(path)
-    parent, last = _parent(doc, parts, path)
-    if isinstance(parent, dict) and last in parent:
-        del parent[last]
-    elif isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
-        parent.pop(int(last))
-    else:
-        raise Invalid(f"the server rejected our request due to an error in our request: missing path {path!r}")
-    return doc
+def _go_type(value: Any) -> str:
+    """The JSON type as encoding/json names it in an UnmarshalTypeError."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    return "number"

@@ -452,6 +452,10 @@ class ApiServer:
     def _list(self, request: web.Request, t: Target) -> web.Response:
         labels, fields = self._selectors(request, t)
         q = request.query
+        if q.get("resourceVersion"):
+            asked = _resource_version(q["resourceVersion"])
+            if asked > self.store.resource_version:  # storage.NewTooLargeResourceVersionError
+                raise TooLargeResourceVersion(asked, self.store.resource_version)
         objs, rv = self.store.list(t.resource.stored, self._ns(t) if t.namespace is not None else None)
         matched = [o for o in objs if labels_match(labels, o) and fields_match(fields, o)]
         matched.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", o["metadata"].get("name", "")))
@@ -683,7 +687,7 @@ class ApiServer:
             raise BadRequest("metadata must be an object")
         rv_in_patch = _patch_rv(patch)
         meta["resourceVersion"] = rv_in_patch if rv_in_patch else stored["metadata"].get("resourceVersion")
-        meta["name"], meta["namespace"] = stored["metadata"]["name"], stored["metadata"].get("namespace")
+        _check_name(meta, t.name or "", self._ns(t) if t.resource.namespaced else "")
         if not t.resource.namespaced:
             meta.pop("namespace", None)
         return self._store_update(request, t, patched, stored)
@@ -808,10 +812,44 @@ class ApiServer:
 
 # -- helpers ------------------------------------------------------------------------------------
 def _resource_version(text: str) -> int:
-    """A resourceVersion is an unsigned revision (``storage.APIObjectVersioner``)."""
-    if not text.isdigit():
-        raise BadRequest(f"invalid resource version: {text!r}")
+    """A resourceVersion is an unsigned revision (``storage.APIObjectVersioner.ParseResourceVersion``);
+    anything else is the storage layer's InvalidError, which list and watch answer with 400."""
+    if not (text.isascii() and text.isdigit()) or int(text) >= 1 << 64:
+        why = "value out of range" if text.isascii() and text.isdigit() else "invalid syntax"
+        raise BadRequest(
+            f"resourceVersion: Invalid value: {json.dumps(text)}: strconv.ParseUint: parsing {json.dumps(text)}: {why}"
+        )
     return int(text)
+
+
+class TooLargeResourceVersion(ApiError):
+    """A list at a revision the store has not reached: 504 Timeout, as the watch cache answers
+    once its wait for that revision runs out (``storage.NewTooLargeResourceVersionError``)."""
+
+    code = 504
+    reason = "Timeout"
+
+    def __init__(self, asked: int, current: int) -> None:
+        super().__init__(
+            f"Timeout: Too large resource version: {asked}, current: {current}",
+            details={
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            },
+        )
+
+
+def _check_name(meta: dict[str, Any], name: str, namespace: str) -> None:
+    """patch.go's ``checkName``: a patch may not rename an object or move it to another namespace
+    (nor drop either)."""
+    if meta.get("name") != name:
+        given = meta.get("name") or ""
+        raise BadRequest(f"the name of the object ({given}) does not match the name on the URL ({name})")
+    if namespace and meta.get("namespace") != namespace:
+        raise BadRequest(
+            f"the namespace of the object ({meta.get('namespace') or ''}) does not match the namespace on the URL "
+            f"({namespace})"
+        )
 
 
 def _int(text: str, name: str) -> int:
