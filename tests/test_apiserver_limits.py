@@ -338,3 +338,53 @@ def test_a_patch_that_cannot_apply_is_refused_and_changes_nothing(server, ctype,
     _, after = server.request("GET", path)
     assert after == before
     assert server.request("GET", "/api/v1/namespaces/default/configmaps/renamed")[0] == 404
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("kubelet") / "data", nodes=1).start()
+    yield s
+    s.stop()
+
+
+def bound_pod(cluster: Server, name: str, finalizers: list[str] | None = None) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, **({"finalizers": finalizers} if finalizers else {})},
+        "spec": {"containers": [{"name": "c", "image": "pause"}], "terminationGracePeriodSeconds": 30},
+    }
+    assert cluster.request("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"name": "node-0"}}
+    assert cluster.request("POST", f"/api/v1/namespaces/default/pods/{name}/binding", binding)[0] == 201
+
+
+def test_the_hollow_kubelet_confirms_a_graceful_deletion_promptly(cluster):
+    """Not the whole 30 s grace period: the pod is Terminating (deletionTimestamp 30 s ahead),
+    then gone within about the kubelet's half-second termination delay."""
+    bound_pod(cluster, "quick")
+    started = time.monotonic()
+    code, marked = cluster.request("DELETE", "/api/v1/namespaces/default/pods/quick")
+    assert code == 200 and marked["metadata"]["deletionGracePeriodSeconds"] == 30
+    while cluster.request("GET", "/api/v1/namespaces/default/pods/quick")[0] == 200:
+        assert time.monotonic() - started < 5, "the pod waited out its grace period"
+        time.sleep(0.05)
+
+
+def test_a_finalizer_still_holds_a_pod_the_kubelet_has_stopped(cluster):
+    bound_pod(cluster, "held", finalizers=["example.com/hold"])
+    assert cluster.request("DELETE", "/api/v1/namespaces/default/pods/held")[0] == 200
+    time.sleep(1.5)
+    code, pod = cluster.request("GET", "/api/v1/namespaces/default/pods/held")
+    assert code == 200 and pod["metadata"]["deletionTimestamp"]
+    patch = [{"op": "remove", "path": "/metadata/finalizers"}]
+    assert (
+        cluster.request(
+            "PATCH", "/api/v1/namespaces/default/pods/held", patch, content_type="application/json-patch+json"
+        )[0]
+        == 200
+    )
+    deadline = time.monotonic() + 5
+    while cluster.request("GET", "/api/v1/namespaces/default/pods/held")[0] == 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

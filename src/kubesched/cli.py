@@ -402,6 +402,13 @@ _server_flags = [
         help="Run the hollow kubelet (nodes Ready, bound pods Running); scheduler_perf runs without one.",
     ),
     click.option(
+        "--pod-termination-delay",
+        type=click.FloatRange(min=0),
+        default=0.5,
+        show_default=True,
+        help="Seconds the hollow kubelet takes to stop a deleted pod's containers before confirming its deletion.",
+    ),
+    click.option(
         "--fault-injection",
         is_flag=True,
         default=False,
@@ -433,6 +440,7 @@ def _serve(
             nodes=flags["nodes"],
             history=flags["watch_history"],
             kubelet=flags["kubelet"],
+            pod_termination_delay=flags["pod_termination_delay"],
             fault_injection=flags["fault_injection"],
             limits=Limits(
                 max_requests_inflight=flags["max_requests_inflight"],

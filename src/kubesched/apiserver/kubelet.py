@@ -1,7 +1,11 @@
 """A hollow kubelet for every node, as KWOK provides one: nodes report Ready with a complete
 ``status.nodeInfo`` and renew their Lease in ``kube-node-lease``; a pod bound to a node starts
-Running at once (Ready, a pod IP, running container statuses). Graceful deletes are finished by
-the Store when the grace period ends, which is what a kubelet stopping the containers does."""
+Running at once (Ready, a pod IP, running container statuses). A hollow kubelet has no
+containers to stop, so it confirms a graceful deletion promptly, as KWOK's pod-delete stage does:
+``termination_delay`` seconds after the deletionTimestamp appears it deletes the pod with grace
+period 0 and its UID as precondition (what the kubelet's status manager sends once the
+containers are gone). The API server keeps upstream's semantics meanwhile: the pod is
+Terminating with its deletionTimestamp, and finalizers still hold it."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
 NODE_LEASE_RENEW = 10.0  # renewInterval = 0.25 * lease duration
 KUBELET_VERSION = "v1.32.0-kubesched"
+TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final delete
 
 NODE_INFO = {
     "machineID": "",
@@ -56,8 +61,12 @@ def fake_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "1
 class HollowKubelet:
     """Drives every node and its pods; ``sync`` handles the changes seen since the last call."""
 
-    def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, store: Store, notify: Callable[[], None] | None = None, termination_delay: float = TERMINATION_DELAY
+    ) -> None:
         self.store = store
+        self.termination_delay = termination_delay
+        self._terminating: set[str] = set()  # UIDs whose final delete is scheduled
         self._watch = store.watch(["Node", "Pod"], store.resource_version, notify=notify)
         self._node_index: dict[str, int] = {}
         self._next_ip: dict[str, int] = {}
@@ -185,7 +194,10 @@ class HollowKubelet:
     def _pod(self, pod: dict[str, Any]) -> None:
         spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod["metadata"]
         node_name = spec.get("nodeName")
-        if not node_name or meta.get("deletionTimestamp") or status.get("phase") not in (None, "Pending"):
+        if node_name and meta.get("deletionTimestamp"):
+            self._terminate(meta.get("namespace") or "default", meta["name"], meta.get("uid") or "")
+            return
+        if not node_name or status.get("phase") not in (None, "Pending"):
             return
         node = self.store.try_get("Node", "", node_name)
         if node is None:
@@ -232,3 +244,19 @@ class HollowKubelet:
 
         with contextlib.suppress(ApiError):
             self.store.mutate("Pod", meta.get("namespace") or "default", meta["name"], run)
+
+    def _terminate(self, namespace: str, name: str, uid: str) -> None:
+        """Confirm a graceful deletion once the (hollow) containers are stopped."""
+        if uid in self._terminating:
+            return
+        self._terminating.add(uid)
+
+        def confirm() -> None:
+            self._terminating.discard(uid)
+            pod = self.store.try_get("Pod", namespace, name)
+            if pod is None or pod["metadata"].get("uid") != uid or not pod["metadata"].get("deletionTimestamp"):
+                return
+            with contextlib.suppress(ApiError):
+                self.store.delete("Pod", namespace, name, 0, uid=uid)
+
+        self.store.clock.call_at(self.store.clock.now() + self.termination_delay, confirm)

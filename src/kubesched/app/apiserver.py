@@ -15,7 +15,7 @@ from pathlib import Path
 from aiohttp import web
 
 from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, HollowKubelet, fake_node
+from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, TERMINATION_DELAY, HollowKubelet, fake_node
 from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import WATCH_QUEUE_LENGTH, ApiServer
@@ -46,6 +46,7 @@ class ServerOptions:
     nodes: int = 0
     history: int = Store.HISTORY
     kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
+    pod_termination_delay: float = TERMINATION_DELAY
     fault_injection: bool = False  # tests: /debug/kubesched/faults
     limits: Limits = field(default_factory=Limits)
     watch_queue_length: int = WATCH_QUEUE_LENGTH
@@ -106,7 +107,11 @@ async def serve(opts: ServerOptions) -> None:
         watch_queue_length=opts.watch_queue_length,
     )
     changed = asyncio.Event()
-    kubelet = HollowKubelet(store, notify=changed.set) if opts.kubelet else None
+    kubelet = (
+        HollowKubelet(store, notify=changed.set, termination_delay=opts.pod_termination_delay)
+        if opts.kubelet
+        else None
+    )
     pdbs = DisruptionController(store, notify=changed.set)
     claims = ResourceClaimController(store, notify=changed.set)
     stop = asyncio.Event()
