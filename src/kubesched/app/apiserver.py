@@ -108,9 +108,7 @@ async def serve(opts: ServerOptions) -> None:
     )
     changed = asyncio.Event()
     kubelet = (
-        HollowKubelet(store, notify=changed.set, termination_delay=opts.pod_termination_delay)
-        if opts.kubelet
-        else None
+        HollowKubelet(store, notify=changed.set, termination_delay=opts.pod_termination_delay) if opts.kubelet else None
     )
     pdbs = DisruptionController(store, notify=changed.set)
     claims = ResourceClaimController(store, notify=changed.set)

@@ -6,6 +6,12 @@ one event per binding costs as much as the scheduling cycle itself, so ``EventSi
 finished events.k8s.io/v1 objects over a pipe to a child process that POSTs them with its own
 kubernetes_asyncio client. The child ends when the pipe closes, whatever ended the scheduler
 (SIGKILL included); on ``close`` it first sends what it was given.
+
+A POST that fails for a reason that may pass (the connection, a 429 or a 5xx) is tried again,
+as the broadcaster's ``attemptRecording`` does: up to 12 tries, 10 s apart with 25 % jitter. A
+server that refuses the event itself (another 4xx) is not asked again. What the child holds,
+waiting or being retried, is bounded by MAX_QUEUED: past it new events are dropped and
+counted, so a dead API server cannot grow the child's memory.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import random
 import threading
 from collections import deque
 from multiprocessing.connection import Connection
@@ -24,17 +31,20 @@ log = logging.getLogger("kubesched.client")
 MAX_QUEUED = 1000  # client-go: maxQueuedEvents, then DropIfChannelFull
 IN_FLIGHT = 64
 SEND_GRACE = 3.0
+MAX_TRIES = 12  # tools/events: maxTriesPerEvent
+RETRY_SLEEP = 10.0  # tools/events: defaultSleepDuration, jittered by up to 25 %
 
 
 class EventSink:
     """The parent's side: ``send`` queues (dropping past MAX_QUEUED), a thread pipes batches."""
 
-    def __init__(self, kubeconfig: str, qps: float = -1, burst: int = 0) -> None:
-        """``qps`` / ``burst``: the event client's own rate limit (< 0: none)."""
+    def __init__(self, kubeconfig: str, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP) -> None:
+        """``qps`` / ``burst``: the event client's own rate limit (< 0: none); ``retry_sleep``:
+        the pause between two tries of one event."""
         ctx = multiprocessing.get_context("spawn")  # the parent has threads: no fork
         reader, self._conn = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
-            target=serve, args=(kubeconfig, reader, qps, burst), name="kubesched-events", daemon=True
+            target=serve, args=(kubeconfig, reader, qps, burst, retry_sleep), name="kubesched-events", daemon=True
         )
         self._proc.start()
         reader.close()
@@ -88,14 +98,22 @@ class EventSink:
             self._proc.terminate()
 
 
-def serve(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0) -> None:
+def serve(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP) -> None:
     """The child: POST every event received until the pipe closes."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_pump(kubeconfig, conn, qps, burst))
+        asyncio.run(_pump(kubeconfig, conn, qps, burst, retry_sleep))
 
 
-async def _pump(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0) -> None:
+def retryable(status: int | None) -> bool:
+    """``recordEvent``: transport errors are tried again; client-go's rest client also retries a
+    429 or 5xx (with Retry-After) before the broadcaster sees it. Any other answer is final."""
+    return status is None or status == 429 or status >= 500
+
+
+async def _pump(
+    kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
+) -> None:
     from kubernetes_asyncio import client as k8s
     from kubernetes_asyncio.client.exceptions import ApiException
     from kubernetes_asyncio.config import new_client_from_config
@@ -124,22 +142,48 @@ async def _pump(kubeconfig: str, conn: Connection, qps: float = -1, burst: int =
 
     limiter = TokenBucket(qps, burst)
 
+    held = 0  # events received and not yet sent or given up: at most MAX_QUEUED
+    dropped = 0
+
     async def post(namespace: str, event: dict[str, Any]) -> None:
+        nonlocal held
+        await slots.acquire()
         try:
-            await limiter.wait()
-            await checked(events.create_namespaced_event(namespace, event, _preload_content=False))
-        except ApiException as exc:
-            log.warning("event %s failed: %s", event.get("reason"), api_error(exc).message)
-        except Exception as exc:  # network trouble: logged, as the broadcaster does
-            log.warning("event %s failed: %s", event.get("reason"), exc)
+            for attempt in range(1, MAX_TRIES + 1):
+                status: int | None = None
+                try:
+                    await limiter.wait()
+                    await checked(events.create_namespaced_event(namespace, event, _preload_content=False))
+                    return
+                except ApiException as exc:
+                    status, why = exc.status, api_error(exc).message
+                except Exception as exc:  # the connection: retried
+                    why = str(exc) or type(exc).__name__
+                if not retryable(status):
+                    log.warning("server rejected event %s: %s", event.get("reason"), why)
+                    return
+                if attempt == MAX_TRIES:
+                    log.error("unable to write event %s (retry limit exceeded): %s", event.get("reason"), why)
+                    return
+                slots.release()  # a retry waits without holding a sending slot
+                try:
+                    await asyncio.sleep(retry_sleep * (1 + 0.25 * random.random()))
+                finally:
+                    await slots.acquire()
         finally:
+            held -= 1
             slots.release()
 
     threading.Thread(target=read, name="kubesched-event-reader", daemon=True).start()
     try:
         while (batch := await batches.get()) is not None:
             for namespace, event in batch:
-                await slots.acquire()
+                if held >= MAX_QUEUED:
+                    dropped += 1
+                    if dropped in (1, 100) or dropped % 10_000 == 0:
+                        log.error("events waiting to be sent are at the limit, %d dropped", dropped)
+                    continue
+                held += 1  # the reader never waits: past MAX_QUEUED events are dropped above
                 task = loop.create_task(post(namespace, event))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
