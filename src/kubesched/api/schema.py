@@ -78,7 +78,7 @@ def _display(t: str) -> str:
     return {"Quantity": "resource.Quantity", "IntOrString": "intstr.IntOrString", "Time": "v1.Time"}.get(t, t)
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
     """encoding/json's name of a JSON value in its messages (``number 1.5`` for a number that
     does not fit the target)."""
     if isinstance(value, bool):
@@ -119,7 +119,7 @@ class _Walk:
     unknown: list[str] = field(default_factory=list)
 
     def mismatch(self, value: Any, t: str, struct: str, gopath: str, where: str, shown: str | None = None) -> None:
-        what = shown or _json_kind(value)
+        what = shown or json_kind(value)
         raise DecodeError(
             f"json: cannot unmarshal {what} into Go struct field {struct}.{gopath} of type {_display(t)}", field=where
         )

@@ -17,6 +17,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from kubesched.api.schema import json_kind
 from kubesched.cluster.errors import BadRequest, Invalid
 
 # list fields with patchStrategy "merge" and their patchMergeKey (k8s.io/api core/v1, meta/v1)
@@ -134,25 +135,12 @@ def json_patch(doc: Any, ops: Any) -> Any:
     operation that cannot apply (a failed ``test``, a missing path, an unknown op) is 422 with
     apimachinery's generic message, the library's reason as its cause, and nothing changed."""
     if not isinstance(ops, list):
-        raise BadRequest(f"json: cannot unmarshal {_go_type(ops)} into Go value of type jsonpatch.Patch")
+        raise BadRequest(f"json: cannot unmarshal {json_kind(ops)} into Go value of type jsonpatch.Patch")
     for op in ops:
         if not isinstance(op, dict):
-            raise BadRequest(f"json: cannot unmarshal {_go_type(op)} into Go value of type jsonpatch.Operation")
+            raise BadRequest(f"json: cannot unmarshal {json_kind(op)} into Go value of type jsonpatch.Operation")
     try:
         return jsonpatch.JsonPatch(ops).apply(doc)  # works on a deep copy: ``doc`` is never touched
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError, TypeError) as exc:
         cause = {"causes": [{"message": str(exc)}]}
         raise Invalid("the server rejected our request due to an error in our request", details=cause) from None
-
-
-def _go_type(value: Any) -> str:
-    """The JSON type as encoding/json names it in an UnmarshalTypeError."""
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    return "number"
