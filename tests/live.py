@@ -128,6 +128,21 @@ class Server:
         return code, json.loads(payload)
 
 
+def mount_tmpfs(path: Path, options: str) -> None:
+    """Mount a tmpfs at ``path`` (a small or read-only disk for a test), or skip the test with one
+    line when this machine does not allow it (it needs root)."""
+    import pytest
+
+    path.mkdir(exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode().strip()}")
+
+
+def unmount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], check=False)
+
+
 def wait_for(fn: Any, timeout: float = 20.0, interval: float = 0.05) -> Any:
     """Poll ``fn`` until it returns something truthy (and return that), or fail after ``timeout``."""
     deadline = time.monotonic() + timeout

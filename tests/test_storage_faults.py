@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
-from tests.live import Server
+from tests.live import Server, mount_tmpfs, unmount
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
     mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.decode().strip()}")
+    mount_tmpfs(mount, "size=16m")
     yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    unmount(mount)
 
 
 def fill(disk: Path) -> Path:

@@ -235,7 +235,7 @@ class ApiServer:
         faults_api.check_loopback(request.remote)
         now = asyncio.get_running_loop().time()
         if request.method == "PUT":
-            self.faults.set(await self._body(request), now)
+            self.faults.set(await read_object(request), now)
         elif request.method != "GET":
             raise MethodNotAllowed(
                 f"the server does not allow this method on the requested resource ({request.method})"
@@ -344,7 +344,7 @@ class ApiServer:
         if t.subresource == "bindings":
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
-            body = await self._body(request)
+            body = await read_object(request)
             return self._bind(t.namespace or "default", str((body.get("metadata") or {}).get("name") or ""), body)
         if t.name is None:
             if method in ("GET", "HEAD"):
@@ -361,7 +361,7 @@ class ApiServer:
         if t.subresource == "binding":
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
-            return self._bind(t.namespace or "default", t.name, await self._body(request))
+            return self._bind(t.namespace or "default", t.name, await read_object(request))
         if t.subresource == "eviction":
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -404,13 +404,6 @@ class ApiServer:
                 details={"name": t.name, "group": t.resource.group, "kind": t.resource.plural},
             )
         return self._out(t, obj)
-
-    # -- bodies ------------------------------------------------------------------------------------
-    async def _raw_body(self, request: web.Request) -> bytes:
-        return await read_body(request)
-
-    async def _body(self, request: web.Request, *, yaml_ok: bool = True) -> dict[str, Any]:
-        return await read_object(request, yaml_ok=yaml_ok)
 
     def _check_kind(self, t: Target, body: dict[str, Any]) -> None:
         kind, api_version = body.get("kind"), body.get("apiVersion")
@@ -591,7 +584,7 @@ class ApiServer:
 
     # -- writes ------------------------------------------------------------------------------------
     async def _create(self, request: web.Request, t: Target) -> web.Response:
-        body = await self._body(request)
+        body = await read_object(request)
         self._check_kind(t, body)
         body, warnings = self._validate_fields(request, t, body)
         body = self._in(t, body)
@@ -620,7 +613,7 @@ class ApiServer:
         return respond(self._out(t, self.store.update(t.resource.stored, new)))
 
     async def _update(self, request: web.Request, t: Target) -> web.Response:
-        body = await self._body(request)
+        body = await read_object(request)
         self._check_kind(t, body)
         body, warnings = self._validate_fields(request, t, body)
         return _warn(self._update_with(request, t, body), warnings)
@@ -645,7 +638,7 @@ class ApiServer:
                 "the body of the request was in an unknown format - accepted media types include: "
                 + ", ".join(PATCH_TYPES)
             )
-        data = await self._raw_body(request)
+        data = await read_body(request)
         patch = decode_yaml(data) if ctype == "application/apply-patch+yaml" else decode_json(data)
         warnings: list[str] = []
         if isinstance(patch, dict):  # a merge, strategic or apply patch has the object's shape
@@ -693,7 +686,7 @@ class ApiServer:
         return self._store_update(request, t, patched, stored)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
-        data = await self._raw_body(request)
+        data = await read_body(request)
         opts = decode_json(data) if data.strip() else {}
         if not isinstance(opts, dict):
             raise BadRequest("DeleteOptions must be an object")
@@ -798,7 +791,7 @@ class ApiServer:
         return success()
 
     async def _evict(self, request: web.Request, t: Target) -> web.Response:
-        body = await self._body(request)
+        body = await read_object(request)
         if body.get("kind") not in (None, "Eviction"):
             raise BadRequest(f'{body.get("kind")} in version "v1" cannot be handled as a Eviction')
         opts = body.get("deleteOptions") or {}
