@@ -9,7 +9,8 @@ import time
 import pytest
 from tests.live import Server
 
-from kubesched.client.eventsink import MAX_TRIES, EventSink, retryable
+from kubesched.client.eventsink import EventSink
+from kubesched.client.eventwriter import MAX_TRIES, retryable
 
 
 @pytest.fixture(scope="module")

@@ -159,7 +159,7 @@ def test_env_lookups_stay_off_unless_a_proxy_is_set(monkeypatch):
 
     from kubernetes_asyncio import client as k8s
 
-    from kubesched.client.remote import PROXY_VARIABLES, no_env_lookups
+    from kubesched.client.rest import PROXY_VARIABLES, no_env_lookups
 
     async def session_trusts_env() -> bool:
         api = k8s.ApiClient(k8s.Configuration(host="https://127.0.0.1:1"))

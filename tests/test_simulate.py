@@ -51,6 +51,7 @@ def test_example_placements_and_messages() -> None:
         "namespace": "shop",
         "name": "db",
         "message": "Successfully assigned shop/db to node-a",
+        "count": 1,
     } in doc["events"]
     assert doc["stats"]["bound"] == 4 and doc["stats"]["pending"] == 3
 

@@ -14,7 +14,6 @@ import pytest
 
 from kubesched.api.validation import quantity_errors
 from kubesched.app import gc_settings
-from kubesched.cluster.events import EventRecorder, to_core
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
 from kubesched.scheduler.listers import Listers
@@ -33,17 +32,6 @@ def test_unseeded_uids_are_version_4() -> None:
     uids = {Store(seed=None).new_uid() for _ in range(50)}
     assert len(uids) == 50
     assert all(uuid.UUID(u).version == 4 and uuid.UUID(u).variant == uuid.RFC_4122 for u in uids)
-
-
-def test_core_event_is_the_core_form_of_the_event() -> None:
-    regarding = {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "4"}}
-    built = EventRecorder("default-scheduler", "me").core_event(
-        3.5, "Warning", "FailedScheduling", "Scheduling", regarding, "m"
-    )
-    converted = to_core(
-        EventRecorder("default-scheduler", "me").event(3.5, "Warning", "FailedScheduling", "Scheduling", regarding, "m")
-    )
-    assert built == converted
 
 
 def test_default_selector_follows_a_service_added_after_it_was_asked() -> None:

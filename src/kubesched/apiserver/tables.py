@@ -108,8 +108,9 @@ def _node_row(o: dict[str, Any], now: float) -> Row:
 
 
 def _event_row(o: dict[str, Any], now: float) -> Row:
-    inv = o.get("involvedObject") or {}
-    last = o.get("lastTimestamp") or o.get("eventTime") or (o.get("series") or {}).get("lastObservedTime")
+    # printers.go printEvent: a series' lastObservedTime, else lastTimestamp, else the first time
+    inv, series = o.get("involvedObject") or {}, o.get("series") or {}
+    last = series.get("lastObservedTime") or o.get("lastTimestamp") or o.get("firstTimestamp") or o.get("eventTime")
     return [
         _age(now, last),
         o.get("type"),

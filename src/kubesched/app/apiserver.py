@@ -159,11 +159,11 @@ async def serve(opts: ServerOptions) -> None:
     if opts.scheduler is not None:
         from kubesched.scheduler.scheduler import Scheduler
 
-        sched = Scheduler(
-            InProcessClient(store, reporting_instance="kubesched-up"), opts.scheduler, RealClock(), seed=0
-        )
+        client = InProcessClient(store, reporting_instance="kubesched-up")
+        sched = Scheduler(client, opts.scheduler, RealClock(), seed=0)
         server.metrics_registries.append(sched.metrics.registry)
         tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]
+        tasks.append(asyncio.create_task(event_rounds(client, stop)))
     print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
     await stop.wait()
     server.close_watches()
@@ -175,6 +175,17 @@ async def serve(opts: ServerOptions) -> None:
     listener.close()
     await runner.cleanup()
     store.close()
+
+
+async def event_rounds(client: InProcessClient, stop: asyncio.Event) -> None:
+    """The events broadcaster's timers for the scheduler beside the store: series are refreshed
+    and finished when due, whether or not the scheduler records another event."""
+    while not stop.is_set():
+        wait = max(0.0, client.event_series.next_due() - client.store.clock.now())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), wait)
+        if not stop.is_set():
+            client.flush_events()
 
 
 def run(opts: ServerOptions) -> None:

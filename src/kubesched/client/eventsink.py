@@ -7,11 +7,7 @@ finished events.k8s.io/v1 objects over a pipe to a child process that POSTs them
 kubernetes_asyncio client. The child ends when the pipe closes, whatever ended the scheduler
 (SIGKILL included); on ``close`` it first sends what it was given.
 
-A POST that fails for a reason that may pass (the connection, a 429 or a 5xx) is tried again,
-as the broadcaster's ``attemptRecording`` does: up to 12 tries, 10 s apart with 25 % jitter. A
-server that refuses the event itself (another 4xx) is not asked again. What the child holds,
-waiting or being retried, is bounded by MAX_QUEUED: past it new events are dropped and
-counted, so a dead API server cannot grow the child's memory.
+The child writes through an ``EventWriter``: series, retries and its own bound on what it holds.
 """
 
 from __future__ import annotations
@@ -20,19 +16,16 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
-import random
 import threading
 from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kubesched.client.eventwriter import MAX_QUEUED, RETRY_SLEEP, EventWriter
+
 log = logging.getLogger("kubesched.client")
 
-MAX_QUEUED = 1000  # client-go: maxQueuedEvents, then DropIfChannelFull
-IN_FLIGHT = 64
 SEND_GRACE = 3.0
-MAX_TRIES = 12  # tools/events: maxTriesPerEvent
-RETRY_SLEEP = 10.0  # tools/events: defaultSleepDuration, jittered by up to 25 %
 
 
 class EventSink:
@@ -105,21 +98,12 @@ def serve(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, re
         asyncio.run(_pump(kubeconfig, conn, qps, burst, retry_sleep))
 
 
-def retryable(status: int | None) -> bool:
-    """``recordEvent``: transport errors are tried again; client-go's rest client also retries a
-    429 or 5xx (with Retry-After) before the broadcaster sees it. Any other answer is final."""
-    return status is None or status == 429 or status >= 500
-
-
 async def _pump(
     kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
 ) -> None:
-    from kubernetes_asyncio import client as k8s
-    from kubernetes_asyncio.client.exceptions import ApiException
     from kubernetes_asyncio.config import new_client_from_config
 
-    from kubesched.client.ratelimit import TokenBucket
-    from kubesched.client.remote import api_error, checked, no_env_lookups
+    from kubesched.client.rest import no_env_lookups
 
     loop = asyncio.get_running_loop()
     batches: asyncio.Queue[list[tuple[str, dict[str, Any]]] | None] = asyncio.Queue()
@@ -136,58 +120,14 @@ async def _pump(
 
     api = await new_client_from_config(config_file=kubeconfig)
     no_env_lookups(api)
-    events = k8s.EventsV1Api(api)
-    slots = asyncio.Semaphore(IN_FLIGHT)
-    tasks: set[asyncio.Task[None]] = set()
-
-    limiter = TokenBucket(qps, burst)
-
-    held = 0  # events received and not yet sent or given up: at most MAX_QUEUED
-    dropped = 0
-
-    async def post(namespace: str, event: dict[str, Any]) -> None:
-        nonlocal held
-        await slots.acquire()
-        try:
-            for attempt in range(1, MAX_TRIES + 1):
-                status: int | None = None
-                try:
-                    await limiter.wait()
-                    await checked(events.create_namespaced_event(namespace, event, _preload_content=False))
-                    return
-                except ApiException as exc:
-                    status, why = exc.status, api_error(exc).message
-                except Exception as exc:  # the connection: retried
-                    why = str(exc) or type(exc).__name__
-                if not retryable(status):
-                    log.warning("server rejected event %s: %s", event.get("reason"), why)
-                    return
-                if attempt == MAX_TRIES:
-                    log.error("unable to write event %s (retry limit exceeded): %s", event.get("reason"), why)
-                    return
-                slots.release()  # a retry waits without holding a sending slot
-                try:
-                    await asyncio.sleep(retry_sleep * (1 + 0.25 * random.random()))
-                finally:
-                    await slots.acquire()
-        finally:
-            held -= 1
-            slots.release()
-
+    writer = EventWriter(api, qps, burst, retry_sleep)
+    rounds = loop.create_task(writer.run_rounds())
     threading.Thread(target=read, name="kubesched-event-reader", daemon=True).start()
     try:
         while (batch := await batches.get()) is not None:
-            for namespace, event in batch:
-                if held >= MAX_QUEUED:
-                    dropped += 1
-                    if dropped in (1, 100) or dropped % 10_000 == 0:
-                        log.error("events waiting to be sent are at the limit, %d dropped", dropped)
-                    continue
-                held += 1  # the reader never waits: past MAX_QUEUED events are dropped above
-                task = loop.create_task(post(namespace, event))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-        if tasks:
-            await asyncio.wait(list(tasks), timeout=SEND_GRACE)
+            for _, event in batch:
+                writer.record(event)
+        await writer.drain(SEND_GRACE)
     finally:
+        rounds.cancel()
         await api.close()

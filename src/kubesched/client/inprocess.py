@@ -6,10 +6,11 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
+from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
-from kubesched.cluster.errors import AlreadyExists
-from kubesched.cluster.events import EventRecorder
+from kubesched.cluster.errors import AlreadyExists, NotFound
+from kubesched.cluster.events import EventRecorder, to_core
 from kubesched.cluster.store import Store, Watch
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
@@ -23,6 +24,7 @@ class InProcessClient:
     ) -> None:
         self.store = store
         self.recorder = EventRecorder(reporting_controller, reporting_instance)
+        self.event_series = EventSeriesCache(store.clock.now())
 
     def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         kinds = list(kinds)
@@ -111,8 +113,42 @@ class InProcessClient:
         """pods/eviction: raises TooManyRequests (429) when a PodDisruptionBudget forbids it."""
         evict(self.store, namespace, name, grace_period_seconds)
 
-    def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
-        """events.k8s.io/v1 recorder: one Event per call, stored in its core v1 form."""
-        self.store.create(
-            "Event", self.recorder.core_event(self.store.clock.now(), type_, reason, action, regarding, message)
-        )
+    def record_event(
+        self,
+        type_: str,
+        reason: str,
+        action: str,
+        regarding: dict[str, Any],
+        message: str,
+        related: dict[str, Any] | None = None,
+    ) -> None:
+        """events.k8s.io/v1 recorder, stored in the core v1 form; repeats become a series. The
+        broadcaster's periodic rounds run here when due, on the store's clock (a simulation has
+        no timers of its own for them) and from ``flush_events``."""
+        now = self.store.clock.now()
+        if now >= self.event_series.next_due():
+            self.flush_events()
+        ev = self.recorder.event(now, type_, reason, action, regarding, message, related)
+        write = self.event_series.observe(ev, now)
+        if write is not None:
+            self._write_event(write)
+
+    def flush_events(self, final: bool = False) -> None:
+        """The broadcaster's rounds that are due: series refreshed every 30 minutes, finished
+        after 6 quiet minutes. ``final``: every series is written now (the end of a simulation,
+        so that the stored counts are the whole story)."""
+        es = self.event_series
+        for due in es.drain() if final else es.due(self.store.clock.now()):
+            self._write_event(due.event)
+
+    def _write_event(self, ev: dict[str, Any]) -> None:
+        """``recordEvent``: a series is PATCHed onto the stored event (created when it is gone)."""
+        meta = ev["metadata"]
+        if ev.get("series") is not None:
+            series = ev["series"]
+            try:
+                self.store.mutate("Event", meta["namespace"], meta["name"], lambda o: {**o, "series": series})
+                return
+            except NotFound:
+                pass
+        self.store.create("Event", to_core(ev))

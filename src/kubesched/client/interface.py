@@ -61,4 +61,15 @@ class ClusterClient(Protocol):
         """A merge patch of fields of the pod's status (``extendedResourceClaimStatus``)."""
         ...
 
-    def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None: ...
+    def record_event(
+        self,
+        type_: str,
+        reason: str,
+        action: str,
+        regarding: dict[str, Any],
+        message: str,
+        related: dict[str, Any] | None = None,
+    ) -> None:
+        """An events.k8s.io/v1 Event, written as client-go's broadcaster writes it: queued, with
+        repeats folded into a series (``client/eventseries.py``)."""
+        ...

@@ -17,7 +17,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections import deque
@@ -31,7 +30,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
 from kubesched.client.eventsink import EventSink
+from kubesched.client.eventwriter import EventWriter
 from kubesched.client.ratelimit import TokenBucket
+from kubesched.client.rest import api_error, checked, http_error, no_env_lookups
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster import errors
 from kubesched.cluster.events import EventRecorder
@@ -43,54 +44,6 @@ WATCH_TIMEOUT = 300  # seconds a watch request lasts before the informer re-issu
 RETRY = 1.0
 CALL_TIMEOUT = 30.0
 SEND_GRACE = 3.0  # seconds close() waits for queued events
-
-
-def api_error(exc: ApiException) -> errors.ApiError:
-    """The ApiError for an HTTP error, from the Status body the server sent."""
-    message, reason = exc.reason or "", ""
-    with contextlib.suppress(Exception):
-        body = orjson.loads(exc.body)
-        message, reason = body.get("message", message), body.get("reason", "")
-    for cls in errors.ApiError.__subclasses__():
-        if cls.code == exc.status and (not reason or cls.reason == reason):
-            return cls(message)
-    err = errors.ApiError(message)
-    err.code = exc.status or 500
-    return err
-
-
-def http_error(status: int, reason: str | None, body: bytes | None) -> ApiException:
-    """An ApiException carrying the response's Status body (its constructor takes no body)."""
-    exc = ApiException(status=status, reason=reason)
-    exc.body = body
-    return exc
-
-
-async def checked(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Await a raw (``_preload_content=False``) call: the library leaves HTTP errors unraised then."""
-    resp = await coro
-    try:
-        body = await resp.read()
-    finally:
-        resp.release()
-    if resp.status >= 400:
-        raise http_error(resp.status, resp.reason, body)
-    return orjson.loads(body) if body else None
-
-
-PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-
-
-def no_env_lookups(api: k8s.ApiClient) -> None:
-    """kubernetes_asyncio's session trusts the environment, so aiohttp looks up ~/.netrc and the
-    proxy variables on a worker thread for every request: two thread hops per bind, which cost
-    more than the bind itself. client-go reads no netrc and only the proxy variables, so the
-    lookups stay on only when a proxy variable is set."""
-    if any(os.environ.get(v) for v in PROXY_VARIABLES):
-        return
-    session = getattr(api.rest_client, "pool_manager", None)
-    if session is not None and hasattr(session, "_trust_env"):
-        session._trust_env = False
 
 
 def _key(obj: dict[str, Any]) -> tuple[str, str]:
@@ -127,15 +80,15 @@ class RemoteClient:
         self._thread = threading.Thread(target=self._loop.run_forever, name="kubesched-client", daemon=True)
         self._thread.start()
         self._tasks: list[asyncio.Future[Any]] = []
-        self._outbox: deque[Callable[[], Coroutine[Any, Any, None]]] = deque()
+        self._outbox: deque[dict[str, Any]] = deque()  # events for the in-process writer
         self._outbox_scheduled = False
-        self._sending: set[asyncio.Task[None]] = set()
         self._limiter = TokenBucket(qps, burst)  # used on the loop's thread only
         self._api: k8s.ApiClient = self._call(new_client_from_config(config_file=kubeconfig), CALL_TIMEOUT)
         no_env_lookups(self._api)
         self._sink: EventSink | None = EventSink(kubeconfig, qps, burst) if event_process else None
         self.core = k8s.CoreV1Api(self._api)
-        self.events = k8s.EventsV1Api(self._api)
+        # the in-process broadcaster: when there is no event process, or it is gone
+        self._events: EventWriter = self._call(self._event_writer(qps, burst), CALL_TIMEOUT)
         self._listers: dict[str, Callable[..., Any]] = {
             "Pod": self.core.list_pod_for_all_namespaces,
             "Node": self.core.list_node,
@@ -158,39 +111,21 @@ class RemoteClient:
         """Run a request on the client's loop and wait for it (from the scheduler's thread)."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def _enqueue(self, job: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Start ``job`` on the client's loop without waiting for it; jobs queued while the loop
-        is busy share one wake-up of it."""
-        self._outbox.append(job)
-        if not self._outbox_scheduled:
-            self._outbox_scheduled = True
-            self._loop.call_soon_threadsafe(self._flush_outbox)
-
     def _flush_outbox(self) -> None:
+        """On the loop: hand the events queued since the last wake-up to the writer (events
+        queued while the loop is busy share one wake-up of it)."""
         self._outbox_scheduled = False
         while self._outbox:
-            task = self._loop.create_task(self._outbox.popleft()())
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
+            self._events.record(self._outbox.popleft())
 
-    def _send(self, make: Callable[[], Coroutine[Any, Any, Any]], what: str) -> None:
-        """Fire and forget, as the event broadcaster sends: a failure is logged."""
-
-        async def run() -> None:
-            try:
-                await self._limiter.wait()
-                await checked(make())
-            except ApiException as exc:
-                log.warning("%s failed: %s", what, api_error(exc).message)
-            except Exception as exc:  # network trouble: logged, as the event broadcaster does
-                log.warning("%s failed: %s", what, exc)
-
-        self._enqueue(run)
+    async def _event_writer(self, qps: float, burst: int) -> EventWriter:
+        writer = EventWriter(self._api, qps, burst)
+        self._tasks.append(asyncio.ensure_future(writer.run_rounds()))
+        return writer
 
     async def _drain_sends(self, timeout: float) -> None:
         self._flush_outbox()
-        if self._sending:
-            await asyncio.wait(list(self._sending), timeout=timeout)
+        await self._events.drain(timeout)
 
     @property
     def api(self) -> k8s.ApiClient:
@@ -455,12 +390,22 @@ class RemoteClient:
     def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
         self._patch_status(namespace, name, fields, "application/merge-patch+json")
 
-    def record_event(self, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str) -> None:
-        ev = self.recorder.event(_now(), type_, reason, action, regarding, message)
-        ns = ev["metadata"]["namespace"]
-        if self._sink is not None and self._sink.send(ns, ev):
+    def record_event(
+        self,
+        type_: str,
+        reason: str,
+        action: str,
+        regarding: dict[str, Any],
+        message: str,
+        related: dict[str, Any] | None = None,
+    ) -> None:
+        ev = self.recorder.event(_now(), type_, reason, action, regarding, message, related)
+        if self._sink is not None and self._sink.send(ev["metadata"]["namespace"], ev):
             return
-        self._send(lambda: self.events.create_namespaced_event(ns, ev, _preload_content=False), f"event {reason}")
+        self._outbox.append(ev)
+        if not self._outbox_scheduled:
+            self._outbox_scheduled = True
+            self._loop.call_soon_threadsafe(self._flush_outbox)
 
 
 def _now() -> float:

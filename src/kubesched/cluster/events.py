@@ -56,43 +56,23 @@ class EventRecorder:
         self.reporting_instance = reporting_instance
         self._seq = 0
 
-    def core_event(
-        self, now: float, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str
-    ) -> dict[str, Any]:
-        """``to_core(event(...))``, built in that shape directly (the in-process client stores
-        one per binding)."""
-        ev = self.event(now, type_, reason, action, regarding, message)
-        return {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": ev["metadata"],
-            "eventTime": ev["eventTime"],
-            "type": type_,
-            "reason": reason,
-            "action": action,
-            "reportingComponent": self.reporting_controller,
-            "reportingInstance": self.reporting_instance,
-            "involvedObject": ev["regarding"],
-            "message": ev["note"],
-        }
-
     def event(
-        self, now: float, type_: str, reason: str, action: str, regarding: dict[str, Any], message: str
+        self,
+        now: float,
+        type_: str,
+        reason: str,
+        action: str,
+        regarding: dict[str, Any],
+        message: str,
+        related: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The Event for ``regarding`` at ``now`` (clock seconds); the name's nanoseconds are kept
-        unique by a sequence, since a virtual clock repeats instants."""
+        """The Event for ``regarding`` (and ``related``, an object the event also concerns) at
+        ``now`` (clock seconds); the name's nanoseconds are kept unique by a sequence, since a
+        virtual clock repeats instants."""
         self._seq += 1
         meta = regarding.get("metadata") or {}
         nanos = int((now + EPOCH_UNIX) * 1e9) + self._seq
-        ref = {
-            "kind": regarding.get("kind") or "Pod",
-            "namespace": meta.get("namespace") or "",
-            "name": meta.get("name"),
-            "uid": meta.get("uid"),
-            "apiVersion": regarding.get("apiVersion") or "v1",
-            "resourceVersion": meta.get("resourceVersion"),
-        }
-        return {
+        ev = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
             "metadata": {"name": f"{meta.get('name')}.{nanos:x}", "namespace": meta.get("namespace") or "default"},
@@ -102,6 +82,23 @@ class EventRecorder:
             "action": action,
             "reportingController": self.reporting_controller,
             "reportingInstance": self.reporting_instance,
-            "regarding": ref,
+            "regarding": reference(regarding),
             "note": truncate_note(message),
         }
+        if related is not None:
+            ev["related"] = reference(related)
+        return ev
+
+
+def reference(obj: dict[str, Any]) -> dict[str, Any]:
+    """The ObjectReference of an object (client-go ``tools/reference.GetReference``); a pod
+    when the object does not say its kind."""
+    meta = obj.get("metadata") or {}
+    return {
+        "kind": obj.get("kind") or "Pod",
+        "namespace": meta.get("namespace") or "",
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "apiVersion": obj.get("apiVersion") or "v1",
+        "resourceVersion": meta.get("resourceVersion"),
+    }

@@ -9,7 +9,7 @@ from typing import Any
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from kubesched.client.remote import checked
+from kubesched.client.rest import checked
 from kubesched.leaderelection.record import LeaderElectionRecord
 
 

@@ -300,6 +300,7 @@ def simulate(
     controllers: list[Any] = [DisruptionController(store), ResourceClaimController(store)]
     run_to_quiescence(sched, store.clock, controllers=controllers, progress=progress)
     wall = time.perf_counter() - started
+    client.flush_events(final=True)  # series counted in memory are written, as the final rounds would
     for ev in watch.drain():
         if ev.type == "DELETED":
             meta = ev.obj["metadata"]
@@ -347,6 +348,7 @@ def simulate(
             "namespace": e["involvedObject"]["namespace"],
             "name": e["involvedObject"]["name"],
             "message": e["message"],
+            "count": (e.get("series") or {}).get("count") or e.get("count") or 1,
         }
         for e in events
     ]

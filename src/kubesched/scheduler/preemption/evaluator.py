@@ -432,8 +432,8 @@ class Evaluator:
                 with contextlib.suppress(ApiError):  # already gone: nothing left to do
                     client.patch_pod_status(victim.namespace, victim.name, condition, None)
                     client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
-            client.record_event(
-                "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}"
+            client.record_event(  # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
+                "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}", pod.obj
             )
         for other in list(self.handle.queue.nominated_pods_for_node(c.node)):
             if other.priority < pod.priority and other.uid != pod.uid:
