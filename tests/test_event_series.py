@@ -202,3 +202,70 @@ def test_remote_writer_patches_series_over_http(server):
     assert [e["series"]["count"] for e in after_four] == [2]
     assert [e["series"]["count"] for e in finished] == [4]
     assert [e["series"]["count"] for e in recreated] == [2]
+
+
+def test_a_pod_that_keeps_failing_gets_one_series():
+    """As upstream: the first FailedScheduling regards the pod before its PodScheduled condition
+    is written; every later attempt finds the condition as it is, writes nothing, so the pod's
+    resourceVersion stays and those events are one series."""
+    from harness import Cluster
+    from helpers import make_node, make_pod
+
+    c = Cluster(make_node("n1", cpu="1"), make_pod("big", cpu="2"))
+    c.settle()
+    condition = next(x for x in c.store.get("Pod", "default", "big")["status"]["conditions"])
+    for _ in range(4):
+        c.advance(301)  # flushUnschedulablePodsLeftover: another attempt
+    c.client.flush_events(final=True)
+    failed = sorted(
+        (e for e in c.store.list("Event")[0] if e["reason"] == "FailedScheduling"),
+        key=lambda e: int(e["involvedObject"]["resourceVersion"]),
+    )
+    assert [(e.get("series") or {}).get("count", 1) for e in failed] == [1, 4]
+    assert failed[1]["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    after = next(x for x in c.store.get("Pod", "default", "big")["status"]["conditions"])
+    assert after == condition  # written once: its lastTransitionTime is the first failure's
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "written"),
+    [
+        (None, {"status": "False", "reason": "Unschedulable", "message": "m"}, "stamped"),
+        (
+            {"status": "False", "reason": "Unschedulable", "message": "m"},
+            {"status": "False", "reason": "Unschedulable", "message": "m"},
+            None,
+        ),
+        (
+            {"status": "False", "reason": "Unschedulable", "message": "m"},
+            {"status": "False", "reason": "Unschedulable", "message": "m2"},
+            "kept",
+        ),
+        (
+            {"status": "False", "reason": "Unschedulable", "message": "m"},
+            {"status": "False", "reason": "SchedulerError", "message": "m"},
+            "kept",
+        ),
+        (
+            {"status": "True", "reason": "", "message": ""},
+            {"status": "False", "reason": "Unschedulable", "message": "m"},
+            "stamped",
+        ),
+    ],
+)
+def test_update_pod_condition(old, new, written):
+    """``UpdatePodCondition``: unchanged → nothing to write; the same status keeps the old
+    lastTransitionTime; a new status (or a new condition) is stamped by the writer."""
+    from kubesched.api.pod import updated_pod_condition
+
+    conditions = [] if old is None else [{"type": "PodScheduled", "lastTransitionTime": "2026-01-01T00:00:00Z", **old}]
+    got = updated_pod_condition({"status": {"conditions": conditions}}, {"type": "PodScheduled", **new})
+    if written is None:
+        assert got is None
+    elif written == "kept":
+        assert got == {"type": "PodScheduled", **new, "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    else:
+        assert got == {"type": "PodScheduled", **new}

@@ -113,6 +113,23 @@ def same_scheduling_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bo
     return all(old_spec.get(k) is new_spec.get(k) or old_spec.get(k) == new_spec.get(k) for k in keys)
 
 
+def updated_pod_condition(pod: Mapping[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:
+    """``UpdatePodCondition`` (``pkg/api/v1/pod/util.go``): the condition as it is to be written,
+    keeping the pod's lastTransitionTime when its status does not change (a condition without
+    one is stamped by the writer); None when the pod already has it as it is (nothing to write)."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    old = next((c for c in conditions if c.get("type") == condition["type"]), None)
+    if old is None or old.get("status") != condition.get("status"):
+        return condition
+    if (
+        old.get("reason") == condition.get("reason")
+        and old.get("message") == condition.get("message")
+        and not old.get("lastProbeTime")
+    ):
+        return None
+    return {**condition, "lastTransitionTime": old.get("lastTransitionTime")}
+
+
 def same_pod_spec_and_meta(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Whether two pods (possibly two different pods) have equal specs, labels, annotations,
     owners and deletion state: all that plugins sign a pod by."""

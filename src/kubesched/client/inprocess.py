@@ -53,7 +53,7 @@ class InProcessClient:
             status = dict(o.get("status") or {})
             if condition is not None:
                 conds = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-                conds.append({**condition, "lastTransitionTime": now})
+                conds.append({**condition, "lastTransitionTime": condition.get("lastTransitionTime") or now})
                 status["conditions"] = conds
             if nominated_node_name is not None:
                 if nominated_node_name:

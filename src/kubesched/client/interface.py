@@ -27,7 +27,10 @@ class ClusterClient(Protocol):
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
-    ) -> None: ...
+    ) -> None:
+        """``util.PatchPodStatus``: the condition (merged by type; stamped with the current time
+        unless it carries its lastTransitionTime) and status.nominatedNodeName ("" clears it)."""
+        ...
 
     def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
         """A merge patch of the pod's ``metadata.annotations``, as a plugin records what it decided

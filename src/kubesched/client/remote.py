@@ -314,7 +314,8 @@ class RemoteClient:
         status.nominatedNodeName ("" clears it)."""
         status: dict[str, Any] = {}
         if condition is not None:
-            status["conditions"] = [{**condition, "lastProbeTime": None, "lastTransitionTime": rfc3339(_now())}]
+            stamped = condition.get("lastTransitionTime") or rfc3339(_now())
+            status["conditions"] = [{**condition, "lastProbeTime": None, "lastTransitionTime": stamped}]
         if nominated_node_name is not None:
             status["nominatedNodeName"] = nominated_node_name or None
         if status:  # conditions merge by type: a strategic merge patch

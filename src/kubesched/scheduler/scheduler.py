@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
-from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs
+from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs, updated_pod_condition
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
 from kubesched.cluster.errors import ApiError
@@ -528,13 +528,15 @@ class Scheduler:
         self.last_message[pod.key] = message
         self.client.record_event("Warning", "FailedScheduling", "Scheduling", current, message)
         patch_nominated = nominated if nominated is not None and nominated != current_info.nominated_node_name else None
+        # updatePod: nothing is written when the condition and the nomination are as they were, so
+        # the pod's resourceVersion, and with it the event's key, stays: repeats become a series
+        condition = updated_pod_condition(
+            current, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        )
+        if condition is None and patch_nominated is None:
+            return
         try:
-            self.client.patch_pod_status(
-                pod.namespace,
-                pod.name,
-                {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
-                patch_nominated,
-            )
+            self.client.patch_pod_status(pod.namespace, pod.name, condition, patch_nominated)
         except ApiError as exc:  # logged, as upstream's "Error updating pod"; the pod stays queued
             log.error('"Error updating pod" pod="%s" err="%s"', pod.key, exc.message)
 

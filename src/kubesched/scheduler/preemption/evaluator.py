@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo
+from kubesched.api.pod import PodInfo, updated_pod_condition
 from kubesched.cluster.errors import ApiError
 from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.cycle_state import CycleState
@@ -423,14 +423,18 @@ class Evaluator:
             if waiting is not None:
                 waiting.reject("DefaultPreemption", "preempted")
             else:
-                condition = {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "reason": "PreemptionByScheduler",
-                    "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
-                }
+                condition = updated_pod_condition(
+                    victim.obj,
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "PreemptionByScheduler",
+                        "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
+                    },
+                )
                 with contextlib.suppress(ApiError):  # already gone: nothing left to do
-                    client.patch_pod_status(victim.namespace, victim.name, condition, None)
+                    if condition is not None:
+                        client.patch_pod_status(victim.namespace, victim.name, condition, None)
                     client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
             client.record_event(  # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
                 "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}", pod.obj
