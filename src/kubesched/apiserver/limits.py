@@ -82,14 +82,58 @@ class _Refuse(asyncio.Protocol):
         transport.close()
 
 
-def limited_factory(factory: Callable[[], Any], open_connections: Callable[[], int], cap: int) -> Callable[[], Any]:
+class _SilenceTimeout(asyncio.Protocol):
+    """The HTTP handler's protocol, closed when nothing arrives within ``timeout`` of the
+    connection opening. Once a request has come, the handler's keep-alive timeout governs; this
+    covers a connection that never sends one, which aiohttp before 3.14 never closes."""
+
+    def __init__(self, inner: asyncio.Protocol, timeout: float) -> None:
+        self.inner = inner
+        self.timeout = timeout
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.inner.connection_made(transport)
+        self.timer = asyncio.get_running_loop().call_later(self.timeout, self._expire, transport)
+
+    @staticmethod
+    def _expire(transport: asyncio.BaseTransport) -> None:
+        if not transport.is_closing():
+            transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+
+def limited_factory(
+    factory: Callable[[], Any], open_connections: Callable[[], int], cap: int, idle_timeout: float = 0.0
+) -> Callable[[], Any]:
     """A protocol factory that serves with ``factory`` while fewer than ``cap`` connections are
-    open (0: no cap) and refuses the others."""
+    open (0: no cap) and refuses the others; a connection silent for ``idle_timeout`` seconds
+    from its start is closed (0: never)."""
 
     def make() -> asyncio.BaseProtocol:
         if cap and open_connections() >= cap:
             return _Refuse()
-        protocol: asyncio.BaseProtocol = factory()
-        return protocol
+        protocol: asyncio.Protocol = factory()
+        return _SilenceTimeout(protocol, idle_timeout) if idle_timeout > 0 else protocol
 
     return make

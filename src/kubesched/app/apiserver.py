@@ -138,14 +138,16 @@ async def serve(opts: ServerOptions) -> None:
         access_log=None,
         handle_signals=False,
         shutdown_timeout=2.0,
-        keepalive_timeout=opts.limits.idle_timeout,  # also closes a connection that never sends a request
+        keepalive_timeout=opts.limits.idle_timeout,  # after a request; limited_factory times the first one
     )
     await runner.setup()
     ca, crt, key = ensure_certs(opts.data_dir, opts.host)
     handlers = runner.server
     assert handlers is not None
     listener = await loop.create_server(
-        limited_factory(handlers, lambda: len(handlers.connections), opts.limits.max_connections),
+        limited_factory(
+            handlers, lambda: len(handlers.connections), opts.limits.max_connections, opts.limits.idle_timeout
+        ),
         opts.host,
         opts.port,
         ssl=server_context(crt, key),
