@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import bare_port
+from kubesched.api.errors import ApiError
 from kubesched.app import gc_settings
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.errors import ApiError
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.scheduler import Scheduler

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.api.errors import BadRequest, Expired, Invalid
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
 from kubesched.apiserver.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
 from kubesched.apiserver.tables import human_duration
 from kubesched.clock import VirtualClock
-from kubesched.cluster.errors import BadRequest, Expired, Invalid
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import StorageError, Store
 

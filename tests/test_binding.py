@@ -151,7 +151,7 @@ def test_a_binding_that_raises_is_an_error_status() -> None:
 
 def test_a_failed_status_patch_is_logged_and_the_pod_stays_queued() -> None:
     """``Error updating pod``: the API refusing the PodScheduled patch does not stop the loop."""
-    from kubesched.cluster.errors import ApiError
+    from kubesched.api.errors import ApiError
 
     c = Cluster(make_node("n", cpu="1"))
 

@@ -6,8 +6,8 @@ import pytest
 
 from harness import Cluster
 from helpers import make_node, make_pod
+from kubesched.api.errors import ApiError, TooManyRequests
 from kubesched.cluster.disruption import MULTIPLE_PDBS, budget_status
-from kubesched.cluster.errors import ApiError, TooManyRequests
 
 
 def bound(name: str, labels: dict, *, deleting: bool = False) -> dict:

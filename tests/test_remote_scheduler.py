@@ -136,8 +136,8 @@ def test_informer_relists_after_410_and_replays_the_difference(tmp_path, monkeyp
 def test_a_second_binding_is_a_conflict_error_through_the_client(cluster):
     """What keeps two replicas from binding one pod twice: the API server refuses the second
     binding with 409, and RemoteClient turns the Status body into ApiError Conflict."""
+    from kubesched.api.errors import Conflict
     from kubesched.client.remote import RemoteClient
-    from kubesched.cluster.errors import Conflict
 
     s = cluster
     assert s.request("POST", "/api/v1/namespaces/default/pods", make_pod("twice", "1"))[0] == 201
@@ -227,9 +227,9 @@ def test_extended_resource_backed_by_dra_through_the_api(cluster):
 def test_every_request_waits_on_the_rate_limiter(tmp_path, monkeypatch):
     """clientConnection.qps/burst: the informers' list and watch and every write take a token
     of the client's bucket (client-go throttles each request of a clientset)."""
+    from kubesched.api.errors import NotFound
     from kubesched.client import ratelimit
     from kubesched.client.remote import RemoteClient
-    from kubesched.cluster.errors import NotFound
 
     waits: list[float] = []
     real_wait = ratelimit.TokenBucket.wait

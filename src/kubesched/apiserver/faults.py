@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.errors import ApiError, BadRequest, Forbidden
+from kubesched.api.errors import ApiError, BadRequest, Forbidden
 
 PATH = "/debug/kubesched/faults"
 LOOPBACK = ("127.0.0.1", "::1")

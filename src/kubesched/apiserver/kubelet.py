@@ -14,9 +14,10 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.errors import ApiError
+from kubesched.api.watch import DELETED
 from kubesched.clock import rfc3339, rfc3339_micro
-from kubesched.cluster.errors import ApiError
-from kubesched.cluster.store import DELETED, Store
+from kubesched.cluster.store import Store
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from kubesched.cluster.errors import TooManyRequests
+from kubesched.api.errors import TooManyRequests
 
 MAX_REQUESTS_INFLIGHT = 400
 MAX_MUTATING_REQUESTS_INFLIGHT = 200

@@ -11,10 +11,10 @@ import random
 from typing import Any
 
 from kubesched.api import schema, validation
+from kubesched.api.errors import BadRequest, Invalid, NotFound
 from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.admission import default_containers
-from kubesched.cluster.errors import BadRequest, Invalid, NotFound
 from kubesched.cluster.store import Store, system_meta_kept
 from kubesched.errors import InputError
 

@@ -17,8 +17,8 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from kubesched.api.errors import BadRequest, Invalid
 from kubesched.api.schema import json_kind
-from kubesched.cluster.errors import BadRequest, Invalid
 
 # list fields with patchStrategy "merge" and their patchMergeKey (k8s.io/api core/v1, meta/v1)
 MERGE_KEYS: dict[str, str] = {

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.errors import BadRequest
 from kubesched.api.selectors import Requirement
 from kubesched.api.validation import label_key_errors, label_value_errors
-from kubesched.cluster.errors import BadRequest
 
 # ``=``/``==`` is In with one value, ``!=`` NotIn, ``key`` Exists, ``!key`` DoesNotExist: the
 # meta/v1 requirement the rest of kubesched already evaluates (``api.selectors.Requirement``)

@@ -24,6 +24,18 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kubesched.api.errors import (
+    ApiError,
+    BadRequest,
+    Expired,
+    Invalid,
+    MethodNotAllowed,
+    NotFound,
+    RequestEntityTooLarge,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from kubesched.api.watch import ADDED, DELETED, MODIFIED, WatchEvent
 from kubesched.apiserver import discovery
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.authn import token_matches
@@ -41,19 +53,8 @@ from kubesched.apiserver.selectors import (
 )
 from kubesched.apiserver.tables import table
 from kubesched.cluster.disruption import evict
-from kubesched.cluster.errors import (
-    ApiError,
-    BadRequest,
-    Expired,
-    Invalid,
-    MethodNotAllowed,
-    NotFound,
-    RequestEntityTooLarge,
-    Unauthorized,
-    UnsupportedMediaType,
-)
 from kubesched.cluster.events import from_core, to_core
-from kubesched.cluster.store import ADDED, DELETED, MODIFIED, StorageError, Store, WatchEvent
+from kubesched.cluster.store import StorageError, Store
 
 log = logging.getLogger("kubesched.apiserver")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, TERMINATION_DELAY, HollowKubelet, fake_node
 from kubesched.apiserver.limits import Limits, limited_factory
@@ -26,7 +27,6 @@ from kubesched.client import InProcessClient
 from kubesched.clock import RealClock, WallClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
-from kubesched.cluster.errors import AlreadyExists
 from kubesched.cluster.loader import load_paths
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.sqlite import SQLiteBackend

@@ -6,12 +6,13 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
+from kubesched.api.errors import AlreadyExists, NotFound
+from kubesched.api.watch import Watch
 from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
-from kubesched.cluster.errors import AlreadyExists, NotFound
 from kubesched.cluster.events import EventRecorder, to_core
-from kubesched.cluster.store import Store, Watch
+from kubesched.cluster.store import Store
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from kubesched.cluster.store import Watch
+from kubesched.api.watch import Watch
 
 
 class ClusterClient(Protocol):

@@ -29,14 +29,15 @@ from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
+from kubesched.api import errors
+from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.client.eventsink import EventSink
 from kubesched.client.eventwriter import EventWriter
 from kubesched.client.ratelimit import TokenBucket
 from kubesched.client.rest import api_error, checked, http_error, no_env_lookups
 from kubesched.clock import EPOCH_UNIX, rfc3339
-from kubesched.cluster import errors
 from kubesched.cluster.events import EventRecorder
-from kubesched.cluster.store import ADDED, DELETED, MODIFIED, Watch, WatchEvent, is_namespaced, not_found
+from kubesched.cluster.store import is_namespaced, not_found
 
 log = logging.getLogger("kubesched.client")
 

@@ -13,7 +13,7 @@ import orjson
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from kubesched.cluster import errors
+from kubesched.api import errors
 
 
 def api_error(exc: ApiException) -> errors.ApiError:

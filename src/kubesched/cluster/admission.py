@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.errors import Forbidden, Invalid
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
-from kubesched.cluster.errors import Forbidden, Invalid
 from kubesched.cluster.store import Store
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000

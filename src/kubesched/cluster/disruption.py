@@ -13,9 +13,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.errors import ApiError, TooManyRequests
 from kubesched.api.selectors import LabelSelector, parse_label_selector
 from kubesched.clock import parse_rfc3339, rfc3339
-from kubesched.cluster.errors import ApiError, TooManyRequests
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
 

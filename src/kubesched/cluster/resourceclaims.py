@@ -12,8 +12,9 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.cluster.errors import ApiError
-from kubesched.cluster.store import DELETED, Store
+from kubesched.api.errors import ApiError
+from kubesched.api.watch import DELETED
+from kubesched.cluster.store import Store
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator

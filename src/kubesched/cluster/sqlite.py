@@ -19,7 +19,8 @@ from typing import Any
 
 import orjson
 
-from kubesched.cluster.store import DELETED, Loaded, WatchEvent, is_namespaced
+from kubesched.api.watch import DELETED, WatchEvent
+from kubesched.cluster.store import Loaded, is_namespaced
 from kubesched.errors import InputError
 
 _SCHEMA = """

@@ -19,12 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubesched.api.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
+from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.clock import Clock, VirtualClock, parse_rfc3339, rfc3339
-from kubesched.cluster.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
-
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
 
 # kind → (apiVersion, namespaced, plural resource name)
 KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
@@ -83,15 +80,6 @@ def not_found(kind: str, name: str) -> NotFound:
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
 
-@dataclass(slots=True)
-class WatchEvent:
-    type: str
-    kind: str
-    obj: dict[str, Any]
-    old: dict[str, Any] | None
-    resource_version: int
-
-
 # kinds whose kube-apiserver strategy sets metadata.generation (1 on create, +1 per spec change):
 # the workload controllers' objects, PodDisruptionBudget, and Pod (PodObservedGenerationTracking,
 # on by default since v1.34); Lease, Node, Namespace, Service, ConfigMap, Event... have none
@@ -110,49 +98,6 @@ GENERATION_KINDS = frozenset(
         "ResourceClaimTemplate",
     }
 )
-
-
-class Watch:
-    """Events delivered after ``resource_version``; the consumer drains them like an informer.
-
-    ``notify`` (optional) is called after each event is buffered, so a consumer on another
-    thread or task can wake up. ``limit`` (0: none) bounds the buffer as kube-apiserver's cacher
-    bounds a watcher's channel: a consumer that falls further behind is ``overflowed`` (its buffer
-    dropped, nothing more taken, ``on_overflow`` called) and must list and watch again.
-    """
-
-    def __init__(self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None, after: int = 0) -> None:
-        self.kinds = kinds
-        self._buffer: deque[WatchEvent] = deque()
-        self.notify = notify
-        self.after = after  # events up to this revision are already in what the consumer listed
-        self.limit = 0
-        self.overflowed = False
-        self.on_overflow: Callable[[], None] | None = None
-
-    def _offer(self, ev: WatchEvent) -> None:
-        if ev.resource_version > self.after and (self.kinds is None or ev.kind in self.kinds):
-            if self.overflowed:
-                return
-            self._buffer.append(ev)
-            if self.limit and len(self._buffer) > self.limit:
-                self.overflowed = True
-                self._buffer.clear()
-                if self.on_overflow is not None:
-                    self.on_overflow()
-            if self.notify is not None:
-                self.notify()
-
-    def __bool__(self) -> bool:
-        return bool(self._buffer)
-
-    def drain(self) -> list[WatchEvent]:
-        out = list(self._buffer)
-        self._buffer.clear()
-        return out
-
-    def pop(self) -> WatchEvent | None:
-        return self._buffer.popleft() if self._buffer else None
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:

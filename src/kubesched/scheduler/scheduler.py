@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.errors import ApiError
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs, updated_pod_condition
+from kubesched.api.watch import ADDED, DELETED, WatchEvent
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
-from kubesched.cluster.errors import ApiError
-from kubesched.cluster.store import ADDED, DELETED, WatchEvent
 from kubesched.errors import InputError
 from kubesched.features import OPPORTUNISTIC_BATCHING
 from kubesched.scheduler.binding import Binding, InlineBinding

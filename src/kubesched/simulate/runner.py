@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import schema
+from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.disruption import DisruptionController
-from kubesched.cluster.errors import AlreadyExists, ApiError
 from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
-from kubesched.cluster.errors import ApiError
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import BindPlugin
 from kubesched.scheduler.framework.status import Status

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo, updated_pod_condition
-from kubesched.cluster.errors import ApiError
 from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import PostFilterResult

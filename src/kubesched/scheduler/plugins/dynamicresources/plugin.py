@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.errors import ApiError, Conflict
 from kubesched.api.pod import PodInfo
-from kubesched.cluster.errors import ApiError, Conflict
 from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.interface import (

@@ -1,0 +1,65 @@
+"""Watch events and the watch a consumer drains (apimachinery ``pkg/watch``): what every
+ClusterClient, the store and the API server pass around, independent of where events come from."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+
+
+@dataclass(slots=True)
+class WatchEvent:
+    type: str
+    kind: str
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+    resource_version: int
+
+
+class Watch:
+    """Events delivered after ``resource_version``; the consumer drains them like an informer.
+
+    ``notify`` (optional) is called after each event is buffered, so a consumer on another
+    thread or task can wake up. ``limit`` (0: none) bounds the buffer as kube-apiserver's cacher
+    bounds a watcher's channel: a consumer that falls further behind is ``overflowed`` (its buffer
+    dropped, nothing more taken, ``on_overflow`` called) and must list and watch again.
+    """
+
+    def __init__(self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None, after: int = 0) -> None:
+        self.kinds = kinds
+        self._buffer: deque[WatchEvent] = deque()
+        self.notify = notify
+        self.after = after  # events up to this revision are already in what the consumer listed
+        self.limit = 0
+        self.overflowed = False
+        self.on_overflow: Callable[[], None] | None = None
+
+    def _offer(self, ev: WatchEvent) -> None:
+        if ev.resource_version > self.after and (self.kinds is None or ev.kind in self.kinds):
+            if self.overflowed:
+                return
+            self._buffer.append(ev)
+            if self.limit and len(self._buffer) > self.limit:
+                self.overflowed = True
+                self._buffer.clear()
+                if self.on_overflow is not None:
+                    self.on_overflow()
+            if self.notify is not None:
+                self.notify()
+
+    def __bool__(self) -> bool:
+        return bool(self._buffer)
+
+    def drain(self) -> list[WatchEvent]:
+        out = list(self._buffer)
+        self._buffer.clear()
+        return out
+
+    def pop(self) -> WatchEvent | None:
+        return self._buffer.popleft() if self._buffer else None
