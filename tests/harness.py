@@ -13,11 +13,11 @@ from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.registry import Registry
+from kubesched.framework.status import Code
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import parse_config
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.registry import Registry
-from kubesched.scheduler.framework.status import Code
 from kubesched.scheduler.scheduler import Scheduler
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}

@@ -14,6 +14,8 @@ from harness import Cluster
 from kubesched.api.pod import pod_info_from
 from kubesched.errors import InputError
 from kubesched.features import OPPORTUNISTIC_BATCHING, FeatureGates
+from kubesched.framework.interface import FilterPlugin, SignFragment, SignPlugin
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.config import parse_config
 from kubesched.scheduler.framework.batch import (
     ATTEMPT_HINT_NOT_USED,
@@ -29,8 +31,6 @@ from kubesched.scheduler.framework.batch import (
     OpportunisticBatch,
     SortedNodes,
 )
-from kubesched.scheduler.framework.interface import FilterPlugin, SignFragment, SignPlugin
-from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
 
 # ---------------------------------------------------------------------------------------------

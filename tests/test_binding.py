@@ -13,10 +13,10 @@ import pytest
 from harness import Cluster
 from helpers import make_node, make_pod
 from kubesched.api.pod import PodInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import BindPlugin
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.binding import InlineBinding, ThreadedBinding
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import BindPlugin
-from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
 
 

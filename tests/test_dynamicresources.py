@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, pod, table
 from kubesched.api.pod import pod_info_from
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.status import Code
 from kubesched.scheduler.config import default_config
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.status import Code
-from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.plugins.dynamicresources.plugin import STATE_KEY, DynamicResources
 
 

@@ -9,9 +9,9 @@ from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import PermitPlugin, PerNodeScorePlugin
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import PermitPlugin, PerNodeScorePlugin
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
 

@@ -16,6 +16,7 @@ from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.store import Store
+from kubesched.framework.cycle_state import CycleState
 from kubesched.replay.gpu import (
     GPU_COUNT,
     GPU_INDEX,
@@ -29,7 +30,6 @@ from kubesched.replay.gpu import (
 )
 from kubesched.replay.profiles import policy_config
 from kubesched.scheduler.config import parse_config
-from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.scheduler import Scheduler
 
 pytest.importorskip(

@@ -11,7 +11,7 @@ import pytest
 from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.status import Code
+from kubesched.framework.status import Code
 from kubesched.scheduler.plugins.interpodaffinity.common import parse_args
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"

@@ -5,8 +5,8 @@ import pytest
 
 from helpers import make_node, make_pod, pod, table
 from kubesched.api.pod import pod_info_from
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.status import Code
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code
 from kubesched.scheduler.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from kubesched.scheduler.plugins.noderesources.fit import NodeResourcesFit
 

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from helpers import make_node, make_pod, pod, table
 from kubesched.api.pod import pod_info_from
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.status import Code
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.status import Code
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubesched.scheduler.plugins.nodename import NodeName

@@ -405,8 +405,8 @@ def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
 
 
 def test_eligible_again_when_the_nominated_node_became_unresolvable() -> None:
-    from kubesched.scheduler.framework.status import Code, Status
-    from kubesched.scheduler.framework.types import Diagnosis
+    from kubesched.framework.diagnosis import Diagnosis
+    from kubesched.framework.status import Code, Status
 
     c = Cluster(*CLASSES, node("n1", cpu="2"), running("v", "n1", "2"))
     victim = c.sched.cache.pods_on("n1")[0]

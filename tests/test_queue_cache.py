@@ -3,9 +3,9 @@
 from helpers import make_node, pod
 from kubesched.api.node import node_info_from
 from kubesched.clock import VirtualClock
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.queue import SchedulingQueue
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from kubesched.scheduler.framework.status import Status
+from kubesched.framework.status import Status
 
 log = logging.getLogger("kubesched.scheduler")
 

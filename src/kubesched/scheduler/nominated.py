@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
 

@@ -20,7 +20,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import (
+from kubesched.framework.events import (
     ASSIGNED_POD,
     FORCE_ACTIVATE,
     POD,
@@ -31,7 +31,7 @@ from kubesched.scheduler.events import (
     ClusterEvent,
     ClusterEventWithHint,
 )
-from kubesched.scheduler.framework.status import Status
+from kubesched.framework.status import Status
 
 ALL_ACTIONS = int(ActionType.ALL)
 

@@ -24,10 +24,8 @@ from kubesched.client import ClusterClient
 from kubesched.clock import Clock
 from kubesched.errors import InputError
 from kubesched.features import OPPORTUNISTIC_BATCHING
-from kubesched.scheduler.binding import Binding, InlineBinding
-from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.config import SchedulerConfig
-from kubesched.scheduler.events import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
     ASSIGNED_POD,
     ASSIGNED_POD_DELETE,
     NODE,
@@ -36,12 +34,14 @@ from kubesched.scheduler.events import (
     ClusterEvent,
     ClusterEventWithHint,
 )
+from kubesched.framework.registry import Registry
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler.binding import Binding, InlineBinding
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.extender import ExtenderError, HTTPExtender
-from kubesched.scheduler.framework.cycle_state import CycleState
 from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.registry import Registry
 from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.framework.status import Code, Status
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS

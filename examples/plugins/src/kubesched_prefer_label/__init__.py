@@ -15,9 +15,9 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import NodeInfo, PerNodeFilterPlugin, ScorePlugin
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import NodeInfo, PerNodeFilterPlugin, ScorePlugin
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 
 

@@ -17,10 +17,9 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
-from kubesched.replay.gpu import GPU_INDEX, MILLI, GpuRequest, format_index
-from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -29,7 +28,8 @@ from kubesched.scheduler.framework.interface import (
     PreFilterResult,
     ReservePlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
+from kubesched.replay.gpu import GPU_INDEX, MILLI, GpuRequest, format_index
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched_gpushare.state import GpuState, best_fit, pod_request, random_fit, worst_fit
 

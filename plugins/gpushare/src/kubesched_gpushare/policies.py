@@ -15,10 +15,10 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import PreScorePlugin, ScorePlugin
+from kubesched.framework.status import Status
 from kubesched.replay.gpu import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, Fragmentation, GpuRequest, TypicalPod
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import PreScorePlugin, ScorePlugin
-from kubesched.scheduler.framework.status import Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched_gpushare.gpushare import sigmoid
 from kubesched_gpushare.state import AFFINITY_TAGS, GpuState, pod_request

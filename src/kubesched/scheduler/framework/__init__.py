@@ -1,1 +1,2 @@
-"""The scheduling framework: extension points, CycleState, Status, registry and runtime."""
+"""The framework runtime (upstream ``pkg/scheduler/framework/runtime``): runs a profile's plugins
+at each extension point. The interfaces plugins implement are public, in ``kubesched.framework``."""

@@ -1,11 +1,12 @@
-"""``Handle``: what plugins may reach beyond their arguments (client, snapshot pods, waiting pods)."""
+"""The scheduler's implementation of the public ``kubesched.framework.Handle``; in-tree plugins
+also reach the mutable cache and the queue through it."""
 
 from __future__ import annotations
 
 import random
 from typing import TYPE_CHECKING, Any
 
-from kubesched.scheduler.framework.interface import NodeInfo
+from kubesched.framework.nodes import NodeInfo
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class Handle:
-    """framework.Handle: shared services for plugins of one scheduler."""
+    """``frameworkImpl``'s Handle side: shared services for the plugins of one scheduler."""
 
     def __init__(self, client: ClusterClient, cache: Cache, waiting_pods: WaitingPods, clock: Any) -> None:
         self.client = client
@@ -29,6 +30,15 @@ class Handle:
         self.listers = Listers()  # namespaces, services, controllers; the scheduler's own
         self.metrics: Any = None  # the scheduler's SchedulerMetrics (DefaultPreemption counts attempts)
         self.extenders: list[Any] = []  # HTTPExtender, for preemption's ProcessPreemption
+
+    @property
+    def snapshot(self) -> Cache:
+        """The nodes and pods plugins read (the cache serves as the snapshot within a cycle)."""
+        return self.cache
+
+    @property
+    def nominator(self) -> SchedulingQueue | None:
+        return self.queue
 
     def node_info(self, nodes: NodeTable, row: int) -> NodeInfo:
         """A per-node view of one row (for per-node plugins)."""

@@ -18,13 +18,10 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo, same_pod_spec_and_meta
 from kubesched.errors import InputError
-from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, PluginRef, Profile
-from kubesched.scheduler.events import ALL_EVENTS, ClusterEventWithHint
-from kubesched.scheduler.framework.args import decode_args
-from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.events import ALL_EVENTS, ClusterEventWithHint
+from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
@@ -46,10 +43,13 @@ from kubesched.scheduler.framework.interface import (
     ShapePlugin,
     SignPlugin,
 )
-from kubesched.scheduler.framework.registry import Registry
+from kubesched.framework.registry import Registry
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, PluginRef, Profile
+from kubesched.scheduler.framework.args import decode_args
+from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
+from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, Window
-from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.framework.types import Diagnosis
 from kubesched.scheduler.nodetable import NodeTable
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import ScorePlugin
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import ScorePlugin
 from kubesched.scheduler.nodetable import NodeTable
 
 # shapes kept per profile (least recently used dropped first)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 
 
 class WaitingPod:

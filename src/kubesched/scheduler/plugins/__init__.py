@@ -6,7 +6,7 @@ import importlib.metadata
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.registry import Registry
+from kubesched.framework.registry import ENTRY_POINT_GROUP, Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.dynamicresources import DynamicResources
@@ -42,8 +42,6 @@ IN_TREE = (
 )
 
 from kubesched.scheduler.config import NOT_YET_IMPLEMENTED  # noqa: E402,F401  (re-exported)
-
-ENTRY_POINT_GROUP = "kubesched.plugins"
 
 
 class EntryPointFactory:

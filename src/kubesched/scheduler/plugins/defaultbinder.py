@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import BindPlugin
-from kubesched.scheduler.framework.status import Status
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import BindPlugin
+from kubesched.framework.status import Status
 
 
 class DefaultBinder(BindPlugin):

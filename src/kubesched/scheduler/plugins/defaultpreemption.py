@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
-from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.interface import PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.preemption.evaluator import Evaluator, PreemptionArgs
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE, ScorePlugin, SignFragment, SignPlugin
-from kubesched.scheduler.framework.status import Status
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import MAX_NODE_SCORE, ScorePlugin, SignFragment, SignPlugin
+from kubesched.framework.status import Status
 from kubesched.scheduler.nodetable import NodeTable
 
 MB = 1024 * 1024

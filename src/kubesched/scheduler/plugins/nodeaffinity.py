@@ -17,9 +17,9 @@ from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo, PreferredTerm
 from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
 from kubesched.errors import InputError
-from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -30,7 +30,7 @@ from kubesched.scheduler.framework.interface import (
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import default_normalize_score
 

@@ -8,16 +8,16 @@ import numpy as np
 
 from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 
 ERR_REASON = "node(s) didn't match the requested node name"

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -22,7 +22,7 @@ from kubesched.scheduler.framework.interface import (
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import ANY_USE, NodeTable
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"

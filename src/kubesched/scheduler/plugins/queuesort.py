@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.scheduler.framework.interface import QueueSortPlugin
+from kubesched.framework.interface import QueueSortPlugin
 
 
 class PrioritySort(QueueSortPlugin):

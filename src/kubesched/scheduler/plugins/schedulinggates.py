@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.interface import EnqueueExtensions, PreEnqueuePlugin
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import EnqueueExtensions, PreEnqueuePlugin
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins.helper import go_list
 
 

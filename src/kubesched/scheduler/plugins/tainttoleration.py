@@ -14,9 +14,9 @@ import numpy as np
 from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
 from kubesched.api.selectors import tolerates_any
-from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -25,7 +25,7 @@ from kubesched.scheduler.framework.interface import (
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import default_normalize_score
 

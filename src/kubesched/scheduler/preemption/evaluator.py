@@ -25,11 +25,12 @@ import numpy as np
 
 from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo, updated_pod_condition
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.interface import PostFilterResult
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import PostFilterResult
-from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, Diagnosis, reasons_histogram
+from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, reasons_histogram
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.podtable import PodTable

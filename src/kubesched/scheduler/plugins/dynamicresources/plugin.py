@@ -31,9 +31,10 @@ import numpy as np
 
 from kubesched.api.errors import ApiError, Conflict
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -48,8 +49,7 @@ from kubesched.scheduler.framework.interface import (
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.interface import NodeVerdicts
-from kubesched.scheduler.framework.status import Code
+from kubesched.framework.interface import NodeVerdicts
+from kubesched.framework.status import Code
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.interpodaffinity.common import (

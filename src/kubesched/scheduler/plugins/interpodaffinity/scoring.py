@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.interpodaffinity.common import (

@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     PreScorePlugin,
     ScorePlugin,
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.noderesources import scoring
 from kubesched.scheduler.plugins.noderesources.args import parse_balanced_args

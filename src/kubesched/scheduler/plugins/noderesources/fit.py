@@ -16,9 +16,9 @@ import numpy as np
 from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from kubesched.scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -30,7 +30,7 @@ from kubesched.scheduler.framework.interface import (
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources.extended import is_dra_extended_resource_name, resolver_for
 from kubesched.scheduler.plugins.noderesources import scoring

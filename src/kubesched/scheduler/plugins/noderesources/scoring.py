@@ -15,8 +15,8 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, MEMORY, is_scalar_resource
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.scheduler.nodetable import NodeTable
 
 _ROWS_KEY = "noderesources/rows"

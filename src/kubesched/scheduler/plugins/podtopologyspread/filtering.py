@@ -13,8 +13,8 @@ import numpy as np
 
 from kubesched.api.affinity import SpreadConstraint
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.interface import NodeVerdicts
-from kubesched.scheduler.framework.status import Code
+from kubesched.framework.interface import NodeVerdicts
+from kubesched.framework.status import Code
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.podtopologyspread.common import (
     domain_codes,

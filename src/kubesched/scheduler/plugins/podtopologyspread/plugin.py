@@ -11,9 +11,9 @@ import numpy as np
 from kubesched.api.affinity import DO_NOT_SCHEDULE, HONOR, SCHEDULE_ANYWAY, SpreadConstraint
 from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.interface import (
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -26,7 +26,7 @@ from kubesched.scheduler.framework.interface import (
     SignFragment,
     SignPlugin,
 )
-from kubesched.scheduler.framework.status import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring

@@ -14,7 +14,7 @@ import numpy as np
 
 from kubesched.api.affinity import SpreadConstraint
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.podtopologyspread.common import (
     HOSTNAME,

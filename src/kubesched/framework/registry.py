@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.scheduler.framework.interface import Plugin
+from kubesched.framework.interface import Plugin
 
 PluginFactory = Callable[[Any, Any], Plugin]
+
+# installed plugin packages declare their plugins as entry points of this group:
+# [project.entry-points."kubesched.plugins"] Name = "module:PluginClass"
+ENTRY_POINT_GROUP = "kubesched.plugins"
 
 
 class Registry(dict[str, type[Plugin] | PluginFactory]):

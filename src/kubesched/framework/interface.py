@@ -10,20 +10,19 @@ by the in-tree ones).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.events import ClusterEventWithHint
-from kubesched.scheduler.framework.cycle_state import CycleState
-from kubesched.scheduler.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
-
-if TYPE_CHECKING:
-    from kubesched.scheduler.framework.handle import Handle
-    from kubesched.scheduler.framework.types import Diagnosis
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.handle import Handle
+from kubesched.framework.nodes import NodeInfo
+from kubesched.framework.nodes import NodeTableView as NodeTable
+from kubesched.framework.status import Code, Status
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -234,19 +233,6 @@ class BindPlugin(Plugin):
 class PostBindPlugin(Plugin):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         raise NotImplementedError
-
-
-@dataclass(slots=True)
-class NodeInfo:
-    """A per-node view for per-node plugins: the Node object, its pods and its resource sums."""
-
-    node: dict[str, Any]
-    name: str
-    labels: dict[str, str]
-    pods: list[PodInfo]
-    allocatable: dict[str, int]
-    requested: dict[str, int]
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class PerNodeFilterPlugin(FilterPlugin):

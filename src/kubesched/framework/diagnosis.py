@@ -1,0 +1,95 @@
+"""``Diagnosis``: why the nodes a pod was filtered against failed it (upstream's
+``framework.Diagnosis`` with its NodeToStatus map), as columns over the node table's rows;
+what PostFilter plugins read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.framework.status import Code, Status
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Per-node filter statuses, held as columns over the node table's rows.
+
+    ``codes[row]`` is the failing Code (0 where the node passed or was not evaluated),
+    ``plugins[row]`` the index of the plugin that rejected it, ``reasons[row]`` that plugin's
+    reason id. ``absent`` is the status of every node not in the columns (``absent_mask``):
+    nodes outside a PreFilterResult, or all nodes when PreFilter rejected.
+    """
+
+    node_names: Sequence[str]  # the node table's names: a Diagnosis is read within its cycle
+    codes: np.ndarray
+    plugins: np.ndarray
+    reasons: np.ndarray
+    describers: list[Callable[[int], tuple[str, ...]]]
+    plugin_names: list[str]
+    absent: Status | None = None
+    absent_mask: np.ndarray | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    extra_reasons: list[str] = field(default_factory=list)  # reasons given by extenders
+
+    @classmethod
+    def empty(cls, node_names: Sequence[str]) -> Diagnosis:
+        n = len(node_names)
+        return cls(node_names, np.zeros(n, np.int8), np.zeros(n, np.int16), np.zeros(n, np.int64), [], [])
+
+    def set_from_extender(self, row: int, code: Code, message: str) -> None:
+        """A node an extender failed: its status is the extender's reason (``Extender``)."""
+        if "Extender" not in self.plugin_names:
+            self.plugin_names.append("Extender")
+            self.describers.append(lambda i: (self.extra_reasons[i],))
+        self.extra_reasons.append(message)
+        self.codes[row] = code
+        self.plugins[row] = self.plugin_names.index("Extender")
+        self.reasons[row] = len(self.extra_reasons) - 1
+
+    def collect_rejectors(self) -> None:
+        """Add the plugins that rejected some node to ``unschedulable_plugins`` (done only when
+        the attempt fails: a scheduled pod never needs them)."""
+        failing = np.unique(self.plugins[self.codes != 0])
+        self.unschedulable_plugins |= {self.plugin_names[int(p)] for p in failing}
+
+    def status_of(self, row: int) -> Status | None:
+        """The status of one node, or None where it passed."""
+        if self.absent_mask is not None and self.absent_mask[row]:
+            return self.absent
+        code = int(self.codes[row])
+        if code == 0:
+            return None
+        p = int(self.plugins[row])
+        return Status(Code(code), self.describers[p](int(self.reasons[row])), self.plugin_names[p])
+
+    def rows_with_code(self, code: Code) -> np.ndarray:
+        """Rows whose status has exactly ``code`` (``NodesForStatusCode``)."""
+        mask = self.codes == code
+        if self.absent_mask is not None:
+            mask = np.where(self.absent_mask, self.absent is not None and self.absent.code == code, mask)
+        return np.flatnonzero(mask)
+
+    def reason_counts(self) -> Counter[str]:
+        """How many nodes gave each reason (a node with two reasons counts for both)."""
+        counts: Counter[str] = Counter()
+        codes = self.codes.copy()
+        if self.absent_mask is not None:
+            codes[self.absent_mask] = 0
+            if self.absent is not None:
+                n_absent = int(self.absent_mask.sum())
+                for r in self.absent.reasons:
+                    counts[r] += n_absent
+        failed = np.flatnonzero(codes)
+        if len(failed):
+            keys = self.plugins[failed].astype(np.int64) * (1 << 40) + self.reasons[failed]
+            uniq, n = np.unique(keys, return_counts=True)
+            for key, count in zip(uniq.tolist(), n.tolist(), strict=True):
+                for r in self.describers[key >> 40](key & ((1 << 40) - 1)):
+                    counts[r] += count
+        return counts

@@ -1,0 +1,91 @@
+"""``Handle``: what a plugin may reach beyond its arguments (upstream's ``fwk.Handle``): the
+cluster client and its event recorder, a snapshot of the nodes and their pods, listers of the
+other objects the scheduler watches, the pods waiting at Permit, the nominator, the clock.
+
+These are Protocols: the scheduler passes its own implementations, a test may pass any object
+with these members.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from kubesched.api.pod import PodInfo
+from kubesched.client.interface import ClusterClient
+from kubesched.clock import Clock
+from kubesched.framework.nodes import NodeInfo, NodeTableView
+
+
+class Snapshot(Protocol):
+    """``SharedLister``: the nodes and their pods as this cycle sees them."""
+
+    @property
+    def table(self) -> NodeTableView: ...
+
+    def pods_on(self, node: str) -> list[PodInfo]: ...
+
+    def node_object(self, name: str) -> dict[str, Any] | None:
+        """The Node as the scheduler last saw it."""
+        ...
+
+
+class Listers(Protocol):
+    """The informer listers of the objects plugins read that are not nodes or pods (Namespace,
+    Service, ReplicaSet, StatefulSet, ReplicationController, PodDisruptionBudget,
+    PriorityClass, ResourceClaim, DeviceClass, ResourceSlice...)."""
+
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def all(self, kind: str) -> list[dict[str, Any]]: ...
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None: ...
+
+
+class WaitingPod(Protocol):
+    """A pod parked at Permit (``fwk.WaitingPod``)."""
+
+    pod: PodInfo
+
+    def get_pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class WaitingPods(Protocol):
+    """``IterateOverWaitingPods`` / ``GetWaitingPod`` / ``RejectWaitingPod``."""
+
+    def get(self, uid: str) -> WaitingPod | None: ...
+
+    def reject(self, uid: str, plugin: str = "", message: str = "removed") -> bool: ...
+
+
+class Nominator(Protocol):
+    """``PodNominator``: pods nominated to a node by preemption, not yet bound."""
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """``fwk.Handle`` as a plugin's factory receives it."""
+
+    client: ClusterClient  # ClientSet, and EventRecorder through ``client.record_event``
+    listers: Listers
+    waiting_pods: WaitingPods
+    clock: Clock
+    rng: random.Random  # seeded by the scheduler: random choices a run can repeat
+    extenders: Sequence[Any]  # the configured HTTP extenders (preemption asks them)
+    metrics: Any  # the scheduler's metrics (kubesched.scheduler.metrics), for plugins that add to them
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def nominator(self) -> Nominator | None: ...
+
+    def node_info(self, nodes: NodeTableView, row: int) -> NodeInfo:
+        """The per-node view of one row of ``nodes``."""
+        ...
