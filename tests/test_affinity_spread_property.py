@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import Cluster
 from helpers import make_node, make_pod
+from kubesched.testing import Cluster
 
 HOST, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
 NAMESPACES = {"a": {"team": "red"}, "b": {"team": "blue"}}

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import Cluster
 from kubesched.api.pod import pod_info_from
 from kubesched.errors import InputError
 from kubesched.features import OPPORTUNISTIC_BATCHING, FeatureGates
@@ -32,6 +31,7 @@ from kubesched.scheduler.framework.batch import (
     SortedNodes,
 )
 from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.testing import Cluster
 
 # ---------------------------------------------------------------------------------------------
 # the batch on its own (batch_test.go)

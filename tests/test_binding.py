@@ -10,7 +10,6 @@ from typing import ClassVar
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
@@ -18,6 +17,7 @@ from kubesched.framework.interface import BindPlugin
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.binding import InlineBinding, ThreadedBinding
 from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.testing import Cluster
 
 
 class Latch(BindPlugin):

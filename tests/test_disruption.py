@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod
 from kubesched.api.errors import ApiError, TooManyRequests
 from kubesched.cluster.disruption import MULTIPLE_PDBS, budget_status
+from kubesched.testing import Cluster
 
 
 def bound(name: str, labels: dict, *, deleting: bool = False) -> dict:

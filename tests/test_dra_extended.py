@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod
 from kubesched.scheduler.plugins.dynamicresources.extended import (
     ExtendedResourceResolver,
     requests_and_mappings,
 )
+from kubesched.testing import Cluster
 
 DRIVER = "gpu.example.com"
 

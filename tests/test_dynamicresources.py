@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, pod, table
 from kubesched.api.pod import pod_info_from
 from kubesched.framework.cycle_state import CycleState
@@ -19,6 +18,7 @@ from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.status import Code
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.plugins.dynamicresources.plugin import STATE_KEY, DynamicResources
+from kubesched.testing import Cluster
 
 
 def claim_pod(claims: list[dict[str, Any]], statuses: list[dict[str, Any]] | None = None) -> dict[str, Any]:

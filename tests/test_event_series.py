@@ -208,8 +208,8 @@ def test_a_pod_that_keeps_failing_gets_one_series():
     """As upstream: the first FailedScheduling regards the pod before its PodScheduled condition
     is written; every later attempt finds the condition as it is, writes nothing, so the pod's
     resourceVersion stays and those events are one series."""
-    from harness import Cluster
     from helpers import make_node, make_pod
+    from kubesched.testing import Cluster
 
     c = Cluster(make_node("n1", cpu="1"), make_pod("big", cpu="2"))
     c.settle()

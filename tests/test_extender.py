@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod
 from kubesched.errors import InputError
 from kubesched.scheduler.extender import parse_extenders
+from kubesched.testing import Cluster
 
 Handler = Callable[[str, Any], tuple[int, Any]]
 

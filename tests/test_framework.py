@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
@@ -14,6 +13,7 @@ from kubesched.framework.interface import PermitPlugin, PerNodeScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
+from kubesched.testing import Cluster
 
 
 # schedule_one_test.go TestNumFeasibleNodesToFind

@@ -17,7 +17,7 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.store import Store
 from kubesched.framework.cycle_state import CycleState
-from kubesched.replay.gpu import (
+from kubesched.framework.gpushare import (
     GPU_COUNT,
     GPU_INDEX,
     GPU_MILLI,

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod
 from kubesched.api.pod import pod_info_from
+from kubesched.testing import Cluster
 
 HOST = "kubernetes.io/hostname"
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.errors import InputError
 from kubesched.framework.status import Code
 from kubesched.scheduler.plugins.interpodaffinity.common import parse_args
+from kubesched.testing import Cluster
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 AFFINITY = "node(s) didn't match pod affinity rules"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.errors import InputError
 from kubesched.scheduler.plugins.podtopologyspread.common import parse_args
+from kubesched.testing import Cluster
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 MISSING = "node(s) didn't match pod topology spread constraints (missing required label)"

@@ -9,12 +9,12 @@ import math
 
 import pytest
 
-from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class, pod
 from kubesched.api.pod import pod_info_from
 from kubesched.api.selectors import parse_label_selector
 from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, pick_one_node
 from kubesched.scheduler.preemption.pdb import PDBInfo, violating
+from kubesched.testing import Cluster
 
 CLASSES = (
     make_priority_class("low", 10),

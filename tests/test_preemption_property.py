@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import Cluster
 from helpers import make_node, make_pod, make_priority_class
 from kubesched.scheduler.preemption.evaluator import Evaluator
+from kubesched.testing import Cluster
 
 CLASSES = [make_priority_class(f"p{v}", v) for v in range(4)]
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import Cluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import FilterPlugin, NodeVerdicts, SignFragment, SignPlugin
 from kubesched.framework.status import Status
 from kubesched.scheduler import nodetable
 from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.testing import Cluster
 
 # one search covers 100 of 300+ nodes: the cache applies (schedule_one.SHAPE_MIN_SEARCHES_PER_LAP)
 TEN_PERCENT = {"percentageOfNodesToScore": 10}

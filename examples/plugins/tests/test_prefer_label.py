@@ -6,14 +6,8 @@ from __future__ import annotations
 import pytest
 from kubesched_prefer_label import AvoidNodeLabel, PreferNodeLabel
 
-from kubesched.client import InProcessClient
-from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
-from kubesched.cluster.store import Store
-from kubesched.errors import InputError
-from kubesched.scheduler.config import parse_config
-from kubesched.scheduler.plugins import in_tree_registry
-from kubesched.scheduler.scheduler import Scheduler
+from kubesched.framework import InputError
+from kubesched.testing import Cluster, in_tree_registry
 
 
 def node(name: str, **labels: str) -> dict:
@@ -34,54 +28,39 @@ def pod(name: str) -> dict:
     }
 
 
-def schedule(profile_plugins: dict, plugin_config: list, nodes: list[dict], pods: list[dict]) -> Store:
+def schedule(profile_plugins: dict, plugin_config: list, nodes: list[dict], pods: list[dict]) -> Cluster:
     registry = in_tree_registry()
     registry.register("PreferNodeLabel", PreferNodeLabel)
     registry.register("AvoidNodeLabel", AvoidNodeLabel)
-    cfg = parse_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"plugins": profile_plugins, "pluginConfig": plugin_config}],
-        }
+    cluster = Cluster(
+        *nodes,
+        config={"profiles": [{"plugins": profile_plugins, "pluginConfig": plugin_config}]},
+        registry=registry,
     )
-    store = Store(VirtualClock())
-    admission.install(store)
-    for obj in nodes:
-        store.create("Node", obj)
-    sched = Scheduler(InProcessClient(store), cfg, store.clock, registry=registry)
-    sched.start()
-    for obj in pods:
-        store.create("Pod", obj)
-    sched.process_events()
-    while sched.schedule_one():
-        sched.process_events()
-    return store
-
-
-def node_of(store: Store, name: str) -> str | None:
-    return store.get("Pod", "default", name)["spec"].get("nodeName")
+    cluster.create(*pods)
+    cluster.settle()
+    return cluster
 
 
 def test_prefer_node_label_wins_over_the_default_scores():
-    store = schedule(
+    cluster = schedule(
         {"score": {"enabled": [{"name": "PreferNodeLabel", "weight": 10}]}},
         [{"name": "PreferNodeLabel", "args": {"key": "disk", "values": ["ssd"]}}],
         [node("a"), node("b", disk="ssd"), node("c", disk="hdd")],
         [pod(f"p{i}") for i in range(3)],
     )
-    assert [node_of(store, f"p{i}") for i in range(3)] == ["b", "b", "b"]
+    assert [cluster.node_of(f"p{i}") for i in range(3)] == ["b", "b", "b"]
 
 
 def test_avoid_node_label_filters_with_a_reason():
-    store = schedule(
+    cluster = schedule(
         {"filter": {"enabled": [{"name": "AvoidNodeLabel"}]}},
         [{"name": "AvoidNodeLabel", "args": {"key": "maintenance", "value": "true"}}],
         [node("a", maintenance="true")],
         [pod("p")],
     )
-    assert node_of(store, "p") is None
-    events = [e["message"] for e in store.list("Event")[0] if e.get("reason") == "FailedScheduling"]
+    assert cluster.node_of("p") is None
+    events = cluster.events("FailedScheduling")
     assert events[0].startswith("0/1 nodes are available: 1 node(s) had label maintenance=true.")
 
 

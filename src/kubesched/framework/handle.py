@@ -9,7 +9,7 @@ with these members.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kubesched.api.pod import PodInfo
@@ -28,6 +28,12 @@ class Snapshot(Protocol):
 
     def node_object(self, name: str) -> dict[str, Any] | None:
         """The Node as the scheduler last saw it."""
+        ...
+
+    def add_pod_listener(self, fn: Callable[[str, PodInfo, str, bool], None]) -> None:
+        """Call ``fn(event, pod, node, assumed)`` when a pod arrives on a node (``"add"``: assumed
+        by a cycle, or seen bound) or leaves it (``"remove"``): for plugins that keep per-node
+        state of their own beside the node table."""
         ...
 
 

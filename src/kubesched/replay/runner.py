@@ -36,8 +36,7 @@ from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
-from kubesched.replay import trace
-from kubesched.replay.gpu import (
+from kubesched.framework.gpushare import (
     GPU_COUNT,
     GPU_INDEX,
     GPU_MODEL,
@@ -47,6 +46,7 @@ from kubesched.replay.gpu import (
     request_of_pod,
     typical_pods,
 )
+from kubesched.replay import trace
 from kubesched.replay.profiles import DEFAULT_POLICY, policy_config, typical_pods_arg
 from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.scheduler import Scheduler

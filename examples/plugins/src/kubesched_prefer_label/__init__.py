@@ -13,12 +13,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo
-from kubesched.errors import InputError
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import NodeInfo, PerNodeFilterPlugin, ScorePlugin
-from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.framework import (
+    Code,
+    CycleState,
+    InputError,
+    NodeInfo,
+    NodeTableView,
+    PerNodeFilterPlugin,
+    PodInfo,
+    ScorePlugin,
+    Status,
+)
 
 
 @dataclass
@@ -41,7 +46,7 @@ class PreferNodeLabel(ScorePlugin):
     Args = PreferArgs
     args: PreferArgs
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         codes = nodes.label_codes(self.args.key)
         if codes is None:  # no node has the label
             return np.zeros(len(rows), np.int64)

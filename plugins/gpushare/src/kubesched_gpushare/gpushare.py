@@ -15,22 +15,27 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo
-from kubesched.errors import InputError
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.interface import (
+from kubesched.framework import (
+    ASSIGNED_POD,
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
     EnqueueExtensions,
     FilterPlugin,
+    InputError,
+    NodeTableView,
     NodeVerdicts,
+    PodInfo,
     PreBindPlugin,
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
+    Status,
 )
-from kubesched.framework.status import Code, Status
-from kubesched.replay.gpu import GPU_INDEX, MILLI, GpuRequest, format_index
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.framework.gpushare import GPU_INDEX, MILLI, GpuRequest, format_index
 from kubesched_gpushare.state import GpuState, best_fit, pod_request, random_fit, worst_fit
 
 STATE_KEY = "GpuShare"
@@ -70,7 +75,7 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
 
     # -- PreFilter / Filter -----------------------------------------------------------------------
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         try:
             req = pod_request(pod)
@@ -81,7 +86,7 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
         state.write(STATE_KEY, req)
         return None, None
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         req: GpuRequest | None = state.get(STATE_KEY)
         if req is None:
             return None
@@ -130,7 +135,7 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
         if req is None:
             return None
         g = self.state
-        row = g.row_of(node_name, self.handle.cache.table)
+        row = g.row_of(node_name, self.handle.snapshot.table)
         if row is None:
             return Status.error(f"GpuShare: node {node_name} is not known")
         try:

@@ -13,13 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo
-from kubesched.errors import InputError
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import PreScorePlugin, ScorePlugin
-from kubesched.framework.status import Status
-from kubesched.replay.gpu import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, Fragmentation, GpuRequest, TypicalPod
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.framework import CycleState, InputError, NodeTableView, PodInfo, PreScorePlugin, ScorePlugin, Status
+from kubesched.framework.gpushare import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, Fragmentation, GpuRequest, TypicalPod
 from kubesched_gpushare.gpushare import sigmoid
 from kubesched_gpushare.state import AFFINITY_TAGS, GpuState, pod_request
 
@@ -33,7 +28,7 @@ class _GpuScore(ScorePlugin):
         super().__init__(args, handle)
         self.state = GpuState.of(handle)
 
-    def inputs(self, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> tuple[GpuRequest, np.ndarray, np.ndarray]:
+    def inputs(self, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> tuple[GpuRequest, np.ndarray, np.ndarray]:
         """The request, the state rows of ``rows`` and their free CPU (millicores)."""
         srows = self.state.rows_for(nodes)[rows]
         cpu_left = nodes.alloc[0, rows] - nodes.requested[0, rows]
@@ -45,11 +40,11 @@ class RandomScore(_GpuScore, PreScorePlugin):
 
     name = "RandomScore"
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         state.write(self.name, int(rows[self.state.rng.randrange(len(rows))]) if len(rows) else -1)
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         chosen = state.get(self.name, -1)
         return np.where(rows == chosen, MAX_NODE_SCORE, 0).astype(np.int64)
 
@@ -63,7 +58,7 @@ class DotProductScore(_GpuScore):
 
     name = "DotProductScore"
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         req, srows, cpu_left = self.inputs(pod, nodes, rows)
         gpu_left = self.state.gpu_left[srows].sum(axis=1)
         dot = (cpu_left / MAX_SPEC_CPU) * (req.cpu_milli / MAX_SPEC_CPU) + (gpu_left / MAX_SPEC_GPU) * (
@@ -81,7 +76,7 @@ class GpuClusteringScore(_GpuScore):
 
     name = "GpuClusteringScore"
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         req, srows, _ = self.inputs(pod, nodes, rows)
         if not req.gpu_count:
             return np.zeros(len(rows), np.int64)
@@ -103,7 +98,7 @@ class GpuPackingScore(_GpuScore):
 
     name = "GpuPackingScore"
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         req, srows, _ = self.inputs(pod, nodes, rows)
         if not req.gpu_count:
             return np.zeros(len(rows), np.int64)
@@ -129,7 +124,7 @@ class BestFitScore(_GpuScore):
 
     name = "BestFitScore"
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         req, srows, cpu_left = self.inputs(pod, nodes, rows)
         gpu_left = self.state.gpu_left[srows].sum(axis=1)
         waste = (cpu_left - req.cpu_milli) / MAX_SPEC_CPU * 0.5 + (gpu_left - req.total_milli) / MAX_SPEC_GPU * 0.5
@@ -195,7 +190,7 @@ class FGDScore(_GpuScore):
         self.state.frag = Fragmentation(typical, self.state.models)
         self._cache: dict[GpuRequest, tuple[Any, np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         if not pod.requests:
             return np.full(len(rows), MAX_NODE_SCORE, np.int64)
         req, srows, cpu_left = self.inputs(pod, nodes, rows)

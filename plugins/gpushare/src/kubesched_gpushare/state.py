@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo
-from kubesched.replay.gpu import (
+from kubesched.framework import Handle, NodeTableView, PodInfo
+from kubesched.framework.gpushare import (
     GPU_COUNT,
     GPU_INDEX,
     GPU_MODEL,
@@ -29,7 +29,6 @@ from kubesched.replay.gpu import (
     parse_index,
     request_of,
 )
-from kubesched.scheduler.nodetable import NodeTable
 
 _STATES: weakref.WeakKeyDictionary[Any, GpuState] = weakref.WeakKeyDictionary()
 AFFINITY_TAGS = ("share-gpu", "1-gpu", "2-gpu", "4-gpu", "8-gpu")
@@ -76,8 +75,8 @@ class GpuState:
         return self._cache()
 
     @classmethod
-    def of(cls, handle: Any) -> GpuState:
-        cache = handle.cache
+    def of(cls, handle: Handle) -> GpuState:
+        cache = handle.snapshot
         state = _STATES.get(cache)
         if state is None:
             state = cls(cache, handle.rng.getrandbits(64))
@@ -111,7 +110,7 @@ class GpuState:
             self._on_pod("add", pod, name, self.cache.is_assumed(pod.uid))
         return r
 
-    def rows_for(self, nodes: NodeTable) -> np.ndarray:
+    def rows_for(self, nodes: NodeTableView) -> np.ndarray:
         """The state row of every row of ``nodes`` (nodes seen for the first time are added from
         their spec: ``alibabacloud.com/gpu-count`` allocatable, the model label)."""
         # (a what-if table may repeat a node's row: preemption's dry run has one per victim rank)
@@ -127,7 +126,7 @@ class GpuState:
         self._rows_index, self._rows_len, self._rows = nodes.index, len(nodes.names), out
         return out
 
-    def row_of(self, node: str, nodes: NodeTable | None = None) -> int | None:
+    def row_of(self, node: str, nodes: NodeTableView | None = None) -> int | None:
         r = self.row.get(node)
         if r is None and nodes is not None and node in nodes.index:
             r = int(self.rows_for(nodes)[nodes.index[node]])

@@ -1,4 +1,8 @@
-"""A scheduler on an embedded cluster for state-machine tests: create objects, settle, advance time."""
+"""A scheduler on an in-memory cluster, for testing plugins as upstream's plugin tests do
+(``pkg/scheduler/testing``): ``Cluster`` holds the objects, schedules them with a profile (your
+plugins in its ``registry``), and lets virtual time pass; ``filter_verdicts`` and
+``plugin_scores`` run one plugin alone against the node table. Public, as ``kubesched.framework``
+is, for plugin packages' tests."""
 
 from __future__ import annotations
 
@@ -23,6 +27,13 @@ from kubesched.scheduler.scheduler import Scheduler
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
+def in_tree_registry() -> Registry:
+    """The in-tree plugins, to which a test registers its own."""
+    from kubesched.scheduler.plugins import in_tree_registry as registry
+
+    return registry()
+
+
 class Cluster:
     def __init__(
         self,
@@ -31,6 +42,9 @@ class Cluster:
         registry: Registry | None = None,
         binding: Binding | None = None,
     ) -> None:
+        """``objects``: manifests (Nodes, Pods, …) created in order; ``config``: fields of a
+        KubeSchedulerConfiguration; ``registry``: the plugins profiles may name (``in_tree_registry()``
+        plus yours; None: the in-tree ones and the installed packages)."""
         self.clock = VirtualClock()
         self.store = Store(self.clock)
         admission.install(self.store)
