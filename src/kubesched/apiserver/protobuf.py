@@ -178,6 +178,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 2:
@@ -215,7 +216,7 @@ def _scalar(kind: str, wire: int, value: Any) -> Any:
     if kind == "bool":
         return bool(value)
     if kind == "time":
-        t = _message(value, "Time") if isinstance(value, bytes | bytearray) else {}
+        t = _message(bytes(value), "Time") if isinstance(value, bytes | bytearray) else {}
         seconds = t.get("seconds", 0)
         if not seconds:
             return None

@@ -25,7 +25,9 @@ _OPERATORS = {"in": "In", "notin": "NotIn"}
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside parentheses."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in text:
         if ch == "(":
             depth += 1

@@ -457,7 +457,8 @@ class ApiServer:
         token = q.get("continue")
         if token:
             start, list_rv = _decode_continue(token, self.store.compacted_rev)
-        limit = _int(q.get("limit"), "limit") if q.get("limit") else 0
+        limit_text = q.get("limit")
+        limit = _int(limit_text, "limit") if limit_text else 0
         cont = None
         if limit and limit > 0 and start + limit < len(matched):
             cont = _encode_continue(list_rv, start + limit)
@@ -527,7 +528,7 @@ class ApiServer:
             log.info("closing a watch of %s that fell %d events behind", t.resource.plural, watch.limit)
             wake.set()
             if transport is not None:
-                asyncio.get_running_loop().call_later(2.0, lambda: ended.is_set() or transport.abort())
+                asyncio.get_running_loop().call_later(2.0, _abort_unless, ended, transport)
 
         watch.on_overflow = fell_behind
         loop = asyncio.get_running_loop()
@@ -912,3 +913,9 @@ def _filter(ev: WatchEvent, namespace: str | None, labels: Any, fields: Any) -> 
     if before:
         return DELETED, obj
     return None
+
+
+def _abort_unless(ended: asyncio.Event, transport: asyncio.BaseTransport) -> None:
+    """Abort a watch's connection unless its handler ended the response meanwhile."""
+    if not ended.is_set() and isinstance(transport, asyncio.WriteTransport):
+        transport.abort()

@@ -206,11 +206,11 @@ class RemoteClient:
                     if key not in fresh:
                         self._publish(DELETED, kind, old, old)
                 for key, obj in fresh.items():
-                    old = cache.get(key)
-                    if old is None:
+                    prev = cache.get(key)
+                    if prev is None:
                         self._publish(ADDED, kind, obj, None)
-                    elif (old.get("metadata") or {}).get("resourceVersion") != obj["metadata"].get("resourceVersion"):
-                        self._publish(MODIFIED, kind, obj, old)
+                    elif (prev.get("metadata") or {}).get("resourceVersion") != obj["metadata"].get("resourceVersion"):
+                        self._publish(MODIFIED, kind, obj, prev)
             self._cache[kind] = fresh
         self._synced[kind].set()
         return str(rv)

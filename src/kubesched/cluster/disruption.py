@@ -9,6 +9,7 @@ controllers in the embedded cluster, the expected count is the number of selecte
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -150,7 +151,11 @@ class DisruptionController:
             }:
                 continue
             name = pdb["metadata"]["name"]
-            self.store.mutate("PodDisruptionBudget", namespace, name, lambda o, s=status: {**o, "status": s})
+            self.store.mutate("PodDisruptionBudget", namespace, name, functools.partial(_with_status, status=status))
+
+
+def _with_status(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "status": status}
 
 
 def evict(store: Store, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:

@@ -130,7 +130,7 @@ def check_yaml_structure(text: str, name: str) -> None:
                 stack.append([1, event.anchor])
                 if len(stack) - 1 > MAX_NESTING_DEPTH:
                     mark = event.start_mark
-                    raise _too_deep(name, mark.line + 1, mark.column + 1)
+                    raise _too_deep(name, mark.line + 1 if mark else 0, mark.column + 1 if mark else 0)
                 continue
             if isinstance(event, ends):
                 size, anchor = stack.pop()

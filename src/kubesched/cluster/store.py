@@ -12,6 +12,7 @@ write stores a new top-level dict, so readers may keep references without copyin
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 from collections import deque
@@ -224,7 +225,7 @@ class Store:
             if when:  # a graceful delete under way when the server stopped
                 uid = pod["metadata"]["uid"]
                 at = parse_rfc3339(when)
-                self.clock.call_at(at, lambda ns=ns, name=name, uid=uid: self._finalize("Pod", ns, name, uid))
+                self.clock.call_at(at, functools.partial(self._finalize, "Pod", ns, name, uid))
 
     # -- helpers ---------------------------------------------------------------------------
     def new_uid(self) -> str:

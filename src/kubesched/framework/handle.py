@@ -78,13 +78,34 @@ class Nominator(Protocol):
 class Handle(Protocol):
     """``fwk.Handle`` as a plugin's factory receives it."""
 
-    client: ClusterClient  # ClientSet, and EventRecorder through ``client.record_event``
-    listers: Listers
-    waiting_pods: WaitingPods
-    clock: Clock
-    rng: random.Random  # seeded by the scheduler: random choices a run can repeat
-    extenders: Sequence[Any]  # the configured HTTP extenders (preemption asks them)
-    metrics: Any  # the scheduler's metrics (kubesched.scheduler.metrics), for plugins that add to them
+    @property
+    def client(self) -> ClusterClient:
+        """The ClientSet, and the EventRecorder through ``client.record_event``."""
+        ...
+
+    @property
+    def listers(self) -> Listers: ...
+
+    @property
+    def waiting_pods(self) -> WaitingPods: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """Seeded by the scheduler: random choices a run can repeat."""
+        ...
+
+    @property
+    def extenders(self) -> Sequence[Any]:
+        """The configured HTTP extenders (preemption asks them)."""
+        ...
+
+    @property
+    def metrics(self) -> Any:
+        """The scheduler's metrics, for plugins that add to them."""
+        ...
 
     @property
     def snapshot(self) -> Snapshot: ...

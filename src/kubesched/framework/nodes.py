@@ -68,6 +68,23 @@ class NodeTableView(Protocol):
 
     def image_sizes(self, image: str) -> tuple[np.ndarray, int] | None: ...
 
+    def label_unique(self, key: str) -> bool:
+        """No two nodes share a value of label ``key``."""
+        ...
+
+    def gather_resources(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(allocatable, requested, non-zero requested) of ``rows``, resources × rows copies."""
+        ...
+
+    def port_uses(self, protocol: str, port: int, ip: str) -> np.ndarray | None:
+        """Per row, how many pods use the host port ``protocol``/``port`` on ``ip``; None when none do."""
+        ...
+
+    @property
+    def cluster_size(self) -> int:
+        """Nodes in the whole cluster (a table of some rows remembers its parent's)."""
+        ...
+
     def order(self) -> np.ndarray:
         """Rows in upstream's nodeTree order (zones interleaved)."""
         ...

@@ -97,8 +97,8 @@ class LeaderElectionConfig:
             raise InputError(
                 f'Unsupported value: "{self.resource_lock}": supported values: "leases"', field=f"{prefix}.resourceLock"
             )
-        for name, value in (("resourceName", self.resource_name), ("resourceNamespace", self.resource_namespace)):
-            if not value:
+        for name, given in (("resourceName", self.resource_name), ("resourceNamespace", self.resource_namespace)):
+            if not given:
                 raise InputError(f'Invalid value: "": {name} is required', field=f"{prefix}.{name}")
         return self
 

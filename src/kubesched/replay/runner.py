@@ -19,6 +19,7 @@ any plugin: allocation ratio (GPU milli in use over capacity), fragmentation (th
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections import Counter
@@ -270,16 +271,16 @@ def replay(
         config = parse_config(policy_config(policy, typical), f"policy {policy}")
     if feature_gates is not None:
         config.feature_gates = config.feature_gates.merged(feature_gates)
-    store, sched, nodes = _build(cluster, config, seed, namespace, tie_break)
-    measure = _Measure(store, nodes, Fragmentation(typical, []) if typical else None)
+    store, sched, cluster_nodes = _build(cluster, config, seed, namespace, tie_break)
+    measure = _Measure(store, cluster_nodes, Fragmentation(typical, []) if typical else None)
     capacity = measure.ledger.capacity_milli
     started = time.perf_counter()
     if mode == "arrivals":
         pods = tune(arrivals, capacity, load, random.Random(seed))
         curve, failed = _run_arrivals(store, sched, measure, pods, capacity, progress)
-        nodes = {"when": "at the end", "allocatedPct": measure.node_allocation()}
+        allocation: dict[str, Any] = {"when": "at the end", "allocatedPct": measure.node_allocation()}
     else:
-        curve, failed, nodes = _run_timed(store, sched, measure, arrivals, samples, progress)
+        curve, failed, allocation = _run_timed(store, sched, measure, arrivals, samples, progress)
     wall = time.perf_counter() - started
     lg = measure.ledger
     summary = {
@@ -309,7 +310,7 @@ def replay(
         reasons=_reasons(sched, failed),
         typical_pods=typical_pods_arg(typical),
         metrics=sched.metrics.summary(),
-        nodes=nodes,
+        nodes=allocation,
         timing={
             "wallSeconds": round(wall, 3),
             "podsPerSecond": round(sched.stats.scheduled / wall, 1) if wall else None,
@@ -398,9 +399,9 @@ def _run_timed(
             store.delete("Pod", meta["namespace"], meta["name"], 0)
 
     for a in arrivals:
-        clock.call_at(a.time - start, lambda a=a: create(a))
+        clock.call_at(a.time - start, functools.partial(create, a))
         if a.deletion is not None:
-            clock.call_at(a.deletion - start, lambda a=a: delete(a))
+            clock.call_at(a.deletion - start, functools.partial(delete, a))
     curve: list[dict[str, Any]] = []
     span = max(end - start, 1.0)
 
@@ -418,7 +419,7 @@ def _run_timed(
 
     for k in range(samples):
         t = span * k / samples
-        clock.call_at(t, lambda t=t: sample(t))
+        clock.call_at(t, functools.partial(sample, t))
     controllers = [DisruptionController(store), ResourceClaimController(store)]
     run_to_quiescence(sched, clock, limit=span + 1.0, controllers=controllers)
     sample(max(span, clock.now()))  # the last: once everything due at the end has been scheduled

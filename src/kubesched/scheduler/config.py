@@ -186,7 +186,7 @@ def _check_shape(spec: Any, value: Any, path: str) -> None:
     if spec is None or value is None:
         return
     if isinstance(spec, str):
-        _, unknown = schema.decode(spec, value) if isinstance(value, Mapping) else (value, [])
+        _, unknown = schema.decode(spec, dict(value)) if isinstance(value, Mapping) else (value, [])
         if unknown:
             where = f"{path}.{unknown[0]}"
             raise InputError(f'strict decoding error: unknown field "{where}"', field=where)

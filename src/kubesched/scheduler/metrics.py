@@ -57,7 +57,7 @@ class Histogram:
         self.total += float(values.sum())
         self.count += len(values)
 
-    def values(self) -> list[float]:
+    def values(self) -> list[int]:
         """Every observation so far, bucketed: for percentiles in reports."""
         self.fold()
         return self.counts.tolist()

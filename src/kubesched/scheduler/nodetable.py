@@ -333,8 +333,9 @@ class NodeTable:
         resources × pods matrix aligned with the table's resource columns). Host ports are not
         touched: use ``account_ports`` for pods that have them."""
         k = self._requested.shape[0]
-        np.add.at(self._requested, (slice(None), rows), sign * requests[:k])
-        np.add.at(self._nonzero, (slice(None), rows), sign * nonzero)
+        # resources × rows: add each pod's column to its row's column (rows may repeat)
+        np.add.at(self._requested.T, rows, (sign * requests[:k]).T)
+        np.add.at(self._nonzero.T, rows, (sign * nonzero).T)
         np.add.at(self._pod_count, rows, sign)
         self.generation += 1
         for row in rows.tolist():

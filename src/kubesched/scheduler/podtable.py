@@ -108,14 +108,14 @@ class PodTable:
         self.terminating[i] = pod.deleting
         self.ns[i] = self.ns_codes.setdefault(pod.namespace, len(self.ns_codes))
         for key, value in pod.labels.items():
-            col = self.label_cols.get(key)
-            if col is None:
-                col = self.label_cols[key] = np.full(self._cap, -1, np.int32)
+            codes = self.label_cols.get(key)
+            if codes is None:
+                codes = self.label_cols[key] = np.full(self._cap, -1, np.int32)
             vocab = self.label_vocab.setdefault(key, {})
-            col[i] = vocab.setdefault(value, len(vocab))
-        for key in term_keys(pod):
-            self.term_groups.setdefault(key, {})[i] = None
-            self._group_arrays.pop(key, None)
+            codes[i] = vocab.setdefault(value, len(vocab))
+        for term in term_keys(pod):
+            self.term_groups.setdefault(term, {})[i] = None
+            self._group_arrays.pop(term, None)
 
     def replace(self, pod: PodInfo) -> None:
         """A newer version of a pod in the table whose counted fields did not change."""
@@ -133,13 +133,13 @@ class PodTable:
         assert pod is not None
         for key in pod.labels:
             self.label_cols[key][i] = -1
-        for key in term_keys(pod):
-            group = self.term_groups.get(key)
+        for term in term_keys(pod):
+            group = self.term_groups.get(term)
             if group is not None:
                 group.pop(i, None)
                 if not group:
-                    del self.term_groups[key]
-            self._group_arrays.pop(key, None)
+                    del self.term_groups[term]
+            self._group_arrays.pop(term, None)
         self.ns[i] = -1
         self.pods[i] = None
         self.node_row[i] = -1

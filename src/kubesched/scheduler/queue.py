@@ -86,8 +86,12 @@ class SchedulingQueue:
         self.clock = clock
         if sort_key is None:
             assert less is not None
-            cmp = cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))
-            sort_key = cmp
+            ordered = less
+
+            def compare(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+                return -1 if ordered(a, b) else (1 if ordered(b, a) else 0)
+
+            sort_key = cmp_to_key(compare)
         self._sort_key = sort_key
         self._pre_enqueue = pre_enqueue or (lambda _p: None)
         self._events = events or (lambda _p: {})

@@ -19,7 +19,7 @@ from typing import Any
 from kubesched.api.errors import ApiError
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs, updated_pod_condition
-from kubesched.api.watch import ADDED, DELETED, WatchEvent
+from kubesched.api.watch import ADDED, DELETED, Watch, WatchEvent
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
 from kubesched.errors import InputError
@@ -143,7 +143,7 @@ class Scheduler:
         self.explain_keys = explain or set()
         self.explanations: dict[str, list[Explanation]] = {}
         self.last_message: dict[str, str] = {}
-        self._watch = None
+        self._watch: Watch | None = None
         self._pod_infos: dict[str, PodInfo] = {}
         self.on_bound: Callable[[PodInfo, str], None] | None = None
 
@@ -161,9 +161,10 @@ class Scheduler:
     def start(self, notify: Callable[[], None] | None = None) -> None:
         """Initial list of nodes and pods, then a watch from that resourceVersion (informers);
         ``notify`` is called whenever an event arrives (a real-time driver's wake-up)."""
-        current, self._watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS])
+        current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS])
+        self._watch = watch
         if notify is not None:
-            self._watch.notify = notify
+            watch.notify = notify
             self.binding.notify = notify
         for obj in current["Node"]:
             self._on_node_add(obj)

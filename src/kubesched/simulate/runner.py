@@ -262,7 +262,7 @@ def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | No
     if not message:
         return "Pending", None
     conditions = (obj.get("status") or {}).get("conditions") or []
-    scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), {})
+    scheduled: dict[str, Any] = next((c for c in conditions if c.get("type") == "PodScheduled"), {})
     return ("SchedulerError" if scheduled.get("reason") == "SchedulerError" else "Unschedulable"), message
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from kubesched.framework.nodes import NodeInfo
+from kubesched.framework.nodes import NodeInfo, NodeTableView
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.nodetable import NodeTable
 
 if TYPE_CHECKING:
     from kubesched.client import ClusterClient
@@ -40,7 +39,7 @@ class Handle:
     def nominator(self) -> SchedulingQueue | None:
         return self.queue
 
-    def node_info(self, nodes: NodeTable, row: int) -> NodeInfo:
+    def node_info(self, nodes: NodeTableView, row: int) -> NodeInfo:
         """A per-node view of one row (for per-node plugins)."""
         name = nodes.names[row]
         spec = nodes.specs[row]
@@ -49,3 +48,10 @@ class Handle:
         allocatable["pods"] = int(nodes.alloc_pods[row])
         node = self.cache.node_object(name) or {"metadata": {"name": name}}
         return NodeInfo(node, name, dict(spec.labels), list(self.cache.pods_on(name)), allocatable, requested)
+
+
+def internal(handle: object) -> Handle:
+    """The scheduler's own Handle behind the public Protocol, for in-tree plugins that read the
+    cache's internals (the pod table)."""
+    assert isinstance(handle, Handle), "an in-tree plugin needs the scheduler's Handle"
+    return handle

@@ -159,7 +159,9 @@ class Framework:
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
         self.signers, self.unsigned = self._batchable_plugins()
-        self.shape_static, self.shape_dynamic = self._shape_plugins()
+        shapes = self._shape_plugins()
+        self.shape_static: list[SignPlugin] | None = shapes[0]
+        self.shape_dynamic: list[ShapePlugin] | None = shapes[1]
         self.shape_cache = ShapeCache()
         # the last pod whose signatures the shape cache took: (its object, namespace, them)
         self._shape_last: tuple[dict[str, Any], str, tuple[Any, ...]] | None = None
@@ -270,7 +272,7 @@ class Framework:
         the ``rows_only`` plugins and every ``shape_pod``'s fragments; None when a plugin's
         results for this pod read more than each node's own row. The signatures are taken again
         only for a pod whose spec, labels or annotations differ from the previous pod's."""
-        if self.shape_static is None or self.handle.extenders:
+        if self.shape_static is None or self.shape_dynamic is None or self.handle.extenders:
             return None
         parts: list[Any] = []
         for p in self.shape_dynamic:
@@ -285,8 +287,8 @@ class Framework:
             static = last[2]
         else:
             found: list[Any] = []
-            for p in self.shape_static:
-                fragments, st = p.sign_pod(pod)
+            for signer in self.shape_static:
+                fragments, st = signer.sign_pod(pod)
                 if st is not None and not st.is_success():
                     found = [None]
                     break

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubesched.api.pod import PodInfo
@@ -78,7 +78,7 @@ class WaitingPods:
     def __len__(self) -> int:
         return len(self._pods)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[WaitingPod]:
         return iter(list(self._pods.values()))
 
     def reject(self, uid: str, plugin: str = "", message: str = "removed") -> bool:

@@ -10,12 +10,13 @@ import numpy as np
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions
+from kubesched.framework.nodes import NodeTableView
+from kubesched.scheduler.framework.handle import internal
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
 
 # update(pre-filter state, incoming pod, pod added/removed, nodes, its row, +1/-1)
-StateUpdate = Callable[[Any, PodInfo, PodInfo, NodeTable, int, int], None]
+StateUpdate = Callable[[Any, PodInfo, PodInfo, NodeTableView, int, int], None]
 
 
 def default_normalize_score(scores: np.ndarray, reverse: bool) -> np.ndarray:
@@ -41,12 +42,14 @@ class StateUpdater(PreFilterExtensions):
     def __init__(self, key: str, update: StateUpdate) -> None:
         self.key, self.update = key, update
 
-    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTable, row: int) -> None:
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, nodes: NodeTableView, row: int) -> None:
         s = state.get(self.key)
         if s is not None:
             self.update(s, pod, pod_to_add, nodes, row, 1)
 
-    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTable, row: int) -> None:
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, nodes: NodeTableView, row: int
+    ) -> None:
         s = state.get(self.key)
         if s is not None:
             self.update(s, pod, pod_to_remove, nodes, row, -1)
@@ -58,10 +61,9 @@ class InterPodPlugin(Plugin):
 
     @property
     def listers(self) -> Listers:
-        assert self.handle is not None
-        return self.handle.listers
+        return internal(self.handle).listers
 
     @property
     def pods(self) -> PodTable:
         assert self.handle is not None
-        return self.handle.cache.pod_table
+        return internal(self.handle).cache.pod_table

@@ -9,8 +9,8 @@ import numpy as np
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, ScorePlugin, SignFragment, SignPlugin
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Status
-from kubesched.scheduler.nodetable import NodeTable
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -29,7 +29,7 @@ class ImageLocality(ScorePlugin, SignPlugin):
     scores_bounded = True
     rows_only = True
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         total_nodes = nodes.cluster_size
         sums: np.ndarray | None = None
         for image in pod.images:

@@ -30,8 +30,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -41,7 +41,7 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _REASONS = {1: (ERR_REASON_ENFORCED,), 2: (ERR_REASON_POD,)}
 
 
-def match_terms(nodes: NodeTable, terms: Sequence[NodeSelectorTerm]) -> np.ndarray:
+def match_terms(nodes: NodeTableView, terms: Sequence[NodeSelectorTerm]) -> np.ndarray:
     """OR over terms of AND over each term's requirements, for every row."""
     out = np.zeros(nodes.n, bool)
     for term in terms:
@@ -54,7 +54,7 @@ def match_terms(nodes: NodeTable, terms: Sequence[NodeSelectorTerm]) -> np.ndarr
     return out
 
 
-def match_node_selector(nodes: NodeTable, selector: tuple[tuple[str, str], ...]) -> np.ndarray:
+def match_node_selector(nodes: NodeTableView, selector: tuple[tuple[str, str], ...]) -> np.ndarray:
     mask = np.ones(nodes.n, bool)
     for key, value in selector:
         codes = nodes.label_codes(key)
@@ -65,7 +65,7 @@ def match_node_selector(nodes: NodeTable, selector: tuple[tuple[str, str], ...])
     return mask
 
 
-def required_node_affinity(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
+def required_node_affinity(nodes: NodeTableView, pod: PodInfo) -> np.ndarray:
     """``nodeaffinity.GetRequiredNodeAffinity(pod).Match`` for every row: nodeSelector AND
     required terms (no terms at all match nothing)."""
     ok = match_node_selector(nodes, pod.node_selector) if pod.node_selector else np.ones(nodes.n, bool)
@@ -74,7 +74,7 @@ def required_node_affinity(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
     return ok
 
 
-def preferred_score(nodes: NodeTable, rows: np.ndarray, terms: Sequence[PreferredTerm]) -> np.ndarray:
+def preferred_score(nodes: NodeTableView, rows: np.ndarray, terms: Sequence[PreferredTerm]) -> np.ndarray:
     total = np.zeros(len(rows), np.int64)
     for p in terms:
         total += np.where(match_terms(nodes, [p.term])[rows], p.weight, 0)
@@ -123,7 +123,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             self.added_preferred = tuple(prefs)
 
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.node_selector and pod.required_terms is None and self.added_required is None:
             return None, Status(Code.SKIP)
@@ -142,7 +142,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
         return PreFilterResult(frozenset(names) if names is not None else None), None
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         reason = np.zeros(nodes.n, np.int64)
         if self.added_required is not None:
             reason[~match_terms(nodes, self.added_required)] = 1
@@ -153,12 +153,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         code = np.where(reason > 0, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(0)).astype(np.int8)
         return NodeVerdicts(code, reason, _REASONS.__getitem__)
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         if not pod.preferred_terms and not self.added_preferred:
             return Status(Code.SKIP)
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         return preferred_score(nodes, rows, self.added_preferred) + preferred_score(nodes, rows, pod.preferred_terms)
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:

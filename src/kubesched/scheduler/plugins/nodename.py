@@ -17,8 +17,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 
 ERR_REASON = "node(s) didn't match the requested node name"
 
@@ -35,7 +35,7 @@ class NodeName(FilterPlugin, EnqueueExtensions, SignPlugin):
     node_only = True
     rows_only = True
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         if not pod.node_name:
             return None
         mask = np.ones(nodes.n, bool)

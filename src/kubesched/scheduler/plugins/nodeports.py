@@ -22,8 +22,9 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import ANY_USE, NodeTable
+from kubesched.scheduler.nodetable import ANY_USE
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 ANY_IP = "0.0.0.0"
@@ -47,13 +48,13 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     rows_only = True
 
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:
             return None, Status(Code.SKIP)
         return None, None
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         conflict: np.ndarray | None = None
         for hp in pod.host_ports:
             # a wildcard port conflicts with any use; a specific IP with the same IP or a wildcard

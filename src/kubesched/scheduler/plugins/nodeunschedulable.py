@@ -16,8 +16,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 ERR_REASON = "node(s) were unschedulable"
@@ -35,7 +35,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
     node_only = True
     rows_only = True
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):
             return None
         mask = nodes.unschedulable

@@ -25,15 +25,15 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import default_normalize_score
 
 ERR_REASON = "node(s) had untolerated taint(s)"
 PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 
-def untolerated_do_not_schedule(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
+def untolerated_do_not_schedule(nodes: NodeTableView, pod: PodInfo) -> np.ndarray:
     """Rows with a NoSchedule/NoExecute taint the pod does not tolerate
     (``helper.DoNotScheduleTaintsFilterFunc``)."""
     taints = nodes.taint_list
@@ -44,7 +44,7 @@ def untolerated_do_not_schedule(nodes: NodeTable, pod: PodInfo) -> np.ndarray:
     )
     if not untolerated.any():
         return np.zeros(nodes.n, bool)
-    return nodes.taints[:, untolerated].any(axis=1)
+    return np.asarray(nodes.taints[:, untolerated].any(axis=1), bool)
 
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
@@ -60,13 +60,13 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
     rows_only = True
     scores_bounded = True
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         mask = untolerated_do_not_schedule(nodes, pod)
         if not mask.any():
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         prefer = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
         counted = np.array(
             [t.effect == "PreferNoSchedule" and not tolerates_any(prefer, t) for t in nodes.taint_list], bool
@@ -74,7 +74,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         state.write(PRE_SCORE_KEY, counted)
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         counted = state.get(PRE_SCORE_KEY)
         if counted is None or not counted.any():
             return np.zeros(len(rows), np.int64)

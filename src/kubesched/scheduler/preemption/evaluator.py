@@ -123,7 +123,7 @@ class _Found:
             nodes.names[row],
             row,
             victims,
-            [float(pt.start[s]) for s in slots],  # type: ignore[misc]
+            [float(pt.start[s]) for s in slots],
             int(self.columns.violations[i]),
         )
 
@@ -374,7 +374,7 @@ class Evaluator:
         slots, srows = v.slots[order], v.rows[order]
         viol = np.zeros(len(slots), bool)
         if pdbs:
-            pods: list[PodInfo] = [pt.pods[s] for s in slots.tolist()]  # type: ignore[misc]
+            pods: list[PodInfo] = [pt.pods[s] for s in slots.tolist()]
             bounds = np.flatnonzero(np.diff(srows)) + 1
             for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(slots)], strict=True):
                 viol[lo:hi] = violating(pods[lo:hi], pdbs)

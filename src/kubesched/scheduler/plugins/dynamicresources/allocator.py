@@ -23,7 +23,7 @@ import numpy as np
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
 from kubesched.errors import InputError
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.framework.nodes import NodeTableView
 from kubesched.scheduler.plugins.dynamicresources import cel
 from kubesched.scheduler.plugins.nodeaffinity import match_terms
 
@@ -77,7 +77,10 @@ def _counter_values(raw: Any) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for name, c in (raw or {}).items():
         try:
-            out[str(name)] = parse_quantity((c or {}).get("value") if isinstance(c, Mapping) else c)
+            value = (c or {}).get("value") if isinstance(c, Mapping) else c
+            if value is None:
+                continue
+            out[str(name)] = parse_quantity(value)
         except (QuantityError, TypeError):
             continue
     return out
@@ -232,7 +235,7 @@ class DeviceTable:
         ]
         return sorted(mine + shared) if shared else mine
 
-    def shared_counts(self, mask: np.ndarray, nodes: NodeTable) -> np.ndarray:
+    def shared_counts(self, mask: np.ndarray, nodes: NodeTableView) -> np.ndarray:
         """Per node, how many selected devices that are not node-local it reaches (a node
         selector is matched over the node table's columns, once per distinct selector)."""
         counts = np.zeros(nodes.n, np.int64)
@@ -462,7 +465,7 @@ def _consume_all(
     left: dict[tuple[str, str, str], dict[str, Fraction]],
     consumptions: list[list[tuple[tuple[str, str, str], dict[str, Fraction]]]],
 ) -> bool:
-    done = []
+    done: list[list[tuple[tuple[str, str, str], dict[str, Fraction]]]] = []
     for c in consumptions:
         if not _consume(left, c, -1):
             for d in done:

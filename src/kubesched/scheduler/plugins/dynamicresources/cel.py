@@ -149,6 +149,8 @@ def device_activation(driver: str, device: dict[str, Any], allow_multiple: bool 
         domain = domain or driver
         qty = raw.get("value") if isinstance(raw, dict) else raw
         try:
+            if qty is None:
+                continue
             capacity.setdefault(S(domain), {})[S(ident)] = Quantity(parse_quantity(qty))
         except (QuantityError, TypeError):
             continue

@@ -49,8 +49,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
 from kubesched.scheduler.plugins.dynamicresources.extended import (
@@ -340,7 +340,7 @@ class DynamicResources(
 
     # -- PreFilter --------------------------------------------------------------------------------
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = _State()
         state.write(STATE_KEY, s)  # written before anything can fail, for PostFilter
@@ -430,7 +430,7 @@ class DynamicResources(
         }
         return _Extended(claim, resources, prior=False, pod=pod.obj)
 
-    def _patterns(self, s: _State, nodes: NodeTable) -> np.ndarray:
+    def _patterns(self, s: _State, nodes: NodeTableView) -> np.ndarray:
         """Per row, which of the pod's extended resources the node leaves to DRA (no allocatable)
         as bits, the node-specific claim of each pattern made once (``filterExtendedResources``)."""
         assert s.ext is not None
@@ -454,7 +454,7 @@ class DynamicResources(
         return pattern
 
     # -- Filter ------------------------------------------------------------------------------------
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         s: _State | None = state.get(STATE_KEY)
         if s is None or (not s.claims and s.ext is None):
             return None
@@ -486,8 +486,7 @@ class DynamicResources(
             try:
                 fits = self._fits(plans, nodes)
             except AllocationError as exc:  # a broken selector: the attempt is an error (statusError)
-                message = (str(exc),)
-                return NodeVerdicts(np.full(n, Code.ERROR, np.int8), 0, lambda _rid, m=message: m)
+                return NodeVerdicts.reject_where(np.ones(n, bool), Code.ERROR, str(exc))
             bad = ~fits & (code == 0) & (patterns == v)
             code[bad] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # statusUnschedulable
             reason[bad] = 1
@@ -495,7 +494,7 @@ class DynamicResources(
             return None
         return NodeVerdicts(code, reason, lambda rid: _REASONS[rid])
 
-    def _fits(self, plans: list[ClaimPlan], nodes: NodeTable) -> np.ndarray:
+    def _fits(self, plans: list[ClaimPlan], nodes: NodeTableView) -> np.ndarray:
         """For every row, whether all claims to allocate fit there (counts, then the search)."""
         table = self.devices()
         n = len(nodes.names)

@@ -12,8 +12,8 @@ import numpy as np
 from kubesched.api.affinity import AffinityTerm
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
+from kubesched.framework.nodes import NodeTableView
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
 
 
@@ -73,7 +73,7 @@ def matches_all(terms: tuple[Resolved, ...], pod: PodInfo) -> bool:
     return bool(terms) and all(t.matches(pod) for t in terms)
 
 
-def per_node(table: PodTable, nodes: NodeTable, slots_mask: np.ndarray) -> np.ndarray:
+def per_node(table: PodTable, nodes: NodeTableView, slots_mask: np.ndarray) -> np.ndarray:
     """Number of selected pods on every row."""
     return np.bincount(table.node_row[slots_mask], minlength=nodes.n)[: nodes.n]
 
@@ -87,7 +87,7 @@ def pad_add(have: np.ndarray | None, more: np.ndarray) -> np.ndarray:
     return np.pad(have, (0, n - len(have))) + np.pad(more, (0, n - len(more)))
 
 
-def by_domain(nodes: NodeTable, key: str, counts: np.ndarray) -> np.ndarray:
+def by_domain(nodes: NodeTableView, key: str, counts: np.ndarray) -> np.ndarray:
     """Sum per-row ``counts`` over the rows' values of ``key`` (array indexed by value code)."""
     codes = nodes.label_codes(key)
     size = len(nodes.label_values(key))
@@ -97,7 +97,7 @@ def by_domain(nodes: NodeTable, key: str, counts: np.ndarray) -> np.ndarray:
     return np.bincount(codes[has], weights=counts[has], minlength=size).astype(counts.dtype)
 
 
-def lookup(nodes: NodeTable, key: str, domains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def lookup(nodes: NodeTableView, key: str, domains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(has the key, the domain's value) for every row of ``nodes``."""
     codes = nodes.label_codes(key)
     if codes is None:

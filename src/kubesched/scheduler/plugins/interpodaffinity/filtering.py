@@ -13,9 +13,9 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.framework.interface import NodeVerdicts
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.interpodaffinity.common import (
     Resolved,
     by_domain,
@@ -62,7 +62,7 @@ class FilterState:
         )
 
 
-def pre_filter_state(pod: PodInfo, nodes: NodeTable, table: PodTable, listers: Listers) -> FilterState | None:
+def pre_filter_state(pod: PodInfo, nodes: NodeTableView, table: PodTable, listers: Listers) -> FilterState | None:
     """None when there is nothing to check (PreFilter returns Skip)."""
     a = pod.pod_affinity
     if a is None and not table.term_groups:
@@ -92,7 +92,7 @@ def pre_filter_state(pod: PodInfo, nodes: NodeTable, table: PodTable, listers: L
     return s
 
 
-def update_with_pod(s: FilterState, pod: PodInfo, other: PodInfo, nodes: NodeTable, row: int, delta: int) -> None:
+def update_with_pod(s: FilterState, pod: PodInfo, other: PodInfo, nodes: NodeTableView, row: int, delta: int) -> None:
     """``preFilterState.updateWithPod``: ``other`` added to (or removed from) ``row``."""
 
     def bump(counts: Counts, key: str) -> None:
@@ -114,7 +114,7 @@ def update_with_pod(s: FilterState, pod: PodInfo, other: PodInfo, nodes: NodeTab
             bump(s.anti_affinity_counts, t.term.topology_key)
 
 
-def filter_verdicts(s: FilterState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+def filter_verdicts(s: FilterState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
     reason = np.zeros(nodes.n, np.int64)
     if s.affinity:
         all_keys = np.ones(nodes.n, bool)

@@ -25,8 +25,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
@@ -67,7 +67,7 @@ class InterPodAffinity(
             return [], None
         s: filtering.FilterState | None = state.get(PRE_FILTER_KEY)
         assert self.handle is not None
-        nodes = self.handle.cache.table
+        nodes = self.handle.snapshot.table
         if s is None or not all(nodes.label_unique(key) for key in s.existing_anti_affinity_counts):
             return [], Status(Code.UNSCHEDULABLE, ("anti-affinity terms span several nodes",))
         ns_labels = tuple(sorted(s.ns_labels.items())) if s.ns_labels is not None else None
@@ -81,7 +81,7 @@ class InterPodAffinity(
         self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)
 
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = filtering.pre_filter_state(pod, nodes, self.pods, self.listers)
         if s is None:
@@ -92,18 +92,18 @@ class InterPodAffinity(
     def pre_filter_extensions(self) -> PreFilterExtensions:
         return self._extensions
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         s = state.get(PRE_FILTER_KEY)
         return None if s is None else filtering.filter_verdicts(s, pod, nodes)
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         s = scoring.pre_score_state(pod, nodes, self.pods, self.listers, self.args)
         if s is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_KEY, s)
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         s = state.get(PRE_SCORE_KEY)
         return np.zeros(len(rows), np.int64) if s is None else scoring.raw_scores(s, nodes, rows)
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.nodes import NodeTableView
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.interpodaffinity.common import (
     AffinityArgs,
     by_domain,
@@ -44,7 +44,7 @@ class ScoreState:
 
 
 def pre_score_state(
-    pod: PodInfo, nodes: NodeTable, table: PodTable, listers: Listers, args: AffinityArgs
+    pod: PodInfo, nodes: NodeTableView, table: PodTable, listers: Listers, args: AffinityArgs
 ) -> ScoreState | None:
     """None when PreScore returns Skip (no preferences anywhere)."""
     a = pod.pod_affinity
@@ -72,15 +72,15 @@ def pre_score_state(
     for key in list(table.term_groups):
         kind, weight, term = key
         if kind == REQUIRED_AFFINITY:
-            w = args.hard_pod_affinity_weight
+            signed = args.hard_pod_affinity_weight
         elif kind == PREFERRED_AFFINITY:
-            w = weight
+            signed = weight
         elif kind == PREFERRED_ANTI:
-            w = -weight
+            signed = -weight
         else:
             continue
-        if w and term.matches(pod.namespace, pod.labels, ns_labels):
-            credit(term.topology_key, table.group_per_row(key, nodes.n), w)
+        if signed and term.matches(pod.namespace, pod.labels, ns_labels):
+            credit(term.topology_key, table.group_per_row(key, nodes.n), signed)
     return s if touched else None
 
 
@@ -97,7 +97,7 @@ def scoring_terms_exist(table: PodTable, args: AffinityArgs) -> bool:
     return False
 
 
-def raw_scores(s: ScoreState, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+def raw_scores(s: ScoreState, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
     out = np.zeros(nodes.n, np.int64)
     for key, domains in s.topology_score.items():
         has, values = lookup(nodes, key, domains)

@@ -20,8 +20,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.noderesources import scoring
 from kubesched.scheduler.plugins.noderesources.args import parse_balanced_args
 
@@ -46,12 +46,12 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
         super().__init__(args, handle)
         self.resources = parse_balanced_args(args)
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         if all(pod.requests.get(name, 0) == 0 for name, _ in self.resources):
             return Status(Code.SKIP)
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         rr = scoring.ResourceRows.of(state, nodes, rows)
         base, pod_req, alloc = scoring.requested_matrix(rr, nodes, pod, self.resources, use_requested=True)
         without, with_pod = scoring.balanced_scores(base, pod_req, alloc)

@@ -9,7 +9,7 @@ preemption can help), else Unschedulable. Score uses the configured strategy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources.extended import is_dra_extended_resource_name, resolver_for
@@ -120,19 +121,20 @@ class NodeResourcesFit(
 
     # PreFilter -------------------------------------------------------------------------------
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         state.write(STATE_KEY, self._fit_request(pod))
         return None, None
 
     # Filter ----------------------------------------------------------------------------------
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         req: _FitRequest | None = state.get(STATE_KEY)
         if req is None:
             req = self._fit_request(pod)
         too_many = nodes.pod_count >= nodes.alloc_pods
         k = len(req.names)
-        cols = [nodes.resource_column(name) for name in req.names]
+        # a resource no node has gets a zero row in the table (in-tree: the concrete table)
+        cols = [cast(NodeTable, nodes).resource_column(name) for name in req.names]
         if cols == list(range(k)):  # cpu, memory, ephemeral-storage lead the table: plain slices
             requested, alloc = nodes.requested[:k], nodes.alloc[:k]
         else:
@@ -160,10 +162,10 @@ class NodeResourcesFit(
         return NodeVerdicts(code, bits, req.describe)
 
     # Score -----------------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         rr = scoring.ResourceRows.of(state, nodes, rows)
         base, pod_req, alloc = scoring.requested_matrix(rr, nodes, pod, self.fit_args.resources, use_requested=False)
         req = base + pod_req[:, None]

@@ -17,7 +17,7 @@ from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, MEMORY, is_scalar_resource
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.framework.nodes import NodeTableView
 
 _ROWS_KEY = "noderesources/rows"
 
@@ -112,7 +112,7 @@ class ResourceRows:
     nonzero: np.ndarray
 
     @classmethod
-    def of(cls, state: CycleState, nodes: NodeTable, rows: np.ndarray) -> ResourceRows:
+    def of(cls, state: CycleState, nodes: NodeTableView, rows: np.ndarray) -> ResourceRows:
         cached: ResourceRows | None = state.get(_ROWS_KEY)
         if cached is not None and cached.rows is rows:
             return cached
@@ -122,7 +122,7 @@ class ResourceRows:
 
 
 def requested_matrix(
-    rr: ResourceRows, nodes: NodeTable, pod: PodInfo, resources: tuple[tuple[str, int], ...], *, use_requested: bool
+    rr: ResourceRows, nodes: NodeTableView, pod: PodInfo, resources: tuple[tuple[str, int], ...], *, use_requested: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(requested without the pod (resources × rows), the pod's request, allocatable).
 

@@ -13,8 +13,8 @@ import numpy as np
 from kubesched.api.affinity import SCHEDULE_ANYWAY, SpreadConstraint, parse_spread_constraints
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
+from kubesched.framework.nodes import NodeTableView
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.nodeaffinity import required_node_affinity
 from kubesched.scheduler.plugins.tainttoleration import untolerated_do_not_schedule
 from kubesched.scheduler.podtable import PodTable
@@ -83,7 +83,7 @@ def constraints_for(pod: PodInfo, action: str, args: SpreadArgs, listers: Lister
     if pod.spread_constraints:
         return tuple(c for c in pod.spread_constraints if c.when_unsatisfiable == action)
     raw = SYSTEM_DEFAULTS if args.system_defaulted else args.default_constraints
-    wanted = [c for c in raw if c.get("whenUnsatisfiable") == action]
+    wanted: list[Mapping[str, Any]] = [c for c in raw if c.get("whenUnsatisfiable") == action]
     if not wanted:
         return ()
     selector = listers.default_selector(pod.namespace, pod.labels, pod.controller)
@@ -103,7 +103,7 @@ def constraints_for(pod: PodInfo, action: str, args: SpreadArgs, listers: Lister
     )
 
 
-def has_all_keys(nodes: NodeTable, constraints: tuple[SpreadConstraint, ...]) -> np.ndarray:
+def has_all_keys(nodes: NodeTableView, constraints: tuple[SpreadConstraint, ...]) -> np.ndarray:
     """``nodeLabelsMatchSpreadConstraints`` for every row."""
     ok = np.ones(nodes.n, bool)
     for c in constraints:
@@ -114,7 +114,7 @@ def has_all_keys(nodes: NodeTable, constraints: tuple[SpreadConstraint, ...]) ->
     return ok
 
 
-def inclusion(nodes: NodeTable, pod: PodInfo, constraints: tuple[SpreadConstraint, ...]) -> list[np.ndarray]:
+def inclusion(nodes: NodeTableView, pod: PodInfo, constraints: tuple[SpreadConstraint, ...]) -> list[np.ndarray]:
     """``MatchNodeInclusionPolicies`` of each constraint for every row."""
     affinity = taints = None
     out = []
@@ -132,7 +132,7 @@ def inclusion(nodes: NodeTable, pod: PodInfo, constraints: tuple[SpreadConstrain
     return out
 
 
-def matching_per_node(table: PodTable, nodes: NodeTable, namespace: str, c: SpreadConstraint) -> np.ndarray:
+def matching_per_node(table: PodTable, nodes: NodeTableView, namespace: str, c: SpreadConstraint) -> np.ndarray:
     """``countPodsMatchSelector`` on every node: pods in ``namespace``, selected by the
     constraint, not terminating."""
     mask = table.match_selector(c.selector)
@@ -143,13 +143,13 @@ def matching_per_node(table: PodTable, nodes: NodeTable, namespace: str, c: Spre
     return np.bincount(rows, minlength=nodes.n)[: nodes.n]
 
 
-def domain_codes(nodes: NodeTable, key: str) -> np.ndarray:
+def domain_codes(nodes: NodeTableView, key: str) -> np.ndarray:
     """Value code of ``key`` on every row, -1 where the node lacks it."""
     codes = nodes.label_codes(key)
     return codes if codes is not None else np.full(nodes.n, -1, np.int32)
 
 
-def n_values(nodes: NodeTable, key: str) -> int:
+def n_values(nodes: NodeTableView, key: str) -> int:
     return len(nodes.label_values(key))
 
 

@@ -14,8 +14,8 @@ import numpy as np
 from kubesched.api.affinity import SpreadConstraint
 from kubesched.api.pod import PodInfo
 from kubesched.framework.interface import NodeVerdicts
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.podtopologyspread.common import (
     domain_codes,
     has_all_keys,
@@ -52,7 +52,7 @@ class FilterState:
 
 
 def pre_filter_state(
-    pod: PodInfo, constraints: tuple[SpreadConstraint, ...], nodes: NodeTable, pods: PodTable
+    pod: PodInfo, constraints: tuple[SpreadConstraint, ...], nodes: NodeTableView, pods: PodTable
 ) -> FilterState:
     all_keys = has_all_keys(nodes, constraints)
     policies = inclusion(nodes, pod, constraints)
@@ -67,7 +67,9 @@ def pre_filter_state(
     return FilterState(constraints, counts, present, [int(self_matches(pod, c)) for c in constraints])
 
 
-def update_with_pod(state: FilterState, pod: PodInfo, other: PodInfo, nodes: NodeTable, row: int, delta: int) -> None:
+def update_with_pod(
+    state: FilterState, pod: PodInfo, other: PodInfo, nodes: NodeTableView, row: int, delta: int
+) -> None:
     """``preFilterState.updateWithPod``: a nominated pod added, or a victim removed, on ``row``."""
     if other.namespace != pod.namespace or not has_all_keys(nodes, state.constraints)[row]:
         return
@@ -81,7 +83,7 @@ def update_with_pod(state: FilterState, pod: PodInfo, other: PodInfo, nodes: Nod
         state.counts[i][code] += delta
 
 
-def filter_verdicts(state: FilterState, nodes: NodeTable) -> NodeVerdicts | None:
+def filter_verdicts(state: FilterState, nodes: NodeTableView) -> NodeVerdicts | None:
     reason = np.zeros(nodes.n, np.int64)
     undecided = np.ones(nodes.n, bool)
     for i, c in enumerate(state.constraints):

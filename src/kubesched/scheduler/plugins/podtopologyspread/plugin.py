@@ -26,8 +26,8 @@ from kubesched.framework.interface import (
     SignFragment,
     SignPlugin,
 )
+from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring
 from kubesched.scheduler.plugins.podtopologyspread.common import constraints_for, parse_args
@@ -74,7 +74,7 @@ class PodTopologySpread(
 
     # -- Filter ---------------------------------------------------------------------------------
     def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+        self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
         constraints = constraints_for(pod, DO_NOT_SCHEDULE, self.args, self.listers)
         if not constraints:
@@ -85,14 +85,14 @@ class PodTopologySpread(
     def pre_filter_extensions(self) -> PreFilterExtensions:
         return self._extensions
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return None
         return filtering.filter_verdicts(s, nodes)
 
     # -- Score ----------------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         if len(rows) == 0:
             return None
         constraints = constraints_for(pod, SCHEDULE_ANYWAY, self.args, self.listers)
@@ -102,7 +102,7 @@ class PodTopologySpread(
         state.write(PRE_SCORE_KEY, scoring.pre_score_state(pod, constraints, require_all, nodes, rows, self.pods))
         return None
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return np.zeros(len(rows), np.int64)

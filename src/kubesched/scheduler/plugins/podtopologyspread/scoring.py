@@ -15,7 +15,7 @@ import numpy as np
 from kubesched.api.affinity import SpreadConstraint
 from kubesched.api.pod import PodInfo
 from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.scheduler.nodetable import NodeTable
+from kubesched.framework.nodes import NodeTableView
 from kubesched.scheduler.plugins.podtopologyspread.common import (
     HOSTNAME,
     domain_codes,
@@ -44,7 +44,7 @@ def pre_score_state(
     pod: PodInfo,
     constraints: tuple[SpreadConstraint, ...],
     require_all: bool,
-    nodes: NodeTable,
+    nodes: NodeTableView,
     rows: np.ndarray,
     pods: PodTable,
 ) -> ScoreState:
@@ -73,7 +73,7 @@ def pre_score_state(
     return ScoreState(constraints, require_all, weights, domain_counts, per_node)
 
 
-def raw_scores(state: ScoreState, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+def raw_scores(state: ScoreState, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
     ignored = ~has_all_keys(nodes, state.constraints)[rows] if state.require_all else np.zeros(len(rows), bool)
     score = np.zeros(len(rows), np.float64)
     for i, c in enumerate(state.constraints):
