@@ -473,8 +473,8 @@ class Store:
                     return {**o, "metadata": meta}
 
                 marked = self.mutate(kind, namespace, name, mark)
-                uid = marked["metadata"]["uid"]
-                self.clock.call_at(now + grace, lambda: self._finalize(kind, namespace, name, uid))
+                marked_uid: str = marked["metadata"]["uid"]
+                self.clock.call_at(now + grace, functools.partial(self._finalize, kind, namespace, name, marked_uid))
                 return marked
         return self._remove(kind, namespace, name)
 

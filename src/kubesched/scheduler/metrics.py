@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10  # pluginMetricsSamplePercent in framework/runtime
 MAX_ATTEMPTS_LABEL = 15  # the SLI's attempts label stops at "15+"
@@ -139,7 +140,7 @@ class CounterVec:
         return fam
 
 
-class SchedulerMetrics:
+class SchedulerMetrics(Collector):
     """The metrics kube-scheduler registers by default (``metricsList``), those that apply here."""
 
     def __init__(self, seed: int = 0) -> None:

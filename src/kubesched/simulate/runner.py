@@ -171,12 +171,12 @@ def create_objects(
 
 def next_flush_time(sched: Scheduler) -> float | None:
     """The flush tick that would move a pod tried against an older cluster state, if any."""
-    best = None
+    best: float | None = None
     for qp in sched.queue.unschedulable_pods():
         if qp.failed_at_generation >= sched.cluster_generation:
             continue
         due = qp.timestamp + sched.queue.max_in_unschedulable
-        tick = (math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD
+        tick = float((math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD)
         best = tick if best is None else min(best, tick)
     return best
 

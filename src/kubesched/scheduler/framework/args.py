@@ -64,8 +64,8 @@ def _check(value: Any, typ: Any, where: str) -> Any:
         if not isinstance(value, str):
             raise InputError(f"Invalid value: {value!r}: expected a string", field=where)
         return value
-    if dataclasses.is_dataclass(typ):
-        return decode_args(typ, value, prefix=f"{where}.")  # type: ignore[arg-type]
+    if isinstance(typ, type) and dataclasses.is_dataclass(typ):
+        return decode_args(typ, value, prefix=f"{where}.")
     return value
 
 

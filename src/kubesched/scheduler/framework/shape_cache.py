@@ -106,13 +106,17 @@ class ShapeEntry:
     def _index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._places is None or self._rows is None or self._sums is None:
             table = self.table
+            places: np.ndarray
+            rows: np.ndarray
             if table.order_is_identity():
-                self._places = self._rows = self.passed.nonzero()[0]
+                places = rows = self.passed.nonzero()[0]
             else:
                 order = table.order()
-                self._places = self.passed[order].nonzero()[0]
-                self._rows = order[self._places]
-            self._sums = self.fixed[self._rows]
+                places = self.passed[order].nonzero()[0]
+                rows = order[places]
+            sums: np.ndarray = self.fixed[rows]
+            self._places, self._rows, self._sums = places, rows, sums
+            return places, rows, sums
         return self._places, self._rows, self._sums
 
     def search(self, start: int, want: int) -> Window:
