@@ -13,7 +13,7 @@ from tests.live import KUBESCHED
 
 from kubesched.errors import InputError
 from kubesched.scheduler.config import parse_config
-from kubesched.scheduler.scheduler import build_profiles
+from kubesched.scheduler.profile import build_profiles
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 

@@ -12,7 +12,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import PermitPlugin, PerNodeScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
-from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
+from kubesched.scheduler.schedule_pod import num_feasible_nodes_to_find
 from kubesched.testing import Cluster
 
 
@@ -283,10 +283,10 @@ def test_nominated_pods_count_only_where_the_search_reaches(nominated_on: str, n
 def test_a_small_prefilter_result_is_filtered_on_its_rows_alone_with_the_same_outcome(monkeypatch, fits) -> None:
     """A daemonset-like pod names its node by metadata.name among 40: Filter runs on that row
     only, and placements and messages are those of filtering every row."""
-    from kubesched.scheduler import schedule_one
+    from kubesched.scheduler import schedule_pod
 
     def run(factor: int) -> tuple[str | None, list[str]]:
-        monkeypatch.setattr(schedule_one, "SMALL_RESULT_FACTOR", factor)
+        monkeypatch.setattr(schedule_pod, "SMALL_RESULT_FACTOR", factor)
         nodes = [make_node(f"n{i:02d}", cpu="1") for i in range(40)]
         c = Cluster(*nodes)
         p = make_pod("ds", cpu="500m" if fits else "2")

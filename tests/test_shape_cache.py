@@ -18,7 +18,7 @@ from kubesched.scheduler import nodetable
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.testing import Cluster
 
-# one search covers 100 of 300+ nodes: the cache applies (schedule_one.SHAPE_MIN_SEARCHES_PER_LAP)
+# one search covers 100 of 300+ nodes: the cache applies (schedule_pod.SHAPE_MIN_SEARCHES_PER_LAP)
 TEN_PERCENT = {"percentageOfNodesToScore": 10}
 
 

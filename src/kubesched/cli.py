@@ -558,7 +558,7 @@ def config() -> None:
 @click.argument("path")
 def config_validate(path: str) -> None:
     """Check a KubeSchedulerConfiguration as kube-scheduler would: exit 0, or one line and exit 2."""
-    from kubesched.scheduler.scheduler import build_profiles
+    from kubesched.scheduler.profile import build_profiles
 
     try:
         cfg = _load_config(path)

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kubesched.scheduler.scheduler import Explanation
+from kubesched.scheduler.schedule_one import Explanation
 from kubesched.simulate.runner import SimulationResult
 
 RICH_MAX_ROWS = 500

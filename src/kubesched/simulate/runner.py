@@ -28,7 +28,8 @@ from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
-from kubesched.scheduler.scheduler import Explanation, Scheduler
+from kubesched.scheduler.schedule_one import Explanation
+from kubesched.scheduler.scheduler import Scheduler
 
 CREATE_ORDER = {
     "Namespace": 0,

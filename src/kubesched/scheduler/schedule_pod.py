@@ -1,0 +1,590 @@
+"""The scheduling algorithm of one cycle (``pkg/scheduler/schedule_one.go``: schedulePod).
+
+PreFilter → Filter over every node at once (nominated pods of equal or higher priority added in
+a second pass where they sit) → the node search rotation of upstream (start at
+``next_start_node_index`` in nodeTree order, stop after ``numFeasibleNodesToFind`` feasible
+nodes) → PreScore/Score/NormalizeScore on the feasible rows → a uniformly random pick among the
+top-scored nodes.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.interface import PreFilterResult
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
+from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
+from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
+from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
+from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.nominated import active_extensions, add_to, nominated_slots
+from kubesched.scheduler.queue import SchedulingQueue
+
+log = logging.getLogger("kubesched.scheduler")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+@functools.lru_cache(maxsize=256)
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind``: adaptive 50 − n/125 percent (floor 5%), at least 100 nodes."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    explain: dict[str, object] | None = None
+
+
+@dataclass(slots=True)
+class CycleFacts:
+    """How this cycle found its nodes. Opportunistic Batching: the pod's signature, the hint
+    the batch offered (or ""), and whether the pod was placed on it without a search. The shape
+    cache: the entry whose verdicts the search read (scores then come from it too) and the
+    nodes the search found there."""
+
+    signature: PodSignature | None = None
+    hint: str = ""
+    taken: bool = False
+    shape: ShapeEntry | None = None
+    window: Window | None = None
+
+
+@dataclass(slots=True)
+class Algorithm:
+    """Per-scheduler state of the algorithm: the rotating start index and the tie-break RNG."""
+
+    percentage_of_nodes_to_score: int = 0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    next_start_node_index: int = 0
+    extenders: list[HTTPExtender] = field(default_factory=list)
+    node_object: Callable[[str], dict[str, Any] | None] = lambda name: None
+    # "random": upstream's selectHost (reservoir sampling among the best). "name": the smallest node
+    # name among the best, as the FGD paper's simulator patched its kube-scheduler v1.20 fork
+    # (github.com/mental2008/kubernetes, generic_scheduler.go) "for reproducibility"; replay offers it
+    # to reproduce that paper, nothing else uses it.
+    tie_break: str = "random"
+    # Opportunistic Batching (feature gate OpportunisticBatching, on by default in v1.36)
+    batching: bool = True
+    # the shape cache (framework/shape_cache.py): same decisions, fewer plugin runs; off only to
+    # compare with
+    use_shape_cache: bool = True
+    _rank_key: tuple[Any, int] | None = None
+    _rank: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def schedule_pod(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        *,
+        explain: bool = False,
+        cycle: int = 0,
+    ) -> ScheduleResult:
+        """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed).
+        ``cycle``: the queue's scheduling cycle of this attempt (batching compares it)."""
+        if nodes.n == 0:
+            raise _NoNodes(pod)
+        facts = CycleFacts()
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, facts)
+        if facts.shape is not None:  # found by the shape cache: its scores too
+            return self._pick_from_shape(fwk, pod, nodes, facts, cycle)
+        if self.extenders and len(feasible) and not facts.taken:
+            feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
+        info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
+        if len(feasible) == 0:
+            diagnosis.collect_rejectors()
+            raise FitError(pod, nodes.n, diagnosis)
+        evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
+        if len(feasible) == 1 and (not explain or facts.taken):
+            chosen = nodes.names[int(feasible[0])]
+            if info is not None and facts.taken:
+                info["hint"] = chosen
+            if self.batching:
+                fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, None, cycle)
+            return ScheduleResult(chosen, evaluated, 1, info)
+        st = fwk.run_pre_score(state, pod, nodes, feasible)
+        if st is not None:
+            raise PluginError(st)
+        outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=explain)
+        if st is not None or outcome is None:
+            raise PluginError(st or Status.error("score failed"))
+        prioritizers = [e for e in self.extenders if e.is_prioritizer() and e.is_interested(pod)]
+        if prioritizers:
+            outcome.total += self._extender_scores(pod, nodes, feasible, prioritizers)
+        elif not fwk.has_score():
+            outcome.total[:] = 1
+        pick = self._select_host(nodes, feasible, outcome.total)
+        if info is not None:
+            info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
+        chosen = nodes.names[int(feasible[pick])]
+        if self.batching:
+            rest = self._sorted_rest(nodes, feasible, outcome.total, pick, facts.signature)
+            fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, rest, cycle)
+        return ScheduleResult(chosen, evaluated, len(feasible), info)
+
+    def _select_host(self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray) -> int:
+        """``selectHost``: the position in ``feasible`` of a top-scored node, uniformly at random
+        among equals (by name with ``tie_break="name"``)."""
+        if len(feasible) == 1:
+            return 0
+        return self._best(nodes, total, lambda: feasible)
+
+    def _best(self, nodes: NodeTable, total: np.ndarray, rows: Callable[[], np.ndarray]) -> int:
+        top = (total == total.max()).nonzero()[0]
+        if len(top) == 1:
+            return int(top[0])
+        if self.tie_break == "name":
+            return int(top[int(np.argmin(self._name_rank(nodes)[rows()[top]]))])
+        return int(top[self.rng.randrange(len(top))])
+
+    def _pick_from_shape(
+        self, fwk: Framework, pod: PodInfo, nodes: NodeTable, facts: CycleFacts, cycle: int
+    ) -> ScheduleResult:
+        """Score and pick as above, from the shape cache: its raw scores normalized over the
+        nodes the search found (a single node is taken unscored, as above)."""
+        entry, window = facts.shape, facts.window
+        assert entry is not None and window is not None
+        found = len(window)
+        if found == 1:
+            pick, rest = 0, None
+        else:
+            total = fwk.score_from_shape(entry, pod, window)
+            pick = self._best(nodes, total, lambda: entry.rows(window))
+            rest = SortedNodes.unlisted(found - 1)  # an unsigned pod keeps no list
+        chosen = nodes.names[entry.row_at(window, pick)]
+        if self.batching:
+            fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, rest, cycle)
+        return ScheduleResult(chosen, window.processed, found)
+
+    def _sorted_rest(
+        self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
+    ) -> SortedNodes:
+        """The feasible nodes the pod did not take, best first: ``sortedNodeScores`` after its
+        first Pop (score, then a random number per node among equals; by name with
+        ``tie_break="name"``). Built only for a signed pod: the others keep no list."""
+        k = len(feasible) - 1
+        if signature is None or k <= 0:
+            return SortedNodes.unlisted(max(k, 0))
+        rest = np.delete(np.arange(len(feasible)), pick)
+        if self.tie_break == "name":
+            second = self._name_rank(nodes)[feasible[rest]]
+        else:
+            second = -np.frombuffer(self.rng.randbytes(4 * k), np.uint32).astype(np.int64)
+        order = rest[np.lexsort((second, -total[rest]))]
+        return SortedNodes([nodes.names[int(r)] for r in feasible[order]])
+
+    @staticmethod
+    def _filter_row(fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> FilterOutcome:
+        """``RunFilterPlugins`` on one node, without nominated pods."""
+        return fwk.run_filters(state, pod, nodes.take(np.array([row], np.int64)))
+
+    def _rejected_on(self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> bool:
+        """``RunFilterPlugins(...).IsRejected()`` on one node (an error is not a rejection)."""
+        outcome = self._filter_row(fwk, state, pod, nodes, row)
+        return outcome.error is None and bool(outcome.codes[0] != 0)
+
+    def _hint_fits(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, queue: SchedulingQueue, row: int
+    ) -> bool:
+        """``evaluateNominatedNode`` on the hinted node: the filters, then again with the nominated
+        pods of equal or higher priority there. An error there only sends the pod to the search."""
+        outcome = self._filter_row(fwk, state, pod, nodes, row)
+        if outcome.error is not None or outcome.codes[0] != 0:
+            return False
+        passed = np.zeros(nodes.n, bool)
+        passed[row] = True
+        pending = self._nominated_rows(pod, queue, passed)
+        if len(pending):
+            scratch = Diagnosis.empty(nodes.names)
+            try:
+                self._apply_nominated_pods(fwk, state, pod, nodes, queue, scratch, passed, pending)
+            except PluginError:
+                return False
+        return bool(passed[row])
+
+    def _name_rank(self, nodes: NodeTable) -> np.ndarray:
+        """Each row's position in node-name order (cached while the table's layout holds)."""
+        key = (nodes.index, len(nodes.index))
+        if self._rank_key is None or self._rank_key[0] is not key[0] or self._rank_key[1] != key[1]:
+            rank = np.empty(len(nodes.names), np.int64)
+            rank[np.argsort(np.array(nodes.names))] = np.arange(len(nodes.names))
+            self._rank_key, self._rank = key, rank
+        return self._rank
+
+    @staticmethod
+    def _run_filters(
+        fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, pre_res: PreFilterResult
+    ) -> FilterOutcome:
+        """The Filter plugins over every row, or, when a PreFilterResult keeps only a few nodes
+        (a daemonset pod's node affinity by name), over those rows alone, as upstream evaluates
+        only them; the outcome is laid out over all rows either way."""
+        if pre_res.all_nodes() or len(pre_res.node_names or ()) * SMALL_RESULT_FACTOR > nodes.n:
+            return fwk.run_filters(state, pod, nodes)
+        rows = np.array(sorted(nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index), np.int64)
+        sub = fwk.run_filters(state, pod, nodes.take(rows))
+        codes = np.zeros(nodes.n, sub.codes.dtype)
+        plugins = np.zeros(nodes.n, sub.plugins.dtype)
+        reasons = np.zeros(nodes.n, sub.reasons.dtype)
+        codes[rows], plugins[rows], reasons[rows] = sub.codes, sub.plugins, sub.reasons
+        return FilterOutcome(codes, plugins, reasons, sub.describers, sub.error)
+
+    def _find_nodes_that_fit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        explain: bool = False,
+        cycle: int = 0,
+        facts: CycleFacts | None = None,
+    ) -> tuple[np.ndarray, Diagnosis]:
+        """PreFilter, the batch's hint, then the node search over the shape cache or over fresh
+        Filter verdicts; ``facts`` receives how this cycle found its nodes."""
+        facts = facts if facts is not None else CycleFacts()
+        pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
+        if st is not None:
+            if not st.is_rejected():
+                raise PluginError(st)
+            diagnosis = Diagnosis.empty(nodes.names)
+            diagnosis.unschedulable_plugins = set(plugins)
+            diagnosis.absent = Status(st.code, st.reasons, st.plugin)
+            diagnosis.absent_mask = np.ones(nodes.n, bool)
+            diagnosis.pre_filter_msg = st.message()
+            return np.zeros(0, np.int64), diagnosis
+        if self.batching:
+            # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
+            facts.signature = fwk.sign_pod(pod)
+            facts.hint = fwk.batch.get_node_hint(
+                facts.signature,
+                cycle,
+                lambda name: name in nodes.index,
+                lambda name: self._rejected_on(fwk, state, pod, nodes, nodes.index[name]),
+            )
+            if facts.hint and not pod.nominated_node_name and facts.hint in nodes.index:
+                row = nodes.index[facts.hint]
+                if self._hint_fits(fwk, state, pod, nodes, queue, row):
+                    facts.taken = True
+                    return np.array([row], np.int64), Diagnosis.empty(nodes.names)
+        if (
+            pre_res.all_nodes()
+            and facts.signature is None
+            and not explain
+            and not pod.nominated_node_name
+            and not self.extenders
+            and (queue.nominated_table is None or not queue.nominated)
+            and fwk.shape_static is not None
+            and self.use_shape_cache
+        ) and self._search_shapes(fwk, state, pod, nodes, facts):
+            return _NO_ROWS, _NO_DIAGNOSIS
+        outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
+        if outcome.error is not None:
+            raise PluginError(outcome.error)
+        diagnosis = fwk.diagnosis_from(nodes, outcome)
+        diagnosis.unschedulable_plugins = set(plugins)
+        order = nodes.order()
+        passed = diagnosis.codes == 0
+        if not pre_res.all_nodes():
+            allowed = np.zeros(nodes.n, bool)
+            allowed[[nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index]] = True
+            order = order[allowed[order]]
+            diagnosis.absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",),
+            )
+            diagnosis.absent_mask = ~allowed
+            diagnosis.codes[diagnosis.absent_mask] = 0
+            passed &= allowed
+        n = len(order)
+        if n == 0:
+            return np.zeros(0, np.int64), diagnosis
+        want = num_feasible_nodes_to_find(self._percentage(fwk), n)
+        if not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
+            want = 1
+        start = self.next_start_node_index % n
+        identity = n == nodes.n and nodes.order_is_identity()
+        rotated = None if identity else (np.concatenate((order[start:], order[:start])) if start else order)
+        nominated = pod.nominated_node_name
+        own = nodes.index.get(nominated, -1) if nominated else -1
+        pending = self._nominated_rows(pod, queue, passed)
+        while True:
+            if own >= 0 and passed[own] and own not in pending:
+                return np.array([own], np.int64), diagnosis
+            feasible, processed = self._search(passed, start, want, rotated)
+            if not len(pending):
+                break
+            # upstream checks each node with its nominated pods only as the search reaches it
+            # (``findNodesThatPassFilters`` stops after ``want`` feasible nodes), so the second
+            # pass runs lazily on the nominated rows inside the searched window, then the search
+            # is redone in case some of them failed
+            if explain:
+                hit = np.ones(len(pending), bool)
+            else:
+                pos = (pending - start) % n if rotated is None else self._positions(rotated, pending, nodes.n)
+                hit = (pos < processed) | (pending == own)
+            if not hit.any():
+                break
+            self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed, pending[hit])
+            pending = pending[~hit]
+        self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
+        return feasible, diagnosis
+
+    def _search_shapes(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, facts: CycleFacts
+    ) -> bool:
+        """The node search over the shape cache's verdicts (``framework/shape_cache.py``): the
+        same nodes the search over fresh verdicts finds, left in ``facts``. The entry is
+        computed when there is none, and its changed rows again when the search covers one of
+        them. False: the cache does not apply to this pod (or no node passes, which the full
+        path then explains)."""
+        n = nodes.n
+        want = num_feasible_nodes_to_find(self._percentage(fwk), n)
+        if want * SHAPE_MIN_SEARCHES_PER_LAP > n:
+            return False  # each search covers most nodes: filtering them all each time is cheaper
+        shape = fwk.shape_of(state, pod)
+        if shape is None:
+            return False
+        start = self.next_start_node_index % n
+        cache = fwk.shape_cache
+        entry = cache.get(shape, nodes)
+        if entry is not None:
+            window = entry.search(start, want)
+            stale = entry.stale_rows()
+            if stale and self._covered(nodes, stale, start, window.processed):
+                rows = np.array(sorted({r for r in stale if r < n}), np.int64)
+                cache.refreshed += 1
+                st = fwk.shape_refresh(entry, state, pod, rows)
+                if st is not None:
+                    cache.clear()
+                    raise PluginError(st)
+                window = entry.search(start, want)
+        else:
+            built = fwk.shape_entry(state, pod, nodes)
+            if isinstance(built, Status):
+                raise PluginError(built)
+            entry = built
+            cache.put(shape, entry)
+            cache.built += 1
+            window = entry.search(start, want)
+        if not len(window):
+            return False
+        cache.searches += 1
+        self.next_start_node_index = (self.next_start_node_index + window.processed) % n
+        facts.shape, facts.window = entry, window
+        return True
+
+    @staticmethod
+    def _covered(nodes: NodeTable, rows: list[int], start: int, processed: int) -> bool:
+        """Whether any of ``rows`` lies among the first ``processed`` nodes of the search from
+        ``start``."""
+        n = nodes.n
+        if processed >= n:
+            return True
+        end = start + processed  # the search covered [start, end) of the order, wrapping past n
+        wrapped = end - n
+        if nodes.order_is_identity():
+            return any(start <= r < end or r < wrapped for r in rows)
+        position = nodes.order_position()
+        for r in rows:
+            if r < n:
+                p = int(position[r])
+                if start <= p < end or p < wrapped:
+                    return True
+        return False
+
+    def _node_objects(self, ext: HTTPExtender, names: list[str]) -> list[dict[str, Any]]:
+        if ext.cfg.node_cache_capable:
+            return []
+        return [obj for obj in map(self.node_object, names) if obj is not None]
+
+    def _find_nodes_that_pass_extenders(
+        self, pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, diagnosis: Diagnosis
+    ) -> np.ndarray:
+        """``findNodesThatPassExtenders``: each interested filter extender in turn narrows the
+        feasible nodes; the nodes it fails take its reasons (unresolvable ones first)."""
+        names = [nodes.names[int(r)] for r in feasible]
+        for ext in self.extenders:
+            if not names:
+                break
+            if not ext.is_filter() or not ext.is_interested(pod):
+                continue
+            try:
+                passed, failed, unresolvable = ext.filter(pod, names, self._node_objects(ext, names))
+            except ExtenderError as err:
+                if ext.cfg.ignorable:
+                    log.warning("skipping extender %s as it returned error: %s", ext.name, err)
+                    continue
+                raise PluginError(Status.error(str(err))) from None
+            for name, message in unresolvable.items():
+                if name in nodes.index:
+                    diagnosis.set_from_extender(nodes.index[name], Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+            for name, message in failed.items():
+                if name in nodes.index and name not in unresolvable:
+                    diagnosis.set_from_extender(nodes.index[name], Code.UNSCHEDULABLE, message)
+            known = set(names)
+            kept = [n for n in passed if n in known]
+            if len(kept) < len(names):
+                diagnosis.unschedulable_plugins.add("Extender")
+            names = kept
+        return np.array([nodes.index[n] for n in names], np.int64)
+
+    def _extender_scores(
+        self, pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, prioritizers: list[HTTPExtender]
+    ) -> np.ndarray:
+        """Each prioritizer's 0..10 scores times its weight, scaled to the plugins' 0..100
+        (``MaxNodeScore / MaxExtenderPriority``); a failing prioritizer adds nothing."""
+        names = [nodes.names[int(r)] for r in feasible]
+        pos = {n: i for i, n in enumerate(names)}
+        combined = np.zeros(len(names), np.int64)
+
+        def call(ext: HTTPExtender) -> dict[str, int]:
+            try:
+                return ext.prioritize(pod, names, self._node_objects(ext, names))
+            except ExtenderError as err:
+                log.warning("extender %s prioritize failed: %s", ext.name, err)
+                return {}
+
+        if len(prioritizers) == 1:
+            answers = [call(prioritizers[0])]
+        else:  # upstream asks them in parallel (a goroutine each)
+            with ThreadPoolExecutor(len(prioritizers)) as pool:
+                answers = list(pool.map(call, prioritizers))
+        for ext, scores in zip(prioritizers, answers, strict=True):
+            for host, score in scores.items():
+                i = pos.get(host)
+                if i is not None:
+                    combined[i] += score * ext.cfg.weight
+        return combined * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+
+    @staticmethod
+    def _search(passed: np.ndarray, start: int, want: int, rotated: np.ndarray | None) -> tuple[np.ndarray, int]:
+        """The first ``want`` passing rows from ``start`` in nodeTree order, and how many nodes
+        that took (all of them when fewer pass)."""
+        if rotated is None:
+            # rows are already in nodeTree order: look from start on, usually far enough
+            n = len(passed)
+            ahead = min(n - start, 2 * want + 64)
+            hits = passed[start : start + ahead].nonzero()[0]
+            if len(hits) >= want:
+                return hits[:want] + start, int(hits[want - 1]) + 1
+            # else rotate the verdicts, not an index array
+            ok = np.concatenate((passed[start:], passed[:start])) if start else passed
+            hits = np.flatnonzero(ok)
+            processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
+            feasible = hits[:want] + start
+            if start:
+                feasible %= n
+            return feasible, processed
+        hits = np.flatnonzero(passed[rotated])
+        processed = int(hits[want - 1]) + 1 if len(hits) >= want else len(rotated)
+        return rotated.take(hits[:want]), processed
+
+    @staticmethod
+    def _positions(rotated: np.ndarray, rows: np.ndarray, size: int) -> np.ndarray:
+        """Where each of ``rows`` sits in the search order (past the end when absent)."""
+        inverse = np.full(size, len(rotated), np.int64)
+        inverse[rotated] = np.arange(len(rotated))
+        return inverse[rows]
+
+    @staticmethod
+    def _nominated_rows(pod: PodInfo, queue: SchedulingQueue, passed: np.ndarray) -> np.ndarray:
+        """Rows still passing that hold nominated pods of equal or higher priority."""
+        table = queue.nominated_table
+        if table is None or not queue.nominated:
+            return np.zeros(0, np.int64)
+        slots = nominated_slots(table, pod, passed)
+        if len(slots) < 2:
+            return table.node_row[slots].astype(np.int64)
+        return np.unique(table.node_row[slots])
+
+    def _percentage(self, fwk: Framework) -> int:
+        own = fwk.profile.percentage_of_nodes_to_score
+        return own if own is not None else self.percentage_of_nodes_to_score
+
+    @staticmethod
+    def _apply_nominated_pods(
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        diagnosis: Diagnosis,
+        passed: np.ndarray,
+        rows: np.ndarray,
+    ) -> None:
+        """``RunFilterPluginsWithNominatedPods`` on ``rows``: a node must also pass with the
+        nominated pods of equal or higher priority added (the plain pass was the column run)."""
+        table = queue.nominated_table
+        assert table is not None
+        mask = np.zeros(nodes.n, bool)
+        mask[rows] = True
+        slots = nominated_slots(table, pod, mask)
+        sub_rows = np.searchsorted(rows, table.node_row[slots])
+        sub = nodes.take(rows)
+        extensions = active_extensions(fwk, state)
+        sub_state = state.clone() if extensions else state
+        add_to(sub, sub_rows, table, slots, fwk, sub_state, pod, extensions=extensions)
+        outcome = fwk.run_filters(sub_state, pod, sub, passed_before=True)
+        if outcome.error is not None:
+            raise PluginError(outcome.error)
+        failing = np.flatnonzero(outcome.codes != 0)
+        if len(failing):
+            # the second pass's verdicts replace the first's on those rows (same filter list)
+            at = rows[failing]
+            diagnosis.codes[at] = outcome.codes[failing]
+            diagnosis.plugins[at] = outcome.plugins[failing]
+            diagnosis.reasons[at] = outcome.reasons[failing]
+            for i, describe in enumerate(outcome.describers):
+                if describe is not None:
+                    diagnosis.describers[i] = describe
+            passed[at] = False
+
+
+# a PreFilterResult naming fewer than one node in this many is filtered on those rows alone
+SMALL_RESULT_FACTOR = 16
+# the shape cache is used when a search covers at most 1/this of the nodes (with the adaptive
+# percentage: from about 200 nodes); an entry then stays good for about this many pods before a
+# search reaches a node bound since, and smaller clusters gain nothing from it
+SHAPE_MIN_SEARCHES_PER_LAP = 2
+# what a search over the shape cache returns (its nodes are in the cycle's facts; the pod is
+# never explained there)
+_NO_ROWS = np.zeros(0, np.int64)
+_NO_DIAGNOSIS = Diagnosis.empty(())
+
+
+class PluginError(RuntimeError):
+    """A plugin returned Error: the attempt fails with reason SchedulerError."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class _NoNodes(RuntimeError):
+    def __init__(self, pod: PodInfo) -> None:
+        super().__init__(ERR_NO_NODES_AVAILABLE)
+        self.pod = pod
