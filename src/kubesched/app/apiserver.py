@@ -18,8 +18,9 @@ from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, TERMINATION_DELAY, HollowKubelet, fake_node
 from kubesched.apiserver.limits import Limits, limited_factory
+from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.objects import ServerAdmission
-from kubesched.apiserver.server import WATCH_QUEUE_LENGTH, ApiServer
+from kubesched.apiserver.server import ApiServer
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.driver import RealtimeDriver
 from kubesched.app.kubeconfig import load_or_create_token, write_kubeconfig

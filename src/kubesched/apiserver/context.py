@@ -1,0 +1,90 @@
+"""What every group of the API server's handlers shares: the Store and the server's state, and
+the conversions between how an object is stored and how an endpoint serves it (core v1 Events
+served as events.k8s.io/v1), the object a path names, and the checks of a body's kind and
+namespace against its path."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from kubesched.api.errors import BadRequest, NotFound
+from kubesched.apiserver.request import Target
+from kubesched.apiserver.selectors import parse_field_selector, parse_label_selector
+from kubesched.cluster.events import from_core, to_core
+from kubesched.cluster.store import Store
+
+if TYPE_CHECKING:
+    from kubesched.apiserver.commit import GroupCommit
+
+
+class ServerContext:
+    """The base of ``ApiServer`` and of its handler groups (``ListWatch``, ``Writes``,
+    ``Subresources``)."""
+
+    store: Store
+    commit: GroupCommit
+    watch_queue_length: int
+    _closing: asyncio.Event
+    _wakes: set[asyncio.Event]
+
+    def _out(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
+        """The stored object as this endpoint's version presents it."""
+        if t.resource.group == "events.k8s.io":
+            return from_core(obj)
+        return obj
+
+    def _in(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
+        if t.resource.group == "events.k8s.io":
+            return to_core(obj)
+        return obj
+
+    def _ns(self, t: Target) -> str:
+        return (t.namespace or "default") if t.resource.namespaced else ""
+
+    def _get(self, t: Target) -> dict[str, Any]:
+        obj = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
+        if obj is None:
+            raise NotFound(
+                f'{t.resource.qualified} "{t.name}" not found',
+                details={"name": t.name, "group": t.resource.group, "kind": t.resource.plural},
+            )
+        return self._out(t, obj)
+
+    def _check_kind(self, t: Target, body: dict[str, Any]) -> None:
+        kind, api_version = body.get("kind"), body.get("apiVersion")
+        r = t.resource
+        if kind is not None and kind != r.kind:
+            raise BadRequest(f'{kind} in version "{api_version or r.version}" cannot be handled as a {r.kind}')
+        if api_version is not None and api_version != r.group_version:
+            raise BadRequest(
+                f"the API version in the data ({api_version}) does not match the expected API version "
+                f"({r.group_version})"
+            )
+
+    def _check_namespace(self, t: Target, body: dict[str, Any]) -> None:
+        meta = body.get("metadata")
+        if meta is None:
+            body["metadata"] = meta = {}
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        if t.resource.namespaced:
+            ns = meta.get("namespace")
+            if ns and ns != t.namespace:
+                raise BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = t.namespace
+        else:
+            meta.pop("namespace", None)
+
+    def _selectors(self, request: web.Request, t: Target) -> tuple[Any, Any]:
+        q = request.query
+        return (
+            parse_label_selector(q.get("labelSelector")),
+            parse_field_selector(
+                q.get("fieldSelector"), t.resource.stored, events_v1=t.resource.group == "events.k8s.io"
+            ),
+        )

@@ -1,0 +1,259 @@
+"""list and watch (kube-apiserver's ``endpoints/handlers/get.go`` ListResource and ``watch.go``):
+selectors, pages with continue tokens, resourceVersion semantics (a version ahead of the store
+waits or is refused, a compacted one is 410), watch streams with bookmarks, selector transitions
+and a bounded queue per watcher, as the cacher bounds its watchers."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from kubesched.api.errors import ApiError, BadRequest, Expired
+from kubesched.api.watch import ADDED, DELETED, MODIFIED, WatchEvent
+from kubesched.apiserver.bodies import JSON
+from kubesched.apiserver.context import ServerContext
+from kubesched.apiserver.request import Target, dumps, int_param, parse_bool, respond, wants_table
+from kubesched.apiserver.selectors import fields_match, labels_match
+from kubesched.apiserver.tables import table
+from kubesched.cluster.store import StorageError
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("kubesched.apiserver")
+
+MAX_LIMIT_PAGE = 500
+BOOKMARK_EVERY = 30.0
+# events a watcher may fall behind before it is closed (kube-apiserver's cacher closes a watcher
+# whose channel stays full past its dispatch budget); the client lists and watches again
+WATCH_QUEUE_LENGTH = 10_000
+MAX_WATCH_SECONDS = 1800.0  # --min-request-timeout 1800: a watch without timeoutSeconds lasts up to this
+
+
+class ListWatch(ServerContext):
+    """The ApiServer's list and watch handlers; a part of ``ApiServer``."""
+
+    # -- list and watch -----------------------------------------------------------------------------
+    def _list(self, request: web.Request, t: Target) -> web.Response:
+        labels, fields = self._selectors(request, t)
+        q = request.query
+        if q.get("resourceVersion"):
+            asked = resource_version(q["resourceVersion"])
+            if asked > self.store.resource_version:  # storage.NewTooLargeResourceVersionError
+                raise TooLargeResourceVersion(asked, self.store.resource_version)
+        objs, rv = self.store.list(t.resource.stored, self._ns(t) if t.namespace is not None else None)
+        matched = [o for o in objs if labels_match(labels, o) and fields_match(fields, o)]
+        matched.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", o["metadata"].get("name", "")))
+        start, list_rv = 0, rv
+        token = q.get("continue")
+        if token:
+            start, list_rv = decode_continue(token, self.store.compacted_rev)
+        limit_text = q.get("limit")
+        limit = int_param(limit_text, "limit") if limit_text else 0
+        cont = None
+        if limit and limit > 0 and start + limit < len(matched):
+            cont = encode_continue(list_rv, start + limit)
+            page = matched[start : start + limit]
+        else:
+            page = matched[start:]
+        items = [self._out(t, o) for o in page]
+        if wants_table(request.headers.get("Accept", "")):
+            return respond(table(t.resource.stored, items, self.store.clock.now(), str(list_rv), cont))
+        meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
+        if cont:
+            meta["continue"] = cont
+        return respond(
+            {"kind": f"{t.resource.kind}List", "apiVersion": t.resource.group_version, "metadata": meta, "items": items}
+        )
+
+    async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        q = request.query
+        labels, fields = self._selectors(request, t)
+        as_table = wants_table(request.headers.get("Accept", ""))
+        bookmarks = parse_bool(q.get("allowWatchBookmarks"))
+        timeout = (
+            float(int_param(q["timeoutSeconds"], "timeoutSeconds")) if q.get("timeoutSeconds") else MAX_WATCH_SECONDS
+        )
+        rv_text = q.get("resourceVersion") or ""
+        if q.get("sendInitialEvents"):
+            raise BadRequest("sendInitialEvents is not supported by this server; list, then watch")
+        namespace = self._ns(t) if t.namespace is not None else None
+        kind = t.resource.stored
+        wake = asyncio.Event()
+        self._wakes.add(wake)
+        initial: list[dict[str, Any]] = []
+        expired: Expired | None = None
+        watch = None
+        try:
+            if rv_text in ("", "0"):
+                objs, _ = self.store.list(kind, namespace)
+                initial = [o for o in objs if labels_match(labels, o) and fields_match(fields, o)]
+                watch = self.store.watch([kind], self.store.resource_version, notify=wake.set)
+            else:
+                watch = self.store.watch([kind], resource_version(rv_text), notify=wake.set)
+        except Expired as exc:
+            expired = exc
+        resp = web.StreamResponse(status=200)
+        resp.headers["Content-Type"] = JSON
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+
+        def line(type_: str, obj: dict[str, Any]) -> bytes:
+            if as_table and type_ not in ("ERROR", "BOOKMARK"):
+                obj = table(kind, [obj], self.store.clock.now(), None)
+            return dumps({"type": type_, "object": obj}) + b"\n"
+
+        async def send(type_: str, obj: dict[str, Any]) -> None:
+            await resp.write(line(type_, obj))
+
+        if expired is not None:
+            self._wakes.discard(wake)
+            await send("ERROR", expired.status())
+            return resp
+        assert watch is not None
+        watch.limit = self.watch_queue_length
+        transport = request.transport
+        ended = asyncio.Event()
+
+        def fell_behind() -> None:
+            """The client reads slower than events come: end the watch (gracefully if the
+            handler gets to run, else by closing the connection), as the cacher does."""
+            log.info("closing a watch of %s that fell %d events behind", t.resource.plural, watch.limit)
+            wake.set()
+            if transport is not None:
+                asyncio.get_running_loop().call_later(2.0, abort_unless, ended, transport)
+
+        watch.on_overflow = fell_behind
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last_sent = self.store.resource_version
+        try:
+            try:
+                await self.commit.durable()  # the initial list holds only what is stored
+            except StorageError as exc:
+                await send("ERROR", exc.status())
+                return resp
+            for i in range(0, len(initial), 500):
+                await resp.write(b"".join(line(ADDED, self._out(t, o)) for o in initial[i : i + 500]))
+            while not self._closing.is_set() and not watch.overflowed:
+                # the events that piled up since the last wake-up go out in one chunk: one TLS
+                # record and one read on the other side instead of one per event
+                batch = []
+                for ev in watch.drain():
+                    out = visible(ev, namespace, labels, fields)
+                    if out is not None:
+                        batch.append(line(out[0], self._out(t, out[1])))
+                    last_sent = ev.resource_version
+                if watch.overflowed:
+                    break
+                if batch:  # the store hands watchers committed events only
+                    await resp.write(b"".join(batch))
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                wake.clear()
+                if watch:
+                    continue
+                try:
+                    await asyncio.wait_for(wake.wait(), min(remaining, BOOKMARK_EVERY))
+                except TimeoutError:
+                    if bookmarks and not watch:
+                        rv = max(last_sent, self.store.resource_version)
+                        await send(
+                            "BOOKMARK",
+                            {
+                                "kind": t.resource.kind,
+                                "apiVersion": t.resource.group_version,
+                                "metadata": {"resourceVersion": str(rv)},
+                            },
+                        )
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            ended.set()
+            self.store.stop_watch(watch)
+            self._wakes.discard(wake)
+        with contextlib.suppress(ConnectionResetError):
+            await resp.write_eof()
+        return resp
+
+
+def resource_version(text: str) -> int:
+    """A resourceVersion is an unsigned revision (``storage.APIObjectVersioner.ParseResourceVersion``);
+    anything else is the storage layer's InvalidError, which list and watch answer with 400."""
+    if not (text.isascii() and text.isdigit()) or int(text) >= 1 << 64:
+        why = "value out of range" if text.isascii() and text.isdigit() else "invalid syntax"
+        raise BadRequest(
+            f"resourceVersion: Invalid value: {json.dumps(text)}: strconv.ParseUint: parsing {json.dumps(text)}: {why}"
+        )
+    return int(text)
+
+
+class TooLargeResourceVersion(ApiError):
+    """A list at a revision the store has not reached: 504 Timeout, as the watch cache answers
+    once its wait for that revision runs out (``storage.NewTooLargeResourceVersionError``)."""
+
+    code = 504
+    reason = "Timeout"
+
+    def __init__(self, asked: int, current: int) -> None:
+        super().__init__(
+            f"Timeout: Too large resource version: {asked}, current: {current}",
+            details={
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            },
+        )
+
+
+def encode_continue(rv: int, start: int) -> str:
+    return base64.urlsafe_b64encode(dumps({"rv": rv, "start": start})).decode()
+
+
+def decode_continue(token: str, compacted: int) -> tuple[int, int]:
+    try:
+        value = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        rv, start = int(value["rv"]), int(value["start"])
+    except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise BadRequest(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None
+    if rv < compacted:
+        raise Expired(
+            "The provided continue parameter is too old to display a consistent list result. "
+            "You can start a new list without the continue parameter."
+        )
+    return start, rv
+
+
+def visible(ev: WatchEvent, namespace: str | None, labels: Any, fields: Any) -> tuple[str, dict[str, Any]] | None:
+    """The event a watcher with these selectors sees: objects entering the selection are ADDED,
+    leaving it DELETED (``cacheWatcher.convertToWatchEvent``)."""
+    obj = ev.obj
+    if namespace is not None and ((obj.get("metadata") or {}).get("namespace") or "") != namespace:
+        return None
+    now = labels_match(labels, obj) and fields_match(fields, obj)
+    if ev.type != MODIFIED or (not labels and not fields):
+        return (ev.type, obj) if now else None
+    before = ev.old is None or (labels_match(labels, ev.old) and fields_match(fields, ev.old))
+    if now and before:
+        return MODIFIED, obj
+    if now:
+        return ADDED, obj
+    if before:
+        return DELETED, obj
+    return None
+
+
+def abort_unless(ended: asyncio.Event, transport: asyncio.BaseTransport) -> None:
+    """Abort a watch's connection unless its handler ended the response meanwhile."""
+    if not ended.is_set() and isinstance(transport, asyncio.WriteTransport):
+        transport.abort()

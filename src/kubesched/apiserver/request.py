@@ -1,0 +1,80 @@
+"""What a request addresses (``Target``: a resource path parsed) and how it is answered:
+JSON bodies, ``metav1.Status`` errors, warnings, and the query parameters every verb reads."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubesched.api.errors import ApiError, BadRequest, Invalid
+from kubesched.apiserver.bodies import JSON
+from kubesched.apiserver.resources import Resource
+
+
+@dataclass(slots=True)
+class Target:
+    """A parsed resource path."""
+
+    resource: Resource
+    namespace: str | None  # None: all namespaces (or cluster-scoped)
+    name: str | None
+    subresource: str
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def respond(body: Any, status: int = 200, content_type: str = JSON) -> web.Response:
+    """A JSON response with ``Content-Type: application/json`` exactly (no charset: lightkube
+    maps errors to ApiError only then)."""
+    resp = web.Response(body=dumps(body), status=status)
+    resp.headers["Content-Type"] = content_type
+    return resp
+
+
+def status_response(err: ApiError) -> web.Response:
+    return respond(err.status(), err.code)
+
+
+def success(code: int = 201) -> web.Response:
+    return respond({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}, code)
+
+
+def parse_bool(value: str | None) -> bool:
+    """Go's ``strconv.ParseBool`` (clients send ``true``, ``True``, ``1``)."""
+    return value in ("1", "t", "T", "true", "TRUE", "True")
+
+
+def wants_table(accept: str) -> bool:
+    for part in accept.split(","):
+        params = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in part.split(";")[1:])}
+        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
+            return True
+    return False
+
+
+def int_param(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise BadRequest(f"invalid {name}: {text!r} is not an integer") from None
+
+
+def with_warnings(resp: web.Response, warnings: list[str]) -> web.Response:
+    """One ``Warning: 299 - "<text>"`` header per warning, as kube-apiserver sends them."""
+    for w in warnings:
+        resp.headers.add("Warning", f"299 - {json.dumps(w)}")
+    return resp
+
+
+def dry_run(request: web.Request) -> bool:
+    values = request.query.getall("dryRun", [])
+    for v in values:
+        if v != "All":
+            raise Invalid(f'dryRun: Unsupported value: "{v}": supported values: "All"')
+    return bool(values)

@@ -1,0 +1,227 @@
+"""The writes (kube-apiserver's ``endpoints/handlers/{create,update,patch,delete}.go``): field
+validation, optimistic concurrency, the four patch types, create-on-update for the kinds that
+allow it, graceful deletion and a namespace's contents deleted with it."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.api.errors import ApiError, BadRequest, NotFound, UnsupportedMediaType
+from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
+from kubesched.apiserver.context import ServerContext
+from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, prepare_for_update, validate
+from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.apiserver.request import Target, dry_run, int_param, respond, with_warnings
+from kubesched.apiserver.selectors import fields_match, labels_match
+
+PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+# kinds whose strategy has AllowCreateOnUpdate true (pkg/registry/{coordination/lease,core/event,core/service}):
+# a PUT of a missing object creates it; for every other kind it is NotFound
+CREATE_ON_UPDATE = {"Lease", "Event", "Service"}
+
+
+class Writes(ServerContext):
+    """The ApiServer's write handlers; a part of ``ApiServer``."""
+
+    # -- writes ------------------------------------------------------------------------------------
+    async def _create(self, request: web.Request, t: Target) -> web.Response:
+        body = await read_object(request)
+        self._check_kind(t, body)
+        body, warnings = self._validate_fields(request, t, body)
+        body = self._in(t, body)
+        self._check_namespace(t, body)
+        return with_warnings(self._store_create(request, t, body), warnings)
+
+    @staticmethod
+    def _validate_fields(request: web.Request, t: Target, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        return decode(t.resource, body, field_validation_mode(request.query), t.resource.version)
+
+    def _store_create(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
+        """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's
+        admission chain (``objects.ServerAdmission``, priority) defaults and validates it."""
+        check_object_size(body)
+        created = self.store.create(t.resource.stored, body, dry_run=dry_run(request))
+        return respond(self._out(t, created), 201)
+
+    def _store_update(self, request: web.Request, t: Target, body: dict[str, Any], old: dict[str, Any]) -> web.Response:
+        """Validation and the write of an update (PUT or PATCH, main resource or ``/status``)."""
+        new = prepare_for_update(t.resource, body, old, t.subresource)
+        check_meta(t.resource, new)
+        validate(t.resource, new)
+        check_object_size(new)
+        if dry_run(request):
+            return respond(self._out(t, new))
+        return respond(self._out(t, self.store.update(t.resource.stored, new)))
+
+    async def _update(self, request: web.Request, t: Target) -> web.Response:
+        body = await read_object(request)
+        self._check_kind(t, body)
+        body, warnings = self._validate_fields(request, t, body)
+        return with_warnings(self._update_with(request, t, body), warnings)
+
+    def _update_with(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
+        body = self._in(t, body)
+        self._check_namespace(t, body)
+        name = (body.get("metadata") or {}).get("name")
+        if name != t.name:
+            raise BadRequest(f"the name of the object ({name}) does not match the name on the URL ({t.name})")
+        old = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
+        if old is None:
+            if t.subresource or t.resource.kind not in CREATE_ON_UPDATE:
+                self._get(t)  # NotFound, as upstream for resources without AllowCreateOnUpdate
+            return self._store_create(request, t, body)
+        return self._store_update(request, t, body, old)
+
+    async def _patch(self, request: web.Request, t: Target) -> web.Response:
+        ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if ctype not in PATCH_TYPES:
+            raise UnsupportedMediaType(
+                "the body of the request was in an unknown format - accepted media types include: "
+                + ", ".join(PATCH_TYPES)
+            )
+        data = await read_body(request)
+        patch = decode_yaml(data) if ctype == "application/apply-patch+yaml" else decode_json(data)
+        warnings: list[str] = []
+        if isinstance(patch, dict):  # a merge, strategic or apply patch has the object's shape
+            patch, warnings = self._validate_fields(request, t, patch)
+        return with_warnings(self._patch_with(request, t, ctype, patch), warnings)
+
+    def _patch_with(self, request: web.Request, t: Target, ctype: str, patch: Any) -> web.Response:
+        stored = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
+        if stored is None:
+            if ctype == "application/apply-patch+yaml" and not t.subresource:
+                if not isinstance(patch, dict):
+                    raise BadRequest("the apply body must be an object")
+                self._check_kind(t, patch)
+                body = self._in(t, patch)
+                self._check_namespace(t, body)
+                if (body.get("metadata") or {}).get("name") != t.name:
+                    raise BadRequest("the name of the object does not match the name on the URL")
+                return self._store_create(request, t, body)
+            self._get(t)
+        assert stored is not None
+        current = self._out(t, stored)
+        if ctype == "application/json-patch+json":
+            patched = json_patch(current, patch)
+        elif not isinstance(patch, dict):
+            raise BadRequest("the patch must be a JSON object")
+        elif ctype == "application/merge-patch+json":
+            patched = merge_patch(current, patch)
+        else:  # strategic merge; apply merges the applied configuration the same way
+            if ctype == "application/apply-patch+yaml":
+                self._check_kind(t, patch)
+                patch = {k: v for k, v in patch.items() if k not in ("apiVersion", "kind")}
+            patched = strategic_merge_patch(current, patch)
+        if not isinstance(patched, dict):
+            raise BadRequest("the patched object must be an object")
+        patched = self._in(t, patched)
+        patched.setdefault("metadata", {})
+        meta = patched["metadata"]
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        rv_in_patch = patch_resource_version(patch)
+        meta["resourceVersion"] = rv_in_patch if rv_in_patch else stored["metadata"].get("resourceVersion")
+        check_name(meta, t.name or "", self._ns(t) if t.resource.namespaced else "")
+        if not t.resource.namespaced:
+            meta.pop("namespace", None)
+        return self._store_update(request, t, patched, stored)
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        data = await read_body(request)
+        opts = decode_json(data) if data.strip() else {}
+        if not isinstance(opts, dict):
+            raise BadRequest("DeleteOptions must be an object")
+        q = request.query
+        if q.get("gracePeriodSeconds"):
+            opts["gracePeriodSeconds"] = int_param(q["gracePeriodSeconds"], "gracePeriodSeconds")
+        grace = opts.get("gracePeriodSeconds")
+        if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+            raise BadRequest("gracePeriodSeconds must be an integer")
+        pre = opts.get("preconditions") or {}
+        if not isinstance(pre, dict):
+            raise BadRequest("preconditions must be an object")
+        return opts
+
+    async def _delete(self, request: web.Request, t: Target) -> web.Response:
+        opts = await self._delete_options(request)
+        self._get(t)
+        pre = opts.get("preconditions") or {}
+        if dry_run(request):
+            return respond(self._get(t))
+        kind = t.resource.stored
+        if kind == "Namespace":
+            self._delete_namespace_contents(t.name or "")
+        gone = self.store.delete(
+            kind,
+            self._ns(t),
+            t.name or "",
+            opts.get("gracePeriodSeconds"),
+            uid=pre.get("uid"),
+            resource_version=pre.get("resourceVersion"),
+        )
+        return respond(self._out(t, gone))
+
+    def _delete_namespace_contents(self, namespace: str) -> None:
+        """The namespace controller's job, done at once: everything in the namespace goes with it."""
+        for kind in list(self.store.kinds()):
+            if kind == "Namespace":
+                continue
+            objs, _ = self.store.list(kind, namespace)
+            for o in objs:
+                with contextlib.suppress(ApiError):
+                    self.store.delete(kind, namespace, o["metadata"]["name"], 0)
+
+    async def _delete_collection(self, request: web.Request, t: Target) -> web.Response:
+        opts = await self._delete_options(request)
+        labels, fields = self._selectors(request, t)
+        objs, _ = self.store.list(t.resource.stored, self._ns(t) if t.namespace is not None else None)
+        gone = []
+        for o in [o for o in objs if labels_match(labels, o) and fields_match(fields, o)]:
+            if dry_run(request):
+                gone.append(o)
+                continue
+            with contextlib.suppress(NotFound):
+                gone.append(
+                    self.store.delete(
+                        t.resource.stored,
+                        o["metadata"].get("namespace") or "",
+                        o["metadata"]["name"],
+                        opts.get("gracePeriodSeconds"),
+                    )
+                )
+        return respond(
+            {
+                "kind": f"{t.resource.kind}List",
+                "apiVersion": t.resource.group_version,
+                "metadata": {"resourceVersion": str(self.store.resource_version)},
+                "items": [self._out(t, o) for o in gone],
+            }
+        )
+
+
+def check_name(meta: dict[str, Any], name: str, namespace: str) -> None:
+    """patch.go's ``checkName``: a patch may not rename an object or move it to another namespace
+    (nor drop either)."""
+    if meta.get("name") != name:
+        given = meta.get("name") or ""
+        raise BadRequest(f"the name of the object ({given}) does not match the name on the URL ({name})")
+    if namespace and meta.get("namespace") != namespace:
+        raise BadRequest(
+            f"the namespace of the object ({meta.get('namespace') or ''}) does not match the namespace on the URL "
+            f"({namespace})"
+        )
+
+
+def patch_resource_version(patch: Any) -> str | None:
+    if isinstance(patch, dict):
+        rv = (patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch.get("metadata"), dict) else None
+        return str(rv) if rv else None
+    return None
