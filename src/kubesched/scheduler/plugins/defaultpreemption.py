@@ -52,7 +52,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
         self._evaluator: Evaluator | None = None
 
     def set_framework(self, fwk: Framework) -> None:
-        rng = getattr(self.handle, "rng", None) or random.Random(0)
+        rng = self.handle.rng if self.handle is not None else random.Random(0)
         self._evaluator = Evaluator(fwk, self.handle, self.args, rng)
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:

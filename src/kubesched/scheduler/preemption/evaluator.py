@@ -158,7 +158,7 @@ class Evaluator:
     # -- Preempt -----------------------------------------------------------------------------
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
         nodes: NodeTable = self.handle.cache.table
-        metrics = getattr(self.handle, "metrics", None)
+        metrics = self.handle.metrics
         if metrics is not None:  # DefaultPreemption's PostFilter counts every attempt
             metrics.preemption_attempts.inc()
         ok, msg = self.eligible(pod, diagnosis, nodes)

@@ -18,11 +18,13 @@ scheduler creates for the pod.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api.quantity import value
 from kubesched.api.validation import label_key_errors
+from kubesched.scheduler.listers import Listers
 
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # resourceapi.ResourceDeviceClassPrefix
 CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"  # resourceapi.ExtendedResourceClaimAnnotation
@@ -44,7 +46,7 @@ def is_dra_extended_resource_name(name: str) -> bool:
 class ExtendedResourceResolver:
     """Extended resource name → DeviceClass, from the DeviceClasses the informer holds."""
 
-    def __init__(self, classes: list[Mapping[str, Any]]) -> None:
+    def __init__(self, classes: Sequence[Mapping[str, Any]]) -> None:
         self._by_name: dict[str, Mapping[str, Any]] = {}
         explicit: dict[str, Mapping[str, Any]] = {}
         for c in classes:
@@ -161,12 +163,15 @@ def requests_and_mappings(
 def resolver_for(handle: Any) -> ExtendedResourceResolver | None:
     """The resolver over the scheduler's DeviceClass informer, rebuilt when a class changed;
     shared by NodeResourcesFit and DynamicResources through the framework handle."""
-    listers = getattr(handle, "listers", None)
-    if listers is None or not hasattr(listers, "versions"):
+    listers = handle.listers if handle is not None else None
+    if not isinstance(listers, Listers):
         return None
     version = listers.versions.get("DeviceClass", 0)
-    cached = getattr(handle, "_extended_resolver", None)
+    cached = _RESOLVERS.get(listers)
     if cached is None or cached[0] != version:
-        cached = (version, ExtendedResourceResolver(listers.all("DeviceClass")))
-        handle._extended_resolver = cached
+        cached = _RESOLVERS[listers] = (version, ExtendedResourceResolver(listers.all("DeviceClass")))
     return cached[1]
+
+
+# per scheduler (its listers): the DeviceClass version a resolver was built from, and the resolver
+_RESOLVERS: weakref.WeakKeyDictionary[Listers, tuple[int, ExtendedResourceResolver]] = weakref.WeakKeyDictionary()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,6 +51,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
 from kubesched.scheduler.plugins.dynamicresources.extended import (
@@ -219,7 +220,7 @@ class DynamicResources(
 
     # -- informer views ---------------------------------------------------------------------------
     def _listers(self) -> Any:
-        return getattr(self.handle, "listers", None)
+        return self.handle.listers if self.handle is not None else None
 
     def _lookup(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         listers = self._listers()
@@ -551,7 +552,7 @@ class DynamicResources(
             return None, Status.of(Code.ERROR, STATE_NOT_FOUND)
         if not s.claims and s.ext is None:
             return None, Status.of(Code.UNSCHEDULABLE, NO_CLAIMS_TO_DEALLOCATE)
-        client = getattr(self.handle, "client", None)
+        client = self.handle.client if self.handle is not None else None
         for index in sorted(s.unavailable):
             claim = s.claims[index]
             reserved = _reserved_for(claim)
@@ -582,10 +583,10 @@ class DynamicResources(
             return None
         plans = list(s.plans)
         if s.ext is not None and not s.ext.prior:
-            cache = getattr(self.handle, "cache", None)
-            if cache is not None and node_name in cache.table.index:
-                row = cache.table.index[node_name]
-                s.ext.chosen = int(self._patterns(s, cache.table.take([row]))[0])
+            nodes = self.handle.snapshot.table if self.handle is not None else None
+            if nodes is not None and node_name in nodes.index:
+                row = nodes.index[node_name]
+                s.ext.chosen = int(self._patterns(s, cast(NodeTable, nodes).take([row]))[0])
             if s.ext.chosen:  # the node leaves extended resources to DRA: its claim is allocated too
                 plan = s.ext.variants[s.ext.chosen][2]
                 if plan is not None:
@@ -615,7 +616,7 @@ class DynamicResources(
             self.in_flight.pop(uid, None)  # RemoveClaimPendingAllocation
             self._written.discard(uid)
         if s.ext is not None and s.ext.created is not None:  # written already: deleted, not orphaned
-            client = getattr(self.handle, "client", None)
+            client = self.handle.client if self.handle is not None else None
             try:
                 if client is not None:
                     _delete_claim(client, s.ext.created)
@@ -624,9 +625,9 @@ class DynamicResources(
             s.ext.created = None
 
     def _node_labels(self, node_name: str) -> Mapping[str, str]:
-        cache = getattr(self.handle, "cache", None)
-        spec = cache.node_spec(node_name) if cache is not None else None
-        return spec.labels if spec is not None else {}
+        nodes = self.handle.snapshot.table if self.handle is not None else None
+        row = nodes.index.get(node_name) if nodes is not None else None
+        return nodes.specs[row].labels if nodes is not None and row is not None else {}
 
     # -- PreBind ------------------------------------------------------------------------------------
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -635,7 +636,7 @@ class DynamicResources(
         s: _State | None = state.get(STATE_KEY)
         if s is None or (not s.claims and s.ext is None):
             return None
-        client = getattr(self.handle, "client", None)
+        client = self.handle.client if self.handle is not None else None
         if client is None:
             return None
         consumer = {"resource": "pods", "name": pod.name, "uid": pod.uid}
