@@ -7,7 +7,7 @@
   plugins that rejected it registered that event and its QueueingHint says Queue. Pods left
   there for 5 minutes are flushed back (``UnschedulableTimeout``).
 * gated pods (a PreEnqueue plugin said no) wait among the unschedulable ones, not attempted.
-* the nominator: pods nominated to nodes, which filters account for.
+* the nominator (``nominator.py``, which the queue embeds as upstream's PriorityQueue does).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
 )
 from kubesched.framework.status import Status
+from kubesched.scheduler.nominator import Nominator
 
 ALL_ACTIONS = int(ActionType.ALL)
 
@@ -68,7 +69,7 @@ class QueuedPodInfo:
         return self.pod.uid
 
 
-class SchedulingQueue:
+class SchedulingQueue(Nominator):
     """PriorityQueue with QueueingHints, driven by an external clock."""
 
     def __init__(
@@ -111,11 +112,7 @@ class SchedulingQueue:
         self._pods: dict[str, QueuedPodInfo] = {}  # uid → entry, wherever it is (not in flight)
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
-        self.nominated: dict[str, list[PodInfo]] = {}
-        # told of every nomination change: (pod, node) when added, (uid, None) when removed
-        self.on_nominated: Callable[[Any, str | None], None] | None = None
-        self.nominated_table: Any = None  # the cache's PodTable of nominated pods, when wired
-        self._nominated_node: dict[str, str] = {}
+        Nominator.__init__(self)
         # told of every pod entering a queue: (queue, event label) (scheduler_queue_incoming_pods_total)
         self.on_incoming: Callable[[str, str], None] | None = None
 
@@ -439,31 +436,3 @@ class SchedulingQueue:
 
     def gated_pods(self) -> list[QueuedPodInfo]:
         return [qp for group in self._gated.values() for qp in group.values()]
-
-    # -- nominator ----------------------------------------------------------------------------
-    def add_nominated(self, pod: PodInfo, node: str) -> None:
-        self.delete_nominated(pod.uid)
-        if not node:
-            return
-        self._nominated_node[pod.uid] = node
-        self.nominated.setdefault(node, []).append(pod)
-        if self.on_nominated is not None:
-            self.on_nominated(pod, node)
-
-    def delete_nominated(self, uid: str) -> None:
-        node = self._nominated_node.pop(uid, None)
-        if node is None:
-            return
-        if self.on_nominated is not None:
-            self.on_nominated(uid, None)
-        pods = [p for p in self.nominated.get(node, []) if p.uid != uid]
-        if pods:
-            self.nominated[node] = pods
-        else:
-            self.nominated.pop(node, None)
-
-    def nominated_node_of(self, uid: str) -> str:
-        return self._nominated_node.get(uid, "")
-
-    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
-        return list(self.nominated.get(node, ()))

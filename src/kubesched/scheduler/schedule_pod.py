@@ -26,11 +26,11 @@ from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
+from kubesched.scheduler.framework.nominated_pods import active_extensions, add_to, nominated_slots
 from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
 from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.nominated import active_extensions, add_to, nominated_slots
 from kubesched.scheduler.queue import SchedulingQueue
 
 log = logging.getLogger("kubesched.scheduler")

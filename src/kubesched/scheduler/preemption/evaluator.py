@@ -30,9 +30,9 @@ from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
+from kubesched.scheduler.framework.nominated_pods import add_to, nominated_slots
 from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, reasons_histogram
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.nominated import add_to, nominated_slots
 from kubesched.scheduler.podtable import PodTable
 from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, CandidateColumns, pick_index, pick_one_node
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, violating
