@@ -112,23 +112,11 @@ class SignPlugin(Plugin):
     # own row of the NodeTable (the Node and the pods on it), never which other nodes are
     # evaluated: the shape cache (framework/shape_cache.py) may then reuse this plugin's
     # verdicts and raw scores for the nodes that did not change; its NormalizeScore must give
-    # equal raw scores equal values however many nodes there are. Plugins whose results depend
-    # on cluster-wide state for some pods implement ``ShapePlugin.shape_pod`` instead.
+    # equal raw scores equal values however many nodes there are. (The in-tree plugins whose
+    # results depend on cluster-wide state for some pods tell the cache pod by pod instead.)
     rows_only: ClassVar[bool] = False
 
     def sign_pod(self, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
-        raise NotImplementedError
-
-
-class ShapePlugin(Plugin):
-    """kubesched's shape cache, which has no upstream counterpart and changes no decision: a
-    plugin that depends on cluster-wide state for some pods says, after this cycle's PreFilter,
-    whether it does for this one. Return the fragments its Filter and Score depend on when they
-    read only those and each node's own row (``()`` when it takes no part for this pod), or a
-    non-success Status when they read more (other nodes' pods, objects outside the table): the
-    cycle then filters and scores every node afresh."""
-
-    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
         raise NotImplementedError
 
 

@@ -40,7 +40,6 @@ from kubesched.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
-    ShapePlugin,
     SignPlugin,
 )
 from kubesched.framework.registry import Registry
@@ -49,7 +48,7 @@ from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, Pl
 from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
 from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, Window
+from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, ShapePlugin, Window
 from kubesched.scheduler.nodetable import NodeTable
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0

@@ -17,14 +17,15 @@ removed) drops every entry.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import ScorePlugin
+from kubesched.framework.interface import Plugin, ScorePlugin, SignFragment
+from kubesched.framework.status import Status
 from kubesched.scheduler.nodetable import NodeTable
 
 # shapes kept per profile (least recently used dropped first)
@@ -195,3 +196,15 @@ class ShapeCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class ShapePlugin(Plugin):
+    """kubesched's shape cache, which has no upstream counterpart and changes no decision: a
+    plugin that depends on cluster-wide state for some pods says, after this cycle's PreFilter,
+    whether it does for this one. Return the fragments its Filter and Score depend on when they
+    read only those and each node's own row (``()`` when it takes no part for this pod), or a
+    non-success Status when they read more (other nodes' pods, objects outside the table): the
+    cycle then filters and scores every node afresh."""
+
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
+        raise NotImplementedError

@@ -45,12 +45,12 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
-    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.framework.shape_cache import ShapePlugin
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable

@@ -21,12 +21,12 @@ from kubesched.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
-    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.framework.shape_cache import ShapePlugin
 from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve

@@ -26,12 +26,12 @@ from kubesched.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
-    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.framework.shape_cache import ShapePlugin
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources.extended import is_dra_extended_resource_name, resolver_for
 from kubesched.scheduler.plugins.noderesources import scoring

@@ -22,12 +22,12 @@ from kubesched.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
-    ShapePlugin,
     SignFragment,
     SignPlugin,
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.framework.shape_cache import ShapePlugin
 from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring
 from kubesched.scheduler.plugins.podtopologyspread.common import constraints_for, parse_args
