@@ -41,7 +41,7 @@ def test_no_event_is_lost_to_failing_requests(server):
     try:
         sink = EventSink(str(server.kubeconfig), retry_sleep=0.05)
         for i in range(150):
-            assert sink.send("default", event(i))
+            assert sink.send(event(i))
         sink.close(timeout=20)
     finally:
         server.request("PUT", "/debug/kubesched/faults", {})

@@ -41,7 +41,7 @@ class EventSink:
         )
         self._proc.start()
         reader.close()
-        self._pending: deque[tuple[str, dict[str, Any]]] = deque()
+        self._pending: deque[dict[str, Any]] = deque()
         self._wake = threading.Event()
         self._closing = False
         self.broken = False
@@ -49,7 +49,7 @@ class EventSink:
         self._thread = threading.Thread(target=self._pipe, name="kubesched-event-pipe", daemon=True)
         self._thread.start()
 
-    def send(self, namespace: str, event: dict[str, Any]) -> bool:
+    def send(self, event: dict[str, Any]) -> bool:
         """Queue an event; False when the sink is gone (the caller sends it itself)."""
         if self.broken:
             return False
@@ -58,7 +58,7 @@ class EventSink:
             if self.dropped in (1, 100) or self.dropped % 10_000 == 0:
                 log.error("event queue full, %d events dropped", self.dropped)
             return True
-        self._pending.append((namespace, event))
+        self._pending.append(event)
         if not self._wake.is_set():
             self._wake.set()
         return True
@@ -106,7 +106,7 @@ async def _pump(
     from kubesched.client.rest import no_env_lookups
 
     loop = asyncio.get_running_loop()
-    batches: asyncio.Queue[list[tuple[str, dict[str, Any]]] | None] = asyncio.Queue()
+    batches: asyncio.Queue[list[dict[str, Any]] | None] = asyncio.Queue()
 
     def read() -> None:
         while True:
@@ -125,7 +125,7 @@ async def _pump(
     threading.Thread(target=read, name="kubesched-event-reader", daemon=True).start()
     try:
         while (batch := await batches.get()) is not None:
-            for _, event in batch:
+            for event in batch:
                 writer.record(event)
         await writer.drain(SEND_GRACE)
     finally:

@@ -402,7 +402,7 @@ class RemoteClient:
         related: dict[str, Any] | None = None,
     ) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message, related)
-        if self._sink is not None and self._sink.send(ev["metadata"]["namespace"], ev):
+        if self._sink is not None and self._sink.send(ev):
             return
         self._outbox.append(ev)
         if not self._outbox_scheduled:
