@@ -269,3 +269,48 @@ def test_update_pod_condition(old, new, written):
         assert got == {"type": "PodScheduled", **new, "lastTransitionTime": "2026-01-01T00:00:00Z"}
     else:
         assert got == {"type": "PodScheduled", **new}
+
+
+def test_up_runs_the_rounds_without_another_event():
+    """Under ``kubesched up`` the rounds run on their own timer: a series' count held in memory
+    reaches the store although the scheduler records nothing more."""
+    from kubesched.app.apiserver import event_rounds
+    from kubesched.clock import WallClock
+
+    async def run() -> list[dict]:
+        store = Store(WallClock(asyncio.get_running_loop()))
+        client = InProcessClient(store)
+        client.event_series = EventSeriesCache(store.clock.now(), finish_time=0.2, refresh_time=3600.0)
+        for _ in range(3):
+            client.record_event("Warning", "FailedScheduling", "Scheduling", POD, "m")
+        stop = asyncio.Event()
+        task = asyncio.create_task(event_rounds(client, stop))
+        await asyncio.sleep(0.8)
+        stop.set()
+        await task
+        return stored_events(store)
+
+    [stored] = asyncio.run(run())
+    assert stored["series"]["count"] == 3
+
+
+@pytest.mark.parametrize(
+    ("event", "last_seen"),
+    [
+        ({"eventTime": "2026-01-01T00:00:00.000000Z"}, "100s"),  # a singleton: its eventTime
+        (
+            {
+                "eventTime": "2026-01-01T00:00:00.000000Z",
+                "series": {"count": 4, "lastObservedTime": "2026-01-01T00:01:30.000000Z"},
+            },
+            "10s",
+        ),  # a series: when it was last observed
+        ({"firstTimestamp": "2026-01-01T00:00:40Z", "lastTimestamp": "2026-01-01T00:01:00Z"}, "40s"),
+        ({"firstTimestamp": "2026-01-01T00:00:40Z"}, "60s"),  # no lastTimestamp: the first
+    ],
+)
+def test_events_table_last_seen_as_printers_go(event, last_seen):
+    from kubesched.apiserver.tables import _event_row
+
+    row = _event_row({"type": "Warning", "reason": "R", "involvedObject": {"kind": "Pod", "name": "p"}, **event}, 100.0)
+    assert row[0] == last_seen and row[3] == "pod/p"
