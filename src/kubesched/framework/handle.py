@@ -30,6 +30,10 @@ class Snapshot(Protocol):
         """The Node as the scheduler last saw it."""
         ...
 
+    def is_assumed(self, uid: str) -> bool:
+        """Whether the pod is on its node by a scheduling cycle's assumption, not yet seen bound."""
+        ...
+
     def add_pod_listener(self, fn: Callable[[str, PodInfo, str, bool], None]) -> None:
         """Call ``fn(event, pod, node, assumed)`` when a pod arrives on a node (``"add"``: assumed
         by a cycle, or seen bound) or leaves it (``"remove"``): for plugins that keep per-node
@@ -69,6 +73,54 @@ class WaitingPods(Protocol):
     def reject(self, uid: str, plugin: str = "", message: str = "removed") -> bool: ...
 
 
+class Extender(Protocol):
+    """``fwk.Extender``: one configured HTTP extender, as preemption consults it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def is_interested(self, pod: PodInfo) -> bool: ...
+
+    def is_filter(self) -> bool: ...
+
+    def is_prioritizer(self) -> bool: ...
+
+    def is_binder(self) -> bool: ...
+
+    def supports_preemption(self) -> bool: ...
+
+    def process_preemption(
+        self, pod: PodInfo, victims: dict[str, tuple[list[dict[str, Any]], int]]
+    ) -> dict[str, tuple[list[str], int]]:
+        """Node → (victim pods, PDB violations) in; node → (victim UIDs, PDB violations) out."""
+        ...
+
+
+class Counter(Protocol):
+    def inc(self, *labels: str, by: float = 1.0) -> None: ...
+
+
+class Observer(Protocol):
+    def observe(self, value: float, *labels: str) -> None: ...
+
+
+class MetricsRecorder(Protocol):
+    """The scheduler's metrics a plugin adds to (DefaultPreemption counts its attempts and
+    victims, Opportunistic Batching its attempts and flushes); upstream's ``MetricsRecorder``."""
+
+    @property
+    def preemption_attempts(self) -> Counter: ...
+
+    @property
+    def preemption_victims(self) -> Observer: ...
+
+    @property
+    def batch_attempts(self) -> Counter: ...
+
+    @property
+    def batch_cache_flushed(self) -> Counter: ...
+
+
 class Nominator(Protocol):
     """``PodNominator``: pods nominated to a node by preemption, not yet bound."""
 
@@ -98,13 +150,13 @@ class Handle(Protocol):
         ...
 
     @property
-    def extenders(self) -> Sequence[Any]:
+    def extenders(self) -> Sequence[Extender]:
         """The configured HTTP extenders (preemption asks them)."""
         ...
 
     @property
-    def metrics(self) -> Any:
-        """The scheduler's metrics, for plugins that add to them."""
+    def metrics(self) -> MetricsRecorder | None:
+        """The scheduler's metrics, for plugins that add to them (None when not recorded)."""
         ...
 
     @property

@@ -25,6 +25,7 @@ from kubesched.framework import (
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
+    Handle,
     InputError,
     NodeTableView,
     NodeVerdicts,
@@ -69,8 +70,11 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
     Args = GpuShareArgs
     args: GpuShareArgs
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
+        if handle is None:
+            raise InputError("GpuShare: the plugin needs the scheduler's handle")
+        self.cluster: Handle = handle
         self.state = GpuState.of(handle)
 
     # -- PreFilter / Filter -----------------------------------------------------------------------
@@ -135,7 +139,7 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
         if req is None:
             return None
         g = self.state
-        row = g.row_of(node_name, self.handle.snapshot.table)
+        row = g.row_of(node_name, self.cluster.snapshot.table)
         if row is None:
             return Status.error(f"GpuShare: node {node_name} is not known")
         try:
@@ -157,7 +161,7 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
         if devices is None:
             return None
         try:
-            self.handle.client.annotate_pod(pod.namespace, pod.name, {GPU_INDEX: format_index(devices)})
+            self.cluster.client.annotate_pod(pod.namespace, pod.name, {GPU_INDEX: format_index(devices)})
         except Exception as exc:  # an API error fails the binding cycle, which unreserves
             return Status.error(f"recording the GPUs of pod {pod.key}: {exc}")
         return None

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import Handle, NodeTableView, PodInfo
+from kubesched.framework import Handle, NodeTableView, PodInfo, Snapshot
 from kubesched.framework.gpushare import (
     GPU_COUNT,
     GPU_INDEX,
@@ -45,7 +45,7 @@ def pod_request(pod: PodInfo) -> GpuRequest:
 
 
 class GpuState:
-    def __init__(self, cache: Any, seed: int) -> None:
+    def __init__(self, cache: Snapshot, seed: int) -> None:
         # weakly: _STATES maps the cache to this state, and a strong reference back would keep both alive
         self._cache = weakref.ref(cache)
         self.row: dict[str, int] = {}
@@ -71,8 +71,10 @@ class GpuState:
         cache.add_pod_listener(self._on_pod)  # (the cache holds this state from here on)
 
     @property
-    def cache(self) -> Any:
-        return self._cache()
+    def cache(self) -> Snapshot:
+        cache = self._cache()
+        assert cache is not None, "the scheduler's snapshot outlives its plugins' state"
+        return cache
 
     @classmethod
     def of(cls, handle: Handle) -> GpuState:

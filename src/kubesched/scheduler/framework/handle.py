@@ -4,36 +4,41 @@ also reach the mutable cache and the queue through it."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubesched.framework.nodes import NodeInfo, NodeTableView
 from kubesched.scheduler.listers import Listers
+from kubesched.scheduler.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from kubesched.client import ClusterClient
+    from kubesched.clock import Clock
     from kubesched.scheduler.cache import Cache
+    from kubesched.scheduler.extender import HTTPExtender
     from kubesched.scheduler.framework.waiting_pods import WaitingPods
+    from kubesched.scheduler.metrics import SchedulerMetrics
     from kubesched.scheduler.queue import SchedulingQueue
 
 
 class Handle:
     """``frameworkImpl``'s Handle side: shared services for the plugins of one scheduler."""
 
-    def __init__(self, client: ClusterClient, cache: Cache, waiting_pods: WaitingPods, clock: Any) -> None:
+    def __init__(self, client: ClusterClient, cache: Cache, waiting_pods: WaitingPods, clock: Clock) -> None:
         self.client = client
         self.cache = cache
+        self._snapshot = Snapshot(cache)
         self.waiting_pods = waiting_pods
         self.clock = clock
         self.queue: SchedulingQueue | None = None  # the nominator; set once the queue exists
         self.rng = random.Random(0)  # preemption's candidate offset (seeded by the scheduler)
         self.listers = Listers()  # namespaces, services, controllers; the scheduler's own
-        self.metrics: Any = None  # the scheduler's SchedulerMetrics (DefaultPreemption counts attempts)
-        self.extenders: list[Any] = []  # HTTPExtender, for preemption's ProcessPreemption
+        self.metrics: SchedulerMetrics | None = None  # DefaultPreemption counts its attempts
+        self.extenders: list[HTTPExtender] = []  # for preemption's ProcessPreemption
 
     @property
-    def snapshot(self) -> Cache:
-        """The nodes and pods plugins read (the cache serves as the snapshot within a cycle)."""
-        return self.cache
+    def snapshot(self) -> Snapshot:
+        """The nodes and pods plugins read (``SnapshotSharedLister``)."""
+        return self._snapshot
 
     @property
     def nominator(self) -> SchedulingQueue | None:
