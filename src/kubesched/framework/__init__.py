@@ -43,7 +43,16 @@ from kubesched.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
 )
-from kubesched.framework.handle import Handle, Listers, Nominator, Snapshot, WaitingPod, WaitingPods
+from kubesched.framework.handle import (
+    Extender,
+    Handle,
+    Listers,
+    MetricsRecorder,
+    Nominator,
+    Snapshot,
+    WaitingPod,
+    WaitingPods,
+)
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -64,6 +73,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueuedPodInfo,
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
@@ -101,12 +111,14 @@ __all__ = [
     "CycleState",
     "Diagnosis",
     "EnqueueExtensions",
+    "Extender",
     "FilterPlugin",
     "Forbidden",
     "Handle",
     "InputError",
     "Invalid",
     "Listers",
+    "MetricsRecorder",
     "NodeInfo",
     "NodeTableView",
     "NodeVerdicts",
@@ -128,6 +140,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "QueueSortPlugin",
+    "QueuedPodInfo",
     "Registry",
     "ReservePlugin",
     "ScorePlugin",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -125,12 +125,29 @@ class PreEnqueuePlugin(Plugin):
         raise NotImplementedError
 
 
+class QueuedPodInfo(Protocol):
+    """``fwk.QueuedPodInfo`` as QueueSort sees it: the pod, when it was (re)queued, when its
+    first attempt began, and how many attempts it has had."""
+
+    @property
+    def pod(self) -> PodInfo: ...
+
+    @property
+    def timestamp(self) -> float: ...
+
+    @property
+    def initial_attempt_timestamp(self) -> float | None: ...
+
+    @property
+    def attempts(self) -> int: ...
+
+
 class QueueSortPlugin(Plugin):
-    def less(self, a: Any, b: Any) -> bool:
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         """Whether queued pod ``a`` goes before ``b``."""
         raise NotImplementedError
 
-    def sort_key(self, qpod: Any) -> Any | None:
+    def sort_key(self, qpod: QueuedPodInfo) -> Any | None:
         """Optional fast path: a key consistent with ``less``; None falls back to ``less``."""
         return None
 

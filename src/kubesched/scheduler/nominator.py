@@ -5,9 +5,12 @@ equal or higher priority is added there first)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kubesched.api.pod import PodInfo
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.podtable import PodTable
 
 
 class Nominator:
@@ -16,8 +19,8 @@ class Nominator:
     def __init__(self) -> None:
         self.nominated: dict[str, list[PodInfo]] = {}
         # told of every nomination change: (pod, node) when added, (uid, None) when removed
-        self.on_nominated: Callable[[Any, str | None], None] | None = None
-        self.nominated_table: Any = None  # the cache's PodTable of nominated pods, when wired
+        self.on_nominated: Callable[[PodInfo | str, str | None], None] | None = None
+        self.nominated_table: PodTable | None = None  # the cache's PodTable of nominated pods, when wired
         self._nominated_node: dict[str, str] = {}
 
     def add_nominated(self, pod: PodInfo, node: str) -> None:

@@ -20,6 +20,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from kubesched.api.pod import PodInfo
+from kubesched.clock import Clock
 from kubesched.framework.events import (
     ASSIGNED_POD,
     FORCE_ACTIVATE,
@@ -74,7 +75,7 @@ class SchedulingQueue(Nominator):
 
     def __init__(
         self,
-        clock: Any,
+        clock: Clock,
         *,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
         sort_key: Callable[[QueuedPodInfo], Any] | None = None,

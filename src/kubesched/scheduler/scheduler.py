@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from kubesched.api.pod import PodInfo
+from kubesched.api.pod import PodInfo, pod_info_from
 from kubesched.api.watch import Watch
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
@@ -36,7 +36,7 @@ from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics, instrument
 from kubesched.scheduler.profile import build_profiles
-from kubesched.scheduler.queue import SchedulingQueue
+from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN, Explanation, ScheduleOne, Stats
 from kubesched.scheduler.schedule_pod import Algorithm
 
@@ -75,7 +75,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.queue = SchedulingQueue(
             clock,
             less=sort_plugin.less,
-            sort_key=sort_plugin.sort_key if sort_plugin.sort_key(_Probe()) is not None else None,
+            sort_key=sort_plugin.sort_key if sort_plugin.sort_key(_PROBE) is not None else None,
             pre_enqueue=self._run_pre_enqueue,
             events=self._events_for,
             initial_backoff=config.pod_initial_backoff_seconds,
@@ -157,11 +157,5 @@ class Scheduler(EventHandlers, ScheduleOne):
         return out
 
 
-class _Probe:
-    """A stand-in queued pod to ask a QueueSort plugin whether it offers a sort key."""
-
-    class _P:
-        priority = 0
-
-    pod = _P()
-    timestamp = 0.0
+# a stand-in queued pod to ask a QueueSort plugin whether it offers a sort key
+_PROBE = QueuedPodInfo(pod_info_from({"metadata": {"name": "probe", "uid": "probe"}}), 0.0)

@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import Plugin, ScorePlugin, SignFragment
+from kubesched.framework.interface import ScorePlugin, SignFragment
 from kubesched.framework.status import Status
 from kubesched.scheduler.nodetable import NodeTable
 
@@ -198,13 +199,16 @@ class ShapeCache:
         return len(self._entries)
 
 
-class ShapePlugin(Plugin):
+@runtime_checkable
+class ShapePlugin(Protocol):
     """kubesched's shape cache, which has no upstream counterpart and changes no decision: a
     plugin that depends on cluster-wide state for some pods says, after this cycle's PreFilter,
     whether it does for this one. Return the fragments its Filter and Score depend on when they
     read only those and each node's own row (``()`` when it takes no part for this pod), or a
     non-success Status when they read more (other nodes' pods, objects outside the table): the
-    cycle then filters and scores every node afresh."""
+    cycle then filters and scores every node afresh. The runtime finds the method by its name;
+    nothing inherits this."""
 
-    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]:
-        raise NotImplementedError
+    name: str
+
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[Sequence[SignFragment], Status | None]: ...

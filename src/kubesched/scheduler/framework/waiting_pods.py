@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from kubesched.api.pod import PodInfo
+from kubesched.clock import Clock
 from kubesched.framework.status import Code, Status
 
 
@@ -13,21 +13,25 @@ class WaitingPod:
     """A pod waiting on one or more Permit plugins, each with its own timeout timer."""
 
     def __init__(
-        self, pod: PodInfo, pending: dict[str, float], clock: Any, on_done: Callable[[WaitingPod, Status | None], None]
+        self,
+        pod: PodInfo,
+        pending: dict[str, float],
+        clock: Clock,
+        on_done: Callable[[WaitingPod, Status | None], None],
     ) -> None:
         self.pod = pod
         self.pending = dict(pending)
         self._on_done = on_done
         self.done = False
         self._timers = [
-            clock.call_at(
-                clock.now() + timeout,
-                lambda name=name, t=timeout: self.reject(
-                    name, f"rejected due to timeout after waiting {_duration(t)} at plugin {name}"
-                ),
-            )
-            for name, timeout in pending.items()
+            clock.call_at(clock.now() + timeout, self._timeout(name, timeout)) for name, timeout in pending.items()
         ]
+
+    def _timeout(self, name: str, seconds: float) -> Callable[[], None]:
+        def expire() -> None:
+            self.reject(name, f"rejected due to timeout after waiting {_duration(seconds)} at plugin {name}")
+
+        return expire
 
     def get_pending_plugins(self) -> list[str]:
         return list(self.pending)

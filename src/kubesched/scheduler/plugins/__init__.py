@@ -6,6 +6,8 @@ import importlib.metadata
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.framework.handle import Handle
+from kubesched.framework.interface import Plugin
 from kubesched.framework.registry import ENTRY_POINT_GROUP, Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
@@ -66,7 +68,7 @@ class EntryPointFactory:
             )
         return target
 
-    def __call__(self, args: Any, handle: Any) -> Any:
+    def __call__(self, args: Any, handle: Handle | None) -> Plugin:
         return self.load()(args, handle)
 
 

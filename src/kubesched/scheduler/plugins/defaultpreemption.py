@@ -12,8 +12,10 @@ from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.framework.handle import internal
 from kubesched.scheduler.preemption.evaluator import Evaluator, PreemptionArgs
 
 if TYPE_CHECKING:
@@ -45,7 +47,7 @@ def parse_preemption_args(raw: Any) -> PreemptionArgs:
 class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
     name = "DefaultPreemption"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.args = parse_preemption_args(args)
         self.preempting: set[str] = set()  # preemptors whose victims are still being evicted
@@ -53,7 +55,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
 
     def set_framework(self, fwk: Framework) -> None:
         rng = self.handle.rng if self.handle is not None else random.Random(0)
-        self._evaluator = Evaluator(fwk, self.handle, self.args, rng)
+        self._evaluator = Evaluator(fwk, internal(self.handle), self.args, rng)
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         if pod.uid in self.preempting:

@@ -55,15 +55,15 @@ class StateUpdater(PreFilterExtensions):
             self.update(s, pod, pod_to_remove, nodes, row, -1)
 
 
-class InterPodPlugin(Plugin):
-    """A plugin that looks at other pods: the cache's pod table and the listers of the handle
-    (namespaces, Services, workload controllers)."""
+def _handle_listers(plugin: Plugin) -> Listers:
+    return internal(plugin.handle).listers
 
-    @property
-    def listers(self) -> Listers:
-        return internal(self.handle).listers
 
-    @property
-    def pods(self) -> PodTable:
-        assert self.handle is not None
-        return internal(self.handle).cache.pod_table
+def _handle_pod_table(plugin: Plugin) -> PodTable:
+    return internal(plugin.handle).cache.pod_table
+
+
+# For plugins that look at other pods (InterPodAffinity, PodTopologySpread), as class attributes:
+# the scheduler's listers (namespaces, Services, workload controllers) and the cache's pod table.
+handle_listers = property(_handle_listers)
+handle_pod_table = property(_handle_pod_table)

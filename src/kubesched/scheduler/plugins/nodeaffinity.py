@@ -19,6 +19,7 @@ from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -98,7 +99,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
     rows_only = True
     scores_bounded = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.added_required: tuple[NodeSelectorTerm, ...] | None = None
         self.added_preferred: tuple[PreferredTerm, ...] = ()

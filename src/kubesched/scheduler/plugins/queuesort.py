@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from kubesched.framework.interface import QueueSortPlugin
+from kubesched.framework.interface import QueuedPodInfo, QueueSortPlugin
 
 
 class PrioritySort(QueueSortPlugin):
     name = "PrioritySort"
 
-    def less(self, a: Any, b: Any) -> bool:
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         pa, pb = a.pod.priority, b.pod.priority
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
-    def sort_key(self, qpod: Any) -> Any:
+    def sort_key(self, qpod: QueuedPodInfo) -> tuple[int, float]:
         return (-qpod.pod.priority, qpod.timestamp)

@@ -30,6 +30,7 @@ from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
+from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.nominated_pods import add_to, nominated_slots
 from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, reasons_histogram
 from kubesched.scheduler.nodetable import NodeTable
@@ -149,7 +150,7 @@ class UniformStatuses(Mapping[int, Status]):
 
 
 class Evaluator:
-    def __init__(self, fwk: Framework, handle: Any, args: PreemptionArgs, rng: random.Random) -> None:
+    def __init__(self, fwk: Framework, handle: Handle, args: PreemptionArgs, rng: random.Random) -> None:
         self.fwk = fwk
         self.handle = handle
         self.args = args
@@ -184,6 +185,12 @@ class Evaluator:
             metrics.preemption_victims.observe(len(best.victims))
         self.prepare(best, pod)
         return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    def _cached_pod(self, uid: str) -> PodInfo:
+        """A pod the cache holds (the extenders named it among a node's pods)."""
+        found = self.handle.cache.pod(uid)
+        assert found is not None, uid
+        return found[0]
 
     def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
         """``callExtenders``: each interested preempting extender may drop nodes or change their
@@ -225,7 +232,7 @@ class Evaluator:
         out = []
         index = self.handle.cache.table.index
         for node, (pods, violations) in victims.items():
-            infos = [self.handle.cache.pod(p["metadata"]["uid"])[0] for p in pods]
+            infos = [self._cached_pod(p["metadata"]["uid"]) for p in pods]
             starts = [known.get(p.uid, (p, math.nan))[1] for p in infos]
             out.append(Candidate(node, index[node], infos, starts, violations))
         return out, None
@@ -440,8 +447,11 @@ class Evaluator:
             client.record_event(  # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
                 "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}", pod.obj
             )
-        for other in list(self.handle.queue.nominated_pods_for_node(c.node)):
+        nominator = self.handle.nominator
+        if nominator is None:
+            return
+        for other in list(nominator.nominated_pods_for_node(c.node)):
             if other.priority < pod.priority and other.uid != pod.uid:
-                self.handle.queue.delete_nominated(other.uid)
+                nominator.delete_nominated(other.uid)
                 with contextlib.suppress(ApiError):
                     client.patch_pod_status(other.namespace, other.name, None, "")

@@ -24,6 +24,7 @@ from typing import Any
 
 from kubesched.api.quantity import value
 from kubesched.api.validation import label_key_errors
+from kubesched.framework.handle import Handle
 from kubesched.scheduler.listers import Listers
 
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # resourceapi.ResourceDeviceClassPrefix
@@ -160,7 +161,7 @@ def requests_and_mappings(
     return requests, mappings
 
 
-def resolver_for(handle: Any) -> ExtendedResourceResolver | None:
+def resolver_for(handle: Handle | None) -> ExtendedResourceResolver | None:
     """The resolver over the scheduler's DeviceClass informer, rebuilt when a class changed;
     shared by NodeResourcesFit and DynamicResources through the framework handle."""
     listers = handle.listers if handle is not None else None

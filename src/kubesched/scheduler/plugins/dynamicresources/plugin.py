@@ -34,6 +34,7 @@ from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -50,7 +51,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.framework.shape_cache import ShapePlugin
+from kubesched.scheduler.listers import Listers as SchedulerListers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
@@ -180,7 +181,6 @@ class DynamicResources(
     ReservePlugin,
     PreBindPlugin,
     EnqueueExtensions,
-    ShapePlugin,
     SignPlugin,
 ):
     name = "DynamicResources"
@@ -198,7 +198,7 @@ class DynamicResources(
             return [], None
         return [], Status(Code.UNSCHEDULABLE, ("pod uses dynamic resources",))
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.handle = handle
         self._table: DeviceTable | None = None
@@ -219,8 +219,9 @@ class DynamicResources(
                 self._on_claim(None, c)
 
     # -- informer views ---------------------------------------------------------------------------
-    def _listers(self) -> Any:
-        return self.handle.listers if self.handle is not None else None
+    def _listers(self) -> SchedulerListers | None:
+        listers = self.handle.listers if self.handle is not None else None
+        return listers if isinstance(listers, SchedulerListers) else None
 
     def _lookup(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         listers = self._listers()

@@ -12,6 +12,7 @@ from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -26,8 +27,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.framework.shape_cache import ShapePlugin
-from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
+from kubesched.scheduler.plugins.helper import StateUpdater, handle_listers, handle_pod_table
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
 
@@ -36,16 +36,16 @@ PRE_SCORE_KEY = "PreScoreInterPodAffinity"
 
 
 class InterPodAffinity(
-    InterPodPlugin,
     PreFilterPlugin,
     FilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     EnqueueExtensions,
-    ShapePlugin,
     SignPlugin,
 ):
     name = "InterPodAffinity"
+    listers = handle_listers
+    pods = handle_pod_table
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): a pod with pod (anti-)affinity depends on other pods and is not
@@ -75,7 +75,7 @@ class InterPodAffinity(
 
     scores_bounded = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.args = parse_args(args)
         self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)

@@ -13,6 +13,7 @@ import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     PreScorePlugin,
@@ -42,7 +43,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
     scores_bounded = True
     rows_only = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.resources = parse_balanced_args(args)
 

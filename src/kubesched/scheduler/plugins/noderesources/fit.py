@@ -18,6 +18,7 @@ from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -31,7 +32,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.framework.shape_cache import ShapePlugin
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources.extended import is_dra_extended_resource_name, resolver_for
 from kubesched.scheduler.plugins.noderesources import scoring
@@ -59,9 +59,7 @@ class _FitRequest:
         return tuple(out)
 
 
-class NodeResourcesFit(
-    PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, ShapePlugin, SignPlugin
-):
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "NodeResourcesFit"
 
     sign_may_refuse = False
@@ -82,7 +80,7 @@ class NodeResourcesFit(
     scores_bounded = True
     rows_only = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.fit_args: FitArgs = parse_fit_args(args)
         self.weights = np.array([w for _, w in self.fit_args.resources], np.int64)

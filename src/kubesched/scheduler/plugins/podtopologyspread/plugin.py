@@ -13,6 +13,7 @@ from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -27,8 +28,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.framework.shape_cache import ShapePlugin
-from kubesched.scheduler.plugins.helper import InterPodPlugin, StateUpdater
+from kubesched.scheduler.plugins.helper import StateUpdater, handle_listers, handle_pod_table
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring
 from kubesched.scheduler.plugins.podtopologyspread.common import constraints_for, parse_args
 
@@ -37,16 +37,16 @@ PRE_SCORE_KEY = "PreScorePodTopologySpread"
 
 
 class PodTopologySpread(
-    InterPodPlugin,
     PreFilterPlugin,
     FilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     EnqueueExtensions,
-    ShapePlugin,
     SignPlugin,
 ):
     name = "PodTopologySpread"
+    listers = handle_listers
+    pods = handle_pod_table
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): spreading depends on other pods, so a pod with constraints is
@@ -67,7 +67,7 @@ class PodTopologySpread(
 
     scores_bounded = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.args = parse_args(args)
         self._extensions = StateUpdater(PRE_FILTER_KEY, filtering.update_with_pod)
