@@ -29,6 +29,7 @@ FILES = [
     (0, "coordination/v1/types.go", "coordination", "v1"),
     (0, "events/v1/types.go", "events", "v1"),
     (0, "resource/v1/types.go", "resource", "v1"),
+    (0, "storage/v1/types.go", "storage", "v1"),
     (1, "pkg/apis/meta/v1/types.go", "meta", "v1"),
 ]
 IMPORTS = {
@@ -58,6 +59,7 @@ ROOTS = [
     "core.ReplicationController",
     "core.ConfigMap",
     "core.PersistentVolumeClaim",
+    "core.PersistentVolume",
     "core.Binding",
     "apps.ReplicaSet",
     "apps.StatefulSet",
@@ -72,6 +74,11 @@ ROOTS = [
     "resource.ResourceClaim",
     "resource.ResourceClaimTemplate",
     "resource.ResourceSlice",
+    "storage.StorageClass",
+    "storage.CSINode",
+    "storage.CSIDriver",
+    "storage.CSIStorageCapacity",
+    "storage.VolumeAttachment",
 ]
 SCALARS = {"string", "bool", "int32", "int64", "float64", "int", "uint64", "uint32", "float32"}
 _FIELD = re.compile(r'^\s+(\w+)\s+([^\s`]+)\s+`json:"([^"]*)"')

@@ -31,6 +31,7 @@ _KIND_TYPES = {
     ("", "ReplicationController"): "core.ReplicationController",
     ("", "ConfigMap"): "core.ConfigMap",
     ("", "PersistentVolumeClaim"): "core.PersistentVolumeClaim",
+    ("", "PersistentVolume"): "core.PersistentVolume",
     ("", "Binding"): "core.Binding",
     ("apps", "ReplicaSet"): "apps.ReplicaSet",
     ("apps", "StatefulSet"): "apps.StatefulSet",
@@ -45,6 +46,11 @@ _KIND_TYPES = {
     ("resource.k8s.io", "ResourceClaim"): "resource.ResourceClaim",
     ("resource.k8s.io", "ResourceClaimTemplate"): "resource.ResourceClaimTemplate",
     ("resource.k8s.io", "ResourceSlice"): "resource.ResourceSlice",
+    ("storage.k8s.io", "StorageClass"): "storage.StorageClass",
+    ("storage.k8s.io", "CSINode"): "storage.CSINode",
+    ("storage.k8s.io", "CSIDriver"): "storage.CSIDriver",
+    ("storage.k8s.io", "CSIStorageCapacity"): "storage.CSIStorageCapacity",
+    ("storage.k8s.io", "VolumeAttachment"): "storage.VolumeAttachment",
 }
 # how deep free-form JSON (annotations' raw extensions, unknown kinds) may nest: far beyond any
 # real object, well within what Python code walking it can recurse through

@@ -69,6 +69,7 @@ RESOURCES: tuple[Resource, ...] = (
         (),
         ("status",),
     ),
+    Resource("", "v1", "persistentvolumes", "PersistentVolume", False, "persistentvolume", ("pv",), (), ("status",)),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, "replicaset", ("rs",), ("all",), ("status",)),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, "statefulset", ("sts",), ("all",), ("status",)),
     Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
@@ -89,6 +90,13 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, "resourceclaim", (), (), ("status",)),
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True, "resourceclaimtemplate"),
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, "resourceslice"),
+    Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclass", ("sc",)),
+    Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "csinode"),
+    Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "csidriver"),
+    Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, "csistoragecapacity"),
+    Resource(
+        "storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, "volumeattachment", (), (), ("status",)
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}

@@ -33,6 +33,7 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "Service": ("v1", True, "services"),
     "ReplicationController": ("v1", True, "replicationcontrollers"),
     "PersistentVolumeClaim": ("v1", True, "persistentvolumeclaims"),
+    "PersistentVolume": ("v1", False, "persistentvolumes"),
     "PriorityClass": ("scheduling.k8s.io/v1", False, "priorityclasses"),
     "PodDisruptionBudget": ("policy/v1", True, "poddisruptionbudgets"),
     "ReplicaSet": ("apps/v1", True, "replicasets"),
@@ -43,6 +44,11 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "ResourceClaim": ("resource.k8s.io/v1", True, "resourceclaims"),
     "ResourceClaimTemplate": ("resource.k8s.io/v1", True, "resourceclaimtemplates"),
     "ResourceSlice": ("resource.k8s.io/v1", False, "resourceslices"),
+    "StorageClass": ("storage.k8s.io/v1", False, "storageclasses"),
+    "CSINode": ("storage.k8s.io/v1", False, "csinodes"),
+    "CSIDriver": ("storage.k8s.io/v1", False, "csidrivers"),
+    "CSIStorageCapacity": ("storage.k8s.io/v1", True, "csistoragecapacities"),
+    "VolumeAttachment": ("storage.k8s.io/v1", False, "volumeattachments"),
 }
 
 Key = tuple[str, str]  # (namespace or "", name)

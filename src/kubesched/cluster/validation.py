@@ -28,6 +28,11 @@ _GROUPS = {
     "ResourceClaim": "resource.k8s.io",
     "ResourceClaimTemplate": "resource.k8s.io",
     "ResourceSlice": "resource.k8s.io",
+    "StorageClass": "storage.k8s.io",
+    "CSINode": "storage.k8s.io",
+    "CSIDriver": "storage.k8s.io",
+    "CSIStorageCapacity": "storage.k8s.io",
+    "VolumeAttachment": "storage.k8s.io",
 }
 
 
