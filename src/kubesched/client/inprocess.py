@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, NotFound
@@ -26,6 +27,9 @@ class InProcessClient:
         self.store = store
         self.recorder = EventRecorder(reporting_controller, reporting_instance)
         self.event_series = EventSeriesCache(store.clock.now())
+        # the embedded cluster's controllers, run by ``settle`` when they share this thread
+        # (simulate); without them ``settle`` waits for controllers running elsewhere
+        self.settlers: list[Callable[[], bool]] = []
 
     def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         kinds = list(kinds)
@@ -84,6 +88,21 @@ class InProcessClient:
 
     def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         return self.store.update("ResourceClaim", claim)
+
+    def settle(self, seconds: float) -> bool:
+        if not self.settlers:
+            time.sleep(seconds)
+            return True
+        changed = False
+        for sync in self.settlers:
+            changed = bool(sync()) or changed
+        return changed
+
+    def update_volume(self, pv: dict[str, Any]) -> dict[str, Any]:
+        return self.store.update("PersistentVolume", pv)
+
+    def update_volume_claim(self, pvc: dict[str, Any]) -> dict[str, Any]:
+        return self.store.update("PersistentVolumeClaim", pvc)
 
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         """As kube-apiserver creates it: a ``generateName`` gets five random characters (seeded by

@@ -53,6 +53,22 @@ class ClusterClient(Protocol):
         seen, else a 409 Conflict; returns it as stored."""
         ...
 
+    def settle(self, seconds: float) -> bool:
+        """Give the cluster's controllers up to ``seconds`` to act (VolumeBinding's PreBind waits
+        for the PV controller this way): a remote cluster is waited for; the embedded one runs
+        its controllers at once. False when nothing more can change by waiting."""
+        ...
+
+    def update_volume(self, pv: dict[str, Any]) -> dict[str, Any]:
+        """``PersistentVolumes().Update``: ``pv`` as last seen, else a 409 Conflict; returns it
+        as stored (VolumeBinding's PreBind binds a PV to its claim this way)."""
+        ...
+
+    def update_volume_claim(self, pvc: dict[str, Any]) -> dict[str, Any]:
+        """``PersistentVolumeClaims().Update`` (VolumeBinding's PreBind sets the selected-node
+        annotation); as ``update_volume``."""
+        ...
+
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
         """Create a ResourceClaim (the special claim of extended resources backed by DRA, its name
         generated); returns it as stored."""

@@ -103,6 +103,13 @@ class RemoteClient:
             "ResourceClaim": k8s.ResourceV1Api(self._api).list_resource_claim_for_all_namespaces,
             "DeviceClass": k8s.ResourceV1Api(self._api).list_device_class,
             "ResourceSlice": k8s.ResourceV1Api(self._api).list_resource_slice,
+            "PersistentVolume": self.core.list_persistent_volume,
+            "PersistentVolumeClaim": self.core.list_persistent_volume_claim_for_all_namespaces,
+            "StorageClass": k8s.StorageV1Api(self._api).list_storage_class,
+            "CSINode": k8s.StorageV1Api(self._api).list_csi_node,
+            "CSIDriver": k8s.StorageV1Api(self._api).list_csi_driver,
+            "CSIStorageCapacity": k8s.StorageV1Api(self._api).list_csi_storage_capacity_for_all_namespaces,
+            "VolumeAttachment": k8s.StorageV1Api(self._api).list_volume_attachment,
         }
         for kind in self.kinds:
             self._tasks.append(asyncio.run_coroutine_threadsafe(self._informer(kind), self._loop))  # type: ignore[arg-type]
@@ -378,6 +385,24 @@ class RemoteClient:
         api = k8s.ResourceV1Api(self._api)
         return self._write(
             api.replace_namespaced_resource_claim(meta.get("name"), meta.get("namespace"), body, _preload_content=False)
+        )
+
+    def settle(self, seconds: float) -> bool:
+        time.sleep(seconds)
+        return True
+
+    def update_volume(self, pv: dict[str, Any]) -> dict[str, Any]:
+        body = {**pv, "apiVersion": "v1", "kind": "PersistentVolume"}
+        name = (pv.get("metadata") or {}).get("name")
+        return self._write(self.core.replace_persistent_volume(name, body, _preload_content=False))
+
+    def update_volume_claim(self, pvc: dict[str, Any]) -> dict[str, Any]:
+        meta = pvc.get("metadata") or {}
+        body = {**pvc, "apiVersion": "v1", "kind": "PersistentVolumeClaim"}
+        return self._write(
+            self.core.replace_namespaced_persistent_volume_claim(
+                meta.get("name"), meta.get("namespace"), body, _preload_content=False
+            )
         )
 
     def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:

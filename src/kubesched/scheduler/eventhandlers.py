@@ -28,6 +28,19 @@ from kubesched.scheduler.queue import SchedulingQueue
 # the event of a pod bound (seen on the watch), the same frozen value each time
 ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 DRA_KINDS = frozenset({"ResourceClaim", "DeviceClass", "ResourceSlice"})
+# the storage kinds the volume plugins register events for (framework/types.go's EventResources)
+STORAGE_KINDS = frozenset(
+    {
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "VolumeAttachment",
+    }
+)
+EVENT_KINDS = DRA_KINDS | STORAGE_KINDS
 
 
 class EventHandlers:
@@ -62,7 +75,7 @@ class EventHandlers:
                 self.listers.delete(ev.kind, ev.obj)
             else:
                 self.listers.set(ev.kind, ev.obj)
-            if ev.kind in DRA_KINDS:  # claims, classes, slices: DynamicResources' registered events
+            if ev.kind in EVENT_KINDS:  # the kinds plugins register cluster events for
                 verb = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
                 action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(ev.type, ActionType.UPDATE)
                 self.cluster_generation += 1

@@ -20,6 +20,13 @@ KINDS = (
     "ResourceClaim",
     "DeviceClass",
     "ResourceSlice",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
 )
 
 # the controller kinds DefaultSelector follows through a pod's controller ownerReference
