@@ -87,7 +87,7 @@ def test_config_defaults_fill_what_a_file_leaves_out():
         "intel.com/bar",
     ]
     weights = {p["name"]: p.get("weight", 0) for p in doc["profiles"][0]["plugins"]["multiPoint"]["enabled"]}
-    assert weights["TaintToleration"] == 3 and weights["NodeAffinity"] == 2 and "VolumeBinding" not in weights
+    assert weights["TaintToleration"] == 3 and weights["NodeAffinity"] == 2 and weights["VolumeBinding"] == 0
 
 
 def test_config_validate_builds_the_plugins_and_their_args(tmp_path):
@@ -123,18 +123,15 @@ def test_fields_read_but_not_acted_on_are_warned_about_not_ignored(tmp_path):
     ]
 
 
-def test_plugins_kubesched_lacks_warn_for_args_and_refuse_when_enabled(tmp_path):
+def test_volume_binding_args_of_a_dumped_configuration_are_used_and_validated(tmp_path):
     head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
     dumped = tmp_path / "dumped.yaml"  # what kube-scheduler --write-config-to writes has VolumeBinding's args
     dumped.write_text(head + "- pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 600}}]\n")
     out = _cli("config", "validate", str(dumped))
-    assert out.returncode == 0
-    assert out.stderr.strip() == (
-        f'kubesched: warning: {dumped}: profiles[0].pluginConfig[0]: plugin "VolumeBinding" is not implemented '
-        "by kubesched yet; its args are ignored"
-    )
-    enabled = tmp_path / "enabled.yaml"
-    enabled.write_text(head + "- plugins: {multiPoint: {enabled: [{name: VolumeBinding}]}}\n")
-    out = _cli("config", "validate", str(enabled))
+    assert (out.returncode, out.stderr) == (0, "")
+    negative = tmp_path / "negative.yaml"
+    negative.write_text(head + "- pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: -1}}]\n")
+    out = _cli("config", "validate", str(negative))
     assert out.returncode == 2
-    assert 'plugin "VolumeBinding" is not implemented by kubesched yet' in out.stderr
+    assert "profiles[0].pluginConfig[VolumeBinding].args.bindTimeoutSeconds" in out.stderr
+    assert "invalid BindTimeoutSeconds, should not be a negative value" in out.stderr

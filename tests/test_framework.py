@@ -101,6 +101,7 @@ def test_multipoint_overrides_keep_the_extension_points_order_and_weights() -> N
     assert names[2:] == [
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
         "NodeResourcesBalancedAllocation",

@@ -37,16 +37,9 @@ EXTENSION_POINTS = (
 )
 
 # getDefaultPlugins(): the MultiPoint set, in execution order, with score weights.
-# Upstream default plugins that kubesched does not implement yet: the default profile leaves
-# them out (the volume plugins need objects the embedded cluster does not model).
-NOT_YET_IMPLEMENTED = frozenset(
-    {
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-    }
-)
+# Upstream default plugins that kubesched does not implement yet (the default profile would leave
+# them out): none since the volume plugins arrived.
+NOT_YET_IMPLEMENTED: frozenset[str] = frozenset()
 
 
 DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (

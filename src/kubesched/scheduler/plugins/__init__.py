@@ -20,10 +20,14 @@ from kubesched.scheduler.plugins.nodeports import NodePorts
 from kubesched.scheduler.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from kubesched.scheduler.plugins.noderesources.fit import NodeResourcesFit
 from kubesched.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
 from kubesched.scheduler.plugins.queuesort import PrioritySort
 from kubesched.scheduler.plugins.schedulinggates import SchedulingGates
 from kubesched.scheduler.plugins.tainttoleration import TaintToleration
+from kubesched.scheduler.plugins.volumebinding import VolumeBinding
+from kubesched.scheduler.plugins.volumerestrictions import VolumeRestrictions
+from kubesched.scheduler.plugins.volumezone import VolumeZone
 
 IN_TREE = (
     SchedulingGates,
@@ -34,6 +38,10 @@ IN_TREE = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    VolumeRestrictions,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
     DynamicResources,

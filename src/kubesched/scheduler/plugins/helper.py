@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
+from kubesched.api.volumes import volumes_signature
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions
+from kubesched.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions, SignFragment, SignPlugin
 from kubesched.framework.nodes import NodeTableView
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import internal
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.podtable import PodTable
@@ -33,6 +35,23 @@ def default_normalize_score(scores: np.ndarray, reverse: bool) -> np.ndarray:
 def go_list(items: list[str] | tuple[str, ...]) -> str:
     """Go's ``%v`` of a []string: ``[a b]``."""
     return "[" + " ".join(items) + "]"
+
+
+class VolumeSignPlugin(SignPlugin):
+    """``SignPod`` of the four volume plugins (``fwk.VolumesSigner``), and their part in the
+    shape cache: none for a pod whose PreFilter skipped them (no volumes they look at), and no
+    cache for a pod whose volumes they judge, since claims, volumes and attachments are cluster
+    state outside the node table."""
+
+    sign_may_refuse = False
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [SignFragment("Volumes", volumes_signature(pod.obj))], None
+
+    def shape_pod(self, state: CycleState, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        if self.name in state.skip_filter:
+            return [], None
+        return [], Status(Code.UNSCHEDULABLE, ("the pod's volumes are judged on cluster state",))
 
 
 class StateUpdater(PreFilterExtensions):
