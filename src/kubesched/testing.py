@@ -17,6 +17,7 @@ from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
+from kubesched.cluster.volumes import VolumeController
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
@@ -52,7 +53,9 @@ class Cluster:
             self.store.create(obj["kind"], obj)
         self.disruption = DisruptionController(self.store)
         self.claims = ResourceClaimController(self.store)
+        self.volumes = VolumeController(self.store)
         self.client = InProcessClient(self.store)
+        self.client.settlers.append(self.volumes.sync)
         self.sched = Scheduler(
             self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry, binding=binding
         )
@@ -67,6 +70,7 @@ class Cluster:
         while True:
             self.disruption.sync()
             self.claims.sync()
+            self.volumes.sync()
             self.sched.process_events()
             if not self.sched.schedule_one():
                 self.sched.process_events()

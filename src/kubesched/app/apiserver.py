@@ -32,6 +32,7 @@ from kubesched.cluster.loader import load_paths
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import Store
+from kubesched.cluster.volumes import VolumeController
 from kubesched.errors import InputError
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
@@ -113,6 +114,7 @@ async def serve(opts: ServerOptions) -> None:
     )
     pdbs = DisruptionController(store, notify=changed.set)
     claims = ResourceClaimController(store, notify=changed.set)
+    volumes = VolumeController(store, notify=changed.set)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
@@ -124,6 +126,7 @@ async def serve(opts: ServerOptions) -> None:
                 kubelet.sync()
             pdbs.sync()
             claims.sync()
+            volumes.sync()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
 
@@ -163,6 +166,7 @@ async def serve(opts: ServerOptions) -> None:
         from kubesched.scheduler.scheduler import Scheduler
 
         client = InProcessClient(store, reporting_instance="kubesched-up")
+        client.settlers.append(volumes.sync)  # on this loop: PreBind runs the PV controller, not waits
         sched = Scheduler(client, opts.scheduler, RealClock(), seed=0)
         server.metrics_registries.append(sched.metrics.registry)
         tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.loader import Manifest, load_paths
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
+from kubesched.cluster.volumes import VolumeController
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.framework.gpushare import (
@@ -190,7 +191,8 @@ def _build(
     if rejected:
         r = rejected[0]
         raise InputError(f"{r['kind']} {r['name']}: {r['message']}")
-    sched = Scheduler(InProcessClient(store), config, store.clock, seed=seed)
+    client = InProcessClient(store)
+    sched = Scheduler(client, config, store.clock, seed=seed)
     sched.algorithm.tie_break = tie_break
     nodes, _ = store.list("Node")
     return store, sched, nodes
@@ -420,7 +422,11 @@ def _run_timed(
     for k in range(samples):
         t = span * k / samples
         clock.call_at(t, functools.partial(sample, t))
-    controllers = [DisruptionController(store), ResourceClaimController(store)]
+    volumes = VolumeController(store)
+    controllers = [DisruptionController(store), ResourceClaimController(store), volumes]
+    client = sched.handle.client
+    assert isinstance(client, InProcessClient)
+    client.settlers.append(volumes.sync)
     run_to_quiescence(sched, clock, limit=span + 1.0, controllers=controllers)
     sample(max(span, clock.now()))  # the last: once everything due at the end has been scheduled
     failed = []

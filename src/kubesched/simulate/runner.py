@@ -24,6 +24,7 @@ from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
+from kubesched.cluster.volumes import VolumeController
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
@@ -40,6 +41,11 @@ CREATE_ORDER = {
     "ResourceSlice": 4,
     "ResourceClaimTemplate": 4,
     "ResourceClaim": 4,
+    "StorageClass": 4,
+    "CSIDriver": 4,
+    "CSINode": 4,
+    "CSIStorageCapacity": 4,
+    "PersistentVolume": 4,
     "Pod": 9,
 }
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
@@ -298,7 +304,9 @@ def simulate(
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
     started = time.perf_counter()
-    controllers: list[Any] = [DisruptionController(store), ResourceClaimController(store)]
+    volumes = VolumeController(store)
+    controllers: list[Any] = [DisruptionController(store), ResourceClaimController(store), volumes]
+    client.settlers.append(volumes.sync)  # VolumeBinding's PreBind waits for the PV controller
     run_to_quiescence(sched, store.clock, controllers=controllers, progress=progress)
     wall = time.perf_counter() - started
     client.flush_events(final=True)  # series counted in memory are written, as the final rounds would
