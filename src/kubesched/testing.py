@@ -97,9 +97,12 @@ class Cluster:
         return self.sched.profiles["default-scheduler"].plugins[name]
 
     def filter_verdicts(self, plugin: str, pod: dict[str, Any]) -> dict[str, tuple[int, str]]:
-        """PreFilter + Filter of ``plugin`` for ``pod``: (code, first reason) per node, (0, "") passing."""
+        """PreFilter + Filter of ``plugin`` for ``pod``: (code, first reason) per node, (0, "") passing;
+        a PreFilter that rejects the pod gives every node its status."""
         pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.cache.table, CycleState()
         _, st = pl.pre_filter(state, info, nodes)
+        if st is not None and not st.is_success() and st.code != Code.SKIP:
+            return dict.fromkeys(nodes.names, (int(st.code), st.reasons[0] if st.reasons else ""))
         v = None if st is not None and st.code == Code.SKIP else pl.filter_nodes(state, info, nodes)
         if v is None:
             return dict.fromkeys(nodes.names, (0, ""))

@@ -397,9 +397,9 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
                     continue
                 refs = Counter(self._refs.get(node, Counter()))
                 for vols in s.removed.get(node, ()):
-                    refs.subtract(vols)
+                    refs.subtract(vols.keys())
                 for vols in s.added.get(node, ()):
-                    refs.update(vols)
+                    refs.update(vols.keys())
                 on_node = {u for u, c in refs.items() if c > 0}
                 attached[row] = sum(1 for u in on_node if self._drivers.get(u, volumes.get(u)) == driver)
                 new[row] = sum(1 for u in uniques if u not in on_node)
