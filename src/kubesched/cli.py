@@ -402,6 +402,14 @@ _server_flags = [
         help="Run the hollow kubelet (nodes Ready, bound pods Running); scheduler_perf runs without one.",
     ),
     click.option(
+        "--attach-limit",
+        type=click.IntRange(min=0),
+        default=32,
+        show_default=True,
+        help="Volumes of the hollow CSI driver each hollow node can attach (its CSINode's allocatable count); "
+        "0: the kubelet reports no CSINode.",
+    ),
+    click.option(
         "--pod-termination-delay",
         type=click.FloatRange(min=0),
         default=0.5,
@@ -441,6 +449,7 @@ def _serve(
             history=flags["watch_history"],
             kubelet=flags["kubelet"],
             pod_termination_delay=flags["pod_termination_delay"],
+            attach_limit=flags["attach_limit"],
             fault_injection=flags["fault_injection"],
             limits=Limits(
                 max_requests_inflight=flags["max_requests_inflight"],

@@ -24,6 +24,9 @@ NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
 NODE_LEASE_RENEW = 10.0  # renewInterval = 0.25 * lease duration
 KUBELET_VERSION = "v1.32.0-kubesched"
 TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final delete
+HOLLOW_DRIVER = "hollow.csi.kubesched.io"  # the CSI driver every hollow node runs
+ATTACH_LIMIT = 32  # volumes of it a hollow node can attach (its CSINode's allocatable count)
+ZONE_LABEL = "topology.kubernetes.io/zone"
 
 NODE_INFO = {
     "machineID": "",
@@ -59,14 +62,32 @@ def fake_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "1
     }
 
 
+def default_storage_class() -> dict[str, Any]:
+    """The default StorageClass of a cluster whose nodes run the hollow driver, as kind ships
+    ``standard``: provisioned by the driver, bound when the first consumer is scheduled."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": HOLLOW_DRIVER,
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+
+
 class HollowKubelet:
     """Drives every node and its pods; ``sync`` handles the changes seen since the last call."""
 
     def __init__(
-        self, store: Store, notify: Callable[[], None] | None = None, termination_delay: float = TERMINATION_DELAY
+        self,
+        store: Store,
+        notify: Callable[[], None] | None = None,
+        termination_delay: float = TERMINATION_DELAY,
+        attach_limit: int = 0,
     ) -> None:
         self.store = store
         self.termination_delay = termination_delay
+        self.attach_limit = attach_limit
         self._terminating: set[str] = set()  # UIDs whose final delete is scheduled
         self._watch = store.watch(["Node", "Pod"], store.resource_version, notify=notify)
         self._node_index: dict[str, int] = {}
@@ -81,6 +102,8 @@ class HollowKubelet:
             if ev.type == DELETED:
                 if ev.kind == "Node":
                     self._drop_lease(ev.obj["metadata"]["name"])
+                    with contextlib.suppress(ApiError):  # the garbage collector: owned by the node
+                        self.store.delete("CSINode", "", ev.obj["metadata"]["name"])
                 continue
             current = self.store.try_get(
                 ev.kind, (ev.obj.get("metadata") or {}).get("namespace") or "", ev.obj["metadata"]["name"]
@@ -98,7 +121,27 @@ class HollowKubelet:
             self._node_index[name] = len(self._node_index)
         return self._node_index[name]
 
+    def _csi_node(self, node: dict[str, Any]) -> None:
+        """The CSINode a node's kubelet registers for its CSI driver (the hollow one): its attach
+        limit, and the zone as its topology key when the node has one."""
+        name = node["metadata"]["name"]
+        if not self.attach_limit or self.store.try_get("CSINode", "", name) is not None:
+            return
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        driver: dict[str, Any] = {"name": HOLLOW_DRIVER, "nodeID": name, "allocatable": {"count": self.attach_limit}}
+        driver["topologyKeys"] = [ZONE_LABEL] if ZONE_LABEL in labels else []
+        owner = {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"].get("uid")}
+        csi_node = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": name, "ownerReferences": [owner]},
+            "spec": {"drivers": [driver]},
+        }
+        with contextlib.suppress(ApiError):
+            self.store.create("CSINode", csi_node)
+
     def _node(self, node: dict[str, Any]) -> None:
+        self._csi_node(node)
         name = node["metadata"]["name"]
         status = node.get("status") or {}
         conditions = status.get("conditions") or []

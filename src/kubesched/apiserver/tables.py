@@ -189,6 +189,120 @@ def _ns_row(o: dict[str, Any], now: float) -> Row:
     ]
 
 
+_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP"))
+DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
+def _access_modes(modes: list[str] | None) -> str:
+    """``GetAccessModesAsString``: the short names, in a fixed order."""
+    have = set(modes or [])
+    return ",".join(short for mode, short in _MODES if mode in have)
+
+
+def _phase(o: dict[str, Any]) -> str:
+    if (o.get("metadata") or {}).get("deletionTimestamp"):
+        return "Terminating"
+    return str((o.get("status") or {}).get("phase") or "")
+
+
+def _pv_row(o: dict[str, Any], now: float) -> Row:
+    """``printPersistentVolume``."""
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    ref = spec.get("claimRef") or {}
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if ref else ""
+    return [
+        meta.get("name"),
+        str((spec.get("capacity") or {}).get("storage", "")),
+        _access_modes(spec.get("accessModes")),
+        spec.get("persistentVolumeReclaimPolicy") or "",
+        _phase(o),
+        claim,
+        spec.get("storageClassName") or "",
+        spec.get("volumeAttributesClassName") or "<unset>",
+        status.get("reason") or "",
+        _age(now, meta.get("creationTimestamp")),
+        spec.get("volumeMode") or "Filesystem",
+    ]
+
+
+def _pvc_row(o: dict[str, Any], now: float) -> Row:
+    """``printPersistentVolumeClaim``: capacity and access modes once bound."""
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    bound = bool(spec.get("volumeName"))
+    return [
+        meta.get("name"),
+        _phase(o),
+        spec.get("volumeName") or "",
+        str((status.get("capacity") or {}).get("storage", "")) if bound else "",
+        _access_modes(status.get("accessModes")) if bound else "",
+        spec.get("storageClassName") or "",
+        spec.get("volumeAttributesClassName") or "<unset>",
+        _age(now, meta.get("creationTimestamp")),
+        spec.get("volumeMode") or "Filesystem",
+    ]
+
+
+def _sc_row(o: dict[str, Any], now: float) -> Row:
+    """``printStorageClass``: the default class's name says so."""
+    meta = o.get("metadata") or {}
+    name = str(meta.get("name"))
+    if any((meta.get("annotations") or {}).get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
+        name += " (default)"
+    return [
+        name,
+        o.get("provisioner") or "",
+        o.get("reclaimPolicy") or "Delete",
+        o.get("volumeBindingMode") or "Immediate",
+        bool(o.get("allowVolumeExpansion")),
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
+def _csinode_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), len((o.get("spec") or {}).get("drivers") or []), _age(now, meta.get("creationTimestamp"))]
+
+
+def _csidriver_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    requests = spec.get("tokenRequests") or []
+    return [
+        meta.get("name"),
+        spec.get("attachRequired", True),
+        spec.get("podInfoOnMount", False),
+        spec.get("storageCapacity", False),
+        ",".join(str(r.get("audience", "")) for r in requests) if requests else "<unset>",
+        spec.get("requiresRepublish", False),
+        ",".join(spec.get("volumeLifecycleModes") or ["Persistent"]),
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
+def _capacity_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [
+        meta.get("name"),
+        o.get("storageClassName") or "",
+        str(o.get("capacity") or ""),
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
+def _attachment_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    return [
+        meta.get("name"),
+        spec.get("attacher") or "",
+        (spec.get("source") or {}).get("persistentVolumeName") or "",
+        spec.get("nodeName") or "",
+        bool(status.get("attached")),
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
 def _default_row(o: dict[str, Any], now: float) -> Row:
     meta = o.get("metadata") or {}
     return [meta.get("name"), meta.get("creationTimestamp")]
@@ -249,6 +363,70 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "Namespace": ([_name_col(), _col("Status"), _col("Age")], _ns_row),
     "ResourceClaim": ([_name_col(), _col("State"), _col("Age")], _claim_row),
     "ResourceSlice": ([_name_col(), _col("Node"), _col("Driver"), _col("Pool"), _col("Age")], _slice_row),
+    # pkg/printers/internalversion/printers.go
+    "PersistentVolume": (
+        [
+            _name_col(),
+            _col("Capacity"),
+            _col("Access Modes"),
+            _col("Reclaim Policy"),
+            _col("Status"),
+            _col("Claim"),
+            _col("StorageClass"),
+            _col("VolumeAttributesClass"),
+            _col("Reason"),
+            _col("Age"),
+            _col("VolumeMode", 1),
+        ],
+        _pv_row,
+    ),
+    "PersistentVolumeClaim": (
+        [
+            _name_col(),
+            _col("Status"),
+            _col("Volume"),
+            _col("Capacity"),
+            _col("Access Modes"),
+            _col("StorageClass"),
+            _col("VolumeAttributesClass"),
+            _col("Age"),
+            _col("VolumeMode", 1),
+        ],
+        _pvc_row,
+    ),
+    "StorageClass": (
+        [
+            _name_col(),
+            _col("Provisioner"),
+            _col("ReclaimPolicy"),
+            _col("VolumeBindingMode"),
+            _col("AllowVolumeExpansion", type_="boolean"),
+            _col("Age"),
+        ],
+        _sc_row,
+    ),
+    "CSINode": ([_name_col(), _col("Drivers", type_="integer"), _col("Age")], _csinode_row),
+    "CSIDriver": (
+        [
+            _name_col(),
+            _col("AttachRequired", type_="boolean"),
+            _col("PodInfoOnMount", type_="boolean"),
+            _col("StorageCapacity", type_="boolean"),
+            _col("TokenRequests"),
+            _col("RequiresRepublish", type_="boolean"),
+            _col("Modes"),
+            _col("Age"),
+        ],
+        _csidriver_row,
+    ),
+    "CSIStorageCapacity": (
+        [_name_col(), _col("StorageClassName"), _col("Capacity"), _col("Age")],
+        _capacity_row,
+    ),
+    "VolumeAttachment": (
+        [_name_col(), _col("Attacher"), _col("PV"), _col("Node"), _col("Attached", type_="boolean"), _col("Age")],
+        _attachment_row,
+    ),
 }
 _DEFAULT = ([_name_col(), _col("Created At", type_="date")], _default_row)
 

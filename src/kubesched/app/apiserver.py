@@ -16,7 +16,14 @@ from aiohttp import web
 
 from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.kubelet import NODE_LEASE_RENEW, TERMINATION_DELAY, HollowKubelet, fake_node
+from kubesched.apiserver.kubelet import (
+    ATTACH_LIMIT,
+    NODE_LEASE_RENEW,
+    TERMINATION_DELAY,
+    HollowKubelet,
+    default_storage_class,
+    fake_node,
+)
 from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.objects import ServerAdmission
@@ -49,6 +56,7 @@ class ServerOptions:
     history: int = Store.HISTORY
     kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
     pod_termination_delay: float = TERMINATION_DELAY
+    attach_limit: int = ATTACH_LIMIT  # the hollow CSI driver's volumes per node (0: no CSINodes)
     fault_injection: bool = False  # tests: /debug/kubesched/faults
     limits: Limits = field(default_factory=Limits)
     watch_queue_length: int = WATCH_QUEUE_LENGTH
@@ -96,6 +104,8 @@ async def serve(opts: ServerOptions) -> None:
     for i in range(opts.nodes):
         with contextlib.suppress(AlreadyExists):
             store.create("Node", fake_node(f"node-{i}"))
+    if opts.kubelet and opts.attach_limit and not store.list("StorageClass")[0]:
+        store.create("StorageClass", default_storage_class())  # as kind's "standard": the hollow driver's
     for line in load_manifests(store, opts.paths):
         log.warning("refused: %s", line)
     token = load_or_create_token(opts.data_dir)
@@ -110,7 +120,11 @@ async def serve(opts: ServerOptions) -> None:
     )
     changed = asyncio.Event()
     kubelet = (
-        HollowKubelet(store, notify=changed.set, termination_delay=opts.pod_termination_delay) if opts.kubelet else None
+        HollowKubelet(
+            store, notify=changed.set, termination_delay=opts.pod_termination_delay, attach_limit=opts.attach_limit
+        )
+        if opts.kubelet
+        else None
     )
     pdbs = DisruptionController(store, notify=changed.set)
     claims = ResourceClaimController(store, notify=changed.set)

@@ -49,6 +49,12 @@ def default_containers(containers: list[Any]) -> list[Any]:
     return out
 
 
+DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
 class Admission:
     """The admission chain of the embedded apiserver, installed on a Store."""
 
@@ -60,7 +66,28 @@ class Admission:
             return self._admit_pod(obj)
         if kind == "PriorityClass":
             self._validate_priority_class(obj)
+        if kind == "PersistentVolumeClaim":
+            obj = self._default_storage_class(obj)
+        if kind in ("PersistentVolumeClaim", "PersistentVolume") and not (obj.get("status") or {}).get("phase"):
+            # the registry strategies' PrepareForCreate: a new claim or volume starts Pending
+            obj = {**obj, "status": {**(obj.get("status") or {}), "phase": "Pending"}}
         return obj
+
+    def _default_storage_class(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The DefaultStorageClass admission plugin: a claim that names no class (the field
+        absent, not empty) gets the default one, the newest when several are marked."""
+        spec = obj.get("spec") or {}
+        if "storageClassName" in spec and spec["storageClassName"] is not None:
+            return obj
+        defaults = [
+            c
+            for c in self.store.list("StorageClass")[0]
+            if any((c.get("metadata") or {}).get("annotations", {}).get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS)
+        ]
+        if not defaults:
+            return obj
+        newest = max(defaults, key=lambda c: (c["metadata"].get("creationTimestamp") or "", c["metadata"]["name"]))
+        return {**obj, "spec": {**spec, "storageClassName": newest["metadata"]["name"]}}
 
     def _global_default(self) -> dict[str, Any] | None:
         classes, _ = self.store.list("PriorityClass")
