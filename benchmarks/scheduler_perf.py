@@ -736,6 +736,84 @@ def batching_workload(template: str) -> Callable[[int, int, int], dict[str, Any]
     return run
 
 
+# -- volumes/performance-config.yaml ------------------------------------------------------------
+EBS_DRIVER = "ebs.csi.aws.com"
+
+
+def volume_pod(prefix: str, i: int, source: str) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
+    """A pod of ``templates/pod-default.yaml`` with its own claim (``templates/pvc.yaml``: 1Gi,
+    ReadOnlyMany) bound to its own volume (``pv-aws.yaml``: an in-tree EBS disk, or ``pv-csi.yaml``:
+    the EBS CSI driver's), created before it, as scheduler_perf's persistentVolumeTemplatePath does."""
+    name = f"{prefix}-{i}"
+    volume_source = (
+        {"awsElasticBlockStore": {"volumeID": f"aws://us-east-1a/vol-{name}"}}
+        if source == "aws"
+        else {"csi": {"driver": EBS_DRIVER, "volumeHandle": f"vol-{name}"}}
+    )
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": f"pv-{name}"},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "capacity": {"storage": "1Gi"},
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {"namespace": "default", "name": f"pvc-{name}"},
+            **volume_source,
+        },
+        "status": {"phase": "Bound"},
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": f"pvc-{name}",
+            "namespace": "default",
+            "annotations": {"pv.kubernetes.io/bind-completed": "true"},
+        },
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "storageClassName": "",
+            "volumeName": f"pv-{name}",
+        },
+        "status": {"phase": "Bound", "accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"}},
+    }
+    p = pod(prefix, i)
+    p["spec"]["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{name}"}}]
+    return [("PersistentVolume", pv), ("PersistentVolumeClaim", pvc)], p
+
+
+def csi_node(i: int, migrated: bool) -> dict[str, Any]:
+    """nodeAllocatableStrategy's CSINode: the EBS driver attaches 39 volumes; with migratedPlugins,
+    the in-tree EBS plugin counts under it."""
+    meta: dict[str, Any] = {"name": f"node-{i}"}
+    if migrated:
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}
+    driver = {"name": EBS_DRIVER, "nodeID": f"node-{i}", "allocatable": {"count": 39}}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": [driver]}}
+
+
+def volumes_workload(source: str, csi_nodes: bool, migrated: bool = False) -> Callable[[int, int, int], dict[str, Any]]:
+    """``SchedulingInTreePVs`` (in-tree EBS volumes, no CSINode), ``SchedulingMigratedInTreePVs``
+    (the same volumes, nodes whose CSINode migrated the plugin: attach limits count them) and
+    ``SchedulingCSIPVs`` (CSI volumes, CSINodes): every pod with its own pre-bound claim."""
+
+    def run(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+        objects: list[tuple[str, dict[str, Any]]] = []
+        if csi_nodes:
+            objects += [("CSINode", csi_node(i, migrated)) for i in range(nodes)]
+        init, measured = [], []
+        for prefix, count, out in (("init", init_pods, init), ("measured", pods, measured)):
+            for i in range(count):
+                volumes, p = volume_pod(prefix, i, source)
+                objects += volumes
+                out.append(p)
+        return run_workload(nodes, init, measured, objects)
+
+    return run
+
+
 WORKLOADS = {
     "SchedulingBasic": scheduling_basic,
     "SchedulingBasicWithExtender": scheduling_basic_extender,
@@ -765,6 +843,9 @@ WORKLOADS = {
     "SchedulingWithMixedChurn": mixed_churn,
     "HostPortConflict": batching_workload("hostport"),
     "ResourceSaturation": batching_workload("saturation"),
+    "SchedulingInTreePVs": volumes_workload("aws", csi_nodes=False),
+    "SchedulingMigratedInTreePVs": volumes_workload("aws", csi_nodes=True, migrated=True),
+    "SchedulingCSIPVs": volumes_workload("csi", csi_nodes=True),
 }
 DEFAULT_INIT = {  # init pods per node
     "PreemptionBasic": 4,

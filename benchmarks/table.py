@@ -208,6 +208,28 @@ ROWS = [
         ("SchedulingWithExtendedResource", "--pods", "5000"),
         180,
     ),
+    # volumes/performance-config.yaml: every pod with its own pre-bound claim and volume
+    Row(
+        "SchedulingInTreePVs",
+        "5,000",
+        "2,000 (after 1,000; in-tree EBS volumes)",
+        ("SchedulingInTreePVs", "--pods", "2000", "--init-pods", "1000"),
+        290,
+    ),
+    Row(
+        "SchedulingMigratedInTreePVs",
+        "5,000 (CSINodes, EBS migrated, 39 attachable)",
+        "5,000 (after 5,000)",
+        ("SchedulingMigratedInTreePVs", "--pods", "5000", "--init-pods", "5000"),
+        100,
+    ),
+    Row(
+        "SchedulingCSIPVs",
+        "5,000 (CSINodes, 39 attachable)",
+        "5,000 (after 5,000; CSI volumes)",
+        ("SchedulingCSIPVs", "--pods", "5000", "--init-pods", "5000"),
+        100,
+    ),
     Row(
         "HostPortConflict (batching)",
         "20,000",

@@ -48,6 +48,11 @@ def namespace_of(obj: Mapping[str, Any]) -> str:
     return str(_meta(obj).get("namespace") or "default")
 
 
+def has_volumes(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod lists any volume (the volume plugins' quick way out)."""
+    return bool(_spec(pod).get("volumes"))
+
+
 def claim_class(pvc: Mapping[str, Any]) -> str:
     """``GetPersistentVolumeClaimClass``: the beta annotation first, then ``spec.storageClassName``."""
     ann = _meta(pvc).get("annotations") or {}

@@ -25,6 +25,7 @@ from kubesched.api.volumes import (
     claim_class,
     ephemeral_claim_error,
     ephemeral_claim_name,
+    has_volumes,
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent, ClusterEventWithHint
@@ -134,9 +135,14 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
         self._where: dict[str, set[str]] = {}  # unique name → the nodes holding it
         self._count: dict[str, Counter[str]] = {}  # driver → node → unique volumes
         self._by_claim: dict[str, set[str]] = {}  # "namespace/claim" → holders
-        self._version = 0
         self._migrated: dict[str, frozenset[str]] = {}  # node → in-tree plugins its CSINode migrated
-        self._columns: dict[str, tuple[tuple[int, int, int], np.ndarray]] = {}
+        self._limits: dict[str, tuple[tuple[int, int, int], np.ndarray]] = {}
+        self._limited: tuple[int, bool] | None = None
+        self._groups: tuple[tuple[int, int, int], list[tuple[str, np.ndarray]]] | None = (
+            None  # driver → (key, limit per row)
+        )
+        # driver → ((table id, epoch), volumes on each row of the scheduler's table)
+        self._attached: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
         if handle is not None:
             handle.snapshot.add_pod_listener(self._on_pod)
             subscribe = getattr(handle.listers, "subscribe", None)
@@ -231,10 +237,23 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
                 self._drivers[unique] = driver
                 self._where.setdefault(unique, set()).add(node)
                 self._count.setdefault(driver, Counter())[node] += 1
-                self._version += 1
+                self._moved(driver, node, 1)
         if pod is not None:
             for claim in _claims(pod):
                 self._by_claim.setdefault(claim, set()).add(holder)
+
+    def _moved(self, driver: str, node: str, delta: int) -> None:
+        """Keep the main table's column of the driver's volumes per node current."""
+        cached = self._attached.get(driver)
+        if cached is None or self.handle is None:
+            return
+        table = self.handle.snapshot.table
+        if cached[0] != (id(table), int(getattr(table, "epoch", -1))):
+            del self._attached[driver]  # the table changed shape: rebuilt when next read
+            return
+        row = table.index.get(node)
+        if row is not None:
+            cached[1][row] += delta
 
     def _release(self, holder: str) -> None:
         held = self._held.pop(holder, None)
@@ -250,12 +269,14 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
                 if not self._where[unique]:
                     del self._where[unique]
                 self._count[driver][node] -= 1
-                self._version += 1
+                self._moved(driver, node, -1)
         if pod is not None:
             for claim in _claims(pod):
                 self._by_claim.get(claim, set()).discard(holder)
 
     def _on_pod(self, event: str, pod: PodInfo, node: str, _assumed: bool) -> None:
+        if not has_volumes(pod.obj):
+            return
         if event == "add":
             if pod.pvc_names or _counts(pod):
                 self._hold(pod.uid, node, self._attachable(pod, node, new=False), pod)
@@ -288,7 +309,6 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
         else:
             self._migrated.pop(node, None)
         self._resync({h for h, (n, _, p) in self._held.items() if n == node and p is not None})
-        self._version += 1
 
     def _on_attachment(self, old: Any, new: Any) -> None:
         obj = new if new is not None else old
@@ -309,36 +329,48 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
         self._hold(holder, node, {f"{found[0]}/{found[1]}": found[0]} if found else {}, None)
 
     # -- columns -----------------------------------------------------------------------------------
-    def _column(self, nodes: NodeTableView, driver: str, values: Mapping[str, int], version: int) -> np.ndarray:
-        key = (id(nodes), int(getattr(nodes, "epoch", -1)), version)
-        cached = self._columns.get(driver)
-        if cached is not None and cached[0] == key:
-            return cached[1]
+    def _attached_column(self, nodes: NodeTableView, driver: str) -> np.ndarray:
+        """The driver's volumes on each row: kept up to date for the scheduler's table, built
+        afresh for a what-if copy."""
+        counts: Mapping[str, int] = self._count.get(driver, {})
+        key = (id(nodes), int(getattr(nodes, "epoch", -1)))
+        main = self.handle is not None and nodes is self.handle.snapshot.table
+        if main:
+            cached = self._attached.get(driver)
+            if cached is not None and cached[0] == key and len(cached[1]) == nodes.n:
+                return cached[1]
         col = np.zeros(nodes.n, np.int64)
-        for node, v in values.items():
+        for node, v in counts.items():
             row = nodes.index.get(node)
-            if row is not None:
+            if row is not None and v:
                 col[row] = v
-        self._columns[driver] = (key, col)
+        if main:
+            self._attached[driver] = (key, col)
         return col
 
     def _limit_column(self, nodes: NodeTableView, driver: str) -> np.ndarray:
-        """The driver's limit on each row; -1 where the node sets none."""
+        """The driver's limit on each row (-1 where the node sets none), kept while neither the
+        table nor any CSINode changes."""
         assert self.handle is not None
         listers = self.handle.listers
-        version = getattr(listers, "versions", {}).get("CSINode", 0)
-        limits = {}
+        key = (id(nodes), int(getattr(nodes, "epoch", -1)), getattr(listers, "versions", {}).get("CSINode", 0))
+        cached = self._limits.get(driver)
+        if cached is not None and cached[0] == key and len(cached[1]) == nodes.n:
+            return cached[1]
+        col = np.full(nodes.n, -1, np.int64)
         for csi_node in listers.all("CSINode"):
             n = node_limits(csi_node).get(driver)
-            if n is not None:
-                limits[str((csi_node.get("metadata") or {}).get("name"))] = n + 1
-        return self._column(nodes, "limit:" + driver, limits, version) - 1
+            row = nodes.index.get(str((csi_node.get("metadata") or {}).get("name")))
+            if n is not None and row is not None:
+                col[row] = n
+        self._limits[driver] = (key, col)
+        return col
 
     # -- PreFilter / Filter ---------------------------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
-        if not pod.pvc_names and not _counts(pod):
+        if not has_volumes(pod.obj) or (not pod.pvc_names and not _counts(pod)):
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_KEY, PreFilterState())
         return None, None
@@ -346,21 +378,47 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
     def pre_filter_extensions(self) -> PreFilterExtensions:
         return self._extensions
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
-        s: PreFilterState = state.get(PRE_FILTER_KEY) or PreFilterState()
-        # the pod's volumes differ by node only through the CSINodes' migrated plugins
-        groups: dict[frozenset[str], list[int]] = {}
+    def _migration_groups(self, nodes: NodeTableView) -> list[tuple[str, np.ndarray]]:
+        """The rows by the in-tree plugins their CSINode migrated (a pod's volumes differ by node
+        only through them): a node of each group and its rows; kept while neither the table nor
+        any CSINode changes."""
+        assert self.handle is not None
+        key = (
+            id(nodes),
+            int(getattr(nodes, "epoch", -1)),
+            getattr(self.handle.listers, "versions", {}).get("CSINode", 0),
+        )
+        if self._groups is not None and self._groups[0] == key:
+            return self._groups[1]
+        members: dict[frozenset[str], list[int]] = {}
         for node, plugins in self._migrated.items():
             row = nodes.index.get(node)
             if row is not None:
-                groups.setdefault(plugins, []).append(row)
+                members.setdefault(plugins, []).append(row)
         rest = np.ones(nodes.n, bool)
-        for members in groups.values():
-            rest[members] = False
-        parts: list[tuple[frozenset[str], str, np.ndarray]] = [(frozenset(), "", np.flatnonzero(rest))]
-        parts += [(k, nodes.names[v[0]], np.asarray(v)) for k, v in groups.items()]
+        for rows in members.values():
+            rest[rows] = False
+        groups = [("", np.flatnonzero(rest))] + [(nodes.names[v[0]], np.asarray(v)) for v in members.values()]
+        groups = [(node, rows) for node, rows in groups if len(rows)]
+        self._groups = (key, groups)
+        return groups
+
+    def _any_limits(self) -> bool:
+        """Whether some CSINode sets an attach limit (else no node can refuse a volume); kept
+        while no CSINode changes."""
+        assert self.handle is not None
+        version = getattr(self.handle.listers, "versions", {}).get("CSINode", 0)
+        if self._limited is None or self._limited[0] != version:
+            limited = any(node_limits(c) for c in self.handle.listers.all("CSINode"))
+            self._limited = (version, limited)
+        return self._limited[1]
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
+        s: PreFilterState = state.get(PRE_FILTER_KEY) or PreFilterState()
+        if not self._any_limits():  # getVolumeLimits is empty on every node: every node passes
+            return None
         exceeded = np.zeros(nodes.n, bool)
-        for _, node, rows in parts:
+        for node, rows in self._migration_groups(nodes):
             if not len(rows):
                 continue
             try:
@@ -385,7 +443,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
             limit = self._limit_column(nodes, driver)
             if not (limit >= 0).any():
                 continue
-            attached = self._column(nodes, driver, self._count.get(driver, {}), self._version).copy()
+            attached = self._attached_column(nodes, driver).copy()
             new = np.full(nodes.n, len(uniques), np.int64)
             for unique in uniques:  # a volume already on a node takes no new slot there
                 for node in self._where.get(unique, ()):

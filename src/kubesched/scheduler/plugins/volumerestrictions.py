@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.api.volumes import READ_WRITE_ONCE_POD, access_modes, namespace_of
+from kubesched.api.volumes import READ_WRITE_ONCE_POD, access_modes, has_volumes, namespace_of
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.handle import Handle
@@ -129,6 +129,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Volum
             handle.snapshot.add_pod_listener(self._on_pod)
 
     def _on_pod(self, event: str, pod: PodInfo, node: str, _assumed: bool) -> None:
+        if not has_volumes(pod.obj):
+            return
         sign = 1 if event == "add" else -1
         for key in claim_keys(pod):
             self.claims_in_use[key] += sign
@@ -152,6 +154,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Volum
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
+        if not has_volumes(pod.obj):
+            return None, Status(Code.SKIP)
         disks = pod_disks(pod.obj)
         rwop: set[str] = set()
         for name in pod.pvc_names:

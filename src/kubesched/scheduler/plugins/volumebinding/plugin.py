@@ -20,6 +20,7 @@ from kubesched.api.quantity import value as quantity_value
 from kubesched.api.volumes import (
     ANN_MIGRATED_PLUGINS,
     ephemeral_claim_error,
+    has_volumes,
     pod_claim_names,
 )
 from kubesched.errors import InputError
@@ -133,6 +134,9 @@ class VolumeBinding(
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
+        if not has_volumes(pod.obj):
+            state.write(STATE_KEY, StateData())
+            return None, Status(Code.SKIP)
         has, why = self._has_claims(pod)
         if why is not None:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (why,))
