@@ -124,7 +124,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Volum
         super().__init__(args, handle)
         self._extensions = _Extensions()
         self.claims_in_use: Counter[str] = Counter()  # the snapshot's usedPVCSet, with ref counts
-        self.disks_on: dict[str, dict[str, tuple[PodInfo, list[Disk]]]] = {}  # node → pod uid → disks
+        # (disk kind, identity) → node → pod uid → that pod's mounts of the disk
+        self.disk_users: dict[tuple[str, tuple[str, ...]], dict[str, dict[str, list[Disk]]]] = {}
         if handle is not None:
             handle.snapshot.add_pod_listener(self._on_pod)
 
@@ -139,13 +140,17 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Volum
         disks = pod_disks(pod.obj)
         if not disks:
             return
-        if sign > 0:
-            self.disks_on.setdefault(node, {})[pod.uid] = (pod, disks)
-        else:
-            on_node = self.disks_on.get(node, {})
-            on_node.pop(pod.uid, None)
-            if not on_node:
-                self.disks_on.pop(node, None)
+        for disk in disks:
+            by_node = self.disk_users.setdefault(disk[:2], {})
+            if sign > 0:
+                by_node.setdefault(node, {}).setdefault(pod.uid, []).append(disk)
+                continue
+            users = by_node.get(node, {})
+            users.pop(pod.uid, None)
+            if not users:
+                by_node.pop(node, None)
+            if not by_node:
+                del self.disk_users[disk[:2]]
 
     def _claim(self, namespace: str, name: str) -> dict[str, Any] | None:
         assert self.handle is not None
@@ -178,16 +183,20 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Volum
         if s is None:
             return None
         if s.disks:
+            # only the nodes where one of the pod's disks is mounted already can conflict
             conflict = np.zeros(nodes.n, bool)
-            for node in set(self.disks_on) | set(s.added):
+            for mine in s.disks:
+                for node, users in self.disk_users.get(mine[:2], {}).items():
+                    row = nodes.index.get(node)
+                    if row is None or conflict[row]:
+                        continue
+                    removed = {p.uid for p in s.removed.get(node, ())}
+                    theirs = [d for uid, ds in users.items() if uid not in removed for d in ds]
+                    conflict[row] = any(disks_conflict(mine, d) for d in theirs)
+            for node, added in s.added.items():  # nominated pods preemption puts on a node
                 row = nodes.index.get(node)
-                if row is None:
-                    continue
-                removed = {p.uid for p in s.removed.get(node, ())}
-                others = [d for uid, (_, ds) in self.disks_on.get(node, {}).items() if uid not in removed for d in ds]
-                others += [d for p in s.added.get(node, ()) for d in pod_disks(p.obj)]
-                if any(disks_conflict(mine, theirs) for mine in s.disks for theirs in others):
-                    conflict[row] = True
+                if row is not None and not conflict[row]:
+                    conflict[row] = any(disks_conflict(m, d) for p in added for d in pod_disks(p.obj) for m in s.disks)
             if conflict.any():
                 return NodeVerdicts.reject_where(conflict, Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
         if s.conflicting_refs > 0:
