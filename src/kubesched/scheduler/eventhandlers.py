@@ -22,25 +22,13 @@ from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.waiting_pods import WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
-from kubesched.scheduler.listers import Listers
+from kubesched.scheduler.listers import STORAGE_KINDS, Listers
 from kubesched.scheduler.queue import SchedulingQueue
 
 # the event of a pod bound (seen on the watch), the same frozen value each time
 ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 DRA_KINDS = frozenset({"ResourceClaim", "DeviceClass", "ResourceSlice"})
-# the storage kinds the volume plugins register events for (framework/types.go's EventResources)
-STORAGE_KINDS = frozenset(
-    {
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "StorageClass",
-        "CSINode",
-        "CSIDriver",
-        "CSIStorageCapacity",
-        "VolumeAttachment",
-    }
-)
-EVENT_KINDS = DRA_KINDS | STORAGE_KINDS
+EVENT_KINDS = DRA_KINDS | frozenset(STORAGE_KINDS)  # the kinds plugins register cluster events for
 
 
 class EventHandlers:

@@ -11,6 +11,16 @@ from typing import Any
 from kubesched.api.selectors import LabelSelector, Requirement, parse_label_selector
 from kubesched.errors import InputError
 
+# the storage kinds the volume plugins read (framework/types.go's EventResources)
+STORAGE_KINDS = (
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+)
 KINDS = (
     "Namespace",
     "Service",
@@ -20,13 +30,7 @@ KINDS = (
     "ResourceClaim",
     "DeviceClass",
     "ResourceSlice",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "StorageClass",
-    "CSINode",
-    "CSIDriver",
-    "CSIStorageCapacity",
-    "VolumeAttachment",
+    *STORAGE_KINDS,
 )
 
 # the controller kinds DefaultSelector follows through a pod's controller ownerReference
