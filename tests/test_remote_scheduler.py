@@ -251,3 +251,34 @@ def test_every_request_waits_on_the_rate_limiter(tmp_path, monkeypatch):
     finally:
         client.close()
         s.stop()
+
+
+def test_a_claim_waiting_for_its_first_consumer_is_provisioned_where_the_pod_goes(cluster):
+    """VolumeBinding against a remote API server: PreBind PUTs the claim with its selected node, the
+    server's PV controller and hollow provisioner make and bind the volume, PreBind's poll sees it
+    through the informer, and the pod is bound. The claim names no class: DefaultStorageClass
+    admission gives it ``standard``, the hollow driver's, which the server creates with its nodes."""
+    s = cluster
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    code, created = s.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+    assert code == 201 and created["spec"]["storageClassName"] == "standard"
+    assert created["status"]["phase"] == "Pending"
+    pod = make_pod("with-volume", "100m")
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    assert s.request("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+    node = wait_for(lambda: (get_pod(s, "with-volume") or {}).get("spec", {}).get("nodeName"), timeout=30)
+    assert node in ("node-0", "node-1")
+    bound = s.request("GET", "/api/v1/namespaces/default/persistentvolumeclaims/data")[1]
+    assert bound["status"]["phase"] == "Bound"
+    assert bound["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == node
+    volume = s.request("GET", f"/api/v1/persistentvolumes/{bound['spec']['volumeName']}")[1]
+    assert volume["spec"]["csi"]["driver"] == "hollow.csi.kubesched.io"
+    term = volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]
+    assert term == {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
+    csi_node = s.request("GET", f"/apis/storage.k8s.io/v1/csinodes/{node}")[1]
+    assert csi_node["spec"]["drivers"][0]["allocatable"] == {"count": 32}
