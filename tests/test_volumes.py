@@ -10,6 +10,7 @@ import pytest
 
 from helpers import make_node, make_pod, make_priority_class
 from kubesched.api.volumes import ANN_BIND_COMPLETED, ANN_SELECTED_NODE
+from kubesched.framework.events import ActionType
 from kubesched.framework.status import Code
 from kubesched.testing import Cluster
 
@@ -524,3 +525,96 @@ def test_default_profile_runs_the_four_volume_plugins_in_upstreams_places() -> N
     ]
     assert [p.name for p in fwk.points["reserve"]][:1] == ["VolumeBinding"]
     assert "VolumeBinding" in [p.name for p in fwk.points["preBind"]]
+
+
+# -- QueueingHints (upstream's isSchedulableAfter... tables) --------------------------------------------
+def hint(plugin: str, resource: str, action: Any, pod: dict[str, Any], old: Any, new: Any) -> bool:
+    """The plugin's hint for the first registration of ``resource`` covering ``action``: True is
+    Queue, False QueueSkip; a registration without a hint always queues."""
+    from kubesched.api.pod import pod_info_from
+
+    fwk = Cluster(node("a")).sched.profiles["default-scheduler"]
+    for reg in fwk.plugins[plugin].events_to_register():
+        if reg.event.resource == resource and reg.event.action & action:
+            return True if reg.hint is None else bool(reg.hint(pod_info_from(pod), old, new))
+    raise AssertionError(f"{plugin} registers no {resource} event for {action!r}")
+
+
+def limited(count: int) -> dict[str, Any]:
+    return csi_node("a", count)
+
+
+def capacity(size: str | None, max_size: str | None = None) -> dict[str, Any]:
+    obj: dict[str, Any] = {"kind": "CSIStorageCapacity", "metadata": {"name": "cap"}, "storageClassName": "wffc"}
+    if size:
+        obj["capacity"] = size
+    if max_size:
+        obj["maximumVolumeSize"] = max_size
+    return obj
+
+
+ADD, UPDATE, DELETE = ActionType.ADD, ActionType.UPDATE, ActionType.DELETE
+TOPOLOGY = [{"matchLabelExpressions": [{"key": ZONE, "values": ["z1"]}]}]
+
+
+@pytest.mark.parametrize(
+    ("plugin", "resource", "action", "old", "new", "queue"),
+    [
+        ("VolumeBinding", "StorageClass", ADD, None, storage_class("wffc"), True),
+        (
+            "VolumeBinding",
+            "StorageClass",
+            UPDATE,
+            storage_class("wffc"),
+            storage_class("wffc", allowedTopologies=TOPOLOGY),
+            True,
+        ),
+        (
+            "VolumeBinding",
+            "StorageClass",
+            UPDATE,
+            storage_class("wffc"),
+            storage_class("wffc", parameters={"a": "b"}),
+            False,
+        ),
+        ("VolumeBinding", "PersistentVolumeClaim", ADD, None, pvc("c"), True),
+        ("VolumeBinding", "PersistentVolumeClaim", ADD, None, pvc("other"), False),
+        ("VolumeBinding", "CSIStorageCapacity", ADD, None, capacity("1Gi"), True),
+        ("VolumeBinding", "CSIStorageCapacity", UPDATE, capacity("1Gi"), capacity("2Gi"), True),
+        ("VolumeBinding", "CSIStorageCapacity", UPDATE, capacity("2Gi"), capacity("1Gi"), False),
+        ("VolumeBinding", "CSIStorageCapacity", UPDATE, capacity("5Gi", "1Gi"), capacity("9Gi", "1Gi"), False),
+        ("VolumeBinding", "CSINode", UPDATE, limited(1), limited(2), False),
+        ("VolumeBinding", "CSINode", UPDATE, limited(1), csi_node("a", 1, migrated="kubernetes.io/aws-ebs"), True),
+        ("VolumeZone", "StorageClass", ADD, None, storage_class("wffc"), True),
+        ("VolumeZone", "StorageClass", ADD, None, storage_class("imm", mode="Immediate"), False),
+        ("VolumeZone", "PersistentVolume", UPDATE, pv("v", labels={ZONE: "z1"}), pv("v", labels={ZONE: "z2"}), True),
+        (
+            "VolumeZone",
+            "PersistentVolume",
+            UPDATE,
+            pv("v", labels={ZONE: "z1"}),
+            pv("v", "20Gi", labels={ZONE: "z1"}),
+            False,
+        ),
+        ("NodeVolumeLimits", "CSINode", UPDATE, limited(1), limited(2), True),
+        ("NodeVolumeLimits", "CSINode", UPDATE, limited(2), limited(1), False),
+        ("NodeVolumeLimits", "PersistentVolumeClaim", ADD, None, pvc("c"), True),
+        ("NodeVolumeLimits", "PersistentVolumeClaim", ADD, None, pvc("other"), False),
+        ("VolumeRestrictions", "PersistentVolumeClaim", ADD, None, pvc("c"), True),
+        ("VolumeRestrictions", "PersistentVolumeClaim", ADD, None, pvc("other"), False),
+    ],
+)
+def test_queueing_hints(plugin, resource, action, old, new, queue) -> None:
+    assert hint(plugin, resource, action, with_claims("p", "c"), old, new) is queue
+
+
+def test_deleted_pod_hints_follow_shared_claims_and_disks() -> None:
+    from kubesched.api.pod import pod_info_from
+
+    waiting = with_claims("p", "c")
+    sharing, unrelated = pod_info_from(with_claims("x", "c")), pod_info_from(with_claims("y", "d"))
+    assert hint("VolumeRestrictions", "AssignedPod", DELETE, waiting, sharing, None) is True
+    assert hint("VolumeRestrictions", "AssignedPod", DELETE, waiting, unrelated, None) is False
+    plain = pod_info_from(make_pod("z"))
+    assert hint("NodeVolumeLimits", "AssignedPod", DELETE, waiting, plain, None) is False
+    assert hint("NodeVolumeLimits", "AssignedPod", DELETE, waiting, unrelated, None) is True
