@@ -618,3 +618,19 @@ def test_deleted_pod_hints_follow_shared_claims_and_disks() -> None:
     plain = pod_info_from(make_pod("z"))
     assert hint("NodeVolumeLimits", "AssignedPod", DELETE, waiting, plain, None) is False
     assert hint("NodeVolumeLimits", "AssignedPod", DELETE, waiting, unrelated, None) is True
+
+
+def test_prebind_gives_up_when_the_pv_controller_does_not_finish_in_time() -> None:
+    """No PV controller (its sync removed) and bindTimeoutSeconds 0: PreBind's wait ends at once, the
+    binding cycle fails with the binder's error and the assumed claim is restored."""
+    config = {"profiles": [{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 0}}]}]}
+    c = Cluster(node("a"), storage_class("wffc"), pvc("c"), config=config)
+    c.client.settlers.clear()
+    c.volumes.sync = lambda: False  # type: ignore[method-assign]
+    c.create(with_claims("p", "c"))
+    c.settle()
+    assert c.node_of("p") is None
+    assert 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded' in message(c, "p")
+    assert claim(c, "c")["metadata"]["annotations"][ANN_SELECTED_NODE] == "a"  # the API update was made
+    binding = c.sched.profiles["default-scheduler"].plugins["VolumeBinding"]
+    assert binding.binder.pvc_cache._assumed == {}  # restored by Unreserve
