@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.pod import PodInfo
-from kubesched.api.volumes import volumes_signature
+from kubesched.api.volumes import pod_claim_names, volumes_signature
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, Plugin, PreFilterExtensions, SignFragment, SignPlugin
 from kubesched.framework.nodes import NodeTableView
@@ -35,6 +35,21 @@ def default_normalize_score(scores: np.ndarray, reverse: bool) -> np.ndarray:
 def go_list(items: list[str] | tuple[str, ...]) -> str:
     """Go's ``%v`` of a []string: ``[a b]``."""
     return "[" + " ".join(items) + "]"
+
+
+def uses_claim(pod: PodInfo, _old: Any, new: Any, *, ephemeral: bool = False) -> bool:
+    """The volume plugins' claim hint: ``new`` is a claim in the pod's namespace that one of its
+    persistentVolumeClaim volumes (and with ``ephemeral`` its generic ephemeral ones) uses."""
+    if not isinstance(new, Mapping):
+        return True
+    meta = new.get("metadata") or {}
+    if (meta.get("namespace") or "default") != pod.namespace:
+        return False
+    return meta.get("name") in {name for name, eph in pod_claim_names(pod.obj) if ephemeral or not eph}
+
+
+def uses_claim_or_ephemeral(pod: PodInfo, old: Any, new: Any) -> bool:
+    return uses_claim(pod, old, new, ephemeral=True)
 
 
 class VolumeSignPlugin(SignPlugin):

@@ -40,7 +40,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.plugins.helper import VolumeSignPlugin
+from kubesched.scheduler.plugins.helper import VolumeSignPlugin, uses_claim_or_ephemeral
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 PRE_FILTER_KEY = "PreFilterNodeVolumeLimits"
@@ -478,22 +478,11 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeS
                 return True
             return bool(old.pvc_names) or _counts(old)
 
-        def claim_added(pod: PodInfo, _old: Any, new: Any) -> bool:
-            if not isinstance(new, Mapping):
-                return True
-            meta = new.get("metadata") or {}
-            if (meta.get("namespace") or "default") != pod.namespace:
-                return False
-            names = {n for n in pod.pvc_names} | {
-                ephemeral_claim_name(pod.obj, v) for v in _vols(pod) if isinstance(v, Mapping) and v.get("ephemeral")
-            }
-            return meta.get("name") in names
-
         return [
             ClusterEventWithHint(ClusterEvent("CSINode", ActionType.ADD)),
             ClusterEventWithHint(ClusterEvent("CSINode", ActionType.UPDATE), csi_node_updated),
             ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod_deleted),
-            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.ADD), claim_added),
+            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.ADD), uses_claim_or_ephemeral),
             ClusterEventWithHint(ClusterEvent("VolumeAttachment", ActionType.DELETE)),
         ]
 

@@ -31,7 +31,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.plugins.helper import VolumeSignPlugin
+from kubesched.scheduler.plugins.helper import VolumeSignPlugin, uses_claim
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = (
@@ -214,15 +214,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Volum
             mine = pod_disks(pod.obj)
             return any(disks_conflict(a, b) for a in mine for b in pod_disks(old.obj))
 
-        def claim_added(pod: PodInfo, _old: Any, new: Any) -> bool:
-            """``isSchedulableAfterPersistentVolumeClaimAdded``: a claim the pod names."""
-            if not isinstance(new, Mapping):
-                return True
-            meta = new.get("metadata") or {}
-            return (meta.get("namespace") or "default") == pod.namespace and meta.get("name") in pod.pvc_names
-
         return [
             ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), deleted_pod_frees),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
-            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.ADD), claim_added),
+            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.ADD), uses_claim),
         ]

@@ -26,7 +26,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.plugins.helper import VolumeSignPlugin
+from kubesched.scheduler.plugins.helper import VolumeSignPlugin, uses_claim
 
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
 PRE_FILTER_KEY = "PreFilterVolumeZone"
@@ -128,12 +128,6 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlu
             """``isSchedulableAfterStorageClassAdded``: a WaitForFirstConsumer class."""
             return not isinstance(new, Mapping) or new.get("volumeBindingMode") == WAIT_FOR_FIRST_CONSUMER
 
-        def claim_changed(pod: PodInfo, _old: Any, new: Any) -> bool:
-            if not isinstance(new, Mapping):
-                return True
-            meta = new.get("metadata") or {}
-            return (meta.get("namespace") or "default") == pod.namespace and meta.get("name") in pod.pvc_names
-
         def volume_changed(_pod: PodInfo, old: Any, new: Any) -> bool:
             """``isSchedulableAfterPersistentVolumeChange``: created, or its topology labels changed."""
             if not isinstance(old, Mapping) or not isinstance(new, Mapping):
@@ -143,9 +137,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlu
         return [
             ClusterEventWithHint(ClusterEvent("StorageClass", ActionType.ADD), class_added),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
-            ClusterEventWithHint(
-                ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE), claim_changed
-            ),
+            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE), uses_claim),
             ClusterEventWithHint(ClusterEvent("PersistentVolume", ActionType.ADD | ActionType.UPDATE), volume_changed),
         ]
 

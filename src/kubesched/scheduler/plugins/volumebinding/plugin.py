@@ -41,7 +41,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import internal
-from kubesched.scheduler.plugins.helper import VolumeSignPlugin
+from kubesched.scheduler.plugins.helper import VolumeSignPlugin, uses_claim_or_ephemeral
 from kubesched.scheduler.plugins.volumebinding.binder import (
     REASONS,
     BindingError,
@@ -253,15 +253,6 @@ class VolumeBinding(
                 return True
             return old.get("allowedTopologies") != new.get("allowedTopologies")
 
-        def claim_changed(pod: PodInfo, _old: Any, new: Any) -> bool:
-            """``isSchedulableAfterPersistentVolumeClaimChange``: a claim the pod uses."""
-            if not isinstance(new, Mapping):
-                return True
-            meta = new.get("metadata") or {}
-            if (meta.get("namespace") or "default") != pod.namespace:
-                return False
-            return meta.get("name") in {name for name, _ in pod_claim_names(pod.obj)}
-
         def csi_node_changed(_pod: PodInfo, old: Any, new: Any) -> bool:
             """``isSchedulableAfterCSINodeChange``: created, or its migrated plugins changed."""
             if not isinstance(old, Mapping) or not isinstance(new, Mapping):
@@ -298,7 +289,7 @@ class VolumeBinding(
         return [
             ClusterEventWithHint(ClusterEvent("StorageClass", ActionType.ADD | ActionType.UPDATE), class_changed),
             ClusterEventWithHint(
-                ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE), claim_changed
+                ClusterEvent("PersistentVolumeClaim", ActionType.ADD | ActionType.UPDATE), uses_claim_or_ephemeral
             ),
             ClusterEventWithHint(ClusterEvent("PersistentVolume", ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
