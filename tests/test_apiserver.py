@@ -110,7 +110,8 @@ def test_generate_name_namespace_lifecycle_and_validation(server):
         "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1.5.5"}}}]},
     }
     code, body = server.request("POST", "/api/v1/namespaces/default/pods", bad)
-    assert code == 422 and "cpu" in body["message"]
+    assert code == 400  # resource.Quantity's UnmarshalJSON refuses it while the body is decoded
+    assert body["message"].startswith('Pod in version "v1" cannot be handled as a Pod: unable to parse quantity')
     code, body = server.request(
         "POST", "/api/v1/namespaces/other/pods", {**POD, "metadata": {"name": "x", "namespace": "default"}}
     )

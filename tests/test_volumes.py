@@ -634,3 +634,50 @@ def test_prebind_gives_up_when_the_pv_controller_does_not_finish_in_time() -> No
     assert claim(c, "c")["metadata"]["annotations"][ANN_SELECTED_NODE] == "a"  # the API update was made
     binding = c.sched.profiles["default-scheduler"].plugins["VolumeBinding"]
     assert binding.binder.pvc_cache._assumed == {}  # restored by Unreserve
+
+
+# -- bad input -----------------------------------------------------------------------------------
+REGEX = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        (
+            "kind: PersistentVolume\nmetadata: {name: pv}\n"
+            "spec: {capacity: {storage: lots}, accessModes: [ReadWriteOnce], hostPath: {path: /x}}",
+            f"PersistentVolume pv: field spec.capacity[storage]: quantities must match the regular expression {REGEX}, "
+            "got 'lots'",
+        ),
+        (
+            "kind: PersistentVolume\nmetadata: {name: pv}\nspec: {capacity: {storage: 1Gi}, accessModes: [Often]}",
+            'PersistentVolume pv: field spec.accessModes[0]: Unsupported value: "Often": supported values: '
+            '"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"',
+        ),
+        (
+            "kind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteOnce]}",
+            "PersistentVolumeClaim default/c: field spec.resources[storage]: Required value",
+        ),
+        (
+            "kind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {resources: {requests: {storage: 1Gi}}}",
+            "PersistentVolumeClaim default/c: field spec.accessModes: Required value: at least 1 access mode is "
+            "required",
+        ),
+        (
+            "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: x}\nprovisioner: p\n"
+            "volumeBindingMode: Sometimes",
+            'StorageClass x: field volumeBindingMode: Unsupported value: "Sometimes": supported values: '
+            '"Immediate", "WaitForFirstConsumer"',
+        ),
+    ],
+)
+def test_malformed_storage_objects_get_one_line_naming_file_object_and_field(tmp_path, manifest, expected) -> None:
+    import subprocess
+
+    from tests.live import KUBESCHED
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("apiVersion: v1\n" * ("apiVersion" not in manifest) + manifest + "\n")
+    out = subprocess.run([*KUBESCHED, "simulate", str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"kubesched: error: {path}: {expected}"]

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.errors import InputError
 
 MODES = ("Ignore", "Warn", "Strict")
@@ -115,6 +116,9 @@ def _zero(t: str) -> Any:
     return {}  # a struct
 
 
+QUANTITY_SYNTAX = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
 class DecodeError(InputError):
     """A value of the wrong type: ``json: cannot unmarshal string into Go struct field
     PodSpec.spec.priority of type int32`` (field paths without indices or keys, as Go prints)."""
@@ -155,11 +159,14 @@ class _Walk:
                 self.mismatch(v, t, struct, gopath, where)
             return v
         if t == "Quantity":
+            # resource.Quantity's UnmarshalJSON parses the value: a malformed one fails the decoding
+            # (kube-apiserver: 400 "... cannot be handled as a Pod: quantities must match ...")
             if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-                raise DecodeError(
-                    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-                    field=where,
-                )
+                raise DecodeError(QUANTITY_SYNTAX, field=where)
+            try:
+                parse_quantity(v)
+            except QuantityError as exc:  # which rule it breaks, and the value (the CLI's message too)
+                raise DecodeError(str(exc), field=where) from None
             return v
         if t == "IntOrString":
             if isinstance(v, bool) or not isinstance(v, (str, int)):

@@ -277,3 +277,49 @@ def validate_node(obj: Mapping[str, Any]) -> None:
     status = obj.get("status") or {}
     for key in ("capacity", "allocatable"):
         validate_resource_list(status.get(key), f"status.{key}")
+
+
+# -- storage (pkg/apis/core/validation ValidatePersistentVolume*, pkg/apis/storage/validation) ------------
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+
+
+def _supported(value: object, allowed: tuple[str, ...], field: str) -> None:
+    if value not in allowed:
+        choices = ", ".join(go_quote(a) for a in allowed)
+        raise InputError(f"Unsupported value: {go_quote(value)}: supported values: {choices}", field=field)
+
+
+def _access_modes(spec: Mapping[str, Any], field: str, required: str) -> None:
+    modes = spec.get("accessModes") or []
+    if not modes:
+        raise InputError(required, field=field)
+    for i, mode in enumerate(modes):
+        _supported(mode, ACCESS_MODES, f"{field}[{i}]")
+
+
+def validate_persistent_volume(obj: Mapping[str, Any]) -> None:
+    """``ValidatePersistentVolumeSpec``'s checks the scheduler depends on: access modes and a
+    storage capacity."""
+    spec = obj.get("spec") or {}
+    _access_modes(spec, "spec.accessModes", "Required value")
+    if "storage" not in (spec.get("capacity") or {}):
+        raise InputError("Required value", field="spec.capacity[storage]")
+
+
+def validate_persistent_volume_claim(obj: Mapping[str, Any]) -> None:
+    """``ValidatePersistentVolumeClaimSpec``'s checks the scheduler depends on: access modes and a
+    storage request."""
+    spec = obj.get("spec") or {}
+    _access_modes(spec, "spec.accessModes", "Required value: at least 1 access mode is required")
+    if "storage" not in ((spec.get("resources") or {}).get("requests") or {}):
+        raise InputError("Required value", field="spec.resources[storage]")
+
+
+def validate_storage_class(obj: Mapping[str, Any]) -> None:
+    """``ValidateStorageClass``: a provisioner, a reclaim policy and a binding mode it knows."""
+    if not obj.get("provisioner"):
+        raise InputError("Required value", field="provisioner")
+    if obj.get("reclaimPolicy") is not None:
+        _supported(obj["reclaimPolicy"], ("Delete", "Retain"), "reclaimPolicy")
+    if obj.get("volumeBindingMode") is not None:
+        _supported(obj["volumeBindingMode"], ("Immediate", "WaitForFirstConsumer"), "volumeBindingMode")

@@ -63,3 +63,9 @@ def validate(kind: str, obj: dict[str, Any]) -> None:
         node_info_from(obj)
     elif kind == "PodDisruptionBudget":
         validate_budget(obj)
+    elif kind == "PersistentVolume":
+        validation.validate_persistent_volume(obj)
+    elif kind == "PersistentVolumeClaim":
+        validation.validate_persistent_volume_claim(obj)
+    elif kind == "StorageClass":
+        validation.validate_storage_class(obj)
