@@ -681,3 +681,27 @@ def test_malformed_storage_objects_get_one_line_naming_file_object_and_field(tmp
     out = subprocess.run([*KUBESCHED, "simulate", str(path)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [f"kubesched: error: {path}: {expected}"]
+
+
+def test_volume_node_affinity_reads_labels_only_as_check_node_affinity_does() -> None:
+    """``CheckNodeAffinity`` builds a node from the labels alone: a ``metadata.name`` field term
+    names no node (In) or every node (NotIn), whatever the node is called."""
+    from kubesched.api.volumes import node_affinity_allows
+
+    def by_name(op: str) -> dict[str, Any]:
+        term = {"matchFields": [{"key": "metadata.name", "operator": op, "values": ["a"]}]}
+        return {"spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [term]}}}}
+
+    assert not node_affinity_allows(by_name("In"), {HOST: "a"})
+    assert node_affinity_allows(by_name("NotIn"), {HOST: "a"})
+    c = Cluster(
+        node("a"),
+        node("b"),
+        {**pv("pinned", claim="c"), **{"spec": {**pv("pinned", claim="c")["spec"], **by_name("In")["spec"]}}},
+        pvc("c", volume="pinned"),
+    )
+    c.settle()
+    assert c.filter_verdicts("VolumeBinding", with_claims("p", "c")) == {
+        "a": (UAU, NODE_CONFLICT),
+        "b": (UAU, NODE_CONFLICT),
+    }

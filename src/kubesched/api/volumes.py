@@ -8,7 +8,7 @@ Objects are the API's JSON (dicts); nothing here keeps state.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -132,11 +132,10 @@ def node_affinity_terms(pv: Mapping[str, Any]) -> tuple[NodeSelectorTerm, ...] |
     )
 
 
-def _labels_only(req: Requirement) -> Requirement | None:
+def _matches_no_name(req: Requirement) -> bool:
     """Upstream's ``CheckNodeAffinity`` matches a node built from its labels alone, whose name is
-    empty: a ``metadata.name`` field requirement ``In`` never matches, ``NotIn`` always does
-    (unless it lists the empty name). None: always true."""
-    return req if "" in req.values or req.operator == "In" else None
+    empty: a ``metadata.name`` field requirement holds only as it does for the empty name."""
+    return req.matches({"metadata.name": ""})
 
 
 def node_affinity_mask(pv: Mapping[str, Any], labels_match: Any, n: int) -> np.ndarray:
@@ -152,9 +151,8 @@ def node_affinity_mask(pv: Mapping[str, Any], labels_match: Any, n: int) -> np.n
         mask = np.ones(n, bool)
         for req in term.expressions:
             mask &= labels_match(req)
-        for req in term.fields:
-            if _labels_only(req) is not None:
-                mask[:] = False
+        if not all(_matches_no_name(req) for req in term.fields):
+            mask[:] = False
         out |= mask
     return out
 
@@ -167,7 +165,7 @@ def node_affinity_allows(pv: Mapping[str, Any], labels: Mapping[str, str]) -> bo
     for term in terms:
         if not term.expressions and not term.fields:
             continue
-        if all(r.matches(labels) for r in term.expressions) and all(_labels_only(r) is None for r in term.fields):
+        if all(r.matches(labels) for r in term.expressions) and all(_matches_no_name(r) for r in term.fields):
             return True
     return False
 
@@ -275,15 +273,3 @@ def volumes_signature(pod: Mapping[str, Any]) -> tuple[str, ...]:
             continue
         out.append(json.dumps(source, sort_keys=True, separators=(",", ":")))
     return tuple(sorted(out))
-
-
-def topology_matches(terms: Sequence[Mapping[str, Any]] | None, labels: Mapping[str, str]) -> bool:
-    """``MatchTopologySelectorTerms`` (a StorageClass's allowedTopologies): no terms match every
-    node; otherwise any term whose every expression's key has one of its values."""
-    if not terms:
-        return True
-    for term in terms:
-        exprs = term.get("matchLabelExpressions") or []
-        if all(labels.get(e.get("key")) in (e.get("values") or []) for e in exprs):
-            return True
-    return False

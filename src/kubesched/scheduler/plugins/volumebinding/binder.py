@@ -93,10 +93,6 @@ class PodVolumes:
     dynamic_provisions: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _labels_requirement(nodes: NodeTableView) -> Callable[[Requirement], np.ndarray]:
-    return nodes.match_requirement
-
-
 class VolumeBinder:
     """``volumeBinder`` over the scheduler's listers."""
 
@@ -152,7 +148,7 @@ class VolumeBinder:
         if cached is not None and cached[:3] == (rv, id(nodes), epoch) and epoch >= 0:
             return cached[3]
         try:
-            mask = node_affinity_mask(pv, _labels_requirement(nodes), nodes.n)
+            mask = node_affinity_mask(pv, nodes.match_requirement, nodes.n)
         except InputError:
             mask = np.zeros(nodes.n, bool)  # an invalid affinity admits no node
         if epoch >= 0:
