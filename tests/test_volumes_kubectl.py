@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from tests.live import Server, kubectl_binaries, temp_home
 
+DRIVER = "disk.csi.example.com"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "volumes"
 BINARIES = kubectl_binaries()
 NEWEST = max(BINARIES, key=lambda v: int(v.split(".")[1]) if "." in v else 0) if BINARIES else None
@@ -89,8 +90,22 @@ def test_volume_example_through_kubectl_survives_kill_9(tmp_path):
             "AGE",
         ]
         assert table[1].split()[:6] == ["www-web-0", "Bound", local, "100Gi", "RWO", "local-storage"]
-        sc = kubectl(server, "get", "sc", home=home)
-        assert "zonal-disk" in sc and "WaitForFirstConsumer" in sc
+        sc = kubectl(server, "get", "sc", home=home).splitlines()
+        assert sc[0].split() == [
+            "NAME",
+            "PROVISIONER",
+            "RECLAIMPOLICY",
+            "VOLUMEBINDINGMODE",
+            "ALLOWVOLUMEEXPANSION",
+            "AGE",
+        ]
+        assert any(r.split()[:5] == ["zonal-disk", DRIVER, "Delete", "WaitForFirstConsumer", "false"] for r in sc)
+        assert any(r.split()[:2] == ["standard", "(default)"] for r in sc)  # up's own class, marked default
+        pvs = kubectl(server, "get", "pv", "local-a2", "local-b2", home=home).splitlines()
+        assert pvs[0].split()[:8] == ["NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM", "POLICY", "STATUS", "CLAIM"]
+        assert {r.split()[5] for r in pvs[1:]} == {"default/www-web-0", "default/www-web-1"}
+        csinodes = kubectl(server, "get", "csinode", "node-a1", home=home).splitlines()
+        assert csinodes[0].split() == ["NAME", "DRIVERS", "AGE"] and csinodes[1].split()[:2] == ["node-a1", "1"]
         before = {n: (c["spec"].get("volumeName"), c["status"].get("phase")) for n, c in claims.items()}
         server.stop(signal.SIGKILL)
         server.start()

@@ -68,6 +68,9 @@ class Admission:
             self._validate_priority_class(obj)
         if kind == "PersistentVolumeClaim":
             obj = self._default_storage_class(obj)
+        if kind == "PersistentVolume":  # SetDefaults_PersistentVolume
+            spec = obj.get("spec") or {}
+            obj = {**obj, "spec": {"persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem", **spec}}
         if kind in ("PersistentVolumeClaim", "PersistentVolume") and not (obj.get("status") or {}).get("phase"):
             # the registry strategies' PrepareForCreate: a new claim or volume starts Pending
             obj = {**obj, "status": {**(obj.get("status") or {}), "phase": "Pending"}}
