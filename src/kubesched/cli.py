@@ -417,6 +417,22 @@ _server_flags = [
         help="Seconds the hollow kubelet takes to stop a deleted pod's containers before confirming its deletion.",
     ),
     click.option(
+        "--pod-run-seconds",
+        type=click.FloatRange(min=0),
+        default=1.0,
+        show_default=True,
+        help="Seconds a hollow pod with restartPolicy Never or OnFailure (a Job's) runs before it completes; "
+        "the pod's annotation kubesched.io/run-seconds overrides it, kubesched.io/exit-code makes it fail.",
+    ),
+    click.option(
+        "--controllers",
+        default="*",
+        show_default=True,
+        help="The controllers to run, as kube-controller-manager's flag: '*' all, 'name' one, '-name' not that one "
+        "(deployment, replicaset, statefulset, daemonset, job, garbage-collector, namespace, disruption, "
+        "persistentvolume-binder, resourceclaim).",
+    ),
+    click.option(
         "--fault-injection",
         is_flag=True,
         default=False,
@@ -438,6 +454,7 @@ def _serve(
 
     from kubesched.apiserver.limits import Limits
     from kubesched.app.apiserver import ServerOptions, run
+    from kubesched.controllers.manager import select as select_controllers
 
     _logging()
     try:
@@ -449,6 +466,8 @@ def _serve(
             history=flags["watch_history"],
             kubelet=flags["kubelet"],
             pod_termination_delay=flags["pod_termination_delay"],
+            pod_run_seconds=flags["pod_run_seconds"],
+            controllers=select_controllers(flags["controllers"]),
             attach_limit=flags["attach_limit"],
             fault_injection=flags["fault_injection"],
             limits=Limits(

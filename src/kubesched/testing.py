@@ -11,13 +11,17 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import pod_info_from
+from kubesched.apiserver.kubelet import HollowKubelet
+from kubesched.apiserver.objects import ServerAdmission
 from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
 from kubesched.cluster.volumes import VolumeController
+from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
@@ -42,15 +46,27 @@ class Cluster:
         config: dict[str, Any] | None = None,
         registry: Registry | None = None,
         binding: Binding | None = None,
+        workloads: bool = False,
+        run_seconds: float = 1.0,
     ) -> None:
         """``objects``: manifests (Nodes, Pods, …) created in order; ``config``: fields of a
         KubeSchedulerConfiguration; ``registry``: the plugins profiles may name (``in_tree_registry()``
-        plus yours; None: the in-tree ones and the installed packages)."""
+        plus yours; None: the in-tree ones and the installed packages). ``workloads``: run what
+        ``kubesched up`` runs around the scheduler too: the API server's admission, the hollow
+        kubelet (pods Running, run-to-completion pods done after ``run_seconds``) and the workload
+        controllers with the garbage collector and the namespace controller."""
         self.clock = VirtualClock()
-        self.store = Store(self.clock)
+        self.store = Store(self.clock, start_on_bind=not workloads)
+        self.kubelet: HollowKubelet | None = None
+        self.controllers: ControllerManager | None = None
+        if workloads:
+            self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store)
         for obj in objects:
             self.store.create(obj["kind"], obj)
+        if workloads:
+            self.kubelet = HollowKubelet(self.store, termination_delay=0.0, run_seconds=run_seconds)
+            self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
         self.disruption = DisruptionController(self.store)
         self.claims = ResourceClaimController(self.store)
         self.volumes = VolumeController(self.store)
@@ -66,7 +82,19 @@ class Cluster:
             self.store.create(obj["kind"], obj)
 
     def settle(self) -> None:
-        """Handle every watch event and schedule until activeQ is empty; no time passes."""
+        """Handle every watch event and schedule until activeQ is empty and the controllers
+        have nothing left to do; no time passes."""
+        while True:
+            before = self.store.resource_version
+            self._settle_scheduler()
+            if self.kubelet is not None:
+                self.kubelet.sync()
+            if self.controllers is not None:
+                self.controllers.sync()
+            if self.store.resource_version == before:
+                return
+
+    def _settle_scheduler(self) -> None:
         while True:
             self.disruption.sync()
             self.claims.sync()

@@ -191,3 +191,23 @@ def parse_tolerations(raw: Any, field: str) -> tuple[Toleration, ...]:
             )
         out.append(Toleration(str(t.get("key") or ""), op, str(t.get("value") or ""), str(t.get("effect") or "")))
     return tuple(out)
+
+
+def format_label_selector(selector: Mapping[str, Any] | None) -> str:
+    """``metav1.FormatLabelSelector``: a meta/v1 LabelSelector in label-selector syntax (the
+    Scale subresource's status.selector)."""
+    if not selector:
+        return ""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op, key = expr.get("operator"), expr.get("key")
+        vals = ",".join(sorted(expr.get("values") or []))
+        if op == "In":
+            parts.append(f"{key} in ({vals})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({vals})")
+        elif op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)

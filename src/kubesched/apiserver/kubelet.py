@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED
-from kubesched.clock import rfc3339, rfc3339_micro
+from kubesched.clock import parse_rfc3339, rfc3339, rfc3339_micro
 from kubesched.cluster.store import Store
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -24,6 +24,9 @@ NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
 NODE_LEASE_RENEW = 10.0  # renewInterval = 0.25 * lease duration
 KUBELET_VERSION = "v1.32.0-kubesched"
 TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final delete
+POD_RUN_SECONDS = 1.0  # how long a run-to-completion pod (restartPolicy Never/OnFailure) runs
+RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"  # per pod: its run time ("-1": runs until deleted)
+EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"  # per pod: its containers' exit code (non-zero: Failed)
 HOLLOW_DRIVER = "hollow.csi.kubesched.io"  # the CSI driver every hollow node runs
 ATTACH_LIMIT = 32  # volumes of it a hollow node can attach (its CSINode's allocatable count)
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -84,9 +87,12 @@ class HollowKubelet:
         notify: Callable[[], None] | None = None,
         termination_delay: float = TERMINATION_DELAY,
         attach_limit: int = 0,
+        run_seconds: float = POD_RUN_SECONDS,
     ) -> None:
         self.store = store
         self.termination_delay = termination_delay
+        self.run_seconds = run_seconds
+        self._completing: set[str] = set()  # UIDs whose completion is scheduled
         self.attach_limit = attach_limit
         self._terminating: set[str] = set()  # UIDs whose final delete is scheduled
         self._watch = store.watch(["Node", "Pod"], store.resource_version, notify=notify)
@@ -241,6 +247,9 @@ class HollowKubelet:
         if node_name and meta.get("deletionTimestamp"):
             self._terminate(meta.get("namespace") or "default", meta["name"], meta.get("uid") or "")
             return
+        if node_name and status.get("phase") == "Running":
+            self._schedule_completion(pod)
+            return
         if not node_name or status.get("phase") not in (None, "Pending"):
             return
         node = self.store.try_get("Node", "", node_name)
@@ -304,3 +313,70 @@ class HollowKubelet:
                 self.store.delete("Pod", namespace, name, 0, uid=uid)
 
         self.store.clock.call_at(self.store.clock.now() + self.termination_delay, confirm)
+
+    # -- run to completion ---------------------------------------------------------------------------
+    def _run_time(self, pod: dict[str, Any]) -> float | None:
+        """How long the pod's containers run before they exit: None for pods that restart
+        forever (restartPolicy Always) or are told to run until deleted."""
+        if (pod.get("spec") or {}).get("restartPolicy", "Always") == "Always":
+            return None
+        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(RUN_SECONDS_ANNOTATION)
+        if raw is None:
+            return self.run_seconds
+        try:
+            seconds = float(str(raw).removesuffix("s"))
+        except ValueError:
+            return self.run_seconds
+        return None if seconds < 0 else seconds
+
+    def _schedule_completion(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        uid = meta.get("uid") or ""
+        run = self._run_time(pod)
+        if run is None or uid in self._completing:
+            return
+        self._completing.add(uid)
+        started = (pod.get("status") or {}).get("startTime")
+        start = parse_rfc3339(started) if started else self.store.clock.now()
+        namespace, name = meta.get("namespace") or "default", meta["name"]
+
+        def complete() -> None:
+            self._completing.discard(uid)
+            current = self.store.try_get("Pod", namespace, name)
+            if current is None or current["metadata"].get("uid") != uid:
+                return
+            if (current.get("status") or {}).get("phase") != "Running" or current["metadata"].get("deletionTimestamp"):
+                return
+            with contextlib.suppress(ApiError):
+                self.store.mutate("Pod", namespace, name, self._finished)
+
+        self.store.clock.call_at(start + run, complete)
+
+    def _finished(self, o: dict[str, Any]) -> dict[str, Any]:
+        """The pod once its containers exited: Succeeded with exit code 0 (reason Completed),
+        else Failed (reason Error); Ready and ContainersReady False with reason PodCompleted."""
+        raw = ((o.get("metadata") or {}).get("annotations") or {}).get(EXIT_CODE_ANNOTATION, "0")
+        try:
+            code = int(raw)
+        except ValueError:
+            code = 1
+        now = rfc3339(self.store.clock.now())
+        st = dict(o.get("status") or {})
+        conds = []
+        for c in st.get("conditions") or []:
+            if c.get("type") in ("Ready", "ContainersReady"):
+                c = {**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
+            conds.append(c)
+        statuses = []
+        for c in st.get("containerStatuses") or []:
+            started = ((c.get("state") or {}).get("running") or {}).get("startedAt", now)
+            terminated = {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": started,
+                "finishedAt": now,
+                "containerID": c.get("containerID", ""),
+            }
+            statuses.append({**c, "ready": False, "started": False, "state": {"terminated": terminated}})
+        st.update(phase="Succeeded" if code == 0 else "Failed", conditions=conds, containerStatuses=statuses)
+        return {**o, "status": st}

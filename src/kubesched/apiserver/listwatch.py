@@ -66,7 +66,16 @@ class ListWatch(ServerContext):
             page = matched[start:]
         items = [self._out(t, o) for o in page]
         if wants_table(request.headers.get("Accept", "")):
-            return respond(table(t.resource.stored, items, self.store.clock.now(), str(list_rv), cont))
+            return respond(
+                table(
+                    t.resource.stored,
+                    items,
+                    self.store.clock.now(),
+                    str(list_rv),
+                    cont,
+                    include=q.get("includeObject"),
+                )
+            )
         meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
         if cont:
             meta["continue"] = cont
@@ -108,7 +117,7 @@ class ListWatch(ServerContext):
 
         def line(type_: str, obj: dict[str, Any]) -> bytes:
             if as_table and type_ not in ("ERROR", "BOOKMARK"):
-                obj = table(kind, [obj], self.store.clock.now(), None)
+                obj = table(kind, [obj], self.store.clock.now(), None, include=q.get("includeObject"))
             return dumps({"type": type_, "object": obj}) + b"\n"
 
         async def send(type_: str, obj: dict[str, Any]) -> None:

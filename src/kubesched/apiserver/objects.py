@@ -11,7 +11,8 @@ import random
 from typing import Any
 
 from kubesched.api import schema, validation
-from kubesched.api.errors import BadRequest, Invalid, NotFound
+from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
+from kubesched.api.workloads import default_workload
 from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.admission import default_containers
@@ -128,6 +129,18 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         spec.setdefault("securityContext", {})
         obj["spec"] = spec
         obj["status"] = {"phase": "Pending", "qosClass": _qos(spec)}
+        if spec.get("schedulingGates"):
+            # the pod strategy's applySchedulingGatedCondition
+            obj["status"]["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": None,
+                    "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates",
+                }
+            ]
     elif r.kind == "Namespace":
         meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": meta.get("name", "")}
         obj["spec"] = {"finalizers": ["kubernetes"], **(obj.get("spec") or {})}
@@ -148,6 +161,9 @@ STATUS_KINDS = {
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
     "PersistentVolumeClaim",
 }
 
@@ -168,6 +184,8 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
             new["status"] = old["status"]
         else:
             new.pop("status", None)
+    if r.kind in WORKLOAD_KINDS:  # defaulting runs on every decode, updates too
+        new = default_workload(r.kind, new, old["metadata"].get("uid") or "")
     meta = dict(new.get("metadata") or {})
     uid = meta.get("uid")
     if uid and uid != old["metadata"].get("uid"):  # ValidateObjectMetaUpdate: uid is immutable
@@ -259,6 +277,9 @@ def _spec_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
+
+
 class ServerAdmission:
     """The API server's part of a create, installed first in the Store's admission chain so that
     every create gets it, whatever its way in (HTTP, manifests loaded at start, in-process
@@ -272,9 +293,33 @@ class ServerAdmission:
         if r is None:
             return obj
         obj = prepare_for_create(r, obj)
+        if r.kind in WORKLOAD_KINDS:
+            obj["metadata"]["uid"] = self.store.new_uid()  # the Job selector names it
+            obj = default_workload(r.kind, obj, obj["metadata"]["uid"])
         check_meta(r, obj)
         validate(r, obj)
         ns = obj["metadata"].get("namespace")
-        if r.namespaced and self.store.try_get("Namespace", "", ns or "") is None:
-            raise NotFound(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
+        if r.namespaced:
+            namespace = self.store.try_get("Namespace", "", ns or "")
+            if namespace is None:
+                raise NotFound(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
+            if (namespace.get("status") or {}).get("phase") == "Terminating":
+                # the NamespaceLifecycle admission plugin
+                name = obj["metadata"].get("name", "")
+                raise Forbidden(
+                    f'{r.qualified} "{name}" is forbidden: unable to create new content in namespace {ns} '
+                    "because it is being terminated",
+                    details={
+                        "name": name,
+                        "group": r.group,
+                        "kind": r.plural,
+                        "causes": [
+                            {
+                                "reason": "NamespaceTerminating",
+                                "message": f"namespace {ns} is being terminated",
+                                "field": "metadata.namespace",
+                            }
+                        ],
+                    },
+                )
         return obj

@@ -43,7 +43,7 @@ class Resource:
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction")),
     Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
-    Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status",)),
+    Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status", "finalize")),
     Resource("", "v1", "events", "Event", True, "event", ("ev",)),
     Resource("", "v1", "services", "Service", True, "service", ("svc",), ("all",), ("status",)),
     Resource(
@@ -70,8 +70,12 @@ RESOURCES: tuple[Resource, ...] = (
         ("status",),
     ),
     Resource("", "v1", "persistentvolumes", "PersistentVolume", False, "persistentvolume", ("pv",), (), ("status",)),
-    Resource("apps", "v1", "replicasets", "ReplicaSet", True, "replicaset", ("rs",), ("all",), ("status",)),
-    Resource("apps", "v1", "statefulsets", "StatefulSet", True, "statefulset", ("sts",), ("all",), ("status",)),
+    Resource("apps", "v1", "deployments", "Deployment", True, "deployment", ("deploy",), ("all",), ("status", "scale")),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", True, "replicaset", ("rs",), ("all",), ("status", "scale")),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, "statefulset", ("sts",), ("all",), ("status", "scale")),
+    Resource("apps", "v1", "daemonsets", "DaemonSet", True, "daemonset", ("ds",), ("all",), ("status",)),
+    Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"),
+    Resource("batch", "v1", "jobs", "Job", True, "job", (), ("all",), ("status",)),
     Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)),
@@ -112,4 +116,6 @@ SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "status": (None, "", "", ("get", "patch", "update")),
     "binding": ("Binding", "", "v1", ("create",)),
     "eviction": ("Eviction", "policy", "v1", ("create",)),
+    "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
+    "finalize": (None, "", "", ("update",)),
 }

@@ -262,6 +262,10 @@ class ApiServer(ListWatch, Writes, Subresources, ServerContext):
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return self._bind(t.namespace or "default", t.name, await read_object(request))
+        if t.subresource == "scale":
+            return await self._scale(request, t)
+        if t.subresource == "finalize":
+            return await self._finalize(request, t)
         if t.subresource == "eviction":
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -269,7 +273,15 @@ class ApiServer(ListWatch, Writes, Subresources, ServerContext):
         if method in ("GET", "HEAD"):
             obj = self._get(t)
             if wants_table(request.headers.get("Accept", "")):
-                return respond(table(t.resource.stored, [obj], self.store.clock.now(), None))
+                return respond(
+                    table(
+                        t.resource.stored,
+                        [obj],
+                        self.store.clock.now(),
+                        None,
+                        include=request.query.get("includeObject"),
+                    )
+                )
             return respond(obj)
         if method == "PUT":
             return await self._update(request, t)

@@ -1,19 +1,25 @@
-"""Subresources with handlers of their own: ``pods/binding`` (the scheduler's Bind) and
-``pods/eviction`` (PodDisruptionBudgets decide); ``/status`` is served by the writes."""
+"""Subresources with handlers of their own: ``pods/binding`` (the scheduler's Bind),
+``pods/eviction`` (PodDisruptionBudgets decide), ``/scale`` of the replicated workloads
+(autoscaling/v1 Scale: ``kubectl scale``), and ``namespaces/finalize``; ``/status`` is served
+by the writes."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
 
-from kubesched.api.errors import BadRequest
-from kubesched.apiserver.bodies import read_object
+from kubesched.api.errors import BadRequest, Invalid, MethodNotAllowed, UnsupportedMediaType
+from kubesched.api.selectors import format_label_selector
+from kubesched.apiserver.bodies import decode_json, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.objects import invalid
-from kubesched.apiserver.request import Target, dry_run, success
+from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.apiserver.request import Target, dry_run, respond, success
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.cluster.disruption import evict
+from kubesched.cluster.store import STALE, conflict
 
 
 class Subresources(ServerContext):
@@ -63,3 +69,97 @@ class Subresources(ServerContext):
         if not dry_run(request):
             evict(self.store, t.namespace or "default", t.name or "", opts.get("gracePeriodSeconds"))
         return success()
+
+    # -- scale -------------------------------------------------------------------------------------
+    def _scale_of(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
+        """The autoscaling/v1 Scale of a Deployment, ReplicaSet or StatefulSet
+        (``pkg/registry/apps/*/storage`` ScaleREST): spec.replicas, status.replicas and the
+        selector in label-selector syntax."""
+        meta = obj["metadata"]
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta
+            },
+            "spec": {"replicas": int(spec.get("replicas", 1))},
+            "status": {
+                "replicas": int(status.get("replicas") or 0),
+                "selector": format_label_selector(spec.get("selector")),
+            },
+        }
+
+    async def _scale(self, request: web.Request, t: Target) -> web.Response:
+        stored = self._get(t)
+        if request.method in ("GET", "HEAD"):
+            return respond(self._scale_of(t, stored))
+        current = self._scale_of(t, stored)
+        if request.method == "PUT":
+            body = await read_object(request)
+            if body.get("kind") not in (None, "Scale"):
+                raise BadRequest(f'{body.get("kind")} in version "v1" cannot be handled as a Scale')
+            scale = body
+        elif request.method == "PATCH":
+            ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+            patch = decode_json(await read_body(request))
+            if ctype == "application/json-patch+json":
+                scale = json_patch(current, patch)
+            elif not isinstance(patch, dict):
+                raise BadRequest("the patch must be a JSON object")
+            elif ctype == "application/merge-patch+json":
+                scale = merge_patch(current, patch)
+            elif ctype == "application/strategic-merge-patch+json":
+                scale = strategic_merge_patch(current, patch)
+            else:
+                raise UnsupportedMediaType(f"the body of the request was in an unknown format - {ctype}")
+        else:
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            name = t.name or ""
+            raise Invalid(
+                f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: {json.dumps(replicas)}: '
+                "must be greater than or equal to 0",
+                details={
+                    "name": name,
+                    "group": "autoscaling",
+                    "kind": "Scale",
+                    "causes": [
+                        {
+                            "reason": "FieldValueInvalid",
+                            "message": f"Invalid value: {json.dumps(replicas)}: must be greater than or equal to 0",
+                            "field": "spec.replicas",
+                        }
+                    ],
+                },
+            )
+        rv = ((scale.get("metadata") or {}) if isinstance(scale.get("metadata"), dict) else {}).get("resourceVersion")
+        if rv and rv != stored["metadata"]["resourceVersion"]:
+            raise conflict(t.resource.stored, t.name or "", STALE)
+        if dry_run(request):
+            return respond({**current, "spec": {"replicas": replicas}})
+        updated = self.store.mutate(
+            t.resource.stored,
+            self._ns(t),
+            t.name or "",
+            lambda o: {**o, "spec": {**(o.get("spec") or {}), "replicas": replicas}},
+        )
+        return respond(self._scale_of(t, updated))
+
+    async def _finalize(self, request: web.Request, t: Target) -> web.Response:
+        """``PUT namespaces/{name}/finalize``: only spec.finalizers changes; the namespace goes
+        when it is being deleted and none are left."""
+        if request.method != "PUT":
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        body = await read_object(request)
+        self._get(t)
+        finalizers = (body.get("spec") or {}).get("finalizers") or []
+        if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+            raise BadRequest("spec.finalizers must be a list of strings")
+        if dry_run(request):
+            return respond(self._get(t))
+        updated = self.store.mutate(
+            "Namespace", "", t.name or "", lambda o: {**o, "spec": {**(o.get("spec") or {}), "finalizers": finalizers}}
+        )
+        return respond(updated)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.selectors import format_label_selector
 from kubesched.clock import parse_rfc3339
 
 Row = list[Any]
@@ -58,17 +59,36 @@ def _name_col() -> dict[str, Any]:
 
 
 def _pod_row(o: dict[str, Any], now: float) -> Row:
+    """``printPod``: the phase, or the reason a condition or container state gives."""
     spec, status, meta = o.get("spec") or {}, o.get("status") or {}, o.get("metadata") or {}
     containers = spec.get("containers") or []
     statuses = status.get("containerStatuses") or []
-    ready = sum(1 for c in statuses if c.get("ready"))
-    restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
     reason = status.get("reason") or status.get("phase") or "Pending"
-    for c in statuses:
-        waiting = (c.get("state") or {}).get("waiting")
+    conditions = status.get("conditions") or []
+    if any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions):
+        reason = "SchedulingGated"
+    ready = restarts = 0
+    has_running = False
+    for c in reversed(statuses):
+        restarts += int(c.get("restartCount") or 0)
+        state = c.get("state") or {}
+        waiting, terminated = state.get("waiting"), state.get("terminated")
         if waiting and waiting.get("reason"):
             reason = waiting["reason"]
-    if meta.get("deletionTimestamp"):
+        elif terminated is not None and terminated.get("reason"):
+            reason = terminated["reason"]
+        elif terminated is not None:
+            signal = terminated.get("signal")
+            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
+        elif c.get("ready") and state.get("running") is not None:
+            has_running = True
+            ready += 1
+    if reason == "Completed" and has_running:
+        pod_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        reason = "Running" if pod_ready else "NotReady"
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and status.get("phase") not in ("Succeeded", "Failed"):
         reason = "Terminating"
     gates = spec.get("readinessGates") or []
     return [
@@ -82,6 +102,133 @@ def _pod_row(o: dict[str, Any], now: float) -> Row:
         status.get("nominatedNodeName") or "<none>",
         f"0/{len(gates)}" if gates else "<none>",
     ]
+
+
+def _containers_images(o: dict[str, Any]) -> tuple[str, str]:
+    """``layoutContainerCells``: the template's container names and images."""
+    containers = ((((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+    return ",".join(str(c.get("name", "")) for c in containers), ",".join(str(c.get("image", "")) for c in containers)
+
+
+def _selector(o: dict[str, Any]) -> str:
+    return format_label_selector((o.get("spec") or {}).get("selector")) or "<none>"
+
+
+def _n(o: dict[str, Any], field: str) -> int:
+    return int((o.get("status") or {}).get(field) or 0)
+
+
+def _deployment_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    names, images = _containers_images(o)
+    return [
+        meta.get("name"),
+        f"{_n(o, 'readyReplicas')}/{int(spec.get('replicas', 1))}",
+        _n(o, "updatedReplicas"),
+        _n(o, "availableReplicas"),
+        _age(now, meta.get("creationTimestamp")),
+        names,
+        images,
+        _selector(o),
+    ]
+
+
+def _replicaset_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    names, images = _containers_images(o)
+    return [
+        meta.get("name"),
+        int(spec.get("replicas", 1)),
+        _n(o, "replicas"),
+        _n(o, "readyReplicas"),
+        _age(now, meta.get("creationTimestamp")),
+        names,
+        images,
+        _selector(o),
+    ]
+
+
+def _statefulset_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    names, images = _containers_images(o)
+    return [
+        meta.get("name"),
+        f"{_n(o, 'readyReplicas')}/{int(spec.get('replicas', 1))}",
+        _age(now, meta.get("creationTimestamp")),
+        names,
+        images,
+    ]
+
+
+def _daemonset_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    names, images = _containers_images(o)
+    selector = ((((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeSelector")) or {}
+    return [
+        meta.get("name"),
+        _n(o, "desiredNumberScheduled"),
+        _n(o, "currentNumberScheduled"),
+        _n(o, "numberReady"),
+        _n(o, "updatedNumberScheduled"),
+        _n(o, "numberAvailable"),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+        _age(now, meta.get("creationTimestamp")),
+        names,
+        images,
+        _selector(o),
+    ]
+
+
+def _job_status(o: dict[str, Any]) -> str:
+    """``printJob``'s STATUS: the terminal condition, else Terminating, Suspended, the interim
+    conditions, else Running."""
+    true = {c.get("type") for c in (o.get("status") or {}).get("conditions") or [] if c.get("status") == "True"}
+    if "Complete" in true:
+        return "Complete"
+    if "Failed" in true:
+        return "Failed"
+    if (o.get("metadata") or {}).get("deletionTimestamp"):
+        return "Terminating"
+    for t in ("Suspended", "FailureTarget", "SuccessCriteriaMet"):
+        if t in true:
+            return t
+    return "Running"
+
+
+def _job_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    names, images = _containers_images(o)
+    succeeded = int(status.get("succeeded") or 0)
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    else:
+        completions = f"{succeeded}/1 of {spec.get('parallelism', 1)}"
+    duration = ""
+    if status.get("startTime"):
+        start = parse_rfc3339(status["startTime"])
+        end = parse_rfc3339(status["completionTime"]) if status.get("completionTime") else now
+        duration = human_duration(end - start)
+    return [
+        meta.get("name"),
+        _job_status(o),
+        completions,
+        duration,
+        _age(now, meta.get("creationTimestamp")),
+        names,
+        images,
+        _selector(o),
+    ]
+
+
+def _revision_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    owner = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+    controller = (
+        f"{str(owner.get('kind', '')).lower()}.{owner.get('apiVersion', '').split('/')[0]}/{owner.get('name')}"
+        if owner
+        else "<none>"
+    )
+    return [meta.get("name"), controller, o.get("revision", 0), _age(now, meta.get("creationTimestamp"))]
 
 
 def _node_row(o: dict[str, Any], now: float) -> Row:
@@ -338,6 +485,69 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
         ],
         _node_row,
     ),
+    "Deployment": (
+        [
+            _name_col(),
+            _col("Ready"),
+            _col("Up-to-date", type_="integer"),
+            _col("Available", type_="integer"),
+            _col("Age"),
+            _col("Containers", 1),
+            _col("Images", 1),
+            _col("Selector", 1),
+        ],
+        _deployment_row,
+    ),
+    "ReplicaSet": (
+        [
+            _name_col(),
+            _col("Desired", type_="integer"),
+            _col("Current", type_="integer"),
+            _col("Ready", type_="integer"),
+            _col("Age"),
+            _col("Containers", 1),
+            _col("Images", 1),
+            _col("Selector", 1),
+        ],
+        _replicaset_row,
+    ),
+    "StatefulSet": (
+        [_name_col(), _col("Ready"), _col("Age"), _col("Containers", 1), _col("Images", 1)],
+        _statefulset_row,
+    ),
+    "DaemonSet": (
+        [
+            _name_col(),
+            _col("Desired", type_="integer"),
+            _col("Current", type_="integer"),
+            _col("Ready", type_="integer"),
+            _col("Up-to-date", type_="integer"),
+            _col("Available", type_="integer"),
+            _col("Node Selector"),
+            _col("Age"),
+            _col("Containers", 1),
+            _col("Images", 1),
+            _col("Selector", 1),
+        ],
+        _daemonset_row,
+    ),
+    "Job": (
+        [
+            _name_col(),
+            _col("Status"),
+            _col("Completions"),
+            _col("Duration"),
+            _col("Age"),
+            _col("Containers", 1),
+            _col("Images", 1),
+            _col("Selector", 1),
+        ],
+        _job_row,
+    ),
+    "ControllerRevision": (
+        [_name_col(), _col("Controller"), _col("Revision", type_="integer"), _col("Age")],
+        _revision_row,
+    ),
     "Event": ([_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")], _event_row),
     "Lease": ([_name_col(), _col("Holder"), _col("Age")], _lease_row),
     "PriorityClass": (
@@ -438,24 +648,26 @@ def table(
     resource_version: str | None,
     continue_token: str | None = None,
     headers: bool = True,
+    include: str | None = None,
 ) -> dict[str, Any]:
+    """A Table of ``objects``; ``include`` is the request's includeObject: Metadata (the
+    default: PartialObjectMetadata), Object (the whole object: what ``kubectl get --sort-by``
+    sorts by) or None."""
     columns, render = PRINTERS.get(kind, _DEFAULT)
     meta: dict[str, Any] = {}
     if resource_version is not None:
         meta["resourceVersion"] = resource_version
     if continue_token:
         meta["continue"] = continue_token
-    rows = [
-        {
-            "cells": render(o, now),
-            "object": {
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": o.get("metadata") or {},
-            },
-        }
-        for o in objects
-    ]
+
+    def embedded(o: dict[str, Any]) -> dict[str, Any] | None:
+        if include == "Object":
+            return o
+        if include == "None":
+            return None
+        return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o.get("metadata") or {}}
+
+    rows = [{"cells": render(o, now), "object": embedded(o)} for o in objects]
     out: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "rows": rows}
     if headers:
         out["columnDefinitions"] = columns

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.api.errors import ApiError, BadRequest, NotFound, UnsupportedMediaType
+from kubesched.api.errors import BadRequest, Invalid, NotFound, UnsupportedMediaType
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, prepare_for_update, validate
@@ -26,6 +26,7 @@ PATCH_TYPES = (
 # kinds whose strategy has AllowCreateOnUpdate true (pkg/registry/{coordination/lease,core/event,core/service}):
 # a PUT of a missing object creates it; for every other kind it is NotFound
 CREATE_ON_UPDATE = {"Lease", "Event", "Service"}
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
 
 
 class Writes(ServerContext):
@@ -148,6 +149,18 @@ class Writes(ServerContext):
         pre = opts.get("preconditions") or {}
         if not isinstance(pre, dict):
             raise BadRequest("preconditions must be an object")
+        if q.get("propagationPolicy"):
+            opts["propagationPolicy"] = q["propagationPolicy"]
+        if opts.get("orphanDependents") is not None and opts.get("propagationPolicy") is None:
+            opts["propagationPolicy"] = "Orphan" if opts["orphanDependents"] else "Background"
+        policy = opts.get("propagationPolicy")
+        if policy is not None and policy not in PROPAGATION_POLICIES:
+            # ValidateDeleteOptions
+            raise Invalid(
+                f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "{policy}": '
+                'supported values: "Foreground", "Background", "Orphan", "nil"',
+                details={"kind": "DeleteOptions", "group": "meta.k8s.io"},
+            )
         return opts
 
     async def _delete(self, request: web.Request, t: Target) -> web.Response:
@@ -157,8 +170,6 @@ class Writes(ServerContext):
         if dry_run(request):
             return respond(self._get(t))
         kind = t.resource.stored
-        if kind == "Namespace":
-            self._delete_namespace_contents(t.name or "")
         gone = self.store.delete(
             kind,
             self._ns(t),
@@ -166,18 +177,10 @@ class Writes(ServerContext):
             opts.get("gracePeriodSeconds"),
             uid=pre.get("uid"),
             resource_version=pre.get("resourceVersion"),
+            propagation=opts.get("propagationPolicy"),
         )
+        # 200 with the object while it lingers (graceful, finalizers), else 200 with it as deleted
         return respond(self._out(t, gone))
-
-    def _delete_namespace_contents(self, namespace: str) -> None:
-        """The namespace controller's job, done at once: everything in the namespace goes with it."""
-        for kind in list(self.store.kinds()):
-            if kind == "Namespace":
-                continue
-            objs, _ = self.store.list(kind, namespace)
-            for o in objs:
-                with contextlib.suppress(ApiError):
-                    self.store.delete(kind, namespace, o["metadata"]["name"], 0)
 
     async def _delete_collection(self, request: web.Request, t: Target) -> web.Response:
         opts = await self._delete_options(request)
@@ -195,6 +198,7 @@ class Writes(ServerContext):
                         o["metadata"].get("namespace") or "",
                         o["metadata"]["name"],
                         opts.get("gracePeriodSeconds"),
+                        propagation=opts.get("propagationPolicy"),
                     )
                 )
         return respond(

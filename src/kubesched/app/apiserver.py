@@ -11,6 +11,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -19,6 +20,7 @@ from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import (
     ATTACH_LIMIT,
     NODE_LEASE_RENEW,
+    POD_RUN_SECONDS,
     TERMINATION_DELAY,
     HollowKubelet,
     default_storage_class,
@@ -32,6 +34,7 @@ from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.driver import RealtimeDriver
 from kubesched.app.kubeconfig import load_or_create_token, write_kubeconfig
 from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
 from kubesched.clock import RealClock, WallClock
 from kubesched.cluster import admission
 from kubesched.cluster.disruption import DisruptionController
@@ -40,6 +43,8 @@ from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import Store
 from kubesched.cluster.volumes import VolumeController
+from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
+from kubesched.controllers.manager import ControllerManager
 from kubesched.errors import InputError
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
@@ -56,6 +61,8 @@ class ServerOptions:
     history: int = Store.HISTORY
     kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
     pod_termination_delay: float = TERMINATION_DELAY
+    pod_run_seconds: float = POD_RUN_SECONDS  # a run-to-completion pod's run time on a hollow node
+    controllers: list[str] = field(default_factory=lambda: list(ALL_CONTROLLERS))
     attach_limit: int = ATTACH_LIMIT  # the hollow CSI driver's volumes per node (0: no CSINodes)
     fault_injection: bool = False  # tests: /debug/kubesched/faults
     limits: Limits = field(default_factory=Limits)
@@ -121,14 +128,24 @@ async def serve(opts: ServerOptions) -> None:
     changed = asyncio.Event()
     kubelet = (
         HollowKubelet(
-            store, notify=changed.set, termination_delay=opts.pod_termination_delay, attach_limit=opts.attach_limit
+            store,
+            notify=changed.set,
+            termination_delay=opts.pod_termination_delay,
+            attach_limit=opts.attach_limit,
+            run_seconds=opts.pod_run_seconds,
         )
         if opts.kubelet
         else None
     )
-    pdbs = DisruptionController(store, notify=changed.set)
-    claims = ResourceClaimController(store, notify=changed.set)
     volumes = VolumeController(store, notify=changed.set)
+    syncers: list[Any] = []
+    if "disruption-controller" in opts.controllers:
+        syncers.append(DisruptionController(store, notify=changed.set))
+    if "resourceclaim-controller" in opts.controllers:
+        syncers.append(ResourceClaimController(store, notify=changed.set))
+    if "persistentvolume-binder-controller" in opts.controllers:
+        syncers.append(volumes)
+    manager = ControllerManager(StoreObjects(store), opts.controllers, wake=changed.set, syncers=syncers)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
@@ -138,9 +155,7 @@ async def serve(opts: ServerOptions) -> None:
             changed.clear()
             if kubelet is not None:
                 kubelet.sync()
-            pdbs.sync()
-            claims.sync()
-            volumes.sync()
+            manager.sync()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
 
@@ -180,7 +195,8 @@ async def serve(opts: ServerOptions) -> None:
         from kubesched.scheduler.scheduler import Scheduler
 
         client = InProcessClient(store, reporting_instance="kubesched-up")
-        client.settlers.append(volumes.sync)  # on this loop: PreBind runs the PV controller, not waits
+        if volumes in syncers:
+            client.settlers.append(volumes.sync)  # on this loop: PreBind runs the PV controller, not waits
         sched = Scheduler(client, opts.scheduler, RealClock(), seed=0)
         server.metrics_registries.append(sched.metrics.registry)
         tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]

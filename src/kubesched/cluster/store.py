@@ -36,7 +36,11 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "PersistentVolume": ("v1", False, "persistentvolumes"),
     "PriorityClass": ("scheduling.k8s.io/v1", False, "priorityclasses"),
     "PodDisruptionBudget": ("policy/v1", True, "poddisruptionbudgets"),
+    "Deployment": ("apps/v1", True, "deployments"),
     "ReplicaSet": ("apps/v1", True, "replicasets"),
+    "DaemonSet": ("apps/v1", True, "daemonsets"),
+    "ControllerRevision": ("apps/v1", True, "controllerrevisions"),
+    "Job": ("batch/v1", True, "jobs"),
     "StatefulSet": ("apps/v1", True, "statefulsets"),
     "Lease": ("coordination.k8s.io/v1", True, "leases"),
     "ConfigMap": ("v1", True, "configmaps"),
@@ -105,6 +109,28 @@ GENERATION_KINDS = frozenset(
         "ResourceClaimTemplate",
     }
 )
+
+
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+# kinds whose registry strategy orphans dependents when a delete names no propagationPolicy
+# (DefaultGarbageCollectionPolicy: batch/v1 Jobs, for compatibility); the rest delete them
+ORPHAN_BY_DEFAULT = frozenset({"Job"})
+
+
+def gc_finalizers(kind: str, finalizers: list[str], propagation: str | None) -> list[str]:
+    """``deletionFinalizersForGarbageCollection`` (apiserver ``registry/generic/registry``): the
+    object's finalizers after a delete with this propagationPolicy."""
+    if propagation is None:
+        if kind not in ORPHAN_BY_DEFAULT:
+            return finalizers
+        propagation = "Orphan"
+    out = [f for f in finalizers if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    if propagation == "Orphan":
+        out.append(ORPHAN_FINALIZER)
+    elif propagation == "Foreground":
+        out.append(FOREGROUND_FINALIZER)
+    return out
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -410,9 +436,12 @@ class Store:
 
     def _finished(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         """An object being deleted goes once its last finalizer is removed (kube-apiserver's
-        graceful deletion with finalizers); a pod also waits out its grace period."""
+        graceful deletion with finalizers); a pod also waits out its grace period, a namespace
+        its ``spec.finalizers`` (the namespace controller's)."""
         meta = obj["metadata"]
         if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+            return obj
+        if kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
             return obj
         if kind == "Pod" and meta.get("deletionGracePeriodSeconds") and (obj.get("spec") or {}).get("nodeName"):
             return obj  # the grace period's timer removes it
@@ -434,9 +463,12 @@ class Store:
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> dict[str, Any]:
         """Delete (with optional UID / resourceVersion preconditions); a bound pod with a grace
-        period is marked terminating and removed when it elapses."""
+        period is marked terminating and removed when it elapses. ``propagation`` is
+        DeleteOptions' propagationPolicy: Orphan and Foreground leave the object with the
+        garbage collector's finalizer (``orphan``, ``foregroundDeletion``) for it to finish."""
         obj = self.get(kind, namespace, name)
         meta = obj["metadata"]
         if uid and meta.get("uid") != uid:
@@ -449,6 +481,28 @@ class Store:
                 name,
                 f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
                 f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
+            )
+        finalizers = gc_finalizers(kind, meta.get("finalizers") or [], propagation)
+        if finalizers != (meta.get("finalizers") or []) and not meta.get("deletionTimestamp"):
+            obj = self.mutate(
+                kind, namespace, name, lambda o: {**o, "metadata": {**o["metadata"], "finalizers": finalizers}}
+            )
+            meta = obj["metadata"]
+        if kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
+            # pkg/registry/core/namespace/storage: Terminating until the namespace controller has
+            # deleted the contents and emptied spec.finalizers
+            if meta.get("deletionTimestamp"):
+                return obj
+            now = self.clock.now()
+            return self.mutate(
+                kind,
+                namespace,
+                name,
+                lambda o: {
+                    **o,
+                    "metadata": {**o["metadata"], "deletionTimestamp": rfc3339(now), "deletionGracePeriodSeconds": 0},
+                    "status": {**(o.get("status") or {}), "phase": "Terminating"},
+                },
             )
         if meta.get("finalizers"):  # marked, and kept until the finalizers are removed
             if meta.get("deletionTimestamp"):

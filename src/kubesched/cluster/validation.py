@@ -14,6 +14,7 @@ from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.cluster.disruption import validate_budget
 from kubesched.cluster.store import is_namespaced
+from kubesched.errors import InputError
 
 # kind -> API group, for the kinds a manifest may hold without an apiVersion we can trust
 _GROUPS = {
@@ -23,6 +24,8 @@ _GROUPS = {
     "StatefulSet": "apps",
     "Deployment": "apps",
     "DaemonSet": "apps",
+    "ControllerRevision": "apps",
+    "Job": "batch",
     "Lease": "coordination.k8s.io",
     "DeviceClass": "resource.k8s.io",
     "ResourceClaim": "resource.k8s.io",
@@ -69,3 +72,16 @@ def validate(kind: str, obj: dict[str, Any]) -> None:
         validation.validate_persistent_volume_claim(obj)
     elif kind == "StorageClass":
         validation.validate_storage_class(obj)
+    elif kind == "Job":
+        validate_job(obj)
+
+
+def validate_job(obj: dict[str, Any]) -> None:
+    """The part of ``ValidateJob`` a template's defaults leave to the user: a Job's pods must not
+    restart forever."""
+    policy = ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("restartPolicy")) or "Always"
+    if policy not in ("OnFailure", "Never"):
+        raise InputError(
+            f'Unsupported value: "{policy}": supported values: "OnFailure", "Never"',
+            field="spec.template.spec.restartPolicy",
+        )

@@ -1,0 +1,107 @@
+"""The API defaults of the workload kinds (``pkg/apis/apps/v1/defaults.go``,
+``pkg/apis/batch/v1/defaults.go``) and the Job strategy's generated selector, applied on
+create as kube-apiserver does, so ``kubectl get -o yaml`` shows what a real cluster stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+JOB_CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
+JOB_NAME = "batch.kubernetes.io/job-name"
+
+
+def _rolling(spec: dict[str, Any], key: str, defaults: dict[str, Any]) -> None:
+    strategy = dict(spec.get(key) or {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        strategy["rollingUpdate"] = {**defaults, **(strategy.get("rollingUpdate") or {})}
+    spec[key] = strategy
+
+
+def default_pod_template(template: dict[str, Any]) -> dict[str, Any]:
+    """A pod template with the pod spec defaults that kube-apiserver fills (``SetDefaults_PodSpec``)."""
+    spec = {"template": template}
+    _template_defaults(spec)
+    return dict(spec["template"])
+
+
+def _template_defaults(spec: dict[str, Any]) -> None:
+    template = dict(spec.get("template") or {})
+    pspec = dict(template.get("spec") or {})
+    pspec.setdefault("restartPolicy", "Always")
+    pspec.setdefault("terminationGracePeriodSeconds", 30)
+    pspec.setdefault("dnsPolicy", "ClusterFirst")
+    pspec.setdefault("schedulerName", "default-scheduler")
+    pspec.setdefault("securityContext", {})
+    template["spec"] = pspec
+    spec["template"] = template
+
+
+def default_workload(kind: str, obj: dict[str, Any], uid: str) -> dict[str, Any]:
+    """``obj`` with its kind's defaults; ``uid`` is the one the object is about to get (the Job
+    selector names it)."""
+    spec = dict(obj.get("spec") or {})
+    if kind == "Deployment":
+        spec.setdefault("replicas", 1)
+        _rolling(spec, "strategy", {"maxUnavailable": "25%", "maxSurge": "25%"})
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("progressDeadlineSeconds", 600)
+        _template_defaults(spec)
+    elif kind == "ReplicaSet":
+        spec.setdefault("replicas", 1)
+        _template_defaults(spec)
+    elif kind == "StatefulSet":
+        spec.setdefault("replicas", 1)
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        _rolling(spec, "updateStrategy", {"partition": 0})
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+        claims = []
+        for t in spec.get("volumeClaimTemplates") or []:
+            if isinstance(t, dict):
+                t = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", **t}
+                tspec = dict(t.get("spec") or {})
+                tspec.setdefault("volumeMode", "Filesystem")
+                t["spec"] = tspec
+            claims.append(t)
+        if claims:
+            spec["volumeClaimTemplates"] = claims
+        _template_defaults(spec)
+    elif kind == "DaemonSet":
+        _rolling(spec, "updateStrategy", {"maxUnavailable": 1, "maxSurge": 0})
+        spec.setdefault("revisionHistoryLimit", 10)
+        _template_defaults(spec)
+    elif kind == "Job":
+        spec = _job_defaults(obj, spec, uid)
+    else:
+        return obj
+    return {**obj, "spec": spec}
+
+
+def _job_defaults(job: dict[str, Any], spec: dict[str, Any], uid: str) -> dict[str, Any]:
+    """``SetDefaults_Job`` and the strategy's ``generateSelector`` (unless manualSelector): the
+    controller-uid and job-name labels on the template, a selector on the controller uid."""
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    _template_defaults(spec)  # restartPolicy Always: validation then asks for Never or OnFailure
+    if not spec.get("manualSelector"):
+        name = (job.get("metadata") or {}).get("name") or ""
+        template = dict(spec["template"])
+        tmeta = dict(template.get("metadata") or {})
+        tmeta["labels"] = {
+            **(tmeta.get("labels") or {}),
+            JOB_CONTROLLER_UID: uid,
+            JOB_NAME: name,
+            "controller-uid": uid,
+            "job-name": name,
+        }
+        template["metadata"] = tmeta
+        spec["template"] = template
+        spec["selector"] = {"matchLabels": {JOB_CONTROLLER_UID: uid}}
+    return spec

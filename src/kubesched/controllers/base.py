@@ -1,0 +1,281 @@
+"""What every workload controller shares (client-go's shared informers and workqueue, and
+``pkg/controller/controller_utils.go``): an index of dependents by their controller's UID, a
+queue of keys to reconcile, pods made from a template with a controller reference, and the
+pod predicates (active, ready, available) the controllers count by."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kubesched.api.watch import DELETED, WatchEvent
+from kubesched.client.objects import ObjectClient
+from kubesched.clock import parse_rfc3339
+
+Key = tuple[str, str]  # (namespace, name)
+# apimachinery's util/rand alphabet (no vowels, no confusable digits): SafeEncodeString's letters
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+def controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``metav1.GetControllerOf``: the ownerReference with controller true."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_reference(owner: Mapping[str, Any], *, block: bool = True) -> dict[str, Any]:
+    """``metav1.NewControllerRef``: controller and blockOwnerDeletion set."""
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner.get("apiVersion", ""),
+        "kind": owner.get("kind", ""),
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": block,
+    }
+
+
+class OwnerIndex:
+    """Dependents of each kind by their controller's UID, kept from watch events (the informers'
+    ``controllerUID`` indexers upstream controllers add)."""
+
+    def __init__(self, client: ObjectClient, kinds: Iterable[str]) -> None:
+        self.client = client
+        self.kinds = tuple(kinds)
+        self._by_owner: dict[tuple[str, str], dict[Key, None]] = {}
+        for kind in self.kinds:
+            for obj in client.list(kind):
+                self._add(kind, obj)
+
+    def _add(self, kind: str, obj: Mapping[str, Any]) -> None:
+        ref = controller_of(obj)
+        if ref is not None:
+            self._by_owner.setdefault((kind, str(ref.get("uid") or "")), {})[key_of(obj)] = None
+
+    def _remove(self, kind: str, obj: Mapping[str, Any]) -> None:
+        ref = controller_of(obj)
+        if ref is not None:
+            bucket = self._by_owner.get((kind, str(ref.get("uid") or "")))
+            if bucket is not None:
+                bucket.pop(key_of(obj), None)
+                if not bucket:
+                    del self._by_owner[(kind, str(ref.get("uid") or ""))]
+
+    def apply_created(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """Index an object this process just wrote, before its watch event arrives (what
+        upstream's expectations guard against: counting it twice or not at all)."""
+        self._add(kind, obj)
+
+    def apply(self, ev: WatchEvent) -> None:
+        if ev.kind not in self.kinds:
+            return
+        if ev.old is not None:
+            self._remove(ev.kind, ev.old)
+        if ev.type != DELETED:
+            self._add(ev.kind, ev.obj)
+
+    def owned(self, kind: str, owner_uid: str) -> list[dict[str, Any]]:
+        """The current objects of ``kind`` whose controller is ``owner_uid``."""
+        out = []
+        for ns, name in self._by_owner.get((kind, owner_uid), {}):
+            obj = self.client.get(kind, ns, name)
+            if obj is not None:
+                ref = controller_of(obj)
+                if ref is not None and ref.get("uid") == owner_uid:
+                    out.append(obj)
+        return out
+
+
+class Controller:
+    """A reconcile loop over keys of one kind: events mark keys dirty, ``run`` reconciles each
+    once (the workqueue), and ``requeue_after`` brings a key back when time alone changes its
+    answer (minReadySeconds, a pod's run time)."""
+
+    name = ""
+    kind = ""
+    # the kinds whose events this controller reacts to (besides its own kind)
+    watches: tuple[str, ...] = ()
+
+    def __init__(self, client: ObjectClient, index: OwnerIndex, wake: Callable[[], None]) -> None:
+        self.client = client
+        self.index = index
+        self.wake = wake
+        self.dirty: dict[Key, None] = {}
+        self._timers: set[Key] = set()
+        for obj in client.list(self.kind):
+            self.dirty[key_of(obj)] = None
+
+    def on_event(self, ev: WatchEvent) -> None:
+        if ev.kind == self.kind:
+            self.dirty[key_of(ev.obj)] = None
+            return
+        for obj in (ev.old, ev.obj):
+            if obj is None:
+                continue
+            ref = controller_of(obj)
+            if ref is not None and ref.get("kind") == self.kind:
+                self.dirty[((obj.get("metadata") or {}).get("namespace") or "", str(ref.get("name")))] = None
+
+    def run(self) -> None:
+        keys, self.dirty = list(self.dirty), {}
+        for key in keys:
+            obj = self.client.get(self.kind, *key)
+            if obj is not None:
+                self.reconcile(obj)
+
+    def reconcile(self, obj: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def requeue_after(self, key: Key, seconds: float) -> None:
+        if key in self._timers:
+            return
+        self._timers.add(key)
+
+        def fire() -> None:
+            self._timers.discard(key)
+            self.dirty[key] = None
+            self.wake()
+
+        self.client.clock.call_at(self.client.clock.now() + max(seconds, 0.0), fire)
+
+
+# -- pods ------------------------------------------------------------------------------------------
+def pod_from_template(
+    template: Mapping[str, Any], owner: Mapping[str, Any], *, name: str = "", generate_name: str = ""
+) -> dict[str, Any]:
+    """``GetPodFromTemplate``: the template's labels, annotations and spec, in the owner's
+    namespace, controlled by it."""
+    tmeta = template.get("metadata") or {}
+    meta: dict[str, Any] = {
+        "namespace": owner["metadata"].get("namespace") or "default",
+        "labels": dict(tmeta.get("labels") or {}),
+        "ownerReferences": [owner_reference(owner)],
+    }
+    if tmeta.get("annotations"):
+        meta["annotations"] = dict(tmeta["annotations"])
+    if tmeta.get("finalizers"):
+        meta["finalizers"] = list(tmeta["finalizers"])
+    if name:
+        meta["name"] = name
+    else:
+        meta["generateName"] = generate_name or f"{owner['metadata']['name']}-"
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(template.get("spec") or {})}
+
+
+def is_terminating(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def is_finished(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def is_active(pod: Mapping[str, Any]) -> bool:
+    """``IsPodActive``: not finished and not being deleted."""
+    return not is_finished(pod) and not is_terminating(pod)
+
+
+def ready_since(pod: Mapping[str, Any]) -> float | None:
+    """When the pod's Ready condition last became True, or None when it is not Ready."""
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            if c.get("status") != "True":
+                return None
+            when = c.get("lastTransitionTime")
+            return parse_rfc3339(when) if when else 0.0
+    return None
+
+
+def is_ready(pod: Mapping[str, Any]) -> bool:
+    return ready_since(pod) is not None
+
+
+def available_in(pod: Mapping[str, Any], min_ready_seconds: int, now: float) -> float | None:
+    """``IsPodAvailable``: 0 when Ready for minReadySeconds, the seconds still to wait when Ready
+    for less, None when not Ready."""
+    since = ready_since(pod)
+    if since is None:
+        return None
+    if min_ready_seconds <= 0:
+        return 0.0
+    return max(0.0, since + min_ready_seconds - now)
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """A meta/v1 LabelSelector as ``metav1.LabelSelectorAsSelector`` evaluates it (nil selects
+    nothing; an empty one everything)."""
+    if selector is None:
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def scaled_value(value: Any, total: int, *, round_up: bool) -> int:
+    """``intstr.GetScaledValueFromIntOrPercent``."""
+    if isinstance(value, str):
+        pct = int(value.rstrip("%"))
+        exact = pct * total
+        return -(-exact // 100) if round_up else exact // 100
+    return int(value or 0)
+
+
+def template_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
+    """``controller.ComputeHash``: a 32-bit hash of the pod template (and the collision count)
+    written with SafeEncodeString's letters. Upstream hashes Go's printed struct; this hashes
+    the template's canonical JSON, so names differ from a real cluster's but are as stable."""
+    import json
+
+    data = json.dumps(template, sort_keys=True, separators=(",", ":"))
+    if collision_count:
+        data += str(collision_count)
+    digits = str(int.from_bytes(hashlib.blake2b(data.encode(), digest_size=4).digest(), "big"))
+    return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in digits)
+
+
+def omit_zero(status: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """Go's ``omitempty``: these counters are left out when zero, as the API returns them."""
+    for k in keys:
+        if not status.get(k):
+            status.pop(k, None)
+    return status
+
+
+def status_changed(obj: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    return dict(obj.get("status") or {}) != dict(status)
+
+
+def write_status(client: ObjectClient, kind: str, obj: Mapping[str, Any], status: dict[str, Any]) -> None:
+    """``UpdateStatus`` when the status differs from what is stored (a patch, no conflict)."""
+    if not status_changed(obj, status):
+        return
+    ns, name = key_of(obj)
+    uid = obj["metadata"].get("uid")
+
+    def put(o: dict[str, Any]) -> dict[str, Any]:
+        if o["metadata"].get("uid") != uid:
+            return o
+        return {**o, "status": status}
+
+    client.patch(kind, ns, name, put)

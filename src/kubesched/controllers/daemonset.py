@@ -1,0 +1,272 @@
+"""The DaemonSet controller (``pkg/controller/daemon``): one pod on every node that should run
+it (``NodeShouldRunDaemonPod``: the template's node selector and required node affinity, and
+the node's NoSchedule/NoExecute taints against the pod's tolerations). Since v1.12 the pods are
+placed by the scheduler: each pod gets required node affinity to its node
+(``ReplaceDaemonSetPodNodeNameNodeAffinity``) and the daemon tolerations
+(``AddOrUpdateDaemonPodTolerations``). A template change rolls out node by node within
+maxUnavailable."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from kubesched.api.errors import ApiError
+from kubesched.api.selectors import Taint, Toleration
+from kubesched.controllers.base import (
+    Controller,
+    available_in,
+    is_active,
+    is_ready,
+    key_of,
+    pod_from_template,
+    scaled_value,
+    template_hash,
+    write_status,
+)
+from kubesched.controllers.events import Recorder
+
+REVISION_LABEL = "controller-revision-hash"
+GENERATION_LABEL = "pod-template-generation"
+# AddOrUpdateDaemonPodTolerations (pkg/controller/daemon/util): (key, effect)
+DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+
+
+def _requirement_ok(expr: dict[str, Any], labels: dict[str, str], name: str, *, field: bool) -> bool:
+    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+    have = name if field else labels.get(str(key))
+    present = have is not None if not field else key == "metadata.name"
+    if op == "In":
+        return present and have in values
+    if op == "NotIn":
+        return not present or have not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    try:
+        a, b = int(str(have)), int(values[0])
+    except (ValueError, IndexError):
+        return False
+    return a > b if op == "Gt" else a < b
+
+
+def node_selected(spec: dict[str, Any], node: dict[str, Any]) -> bool:
+    """``PodMatchesNodeSelectorAndAffinityTerms``: nodeSelector and the required node affinity."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    name = node["metadata"]["name"]
+    for k, v in (spec.get("nodeSelector") or {}).items():
+        if labels.get(k) != v:
+            return False
+    required = (
+        ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    ) or {}
+    terms = required.get("nodeSelectorTerms")
+    if terms is None:
+        return True
+    for term in terms:
+        exprs, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+        if not exprs and not fields:
+            continue
+        if all(_requirement_ok(e, labels, name, field=False) for e in exprs) and all(
+            _requirement_ok(f, labels, name, field=True) for f in fields
+        ):
+            return True
+    return False
+
+
+def daemon_tolerations(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    out = list(spec.get("tolerations") or [])
+    wanted = list(DAEMON_TOLERATIONS) + ([NETWORK_UNAVAILABLE] if spec.get("hostNetwork") else [])
+    for key, effect in wanted:
+        if not any(t.get("key") == key and t.get("effect") == effect and t.get("operator") == "Exists" for t in out):
+            out.append({"key": key, "operator": "Exists", "effect": effect})
+    return out
+
+
+def should_run(spec: dict[str, Any], node: dict[str, Any]) -> bool:
+    """``NodeShouldRunDaemonPod``: selected, and every NoSchedule/NoExecute taint tolerated
+    (with the daemon tolerations, as the pod will have them)."""
+    if not node_selected(spec, node):
+        return False
+    tolerations = [
+        Toleration(
+            str(t.get("key") or ""),
+            str(t.get("operator") or "Equal"),
+            str(t.get("value") or ""),
+            str(t.get("effect") or ""),
+        )
+        for t in daemon_tolerations(spec)
+    ]
+    for raw in (node.get("spec") or {}).get("taints") or []:
+        taint = Taint(str(raw.get("key") or ""), str(raw.get("value") or ""), str(raw.get("effect") or ""))
+        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in tolerations):
+            return False
+    return True
+
+
+def _node_of(pod: dict[str, Any]) -> str:
+    """The node a daemon pod is for: its nodeName once bound, else its affinity's metadata.name."""
+    spec = pod.get("spec") or {}
+    if spec.get("nodeName"):
+        return str(spec["nodeName"])
+    terms = (
+        (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"))
+        or {}
+    ).get("nodeSelectorTerms") or []
+    for term in terms:
+        for f in term.get("matchFields") or []:
+            if f.get("key") == "metadata.name" and f.get("values"):
+                return str(f["values"][0])
+    return ""
+
+
+class DaemonSetController(Controller):
+    name = "daemonset"
+    kind = "DaemonSet"
+    watches = ("Pod", "Node")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.recorder = Recorder(self.client, f"{self.name}-controller")
+
+    def on_event(self, ev: Any) -> None:
+        if ev.kind == "Node":  # a node came, went or changed: every DaemonSet looks again
+            for ds in self.client.list(self.kind):
+                self.dirty[key_of(ds)] = None
+            return
+        super().on_event(ev)
+
+    def _revision(self, ds: dict[str, Any]) -> str:
+        return template_hash(
+            (ds.get("spec") or {}).get("template") or {}, (ds.get("status") or {}).get("collisionCount")
+        )
+
+    def reconcile(self, ds: dict[str, Any]) -> None:
+        spec = ds.get("spec") or {}
+        template = spec.get("template") or {}
+        tspec = template.get("spec") or {}
+        revision = self._revision(ds)
+        pods = [p for p in self.index.owned("Pod", ds["metadata"]["uid"]) if is_active(p)]
+        by_node: dict[str, list[dict[str, Any]]] = {}
+        for p in pods:
+            by_node.setdefault(_node_of(p), []).append(p)
+        nodes = self.client.list("Node")
+        wanted = {n["metadata"]["name"] for n in nodes if should_run(tspec, n)}
+        deleting = not ds["metadata"].get("deletionTimestamp")
+        if deleting:
+            for node, have in by_node.items():
+                extra = (
+                    have
+                    if node not in wanted
+                    else sorted(have, key=lambda p: p["metadata"].get("creationTimestamp", ""))[1:]
+                )
+                for p in extra:
+                    self._delete(ds, p)
+            for node in sorted(wanted - set(by_node)):
+                self._create(ds, template, revision, node)
+            self._roll(ds, by_node, wanted, revision)
+        self._status(ds, revision, wanted)
+
+    def _create(self, ds: dict[str, Any], template: dict[str, Any], revision: str, node: str) -> None:
+        pod = pod_from_template(template, ds)
+        labels = pod["metadata"]["labels"]
+        labels[REVISION_LABEL] = revision
+        labels[GENERATION_LABEL] = str(ds["metadata"].get("generation", 1))
+        spec = dict(pod["spec"])
+        affinity = dict(spec.get("affinity") or {})
+        node_affinity = dict(affinity.get("nodeAffinity") or {})
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+        }
+        affinity["nodeAffinity"] = node_affinity
+        spec["affinity"] = affinity
+        spec["tolerations"] = daemon_tolerations(spec)
+        pod["spec"] = spec
+        try:
+            created = self.client.create("Pod", pod)
+        except ApiError as err:
+            self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {err}")
+            return
+        self.index.apply_created("Pod", created)
+        self.recorder.event(ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+
+    def _delete(self, ds: dict[str, Any], pod: dict[str, Any]) -> None:
+        with contextlib.suppress(ApiError):
+            self.client.delete("Pod", *key_of(pod), uid=pod["metadata"]["uid"])
+            self.recorder.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
+
+    def _roll(
+        self, ds: dict[str, Any], by_node: dict[str, list[dict[str, Any]]], wanted: set[str], revision: str
+    ) -> None:
+        """``rollingUpdate`` (maxSurge 0): old pods are deleted while fewer than maxUnavailable
+        of the wanted nodes lack an available pod; OnDelete leaves them."""
+        strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return
+        max_unavailable = scaled_value(
+            (strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1), len(wanted), round_up=True
+        )
+        max_unavailable = max(max_unavailable, 1) if wanted else 0
+        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
+        now = self.client.clock.now()
+        unavailable = sum(
+            1 for n in wanted if not any(available_in(p, min_ready, now) == 0 for p in by_node.get(n, []))
+        )
+        old = [
+            p
+            for n in sorted(wanted)
+            for p in by_node.get(n, [])
+            if p["metadata"].get("labels", {}).get(REVISION_LABEL) != revision
+        ]
+        # unavailable old pods first: replacing them costs no availability
+        old.sort(key=lambda p: available_in(p, min_ready, now) == 0)
+        for p in old:
+            healthy = available_in(p, min_ready, now) == 0
+            if healthy and unavailable >= max_unavailable:
+                break
+            self._delete(ds, p)
+            if healthy:
+                unavailable += 1
+
+    def _status(self, ds: dict[str, Any], revision: str, wanted: set[str]) -> None:
+        pods = [p for p in self.index.owned("Pod", ds["metadata"]["uid"]) if is_active(p)]
+        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
+        now = self.client.clock.now()
+        scheduled = {(p.get("spec") or {}).get("nodeName") for p in pods if (p.get("spec") or {}).get("nodeName")}
+        on_wanted = [p for p in pods if _node_of(p) in wanted]
+        ready = sum(1 for p in on_wanted if is_ready(p))
+        available = 0
+        wait: float | None = None
+        for p in on_wanted:
+            left = available_in(p, min_ready, now)
+            if left == 0:
+                available += 1
+            elif left is not None:
+                wait = left if wait is None else min(wait, left)
+        if wait is not None:
+            self.requeue_after(key_of(ds), wait)
+        updated = sum(1 for p in on_wanted if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == revision)
+        status = dict(ds.get("status") or {})
+        status.update(
+            currentNumberScheduled=len({n for n in scheduled if n in wanted}),
+            numberMisscheduled=len({n for n in scheduled if n not in wanted}),
+            desiredNumberScheduled=len(wanted),
+            numberReady=ready,
+            observedGeneration=ds["metadata"].get("generation", 1),
+            updatedNumberScheduled=updated,
+            numberAvailable=available,
+            numberUnavailable=max(0, len(wanted) - available),
+        )
+        for k in ("updatedNumberScheduled", "numberAvailable", "numberUnavailable"):
+            if not status.get(k):
+                status.pop(k, None)
+        write_status(self.client, self.kind, ds, status)

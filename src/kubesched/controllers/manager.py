@@ -1,0 +1,129 @@
+"""The controller manager (kube-controller-manager): the controllers ``--controllers`` selects,
+sharing one watch (the shared informers) and one owner index, run in rounds until the cluster
+settles. Names follow kube-controller-manager's, with its short aliases."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kubesched.api.watch import Watch
+from kubesched.client.objects import ObjectClient
+from kubesched.cluster.store import KNOWN_KINDS
+from kubesched.controllers.base import Controller, OwnerIndex
+from kubesched.controllers.daemonset import DaemonSetController
+from kubesched.controllers.deployment import DeploymentController
+from kubesched.controllers.garbagecollector import GarbageCollector
+from kubesched.controllers.job import JobController
+from kubesched.controllers.namespace import NamespaceController
+from kubesched.controllers.replicaset import ReplicaSetController
+from kubesched.controllers.statefulset import StatefulSetController
+from kubesched.errors import InputError
+
+WORKLOADS: dict[str, type[Controller]] = {
+    "deployment-controller": DeploymentController,
+    "replicaset-controller": ReplicaSetController,
+    "statefulset-controller": StatefulSetController,
+    "daemonset-controller": DaemonSetController,
+    "job-controller": JobController,
+}
+# the controllers kube-controller-manager runs that the embedded cluster has, and those the
+# API server process ran before (their own loops: PodDisruptionBudgets, volumes, DRA claims)
+ALL = (
+    *WORKLOADS,
+    "garbage-collector-controller",
+    "namespace-controller",
+    "disruption-controller",
+    "persistentvolume-binder-controller",
+    "resourceclaim-controller",
+)
+# what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
+# collector and the namespace controller (the cluster's own loops run there already)
+WORKLOAD_CONTROLLERS = (*WORKLOADS, "garbage-collector-controller", "namespace-controller")
+ALIASES = {name.removesuffix("-controller"): name for name in ALL} | {
+    "garbagecollector": "garbage-collector-controller",
+    "persistentvolume-binder": "persistentvolume-binder-controller",
+    "ephemeral-volume": "persistentvolume-binder-controller",
+    "ephemeral-volume-controller": "persistentvolume-binder-controller",
+}
+
+
+def select(spec: str) -> list[str]:
+    """``--controllers``: a comma-separated list where ``*`` is every controller, ``name``
+    enables one and ``-name`` disables one (kube-controller-manager's syntax)."""
+    items = [s.strip() for s in spec.split(",") if s.strip()] or ["*"]
+    enabled: set[str] = set()
+    disabled: set[str] = set()
+    star = False
+    for item in items:
+        if item == "*":
+            star = True
+            continue
+        off = item.startswith("-")
+        name = ALIASES.get(item.lstrip("-"), item.lstrip("-"))
+        if name not in ALL:
+            raise InputError(f"unknown controller {item.lstrip('-')!r}; known: {', '.join(ALL)}", field="--controllers")
+        (disabled if off else enabled).add(name)
+    return [n for n in ALL if (star or n in enabled) and n not in disabled]
+
+
+class Syncer(Protocol):
+    """A controller with a loop of its own (``sync`` acts on what changed since the last call)."""
+
+    def sync(self) -> Any: ...
+
+
+class ControllerManager:
+    """Runs the selected controllers against an ObjectClient. ``sync`` drains the shared watch,
+    hands every event to the index and the controllers, and reconciles until nothing more
+    changes (bounded); ``wake`` is called when a timer or the watch has work."""
+
+    ROUNDS = 50
+
+    def __init__(
+        self,
+        client: ObjectClient,
+        names: list[str],
+        wake: Callable[[], None] | None = None,
+        syncers: list[Syncer] | None = None,
+    ) -> None:
+        self.client = client
+        self.names = names
+        self.wake = wake or (lambda: None)
+        kinds = list(KNOWN_KINDS)
+        self.watch: Watch = client.watch(kinds, notify=self.wake)
+        self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim"))
+        self.controllers: list[Controller] = [
+            WORKLOADS[n](client, self.index, self.wake) for n in names if n in WORKLOADS
+        ]
+        self.gc = GarbageCollector(client, kinds) if "garbage-collector-controller" in names else None
+        self.namespaces = NamespaceController(client, kinds) if "namespace-controller" in names else None
+        self.syncers = syncers or []
+
+    def sync(self) -> bool:
+        """One pass to quiescence; True when any controller had work."""
+        worked = False
+        for _ in range(self.ROUNDS):
+            events = self.watch.drain()
+            for ev in events:
+                self.index.apply(ev)
+                for c in self.controllers:
+                    if ev.kind == c.kind or ev.kind in c.watches:
+                        c.on_event(ev)
+                if self.gc is not None:
+                    self.gc.on_event(ev)
+                if self.namespaces is not None:
+                    self.namespaces.on_event(ev)
+            busy = bool(events) or any(c.dirty for c in self.controllers)
+            for c in self.controllers:
+                c.run()
+            if self.gc is not None:
+                self.gc.run()
+            if self.namespaces is not None:
+                self.namespaces.run()
+            for s in self.syncers:
+                s.sync()
+            if not busy and not self.watch:
+                break
+            worked = True
+        return worked
