@@ -353,9 +353,16 @@ BOMB = b"a: &a [x,x,x,x,x,x,x,x,x,x]\n" + b"".join(
         (
             "POST",
             "/api/v1/namespaces/default/pods",
-            bytes.fromhex("6b3873000a090a0276311203506f64"),
+            bytes.fromhex("6b3873000a0c0a0276311206536563726574"),  # a v1 Secret: not served
             "application/vnd.kubernetes.protobuf",
             415,
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            bytes.fromhex("6b3873000a090a0276311203506f64"),  # a v1 Pod with no name
+            "application/vnd.kubernetes.protobuf",
+            422,
         ),
         (
             "POST",

@@ -65,10 +65,40 @@ def test_maps_intorstring_zero_values_and_labels():
     [
         (b'{"kind": "Namespace"}', ProtobufError, "does not start with the k8s envelope"),
         (CREATE_NAMESPACE_FOO[:-3], ProtobufError, "truncated"),
-        (_envelope("v1", "Pod", b""), UnsupportedKind, "Pod (v1)"),
+        (_envelope("v1", "Secret", b""), UnsupportedKind, "Secret (v1)"),
         (b"k8s\x00\x0f", ProtobufError, "unsupported wire type 7"),
     ],
 )
 def test_bad_bodies(body, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
         decode(body)
+
+
+def test_deployment_pointer_zero_kept_and_quantities():
+    """``kubectl create deployment web --image=nginx --replicas=0`` shape: replicas is a pointer,
+    so 0 stays; a container's resource requests are Quantity messages; empty non-pointer
+    fields (strategy, minReadySeconds) stay out, as their JSON omits them."""
+    meta = _len(1, b"web") + _len(11, _len(1, b"app") + _len(2, b"web"))
+    quantity = _len(1, b"100m")
+    resources = _len(2, _len(1, b"cpu") + _len(2, quantity))
+    container = _len(1, b"nginx") + _len(2, b"nginx") + _len(8, resources)
+    pod_spec = _len(2, container)
+    template = _len(1, _len(11, _len(1, b"app") + _len(2, b"web"))) + _len(2, pod_spec)
+    selector = _len(1, _len(1, b"app") + _len(2, b"web"))
+    spec = _varint(1, 0) + _len(2, selector) + _len(3, template) + _len(4, b"") + _varint(5, 0)
+    obj = decode(_envelope("apps/v1", "Deployment", _len(1, meta) + _len(2, spec)))
+    assert obj == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "nginx", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]
+                },
+            },
+        },
+    }

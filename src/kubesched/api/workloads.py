@@ -105,3 +105,15 @@ def _job_defaults(job: dict[str, Any], spec: dict[str, Any], uid: str) -> dict[s
         spec["template"] = template
         spec["selector"] = {"matchLabels": {JOB_CONTROLLER_UID: uid}}
     return spec
+
+
+def pruned(value: Any) -> Any:
+    """``value`` as Go holds it after decoding: null fields and empty objects are the zero value,
+    the same as absent (what makes ``EqualIgnoreHash`` see ``resources: {}`` and no resources
+    as one template)."""
+    if isinstance(value, dict):
+        out = {k: pruned(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None and v != {}}
+    if isinstance(value, list):
+        return [pruned(v) for v in value]
+    return value

@@ -103,8 +103,7 @@ async def read_object(request: web.Request, *, yaml_ok: bool = True) -> dict[str
             value = protobuf.decode(data)
         except protobuf.UnsupportedKind as exc:
             raise UnsupportedMediaType(
-                f"protobuf bodies are decoded for Namespace, ConfigMap, Service, PriorityClass, "
-                f"PodDisruptionBudget and Eviction, not {exc}; send it as application/json"
+                f"protobuf bodies are decoded for the kinds this server serves, not {exc}; send it as application/json"
             ) from None
         except protobuf.ProtobufError as exc:
             raise BadRequest(f"the body of the request is not valid protobuf: {exc}") from None

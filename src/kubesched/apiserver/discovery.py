@@ -6,18 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.apiserver.resources import ALL_VERBS, GROUPS, RESOURCES, SUBRESOURCE_INFO, Resource
+from kubesched import __version__
+from kubesched.apiserver.resources import GROUPS, RESOURCES, SUBRESOURCE_INFO, Resource
 
-# The minor decides which kubectl binary the machine's dispatcher runs (1.27..1.33 are shipped)
-# and keeps kr8s's supported-range check quiet: report v1.32 until v1.36 clients are common here.
+# the release kubesched follows; the project's own version rides in gitCommit and buildDate
 VERSION = {
     "major": "1",
-    "minor": "32",
-    "gitVersion": "v1.32.0-kubesched",
-    "gitCommit": "kubesched",
+    "minor": "36",
+    "emulationMajor": "1",
+    "emulationMinor": "36",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "35",
+    "gitVersion": f"v1.36.3+kubesched-{__version__}",  # semver build metadata: this project's release
+    "gitCommit": f"kubesched-{__version__}",
     "gitTreeState": "clean",
-    "buildDate": "2026-11-23T00:00:00Z",
-    "goVersion": "go1.23",
+    "buildDate": "2026-11-25T00:00:00Z",
+    "goVersion": "go1.25.0",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
@@ -72,7 +76,7 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
-            "verbs": list(ALL_VERBS),
+            "verbs": list(r.verbs),
         }
         items.append(_names(r, entry))
         for sub in r.subresources:
@@ -115,7 +119,7 @@ def aggregated(legacy: bool, version: str) -> dict[str, Any]:
                         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
                         "scope": "Namespaced" if r.namespaced else "Cluster",
                         "singularResource": r.singular,
-                        "verbs": list(ALL_VERBS),
+                        "verbs": list(r.verbs),
                     },
                 )
                 subs = []

@@ -1,25 +1,34 @@
 """Request bodies in Kubernetes' protobuf encoding (``application/vnd.kubernetes.protobuf``), which
-kubectl 1.33's typed generators send (``kubectl create namespace``, ``create configmap``,
-``create priorityclass``, ``create poddisruptionbudget``, ``create service``) and the policy/v1
-Eviction of ``kubectl drain``.
+kubectl's typed generators send (``kubectl create deployment``, ``create job``, ``create namespace``,
+``create configmap``...) and the policy/v1 Eviction of ``kubectl drain``.
 
 The envelope (apimachinery ``runtime/serializer/protobuf``) is the magic ``k8s\\x00`` then a
 ``runtime.Unknown``: typeMeta (apiVersion, kind), raw (the object's message), contentEncoding,
-contentType. Objects are decoded to the JSON form the rest of the server handles, for the kinds
-and fields listed below (field numbers from the ``generated.proto`` files of k8s.io/api and
-k8s.io/apimachinery). Go marshals every non-pointer field, empty ones included; as in JSON, empty
-strings, zero numbers (unless the JSON field has no ``omitempty``) and empty objects are left out.
-Responses stay JSON, which clients accept ("application/vnd.kubernetes.protobuf,application/json").
+contentType. Objects are decoded to the JSON form the rest of the server handles, for every kind
+served, with the field numbers and types of the ``generated.proto`` files of k8s.io/api and
+k8s.io/apimachinery (``protobuf.json``, made by ``scripts/gen_protobuf_schema.py``). Go marshals
+every non-pointer field, empty ones included; as in JSON, zero values are left out unless the
+field is a pointer or its JSON form has no ``omitempty``. Responses stay JSON, which clients accept
+("application/vnd.kubernetes.protobuf,application/json").
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
+import struct
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
+QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
+INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
+RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 
 
 class ProtobufError(ValueError):
@@ -30,132 +39,31 @@ class UnsupportedKind(ProtobufError):
     pass
 
 
-# field number -> (JSON name, type); types: str, bytes, int, bool, time, intstr, map, map_bytes,
-# or a message name; a list type (``[T]``) is a repeated field; ``keep`` keeps a zero value
-Field = tuple[str, str]
-SCHEMAS: dict[str, dict[int, Field]] = {
-    # runtime/generated.proto
-    "Unknown": {
-        1: ("typeMeta", "TypeMeta"),
-        2: ("raw", "bytes"),
-        3: ("contentEncoding", "str"),
-        4: ("contentType", "str"),
-    },
-    "TypeMeta": {1: ("apiVersion", "str"), 2: ("kind", "str")},
-    # map<K, V> fields travel as repeated entries {key = 1, value = 2}
-    "MapEntry": {1: ("key", "str"), 2: ("value", "str")},
-    "MapBytesEntry": {1: ("key", "str"), 2: ("value", "bytes")},
-    # meta/v1 Time; util/intstr IntOrString (type 0: intVal, 1: strVal)
-    "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
-    "IntOrString": {1: ("type", "int"), 2: ("intVal", "int keep"), 3: ("strVal", "str")},
-    # meta/v1/generated.proto
-    "ObjectMeta": {
-        1: ("name", "str"),
-        2: ("generateName", "str"),
-        3: ("namespace", "str"),
-        4: ("selfLink", "str"),
-        5: ("uid", "str"),
-        6: ("resourceVersion", "str"),
-        7: ("generation", "int"),
-        8: ("creationTimestamp", "time"),
-        9: ("deletionTimestamp", "time"),
-        10: ("deletionGracePeriodSeconds", "int"),
-        11: ("labels", "map"),
-        12: ("annotations", "map"),
-        13: ("ownerReferences", "[OwnerReference]"),
-        14: ("finalizers", "[str]"),
-    },
-    "OwnerReference": {
-        1: ("kind", "str"),
-        3: ("name", "str"),
-        4: ("uid", "str"),
-        5: ("apiVersion", "str"),
-        6: ("controller", "bool"),
-        7: ("blockOwnerDeletion", "bool"),
-    },
-    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "[LabelSelectorRequirement]")},
-    "LabelSelectorRequirement": {1: ("key", "str"), 2: ("operator", "str"), 3: ("values", "[str]")},
-    "DeleteOptions": {
-        1: ("gracePeriodSeconds", "int keep"),
-        2: ("preconditions", "Preconditions"),
-        3: ("orphanDependents", "bool"),
-        4: ("propagationPolicy", "str"),
-        5: ("dryRun", "[str]"),
-    },
-    "Preconditions": {1: ("uid", "str"), 2: ("resourceVersion", "str")},
-    # core/v1/generated.proto
-    "Namespace": {1: ("metadata", "ObjectMeta"), 2: ("spec", "NamespaceSpec"), 3: ("status", "NamespaceStatus")},
-    "NamespaceSpec": {1: ("finalizers", "[str]")},
-    "NamespaceStatus": {1: ("phase", "str")},
-    "ConfigMap": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("data", "map"),
-        3: ("binaryData", "map_bytes"),
-        4: ("immutable", "bool"),
-    },
-    "Service": {1: ("metadata", "ObjectMeta"), 2: ("spec", "ServiceSpec")},
-    "ServiceSpec": {
-        1: ("ports", "[ServicePort]"),
-        2: ("selector", "map"),
-        3: ("clusterIP", "str"),
-        4: ("type", "str"),
-        5: ("externalIPs", "[str]"),
-        7: ("sessionAffinity", "str"),
-        10: ("externalName", "str"),
-        11: ("externalTrafficPolicy", "str"),
-        17: ("ipFamilyPolicy", "str"),
-        18: ("clusterIPs", "[str]"),
-        19: ("ipFamilies", "[str]"),
-        22: ("internalTrafficPolicy", "str"),
-    },
-    "ServicePort": {
-        1: ("name", "str"),
-        2: ("protocol", "str"),
-        3: ("port", "int keep"),
-        4: ("targetPort", "intstr"),
-        5: ("nodePort", "int"),
-        6: ("appProtocol", "str"),
-    },
-    # scheduling/v1/generated.proto
-    "PriorityClass": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("value", "int keep"),
-        3: ("globalDefault", "bool"),
-        4: ("description", "str"),
-        5: ("preemptionPolicy", "str"),
-    },
-    # policy/v1/generated.proto
-    "PodDisruptionBudget": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodDisruptionBudgetSpec")},
-    "PodDisruptionBudgetSpec": {
-        1: ("minAvailable", "intstr"),
-        2: ("selector", "LabelSelector"),
-        3: ("maxUnavailable", "intstr"),
-        4: ("unhealthyPodEvictionPolicy", "str"),
-    },
-    "Eviction": {1: ("metadata", "ObjectMeta"), 2: ("deleteOptions", "DeleteOptions")},
-}
-KINDS = {
-    ("v1", "Namespace"),
-    ("v1", "ConfigMap"),
-    ("v1", "Service"),
-    ("scheduling.k8s.io/v1", "PriorityClass"),
-    ("policy/v1", "PodDisruptionBudget"),
-    ("policy/v1", "Eviction"),
-}
+@cache
+def _schema() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(Path(__file__).with_name("protobuf.json").read_text())
+    return doc
+
+
+def kinds() -> list[str]:
+    """The ``apiVersion kind`` pairs a protobuf body may hold."""
+    return sorted(_schema()["kinds"])
 
 
 def decode(body: bytes) -> dict[str, Any]:
     """The object of a protobuf request body, as its JSON form."""
     if not body.startswith(MAGIC):
         raise ProtobufError("the protobuf body does not start with the k8s envelope")
-    unknown = _message(body[len(MAGIC) :], "Unknown")
+    unknown = _message(body[len(MAGIC) :], UNKNOWN)
     type_meta = unknown.get("typeMeta") or {}
     api_version, kind = type_meta.get("apiVersion", ""), type_meta.get("kind", "")
-    if (api_version, kind) not in KINDS:
+    message = _schema()["kinds"].get(f"{api_version} {kind}")
+    if message is None:
         raise UnsupportedKind(f"{kind or 'an object'} ({api_version or 'no apiVersion'})")
     if unknown.get("contentEncoding"):
         raise ProtobufError(f"content encoding {unknown['contentEncoding']!r} is not supported")
-    obj = _message(unknown.get("raw") or b"", kind)
+    raw = base64.b64decode(unknown.get("raw") or "")
+    obj = _message(raw, message)
     return {"apiVersion": api_version, "kind": kind, **obj}
 
 
@@ -198,54 +106,109 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     return out
 
 
-def _signed(value: int) -> int:
+def _signed(value: int, bits: int = 64) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _scalar(kind: str, wire: int, value: Any) -> Any:
-    if kind == "str":
+def _duration(nanos: int) -> str:
+    """Go's ``time.Duration.String`` for whole units (what metav1.Duration marshals to)."""
+    if nanos == 0:
+        return "0s"
+    sign, n = ("-", -nanos) if nanos < 0 else ("", nanos)
+    seconds, frac = divmod(n, 1_000_000_000)
+    h, rest = divmod(seconds, 3600)
+    m, sec = divmod(rest, 60)
+    tail = f"{sec}.{frac:09d}".rstrip("0").rstrip(".") + "s"
+    if h:
+        return f"{sign}{h}h{m}m{tail}"
+    if m:
+        return f"{sign}{m}m{tail}"
+    return sign + tail
+
+
+def _time(value: bytes, micro: bool) -> str | None:
+    t = _message(value, _META + "Time")
+    seconds, nanos = t.get("seconds", 0), t.get("nanos", 0)
+    if not seconds and not nanos:
+        return None
+    when = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    if micro:
+        return when.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _value(type_: str, wire: int, value: Any) -> Any:
+    if type_ == "string":
         if wire != 2:
             raise ProtobufError("expected a string")
-        return bytes(value).decode("utf-8")
-    if kind == "bytes":
-        return bytes(value)
-    if kind == "int":
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtobufError("a string field is not UTF-8") from None
+    if type_ == "bytes":
+        if wire != 2:
+            raise ProtobufError("expected bytes")
+        return base64.b64encode(bytes(value)).decode()
+    if type_ in ("int32", "int64", "uint32", "uint64"):
         if wire != 0:
             raise ProtobufError("expected an integer")
-        return _signed(value)
-    if kind == "bool":
+        return _signed(value) if type_.startswith("int") else value
+    if type_ == "bool":
         return bool(value)
-    if kind == "time":
-        t = _message(bytes(value), "Time") if isinstance(value, bytes | bytearray) else {}
-        seconds = t.get("seconds", 0)
-        if not seconds:
-            return None
-        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if kind == "intstr":
-        v = _message(value, "IntOrString")
+    if type_ in ("double", "float"):
+        if wire == 1:
+            return struct.unpack("<d", int(value).to_bytes(8, "little"))[0]
+        if wire == 5:
+            return struct.unpack("<f", int(value).to_bytes(4, "little"))[0]
+        raise ProtobufError("expected a number")
+    if wire != 2:
+        raise ProtobufError(f"expected a {type_.rsplit('.', 1)[-1]} message")
+    data = bytes(value)
+    if type_ == QUANTITY:
+        return _message(data, QUANTITY).get("string", "0")
+    if type_ in (_META + "Time", _META + "MicroTime"):
+        return _time(data, type_.endswith("MicroTime"))
+    if type_ == _META + "Duration":
+        return _duration(_message(data, type_).get("duration", 0))
+    if type_ == INT_OR_STRING:
+        v = _message(data, INT_OR_STRING)
         return v.get("strVal", "") if v.get("type") == 1 else v.get("intVal", 0)
-    return _message(value, kind)
+    if type_ in (RAW_EXTENSION, _META + "FieldsV1"):
+        raw = base64.b64decode(_message(data, type_).get("raw", "") or "")
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            raise ProtobufError("an embedded object is not JSON") from None
+    return _message(data, type_)
+
+
+def _empty(v: Any) -> bool:
+    return v in ("", 0, False, None) or v == {}
 
 
 def _message(data: bytes, name: str) -> dict[str, Any]:
-    schema = SCHEMAS[name]
+    schema = _schema()["messages"].get(name)
+    if schema is None:
+        raise ProtobufError(f"no schema for {name}")
     out: dict[str, Any] = {}
     for number, wire, value in _fields(bytes(data)):
-        spec = schema.get(number)
+        spec = schema.get(str(number))
         if spec is None:
-            continue  # a field this server does not read
-        key, kind = spec
-        keep = kind.endswith(" keep")
-        kind = kind.removesuffix(" keep")
-        if kind in ("map", "map_bytes"):
-            entry = _message(value, "MapEntry" if kind == "map" else "MapBytesEntry")
-            v = entry.get("value", "" if kind == "map" else b"")
-            out.setdefault(key, {})[entry.get("key", "")] = v if kind == "map" else base64.b64encode(v).decode()
-        elif kind.startswith("["):
-            out.setdefault(key, []).append(_scalar(kind[1:-1], wire, value))
+            continue  # a field this release does not know
+        key, type_ = spec[0], spec[1]
+        flags = spec[2] if len(spec) > 2 else ""
+        if type_.startswith("map<"):
+            _, value_type = type_[4:-1].split(",", 1)
+            entry = _fields(bytes(value)) if wire == 2 else []
+            k = next((bytes(v).decode("utf-8", "replace") for n, _, v in entry if n == 1), "")
+            v = next((_value(value_type, w, v) for n, w, v in entry if n == 2), None)
+            if v is None:
+                v = "" if value_type in ("string", "bytes") else ({} if "." in value_type else 0)
+            out.setdefault(key, {})[k] = v
+        elif "repeated" in flags:
+            out.setdefault(key, []).append(_value(type_, wire, value))
         else:
-            v = _scalar(kind, wire, value)
-            # an IntOrString is a pointer in Go: present means set, even to 0
-            if keep or kind == "intstr" or v not in ("", 0, False, None, {}):
+            v = _value(type_, wire, value)
+            if "keep" in flags or not _empty(v):
                 out[key] = v
     return out

@@ -20,6 +20,8 @@ class Resource:
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     storage_kind: str = ""  # the Store kind when it differs from ``kind`` (events.k8s.io/v1 events)
+    verbs: tuple[str, ...] = ALL_VERBS
+    virtual: bool = False  # computed on request, not stored (metrics, reviews): ``virtual.py`` serves it
 
     @property
     def group_version(self) -> str:
@@ -41,7 +43,7 @@ class Resource:
 
 
 RESOURCES: tuple[Resource, ...] = (
-    Resource("", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction")),
+    Resource("", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction", "log")),
     Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
     Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status", "finalize")),
     Resource("", "v1", "events", "Event", True, "event", ("ev",)),
@@ -101,10 +103,24 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(
         "storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, "volumeattachment", (), (), ("status",)
     ),
+    # metrics-server's API (kubectl top), from the hollow nodes' requests
+    Resource("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", False, "", verbs=("get", "list"), virtual=True),
+    Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True, "", verbs=("get", "list"), virtual=True),
+    # kubectl auth whoami
+    Resource(
+        "authentication.k8s.io",
+        "v1",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        False,
+        "selfsubjectreview",
+        verbs=("create",),
+        virtual=True,
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}
-BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES if not r.group or r.kind != "Event"}
+BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES if (not r.group or r.kind != "Event") and not r.virtual}
 GROUPS: dict[str, list[str]] = {}
 for _r in RESOURCES:
     GROUPS.setdefault(_r.group, [])
@@ -118,4 +134,5 @@ SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "eviction": ("Eviction", "policy", "v1", ("create",)),
     "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
     "finalize": (None, "", "", ("update",)),
+    "log": ("Pod", "", "v1", ("get",)),
 }

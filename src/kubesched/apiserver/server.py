@@ -38,6 +38,7 @@ from kubesched.apiserver.request import Target, parse_bool, respond, status_resp
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.apiserver.subresources import Subresources
 from kubesched.apiserver.tables import table
+from kubesched.apiserver.virtual import Virtual
 from kubesched.apiserver.writes import Writes
 from kubesched.cluster.store import Store
 
@@ -46,7 +47,7 @@ log = logging.getLogger("kubesched.apiserver")
 PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 
 
-class ApiServer(ListWatch, Writes, Subresources, ServerContext):
+class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
     """The HTTP front of a Store; ``app`` is the aiohttp application."""
 
     def __init__(
@@ -239,6 +240,8 @@ class ApiServer(ListWatch, Writes, Subresources, ServerContext):
 
     async def _resource(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
         t = self._target(group, version, rest)
+        if t.resource.virtual:
+            return await self._virtual(request, t)
         method = request.method
         q = request.query
         if t.subresource == "bindings":
@@ -262,6 +265,10 @@ class ApiServer(ListWatch, Writes, Subresources, ServerContext):
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return self._bind(t.namespace or "default", t.name, await read_object(request))
+        if t.subresource == "log":
+            if method not in ("GET", "HEAD"):
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return self._log(t, request.query.get("container"))
         if t.subresource == "scale":
             return await self._scale(request, t)
         if t.subresource == "finalize":

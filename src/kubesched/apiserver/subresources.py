@@ -163,3 +163,23 @@ class Subresources(ServerContext):
             "Namespace", "", t.name or "", lambda o: {**o, "spec": {**(o.get("spec") or {}), "finalizers": finalizers}}
         )
         return respond(updated)
+
+    def _log(self, t: Target, container: str | None) -> web.Response:
+        """``pods/log``: a hollow container runs no process, so there is nothing to read; the
+        answer says so in one line (kubectl prints it), with the checks the kubelet's log
+        endpoint makes first (``ValidateContainerLogsForPod``)."""
+        pod = self._get(t)
+        name = t.name or ""
+        containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
+        if container is None:
+            if len(containers) != 1:
+                raise BadRequest(
+                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+                )
+            container = containers[0]
+        elif container not in containers:
+            raise BadRequest(f"container {container} is not valid for pod {name}")
+        raise BadRequest(
+            f'container "{container}" in pod "{name}" is a hollow container of kubesched: it runs no process '
+            "and has no logs"
+        )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.watch import DELETED, WatchEvent
+from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339
 
@@ -247,7 +248,7 @@ def template_hash(template: Mapping[str, Any], collision_count: int | None = Non
     the template's canonical JSON, so names differ from a real cluster's but are as stable."""
     import json
 
-    data = json.dumps(template, sort_keys=True, separators=(",", ":"))
+    data = json.dumps(pruned(default_pod_template(dict(template))), sort_keys=True, separators=(",", ":"))
     if collision_count:
         data += str(collision_count)
     digits = str(int.from_bytes(hashlib.blake2b(data.encode(), digest_size=4).digest(), "big"))

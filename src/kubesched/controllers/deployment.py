@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError
-from kubesched.api.workloads import default_pod_template
+from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.base import (
     Controller,
@@ -74,7 +74,7 @@ def _without_hash(template: dict[str, Any]) -> dict[str, Any]:
 def _canonical(template: dict[str, Any]) -> str:
     """The template as compared (``EqualIgnoreHash``): without the hash label, with the API
     defaults filled on both sides."""
-    return json.dumps(default_pod_template(_without_hash(template)), sort_keys=True)
+    return json.dumps(pruned(default_pod_template(_without_hash(template))), sort_keys=True)
 
 
 def fenceposts(d: dict[str, Any]) -> tuple[int, int]:
@@ -224,7 +224,7 @@ class DeploymentController(Controller):
         try:
             created = self.client.create("ReplicaSet", rs)
         except AlreadyExists:
-            existing = self.client.get("ReplicaSet", rs["metadata"]["namespace"], name)
+            existing = self.client.get("ReplicaSet", d["metadata"].get("namespace") or "default", name)
             ref = controller_of(existing) if existing is not None else None
             if existing is not None and ref is not None and ref.get("uid") == d["metadata"]["uid"]:
                 self.index.apply_created("ReplicaSet", existing)

@@ -97,7 +97,7 @@ class ControllerManager:
             WORKLOADS[n](client, self.index, self.wake) for n in names if n in WORKLOADS
         ]
         self.gc = GarbageCollector(client, kinds) if "garbage-collector-controller" in names else None
-        self.namespaces = NamespaceController(client, kinds) if "namespace-controller" in names else None
+        self.namespaces = NamespaceController(client, kinds, self.wake) if "namespace-controller" in names else None
         self.syncers = syncers or []
 
     def sync(self) -> bool:

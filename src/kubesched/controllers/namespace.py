@@ -6,22 +6,36 @@ removed from ``spec.finalizers`` and the namespace goes."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
-from kubesched.clock import rfc3339
+from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.cluster.store import KNOWN_KINDS, is_namespaced, resource_name
 
 FINALIZER = "kubernetes"
+# namespace_controller.go's namespaceDeletionGracePeriod: content is deleted this long after the
+# namespace is, so that writes racing the deletion are seen (and ``kubectl delete -f`` of a
+# namespace and its objects finds them still there)
+DELETION_GRACE_PERIOD = 5.0
 
 
 class NamespaceController:
     name = "namespace"
 
-    def __init__(self, client: ObjectClient, kinds: list[str]) -> None:
+    def __init__(
+        self,
+        client: ObjectClient,
+        kinds: list[str],
+        wake: Callable[[], None] | None = None,
+        grace: float = DELETION_GRACE_PERIOD,
+    ) -> None:
         self.client = client
+        self.wake = wake or (lambda: None)
+        self.grace = grace
+        self._waiting: set[str] = set()
         self.kinds = [k for k in kinds if k in KNOWN_KINDS and is_namespaced(k)]
         self._dirty: dict[str, None] = {}
         for ns in client.list("Namespace"):
@@ -40,10 +54,28 @@ class NamespaceController:
 
     def run(self) -> None:
         names, self._dirty = list(self._dirty), {}
+        now = self.client.clock.now()
         for name in names:
             ns = self.client.get("Namespace", "", name)
-            if ns is not None and ns["metadata"].get("deletionTimestamp"):
-                self._delete_contents(ns)
+            if ns is None or not ns["metadata"].get("deletionTimestamp"):
+                continue
+            due = parse_rfc3339(ns["metadata"]["deletionTimestamp"]) + self.grace
+            if now < due:
+                self._later(name, due)
+                continue
+            self._delete_contents(ns)
+
+    def _later(self, name: str, when: float) -> None:
+        if name in self._waiting:
+            return
+        self._waiting.add(name)
+
+        def fire() -> None:
+            self._waiting.discard(name)
+            self._dirty[name] = None
+            self.wake()
+
+        self.client.clock.call_at(when, fire)
 
     def _delete_contents(self, ns: dict[str, Any]) -> None:
         name = ns["metadata"]["name"]

@@ -1,0 +1,314 @@
+"""``kubesched up`` as a small real cluster, driven by a real kubectl as a new user would drive it:
+create and roll out a Deployment (scale, set image, history, undo, restart), a Job waited for
+with ``kubectl wait``, a DaemonSet and a StatefulSet with claims through ``apply -f``, a gated
+pod, events sorted by time, cordon and drain, logs, whoami, top, and ``delete -f`` of what
+``apply -f`` made; the everyday subset again with every kubectl from 1.27 to 1.33."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.live import Server, kubectl_binaries, temp_home
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARIES = kubectl_binaries()
+NEWEST = max(BINARIES, key=lambda v: int(v.split(".")[1]) if "." in v else 0) if BINARIES else None
+
+pytestmark = pytest.mark.skipif(
+    NEWEST is None, reason="no kubectl binary on this machine (google-cloud-sdk's kubectl.1.XX)"
+)
+
+MANIFESTS = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: busybox, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec: {clusterIP: None, selector: {app: db}, ports: [{port: 5432}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: pg, image: postgres, volumeMounts: [{name: data, mountPath: /var/lib/postgresql}]}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gated}
+spec:
+  schedulingGates: [{name: example.com/wait}]
+  containers: [{name: c, image: nginx}]
+"""
+
+
+def run(
+    server: Server, *args: str, home: str, version: str | None = None, ok: bool = True
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": home, "KUBECONFIG": str(server.kubeconfig)}
+    binary = BINARIES[version or NEWEST or ""]
+    out = subprocess.run([binary, *args], capture_output=True, text=True, env=env, timeout=120)
+    if ok:
+        assert out.returncode == 0, (args, out.stdout, out.stderr)
+    return out
+
+
+def kubectl(server: Server, *args: str, home: str, version: str | None = None) -> str:
+    return run(server, *args, home=home, version=version).stdout
+
+
+def get(server: Server, *args: str, home: str) -> Any:
+    return json.loads(kubectl(server, "get", *args, "-o", "json", home=home))
+
+
+def rows(table: str) -> dict[str, list[str]]:
+    """A kubectl table by its first column."""
+    lines = table.strip().splitlines()
+    return {line.split()[0]: line.split() for line in lines[1:]}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    server = Server(tmp_path_factory.mktemp("workloads") / "data", command="up", nodes=3).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_deployment_rollout_scale_undo_restart(cluster):
+    home = temp_home()
+    assert "deployment.apps/web created" in kubectl(
+        cluster, "create", "deployment", "web", "--image=nginx", "--replicas=3", home=home
+    )
+    assert 'deployment "web" successfully rolled out' in kubectl(
+        cluster, "rollout", "status", "deployment/web", "--timeout=60s", home=home
+    )
+    table = rows(kubectl(cluster, "get", "deployment", "web", home=home))
+    assert table["web"][1:4] == ["3/3", "3", "3"]  # READY UP-TO-DATE AVAILABLE
+    rs = get(cluster, "rs", "-l", "app=web", home=home)["items"]
+    assert len(rs) == 1 and rs[0]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    hash_ = rs[0]["metadata"]["labels"]["pod-template-hash"]
+    assert rs[0]["metadata"]["name"] == f"web-{hash_}"
+    pods = get(cluster, "pods", "-l", "app=web", home=home)["items"]
+    assert len(pods) == 3 and all(p["status"]["phase"] == "Running" for p in pods)
+    assert all(p["metadata"]["ownerReferences"][0]["name"] == f"web-{hash_}" for p in pods)
+
+    kubectl(cluster, "scale", "deployment", "web", "--replicas=5", home=home)
+    kubectl(cluster, "rollout", "status", "deployment/web", "--timeout=60s", home=home)
+    assert get(cluster, "deployment", "web", home=home)["status"]["availableReplicas"] == 5
+
+    kubectl(cluster, "set", "image", "deployment/web", "nginx=nginx:1.27", home=home)
+    kubectl(cluster, "rollout", "status", "deployment/web", "--timeout=60s", home=home)
+    pods = get(cluster, "pods", "-l", "app=web", home=home)["items"]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    assert len(live) == 5 and {p["spec"]["containers"][0]["image"] for p in live} == {"nginx:1.27"}
+    history = kubectl(cluster, "rollout", "history", "deployment/web", home=home)
+    assert [line.split()[0] for line in history.strip().splitlines()[2:]] == ["1", "2"]
+    events = [
+        e["message"]
+        for e in get(cluster, "events", "--field-selector", "involvedObject.name=web", home=home)["items"]
+        if e["reason"] == "ScalingReplicaSet"
+    ]
+    assert f"Scaled up replica set web-{hash_} from 0 to 3" in events
+    assert any(m.startswith(f"Scaled down replica set web-{hash_} from 5 to ") for m in events)
+
+    kubectl(cluster, "rollout", "undo", "deployment/web", home=home)
+    kubectl(cluster, "rollout", "status", "deployment/web", "--timeout=60s", home=home)
+    d = get(cluster, "deployment", "web", home=home)
+    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx"
+    # the undo reuses the first ReplicaSet, now at revision 3
+    first = get(cluster, "rs", f"web-{hash_}", home=home)
+    assert (
+        first["spec"]["replicas"] == 5 and first["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    )
+
+    kubectl(cluster, "rollout", "restart", "deployment/web", home=home)
+    kubectl(cluster, "rollout", "status", "deployment/web", "--timeout=60s", home=home)
+    assert len(get(cluster, "rs", "-l", "app=web", home=home)["items"]) == 3
+
+    kubectl(cluster, "delete", "deployment", "web", home=home)  # background cascading
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if (
+            not get(cluster, "pods", "-l", "app=web", home=home)["items"]
+            and not get(cluster, "rs", "-l", "app=web", home=home)["items"]
+        ):
+            break
+        time.sleep(0.3)
+    else:
+        pytest.fail("the Deployment's ReplicaSets and pods outlived it")
+
+
+def test_job_completes_and_kubectl_wait_returns(cluster):
+    home = temp_home()
+    kubectl(cluster, "create", "job", "pi", "--image=perl", "--", "perl", "-e", "1", home=home)
+    assert "condition met" in kubectl(cluster, "wait", "--for=condition=complete", "job/pi", "--timeout=60s", home=home)
+    table = rows(kubectl(cluster, "get", "job", "pi", home=home))
+    assert table["pi"][1:3] == ["Complete", "1/1"]
+    job = get(cluster, "job", "pi", home=home)
+    assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+    assert job["status"]["conditions"][1]["reason"] == "CompletionsReached"
+    pods = get(cluster, "pods", "-l", "job-name=pi", home=home)["items"]
+    assert [p["status"]["phase"] for p in pods] == ["Succeeded"]
+    assert "batch.kubernetes.io/job-tracking" not in (pods[0]["metadata"].get("finalizers") or [])
+    assert (
+        rows(kubectl(cluster, "get", "pods", "-l", "job-name=pi", home=home))[pods[0]["metadata"]["name"]][2]
+        == "Completed"
+    )
+    # a Job whose pods fail is Failed once backoffLimit is passed
+    failing = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "flaky"},
+        "spec": {
+            "backoffLimit": 1,
+            "template": {
+                "metadata": {"annotations": {"kubesched.io/exit-code": "3"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
+    path = Path(home) / "flaky.json"
+    path.write_text(json.dumps(failing))
+    kubectl(cluster, "apply", "-f", str(path), home=home)
+    kubectl(cluster, "wait", "--for=condition=failed", "job/flaky", "--timeout=60s", home=home)
+    status = get(cluster, "job", "flaky", home=home)["status"]
+    assert status["failed"] == 2
+    assert status["conditions"][-1]["reason"] == "BackoffLimitExceeded"
+    assert status["conditions"][-1]["message"] == "Job has reached the specified backoff limit"
+
+
+def test_daemonset_statefulset_gated_pod_and_events(cluster):
+    home = temp_home()
+    path = Path(home) / "apps.yaml"
+    path.write_text(MANIFESTS)
+    kubectl(cluster, "apply", "-f", str(path), home=home)
+    assert 'daemon set "agent" successfully rolled out' in kubectl(
+        cluster, "rollout", "status", "ds/agent", "--timeout=60s", home=home
+    )
+    agents = get(cluster, "pods", "-l", "app=agent", home=home)["items"]
+    assert sorted(p["spec"]["nodeName"] for p in agents) == ["node-0", "node-1", "node-2"]
+    for p in agents:  # placed by the scheduler through node affinity, not by nodeName
+        term = p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert term["nodeSelectorTerms"] == [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [p["spec"]["nodeName"]]}]}
+        ]
+        assert {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"} in p["spec"][
+            "tolerations"
+        ]
+    kubectl(cluster, "rollout", "status", "sts/db", "--timeout=90s", home=home)
+    pods = {p["metadata"]["name"]: p for p in get(cluster, "pods", "-l", "app=db", home=home)["items"]}
+    assert sorted(pods) == ["db-0", "db-1", "db-2"]
+    # OrderedReady: each ordinal was created after the previous one was Running and Ready
+    created = [pods[f"db-{i}"]["metadata"]["creationTimestamp"] for i in range(3)]
+    assert created == sorted(created)
+    claims = {c["metadata"]["name"]: c for c in get(cluster, "pvc", "-l", "app=db", home=home)["items"]}
+    assert sorted(claims) == ["data-db-0", "data-db-1", "data-db-2"]
+    assert all(c["status"]["phase"] == "Bound" for c in claims.values())
+    for i in range(3):
+        volume = next(v for v in pods[f"db-{i}"]["spec"]["volumes"] if v["name"] == "data")
+        assert volume["persistentVolumeClaim"]["claimName"] == f"data-db-{i}"
+    assert rows(kubectl(cluster, "get", "sts", "db", home=home))["db"][1] == "3/3"
+    assert rows(kubectl(cluster, "get", "pod", "gated", home=home))["gated"][2] == "SchedulingGated"
+
+    out = kubectl(cluster, "get", "events", "--sort-by=.lastTimestamp", home=home)
+    lines = out.strip().splitlines()
+    assert lines[0].split()[:4] == ["LAST", "SEEN", "TYPE", "REASON"] and len(lines) > 5
+    assert any("create Claim data-db-1 Pod db-1 in StatefulSet db success" in line for line in lines)
+
+    assert "deleted" in kubectl(cluster, "delete", "pod", "gated", home=home)
+    started = time.monotonic()
+    kubectl(cluster, "delete", "pod", "db-2", home=home)  # a bound pod: graceful, confirmed promptly
+    assert time.monotonic() - started < 10
+    kubectl(cluster, "rollout", "status", "sts/db", "--timeout=60s", home=home)
+
+
+def test_cordon_drain_logs_whoami_top_version(cluster):
+    home = temp_home()
+    kubectl(cluster, "create", "deployment", "drainme", "--image=nginx", "--replicas=3", home=home)
+    kubectl(cluster, "rollout", "status", "deployment/drainme", "--timeout=60s", home=home)
+    assert "node/node-0 cordoned" in kubectl(cluster, "cordon", "node-0", home=home)
+    assert rows(kubectl(cluster, "get", "nodes", home=home))["node-0"][1] == "Ready,SchedulingDisabled"
+    out = run(cluster, "drain", "node-1", "--ignore-daemonsets", "--timeout=60s", home=home, ok=False)
+    assert out.returncode == 0, out.stderr
+    assert "node/node-1 drained" in out.stdout
+    pods = get(cluster, "pods", "-l", "app=drainme", home=home)["items"]
+    assert all(p["spec"].get("nodeName") not in ("node-1",) for p in pods if not p["metadata"].get("deletionTimestamp"))
+    kubectl(cluster, "uncordon", "node-0", home=home)
+    kubectl(cluster, "uncordon", "node-1", home=home)
+    name = pods[0]["metadata"]["name"]
+    logs = run(cluster, "logs", name, home=home, ok=False)
+    assert logs.returncode == 1
+    assert logs.stderr.strip() == (
+        f'Error from server (BadRequest): container "nginx" in pod "{name}" is a hollow container of kubesched: '
+        "it runs no process and has no logs"
+    )
+    assert "kubesched-admin" in kubectl(cluster, "auth", "whoami", home=home)
+    top = rows(kubectl(cluster, "top", "node", home=home))
+    assert set(top) >= {"node-0", "node-1", "node-2"}
+    agent = rows(kubectl(cluster, "top", "pod", "-l", "app=agent", home=home))
+    assert all(r[1:3] == ["100m", "64Mi"] for r in agent.values()) and len(agent) == 3
+    version = json.loads(kubectl(cluster, "version", "-o", "json", home=home))["serverVersion"]
+    assert (version["major"], version["minor"]) == ("1", "36")
+    assert version["gitVersion"].startswith("v1.36.") and "+kubesched-" in version["gitVersion"]
+
+
+def test_delete_f_of_what_apply_f_created_exits_0(cluster):
+    home = temp_home()
+    basic = str(ROOT / "examples" / "basic")
+    kubectl(cluster, "apply", "-f", basic, home=home)
+    out = run(cluster, "delete", "-f", basic, home=home, ok=False)
+    assert out.returncode == 0, out.stderr
+    assert 'namespace "shop" deleted' in out.stdout
+    namespaces = {n["metadata"]["name"] for n in get(cluster, "namespaces", home=home)["items"]}
+    assert "shop" not in namespaces and "ml" not in namespaces
+    # creating in a namespace being deleted is refused, as NamespaceLifecycle refuses it
+    kubectl(cluster, "create", "namespace", "doomed", home=home)
+    kubectl(cluster, "create", "deployment", "d", "--image=nginx", "-n", "doomed", home=home)
+    kubectl(cluster, "delete", "namespace", "doomed", "--wait=false", home=home)
+    phase = get(cluster, "namespace", "doomed", home=home)["status"]["phase"]
+    assert phase == "Terminating"
+    refused = run(cluster, "create", "configmap", "late", "-n", "doomed", home=home, ok=False)
+    assert refused.returncode == 1
+    assert (
+        'configmaps "late" is forbidden: unable to create new content in namespace doomed '
+        "because it is being terminated" in refused.stderr
+    )
+
+
+@pytest.mark.parametrize("version", sorted(BINARIES, key=lambda v: int(v.split(".")[1]) if "." in v else 0))
+def test_everyday_commands_across_kubectl_versions(cluster, version):
+    home = temp_home()
+    name = f"v{version.replace('.', '-')}"
+    kubectl(cluster, "create", "deployment", name, "--image=nginx", "--replicas=2", home=home, version=version)
+    kubectl(cluster, "rollout", "status", f"deployment/{name}", "--timeout=60s", home=home, version=version)
+    kubectl(cluster, "scale", "deployment", name, "--replicas=1", home=home, version=version)
+    kubectl(cluster, "rollout", "status", f"deployment/{name}", "--timeout=60s", home=home, version=version)
+    assert rows(kubectl(cluster, "get", "deployment", name, home=home, version=version))[name][1] == "1/1"
+    kubectl(cluster, "create", "job", f"{name}-job", "--image=busybox", home=home, version=version)
+    kubectl(cluster, "wait", "--for=condition=complete", f"job/{name}-job", "--timeout=60s", home=home, version=version)
+    kubectl(cluster, "delete", "deployment", name, home=home, version=version)
+    kubectl(cluster, "delete", "job", f"{name}-job", home=home, version=version)
