@@ -312,7 +312,10 @@ class HollowKubelet:
             with contextlib.suppress(ApiError):
                 self.store.delete("Pod", namespace, name, 0, uid=uid)
 
-        self.store.clock.call_at(self.store.clock.now() + self.termination_delay, confirm)
+        if self.termination_delay <= 0:
+            confirm()
+        else:
+            self.store.clock.call_at(self.store.clock.now() + self.termination_delay, confirm)
 
     # -- run to completion ---------------------------------------------------------------------------
     def _run_time(self, pod: dict[str, Any]) -> float | None:

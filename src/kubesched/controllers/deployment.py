@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError
+from kubesched.api.watch import DELETED
 from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.base import (
@@ -119,11 +121,28 @@ def _set_condition(status: dict[str, Any], type_: str, value: str, reason: str, 
 class DeploymentController(Controller):
     name = "deployment"
     kind = "Deployment"
-    watches = ("ReplicaSet",)
+    watches = ("ReplicaSet", "Pod")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.recorder = Recorder(self.client, f"{self.name}-controller")
+
+    def on_event(self, ev: Any) -> None:
+        """ReplicaSets mark their Deployment; a pod that goes marks its ReplicaSet's Deployment
+        (``deletePod``: a Recreate rollout waits for the old pods to be gone)."""
+        if ev.kind != "Pod":
+            super().on_event(ev)
+            return
+        if ev.type != DELETED:
+            return
+        ref = controller_of(ev.obj)
+        if ref is None or ref.get("kind") != "ReplicaSet":
+            return
+        ns = (ev.obj.get("metadata") or {}).get("namespace") or ""
+        rs = self.client.get("ReplicaSet", ns, str(ref.get("name")))
+        owner = controller_of(rs) if rs is not None else None
+        if owner is not None and owner.get("kind") == self.kind:
+            self.dirty[(ns, str(owner.get("name")))] = None
 
     # -- sync ----------------------------------------------------------------------------------
     def reconcile(self, d: dict[str, Any]) -> None:
@@ -401,7 +420,7 @@ class DeploymentController(Controller):
             return
         # the largest first (newest breaks ties) when growing, the smallest oldest when shrinking
         if to_add > 0:
-            active.sort(key=lambda rs: (-_replicas(rs), tuple(-x if isinstance(x, float) else x for x in _created(rs))))
+            active.sort(key=lambda rs: (-_replicas(rs), -_created(rs)[0], _created(rs)[1]))
         else:
             active.sort(key=lambda rs: (-_replicas(rs), _created(rs)))
         sizes: dict[str, int] = {}
@@ -414,7 +433,9 @@ class DeploymentController(Controller):
                 annotated = 0
             annotated = annotated or _st(d, "replicas") or total
             size = _replicas(rs)
-            fraction = -size if replicas == 0 else -(-size * allowed // annotated) - size
+            # getReplicaSetFraction: the size this ReplicaSet would have at the new total, rounded
+            # half away from zero as Go's math.Round
+            fraction = -size if replicas == 0 else math.floor(size * allowed / annotated + 0.5) - size
             room = to_add - added
             step = min(fraction, room) if to_add > 0 else max(fraction, room)
             sizes[rs["metadata"]["name"]] = size + step

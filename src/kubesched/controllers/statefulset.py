@@ -241,6 +241,9 @@ class StatefulSetController(Controller):
         min_ready = int(spec.get("minReadySeconds") or 0)
         now = self.client.clock.now()
         live = [p for p in pods.values() if not is_terminating(p)]
+        waits = [w for p in live if (w := available_in(p, min_ready, now))]
+        if waits:
+            self.requeue_after(key_of(sts), min(waits))
         updated = [p for p in live if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == revision]
         old_status = sts.get("status") or {}
         current_revision = old_status.get("currentRevision") or revision
