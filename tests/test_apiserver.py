@@ -177,12 +177,20 @@ def test_patch_types(server):
     assert code == 201 and body["metadata"]["name"] == "ssa"
 
 
+DEFAULT_TOLERATIONS = [
+    {"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    for k in ("not-ready", "unreachable")
+]
+
+
 @pytest.mark.parametrize(
     ("patch", "allowed"),
     [
         ({"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}, True),
         ({"spec": {"activeDeadlineSeconds": 60}}, True),
-        ({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}, True),  # an addition
+        # an addition to the two DefaultTolerationSeconds gave the pod (the list is replaced whole)
+        ({"spec": {"tolerations": [*DEFAULT_TOLERATIONS, {"key": "k", "operator": "Exists"}]}}, True),
+        ({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}, False),  # the defaults dropped
         ({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}, False),
         ({"spec": {"containers": [{"name": "side", "image": "busybox"}]}}, False),  # a new container
         ({"spec": {"restartPolicy": "Never"}}, False),

@@ -365,3 +365,64 @@ def test_namespace_deletion_waits_its_grace_then_empties_and_goes():
     c.advance(5)
     assert c.store.try_get("Namespace", "", "shop") is None
     assert not c.store.list("Pod", "shop")[0] and not c.store.list("Deployment", "shop")[0]
+
+
+def test_stopped_node_goes_unknown_is_tainted_and_its_pods_evicted_after_their_toleration():
+    """``kubesched node stop``: the Lease ages past --node-monitor-grace-period (50 s), the node
+    lifecycle controller marks it Unknown and taints it unreachable; pods go after their
+    tolerationSeconds (300 s from DefaultTolerationSeconds) and are replaced elsewhere."""
+    c = Cluster(node("n0"), node("n1"), workloads=True)
+    web = deployment("web", 4)
+    web["spec"]["template"]["spec"]["nodeSelector"] = {"type": "kubesched"}
+    c.create(web)
+    c.settle()
+    on_n0 = [p["metadata"]["name"] for p in pods(c, app="web") if p["spec"]["nodeName"] == "n0"]
+    assert on_n0 and all(
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        in p["spec"]["tolerations"]
+        for p in pods(c, app="web")
+    )
+    c.store.mutate(
+        "Node",
+        "",
+        "n0",
+        lambda o: {**o, "metadata": {**o["metadata"], "annotations": {"kubesched.io/kubelet-stopped": "true"}}},
+    )
+    c.settle()
+    c.advance(45)
+    assert c.store.get("Node", "", "n0")["status"]["conditions"][-1]["status"] == "True"
+    c.advance(20)  # the Lease is now older than 50 s
+    n0 = c.store.get("Node", "", "n0")
+    ready = next(x for x in n0["status"]["conditions"] if x["type"] == "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == (
+        "Unknown",
+        "NodeStatusUnknown",
+        "Kubelet stopped posting node status.",
+    )
+    assert sorted((t["key"], t["effect"]) for t in n0["spec"]["taints"]) == [
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/unreachable", "NoSchedule"),
+    ]
+    assert all(
+        next(x for x in c.store.get("Pod", "default", n)["status"]["conditions"] if x["type"] == "Ready")["status"]
+        == "False"
+        for n in on_n0
+    )
+    c.advance(200)
+    assert all(not c.store.get("Pod", "default", n)["metadata"].get("deletionTimestamp") for n in on_n0)
+    c.advance(110)  # 300 s after the taint: deleted, stuck Terminating on the stopped node
+    for n in on_n0:
+        p = c.store.get("Pod", "default", n)
+        assert p["metadata"]["deletionTimestamp"]
+        target = next(x for x in p["status"]["conditions"] if x["type"] == "DisruptionTarget")
+        assert target["reason"] == "DeletionByTaintManager"
+    assert "Marking for deletion Pod default/" + on_n0[0] in c.events("TaintManagerEviction")
+    live = pods(c, app="web")
+    assert len(live) == 4 and {p["spec"]["nodeName"] for p in live} == {"n1"}
+    c.store.mutate("Node", "", "n0", lambda o: {**o, "metadata": {**o["metadata"], "annotations": {}}})
+    c.settle()
+    c.advance(5)
+    n0 = c.store.get("Node", "", "n0")
+    assert not n0["spec"].get("taints")
+    assert next(x for x in n0["status"]["conditions"] if x["type"] == "Ready")["status"] == "True"
+    assert all(c.store.try_get("Pod", "default", n) is None for n in on_n0)  # the kubelet confirmed them

@@ -113,17 +113,18 @@ def test_informer_relists_after_410_and_replays_the_difference(tmp_path, monkeyp
 
     monkeypatch.setattr(remote, "RETRY", 6.0)  # reconnect after the server is back and has moved on
     s = Server(tmp_path / "data", args=["--watch-history", "3"]).start()
-    ns = {"apiVersion": "v1", "kind": "Namespace"}
-    s.request("POST", "/api/v1/namespaces", {**ns, "metadata": {"name": "keep"}})
-    client = remote.RemoteClient(str(s.kubeconfig), kinds=["Namespace"])
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 10}
+    path = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    s.request("POST", path, {**pc, "metadata": {"name": "keep"}})
+    client = remote.RemoteClient(str(s.kubeconfig), kinds=["PriorityClass"])
     try:
-        current, watch = client.list_and_watch(["Namespace"])
-        assert "keep" in {o["metadata"]["name"] for o in current["Namespace"]}
+        current, watch = client.list_and_watch(["PriorityClass"])
+        assert "keep" in {o["metadata"]["name"] for o in current["PriorityClass"]}
         s.stop()
         s.start()
-        s.request("DELETE", "/api/v1/namespaces/keep")
+        s.request("DELETE", f"{path}/keep")
         for i in range(5):
-            s.request("POST", "/api/v1/namespaces", {**ns, "metadata": {"name": f"new-{i}"}})
+            s.request("POST", path, {**pc, "metadata": {"name": f"new-{i}"}})
         events = wait_for(lambda: (evs := watch.drain()) and len(evs) >= 6 and evs, 30)
         assert sorted((e.type, e.obj["metadata"]["name"]) for e in events) == [
             ("ADDED", f"new-{i}") for i in range(5)

@@ -312,3 +312,82 @@ def test_everyday_commands_across_kubectl_versions(cluster, version):
     kubectl(cluster, "wait", "--for=condition=complete", f"job/{name}-job", "--timeout=60s", home=home, version=version)
     kubectl(cluster, "delete", "deployment", name, home=home, version=version)
     kubectl(cluster, "delete", "job", f"{name}-job", home=home, version=version)
+
+
+def test_node_stop_makes_it_notready_and_its_pods_move(tmp_path):
+    """``kubesched node stop``: the node goes NotReady once its Lease is older than
+    --node-monitor-grace-period, is tainted unreachable, and pods whose toleration runs out are
+    replaced on the other node; ``node start`` brings it back."""
+    from tests.live import KUBESCHED
+
+    server = Server(tmp_path / "data", command="up", nodes=2, args=["--node-monitor-grace-period", "2"]).start()
+    home = temp_home()
+    try:
+        manifest = Path(home) / "web.json"
+        web = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 4,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "containers": [{"name": "c", "image": "nginx"}],
+                        "tolerations": [
+                            {
+                                "key": "node.kubernetes.io/unreachable",
+                                "operator": "Exists",
+                                "effect": "NoExecute",
+                                "tolerationSeconds": 1,
+                            }
+                        ],
+                    },
+                },
+            },
+        }
+        manifest.write_text(json.dumps(web))
+        kubectl(server, "apply", "-f", str(manifest), home=home)
+        kubectl(server, "rollout", "status", "deployment/web", "--timeout=60s", home=home)
+        env = {**os.environ, "KUBECONFIG": str(server.kubeconfig)}
+        out = subprocess.run([*KUBESCHED, "node", "stop", "node-0"], capture_output=True, text=True, env=env)
+        assert (out.returncode, out.stdout) == (0, "node/node-0 stopped\n"), out.stderr
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            nodes = rows(kubectl(server, "get", "nodes", home=home))
+            live = [
+                p
+                for p in get(server, "pods", "-l", "app=web", home=home)["items"]
+                if not p["metadata"].get("deletionTimestamp")
+            ]
+            if (
+                nodes["node-0"][1] == "NotReady"
+                and len(live) == 4
+                and {p["spec"].get("nodeName") for p in live} == {"node-1"}
+                and all(p["status"].get("phase") == "Running" for p in live)
+            ):
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(
+                f"node-0 did not fail over: {nodes}, {[(p['metadata']['name'], p['spec'].get('nodeName')) for p in live]}"
+            )
+        taints = get(server, "node", "node-0", home=home)["spec"]["taints"]
+        assert {(t["key"], t["effect"]) for t in taints} == {
+            ("node.kubernetes.io/unreachable", "NoExecute"),
+            ("node.kubernetes.io/unreachable", "NoSchedule"),
+        }
+        out = subprocess.run([*KUBESCHED, "node", "start", "node-0"], capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if rows(kubectl(server, "get", "nodes", home=home))["node-0"][1] == "Ready":
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("node-0 did not come back Ready")
+        missing = subprocess.run([*KUBESCHED, "node", "stop", "nope"], capture_output=True, text=True, env=env)
+        assert missing.returncode == 2 and missing.stderr.startswith("kubesched: error:") and '"nope"' in missing.stderr
+    finally:
+        server.stop()

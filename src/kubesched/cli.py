@@ -429,8 +429,16 @@ _server_flags = [
         default="*",
         show_default=True,
         help="The controllers to run, as kube-controller-manager's flag: '*' all, 'name' one, '-name' not that one "
-        "(deployment, replicaset, statefulset, daemonset, job, garbage-collector, namespace, disruption, "
-        "persistentvolume-binder, resourceclaim).",
+        "(deployment, replicaset, statefulset, daemonset, job, garbage-collector, namespace, node-lifecycle, "
+        "disruption, persistentvolume-binder, resourceclaim).",
+    ),
+    click.option(
+        "--node-monitor-grace-period",
+        type=click.FloatRange(min=1),
+        default=50.0,
+        show_default=True,
+        help="Seconds a node's Lease may go unrenewed before the node lifecycle controller marks it Unknown "
+        "and taints it unreachable (kube-controller-manager's flag).",
     ),
     click.option(
         "--fault-injection",
@@ -468,6 +476,7 @@ def _serve(
             pod_termination_delay=flags["pod_termination_delay"],
             pod_run_seconds=flags["pod_run_seconds"],
             controllers=select_controllers(flags["controllers"]),
+            node_monitor_grace=flags["node_monitor_grace_period"],
             attach_limit=flags["attach_limit"],
             fault_injection=flags["fault_injection"],
             limits=Limits(
@@ -575,6 +584,40 @@ def scheduler(
     except InputError as exc:
         _fail(exc)
     sys.exit(code)
+
+
+@main.group()
+def node() -> None:
+    """Hollow nodes of a running ``kubesched up``: stop a node's kubelet (it goes NotReady, then
+    its pods are evicted as the node lifecycle controller does), start it again."""
+
+
+def _node_command(stop: bool) -> Callable[..., None]:
+    @click.argument("names", nargs=-1, required=True)
+    @click.option(
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig of the API server (default: $KUBECONFIG, else .kubesched/kubeconfig).",
+    )
+    def command(names: tuple[str, ...], kubeconfig: str | None) -> None:
+        import os
+
+        from kubesched.app.nodes import set_stopped
+
+        path = kubeconfig or os.environ.get("KUBECONFIG") or ".kubesched/kubeconfig"
+        try:
+            for line in set_stopped(path, list(names), stop):
+                click.echo(line)
+        except InputError as exc:
+            _fail(exc)
+
+    return command
+
+
+node.command("stop", help="Stop the hollow kubelet of NAMES: no Lease renewals, no pods started or stopped.")(
+    _node_command(True)
+)
+node.command("start", help="Start the hollow kubelet of NAMES again.")(_node_command(False))
 
 
 @main.group()

@@ -27,6 +27,15 @@ TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final
 POD_RUN_SECONDS = 1.0  # how long a run-to-completion pod (restartPolicy Never/OnFailure) runs
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"  # per pod: its run time ("-1": runs until deleted)
 EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"  # per pod: its containers' exit code (non-zero: Failed)
+# on a Node: its hollow kubelet is stopped (``kubesched node stop``): no Lease renewal, no pod
+# started or confirmed deleted, until the annotation goes (``kubesched node start``)
+STOPPED_ANNOTATION = "kubesched.io/kubelet-stopped"
+
+
+def stopped(node: dict[str, Any] | None) -> bool:
+    return bool(((node or {}).get("metadata") or {}).get("annotations", {}).get(STOPPED_ANNOTATION))
+
+
 HOLLOW_DRIVER = "hollow.csi.kubesched.io"  # the CSI driver every hollow node runs
 ATTACH_LIMIT = 32  # volumes of it a hollow node can attach (its CSINode's allocatable count)
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -102,6 +111,16 @@ class HollowKubelet:
             self._node(node)
         for pod in store.list("Pod")[0]:
             self._pod(pod)
+        self._renew_later()
+
+    def _renew_later(self) -> None:
+        """Every kubelet renews its node's Lease each ``NODE_LEASE_RENEW`` seconds."""
+
+        def renew() -> None:
+            self.renew_all()
+            self._renew_later()
+
+        self.store.clock.call_at(self.store.clock.now() + NODE_LEASE_RENEW, renew)
 
     def sync(self) -> None:
         for ev in self._watch.drain():
@@ -149,9 +168,14 @@ class HollowKubelet:
     def _node(self, node: dict[str, Any]) -> None:
         self._csi_node(node)
         name = node["metadata"]["name"]
+        if stopped(node):
+            return
         status = node.get("status") or {}
         conditions = status.get("conditions") or []
         info = status.get("nodeInfo") or {}
+        if any(c.get("type") == "Ready" and c.get("status") != "True" for c in conditions):
+            self._resume(node)
+            return
         if any(c.get("type") == "Ready" for c in conditions) and all(k in info for k in NODE_INFO):
             return
         now = rfc3339(self.store.clock.now())
@@ -199,9 +223,47 @@ class HollowKubelet:
             return
         self.renew_lease(name)
 
+    def _resume(self, node: dict[str, Any]) -> None:
+        """A kubelet back at work: it renews its Lease and posts its conditions again, and takes up
+        the pods it left (starting bound ones, confirming deletions)."""
+        name = node["metadata"]["name"]
+        now = rfc3339(self.store.clock.now())
+        healthy = {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False"}
+        reasons = {
+            "Ready": ("KubeletReady", "kubelet is posting ready status"),
+            "MemoryPressure": ("KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            "DiskPressure": ("KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+            "PIDPressure": ("KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        }
+
+        def ready(o: dict[str, Any]) -> dict[str, Any]:
+            st = dict(o.get("status") or {})
+            conds = []
+            for c in st.get("conditions") or []:
+                t = c.get("type")
+                if t in healthy and c.get("status") != healthy[t]:
+                    reason, message = reasons[t]
+                    c = {
+                        **c,
+                        "status": healthy[t],
+                        "reason": reason,
+                        "message": message,
+                        "lastHeartbeatTime": now,
+                        "lastTransitionTime": now,
+                    }
+                conds.append(c)
+            return {**o, "status": {**st, "conditions": conds}}
+
+        self.renew_lease(name)
+        with contextlib.suppress(ApiError):
+            self.store.mutate("Node", "", name, ready)
+        for pod in self.store.list("Pod")[0]:
+            if (pod.get("spec") or {}).get("nodeName") == name:
+                self._pod(pod)
+
     def renew_lease(self, name: str) -> None:
         node = self.store.try_get("Node", "", name)
-        if node is None:
+        if node is None or stopped(node):
             return
         now = rfc3339_micro(self.store.clock.now())
         lease = self.store.try_get("Lease", NODE_LEASE_NAMESPACE, name)
@@ -244,6 +306,8 @@ class HollowKubelet:
     def _pod(self, pod: dict[str, Any]) -> None:
         spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod["metadata"]
         node_name = spec.get("nodeName")
+        if node_name and stopped(self.store.try_get("Node", "", node_name)):
+            return  # nobody there to start it or to stop it
         if node_name and meta.get("deletionTimestamp"):
             self._terminate(meta.get("namespace") or "default", meta["name"], meta.get("uid") or "")
             return

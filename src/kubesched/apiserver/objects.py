@@ -277,6 +277,29 @@ def _spec_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+DEFAULT_TOLERATION_SECONDS = 300  # --default-not-ready-toleration-seconds, --default-unreachable-...
+
+
+def default_toleration_seconds(pod: dict[str, Any]) -> dict[str, Any]:
+    """The DefaultTolerationSeconds admission plugin: a pod that does not already tolerate the
+    not-ready and unreachable NoExecute taints tolerates them for 300 s, after which the taint
+    eviction controller deletes it from a failed node."""
+    spec = dict(pod.get("spec") or {})
+    tolerations = list(spec.get("tolerations") or [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if any(
+            isinstance(t, dict)
+            and (t.get("key") == key or (not t.get("key") and t.get("operator") == "Exists"))
+            and t.get("effect") in (None, "", "NoExecute")
+            for t in tolerations
+        ):
+            continue
+        tolerations.append(
+            {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+        )
+    return {**pod, "spec": {**spec, "tolerations": tolerations}}
+
+
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 
 
@@ -293,6 +316,8 @@ class ServerAdmission:
         if r is None:
             return obj
         obj = prepare_for_create(r, obj)
+        if r.kind == "Pod":
+            obj = default_toleration_seconds(obj)
         if r.kind in WORKLOAD_KINDS:
             obj["metadata"]["uid"] = self.store.new_uid()  # the Job selector names it
             obj = default_workload(r.kind, obj, obj["metadata"]["uid"])

@@ -19,7 +19,6 @@ from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import (
     ATTACH_LIMIT,
-    NODE_LEASE_RENEW,
     POD_RUN_SECONDS,
     TERMINATION_DELAY,
     HollowKubelet,
@@ -45,6 +44,7 @@ from kubesched.cluster.store import Store
 from kubesched.cluster.volumes import VolumeController
 from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
 from kubesched.controllers.manager import ControllerManager
+from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.errors import InputError
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
@@ -63,6 +63,7 @@ class ServerOptions:
     pod_termination_delay: float = TERMINATION_DELAY
     pod_run_seconds: float = POD_RUN_SECONDS  # a run-to-completion pod's run time on a hollow node
     controllers: list[str] = field(default_factory=lambda: list(ALL_CONTROLLERS))
+    node_monitor_grace: float = MONITOR_GRACE_PERIOD  # kube-controller-manager's --node-monitor-grace-period
     attach_limit: int = ATTACH_LIMIT  # the hollow CSI driver's volumes per node (0: no CSINodes)
     fault_injection: bool = False  # tests: /debug/kubesched/faults
     limits: Limits = field(default_factory=Limits)
@@ -145,7 +146,13 @@ async def serve(opts: ServerOptions) -> None:
         syncers.append(ResourceClaimController(store, notify=changed.set))
     if "persistentvolume-binder-controller" in opts.controllers:
         syncers.append(volumes)
-    manager = ControllerManager(StoreObjects(store), opts.controllers, wake=changed.set, syncers=syncers)
+    manager = ControllerManager(
+        StoreObjects(store),
+        opts.controllers,
+        wake=changed.set,
+        syncers=syncers,
+        node_monitor_grace=opts.node_monitor_grace,
+    )
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
@@ -158,13 +165,6 @@ async def serve(opts: ServerOptions) -> None:
             manager.sync()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
-
-    async def leases() -> None:
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), NODE_LEASE_RENEW)
-            if not stop.is_set() and kubelet is not None:
-                kubelet.renew_all()
 
     runner = web.AppRunner(
         server.app,
@@ -190,7 +190,7 @@ async def serve(opts: ServerOptions) -> None:
     )
     kubeconfig = opts.data_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
-    tasks = [asyncio.create_task(controllers()), asyncio.create_task(leases())]
+    tasks = [asyncio.create_task(controllers())]
     if opts.scheduler is not None:
         from kubesched.scheduler.scheduler import Scheduler
 

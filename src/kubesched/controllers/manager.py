@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from kubesched.api.watch import Watch
+from kubesched.api.watch import Watch, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.cluster.store import KNOWN_KINDS
 from kubesched.controllers.base import Controller, OwnerIndex
@@ -16,6 +16,7 @@ from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.garbagecollector import GarbageCollector
 from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
+from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecycleController
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.errors import InputError
@@ -33,13 +34,14 @@ ALL = (
     *WORKLOADS,
     "garbage-collector-controller",
     "namespace-controller",
+    "node-lifecycle-controller",
     "disruption-controller",
     "persistentvolume-binder-controller",
     "resourceclaim-controller",
 )
 # what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
 # collector and the namespace controller (the cluster's own loops run there already)
-WORKLOAD_CONTROLLERS = (*WORKLOADS, "garbage-collector-controller", "namespace-controller")
+WORKLOAD_CONTROLLERS = (*WORKLOADS, "garbage-collector-controller", "namespace-controller", "node-lifecycle-controller")
 ALIASES = {name.removesuffix("-controller"): name for name in ALL} | {
     "garbagecollector": "garbage-collector-controller",
     "persistentvolume-binder": "persistentvolume-binder-controller",
@@ -67,6 +69,14 @@ def select(spec: str) -> list[str]:
     return [n for n in ALL if (star or n in enabled) and n not in disabled]
 
 
+class Loop(Protocol):
+    """A controller fed every event, with work of its own kind (not keys of one kind)."""
+
+    def on_event(self, ev: WatchEvent) -> None: ...
+
+    def run(self) -> None: ...
+
+
 class Syncer(Protocol):
     """A controller with a loop of its own (``sync`` acts on what changed since the last call)."""
 
@@ -86,6 +96,7 @@ class ControllerManager:
         names: list[str],
         wake: Callable[[], None] | None = None,
         syncers: list[Syncer] | None = None,
+        node_monitor_grace: float = MONITOR_GRACE_PERIOD,
     ) -> None:
         self.client = client
         self.names = names
@@ -96,8 +107,13 @@ class ControllerManager:
         self.controllers: list[Controller] = [
             WORKLOADS[n](client, self.index, self.wake) for n in names if n in WORKLOADS
         ]
-        self.gc = GarbageCollector(client, kinds) if "garbage-collector-controller" in names else None
-        self.namespaces = NamespaceController(client, kinds, self.wake) if "namespace-controller" in names else None
+        self.loops: list[Loop] = []
+        if "garbage-collector-controller" in names:
+            self.loops.append(GarbageCollector(client, kinds))
+        if "namespace-controller" in names:
+            self.loops.append(NamespaceController(client, kinds, self.wake))
+        if "node-lifecycle-controller" in names:
+            self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace))
         self.syncers = syncers or []
 
     def sync(self) -> bool:
@@ -110,17 +126,13 @@ class ControllerManager:
                 for c in self.controllers:
                     if ev.kind == c.kind or ev.kind in c.watches:
                         c.on_event(ev)
-                if self.gc is not None:
-                    self.gc.on_event(ev)
-                if self.namespaces is not None:
-                    self.namespaces.on_event(ev)
+                for loop in self.loops:
+                    loop.on_event(ev)
             busy = bool(events) or any(c.dirty for c in self.controllers)
             for c in self.controllers:
                 c.run()
-            if self.gc is not None:
-                self.gc.run()
-            if self.namespaces is not None:
-                self.namespaces.run()
+            for loop in self.loops:
+                loop.run()
             for s in self.syncers:
                 s.sync()
             if not busy and not self.watch:
