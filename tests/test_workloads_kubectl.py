@@ -371,7 +371,7 @@ def test_node_stop_makes_it_notready_and_its_pods_move(tmp_path):
             time.sleep(0.5)
         else:
             pytest.fail(
-                f"node-0 did not fail over: {nodes}, {[(p['metadata']['name'], p['spec'].get('nodeName')) for p in live]}"
+                f"node-0 did not fail over: {nodes}, {[(p['metadata']['name'], p['spec'].get('nodeName')) for p in live]}"  # noqa: E501
             )
         taints = get(server, "node", "node-0", home=home)["spec"]["taints"]
         assert {(t["key"], t["effect"]) for t in taints} == {
