@@ -4,6 +4,7 @@ budgets — with a fresh HOME per run so no discovery is cached between tests.""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -83,7 +84,22 @@ def test_newcomer_session(cluster, tmp_path, version):
     k("label", "pod", "db", "-n", ns, "tier=db")
     assert "tier=db" in k("get", "pod", "db", "-n", ns, "--show-labels")
     assert "kind: Pod" in k("get", "pod", "web-1", "-n", ns, "-o", "yaml")
-    k("apply", "--server-side", "-f", str(path))
+    # the client-side apply that created the pods owns the atomic .spec.tolerations it set; the
+    # DefaultTolerationSeconds admission then added two, so applying the file's list server-side
+    # would change a field another manager owns: a conflict (and forcing it would shrink a pod's
+    # tolerations, which pod validation forbids). Everything else is applied.
+    env = {**os.environ, "HOME": home, "KUBECONFIG": str(cluster.kubeconfig)}
+    ssa = subprocess.run([kubectl, "apply", "--server-side", "-f", str(path)], capture_output=True, text=True, env=env)
+    assert ssa.returncode == 1 and "pod/web-1 serverside-applied" in ssa.stdout
+    assert (
+        'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .spec.tolerations'
+        in ssa.stderr
+    )
+    # where it applied, kubectl moved the client-side apply's fields to its own Apply entry (a
+    # JSON patch of managedFields, which the server takes as sent)
+    owners = json.loads(k("get", "pod", "web-1", "-n", ns, "-o", "json", "--show-managed-fields"))["metadata"]
+    managers = {(m["manager"], m["operation"]) for m in owners["managedFields"]}
+    assert ("kubectl", "Apply") in managers and ("kubectl-client-side-apply", "Update") not in managers
     k("create", "-f", "-", stdin=PDB.replace("shop", ns))
     assert "web-pdb" in k("get", "pdb", "-n", ns)
     assert "high" in k("get", "pc")

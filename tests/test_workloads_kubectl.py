@@ -391,3 +391,48 @@ def test_node_stop_makes_it_notready_and_its_pods_move(tmp_path):
         assert missing.returncode == 2 and missing.stderr.startswith("kubesched: error:") and '"nope"' in missing.stderr
     finally:
         server.stop()
+
+
+SSA = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: owned}
+spec:
+  replicas: REPLICAS
+  selector: {matchLabels: {app: owned}}
+  template:
+    metadata: {labels: {app: owned}}
+    spec:
+      containers: [{name: c, image: nginx}]
+"""
+
+
+def test_server_side_apply_conflicts_and_force(cluster):
+    """Field ownership: a second manager applying a different value of a field the first owns
+    gets 409 with upstream's message; --force-conflicts takes the field over; an update
+    (kubectl patch) owns what it changed, named with its version in the conflict."""
+    home = temp_home()
+    path = Path(home) / "owned.yaml"
+    path.write_text(SSA.replace("REPLICAS", "2"))
+    assert "deployment.apps/owned serverside-applied" in kubectl(
+        cluster, "apply", "--server-side", "-f", str(path), home=home
+    )
+    path.write_text(SSA.replace("REPLICAS", "3"))
+    refused = run(cluster, "apply", "--server-side", "--field-manager=ci", "-f", str(path), home=home, ok=False)
+    assert refused.returncode == 1
+    assert 'Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas' in refused.stderr
+    assert get(cluster, "deployment", "owned", home=home)["spec"]["replicas"] == 2
+    kubectl(cluster, "apply", "--server-side", "--field-manager=ci", "--force-conflicts", "-f", str(path), home=home)
+    d = get(cluster, "deployment", "owned", "--show-managed-fields", home=home)
+    assert d["spec"]["replicas"] == 3
+    fields = {m["manager"]: m["fieldsV1"] for m in d["metadata"]["managedFields"] if m["operation"] == "Apply"}
+    assert "f:replicas" in fields["ci"]["f:spec"] and "f:replicas" not in fields["kubectl"]["f:spec"]
+    assert "f:template" in fields["kubectl"]["f:spec"] and "f:template" in fields["ci"]["f:spec"]  # shared
+
+    kubectl(cluster, "patch", "deployment", "owned", "-p", '{"spec":{"minReadySeconds":5}}', home=home)
+    path.write_text(SSA.replace("REPLICAS", "3").replace("  selector:", "  minReadySeconds: 7\n  selector:"))
+    refused = run(cluster, "apply", "--server-side", "--field-manager=ci", "-f", str(path), home=home, ok=False)
+    assert 'Apply failed with 1 conflict: conflict with "kubectl-patch" using apps/v1: .spec.minReadySeconds' in (
+        refused.stderr
+    )
+    kubectl(cluster, "delete", "deployment", "owned", home=home)

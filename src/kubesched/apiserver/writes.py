@@ -10,12 +10,15 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, Invalid, NotFound, UnsupportedMediaType
+from kubesched.apiserver import fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
+from kubesched.apiserver.fieldmanager import manager_name
 from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, prepare_for_update, validate
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
-from kubesched.apiserver.request import Target, dry_run, int_param, respond, with_warnings
+from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
 from kubesched.apiserver.selectors import fields_match, labels_match
+from kubesched.clock import rfc3339
 
 PATCH_TYPES = (
     "application/json-patch+json",
@@ -45,16 +48,49 @@ class Writes(ServerContext):
     def _validate_fields(request: web.Request, t: Target, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         return decode(t.resource, body, field_validation_mode(request.query), t.resource.version)
 
-    def _store_create(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
+    def _manager(self, request: web.Request) -> str:
+        return manager_name(request.query.get("fieldManager"), request.headers.get("User-Agent"))
+
+    def _now(self) -> str:
+        return rfc3339(self.store.clock.now())
+
+    def _store_create(
+        self, request: web.Request, t: Target, body: dict[str, Any], applied: dict[str, Any] | None = None
+    ) -> web.Response:
         """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's
-        admission chain (``objects.ServerAdmission``, priority) defaults and validates it."""
+        admission chain (``objects.ServerAdmission``, priority) defaults and validates it. The
+        creator owns the fields it set (an applier with an Apply entry)."""
+        manager = self._manager(request)
+        if applied is not None:
+            body = fieldmanager.apply(
+                {},
+                body,
+                applied,
+                manager,
+                t.resource.group_version,
+                self._now(),
+                force=True,
+                kind_plural=t.resource.plural,
+            )
+        elif manager:
+            body = fieldmanager.update(None, body, manager, t.resource.group_version, self._now())
         check_object_size(body)
         created = self.store.create(t.resource.stored, body, dry_run=dry_run(request))
         return respond(self._out(t, created), 201)
 
-    def _store_update(self, request: web.Request, t: Target, body: dict[str, Any], old: dict[str, Any]) -> web.Response:
-        """Validation and the write of an update (PUT or PATCH, main resource or ``/status``)."""
+    def _store_update(
+        self, request: web.Request, t: Target, body: dict[str, Any], old: dict[str, Any], *, applied: bool = False
+    ) -> web.Response:
+        """Validation and the write of an update (PUT or PATCH, main resource or ``/status``); an
+        update of the main resource records its manager's fields (an apply has done so)."""
         new = prepare_for_update(t.resource, body, old, t.subresource)
+        manager = self._manager(request)
+        if applied:
+            new["metadata"]["managedFields"] = (body.get("metadata") or {}).get("managedFields") or []
+        elif not t.subresource and (manager or (body.get("metadata") or {}).get("managedFields")):
+            new = fieldmanager.update(old, new, manager, t.resource.group_version, self._now())
+        elif "managedFields" in old["metadata"]:
+            new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
         check_meta(t.resource, new)
         validate(t.resource, new)
         check_object_size(new)
@@ -97,16 +133,28 @@ class Writes(ServerContext):
 
     def _patch_with(self, request: web.Request, t: Target, ctype: str, patch: Any) -> web.Response:
         stored = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
+        applying = ctype == "application/apply-patch+yaml"
+        if applying:
+            if not request.query.get("fieldManager"):
+                raise Invalid(
+                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+                    details={"group": "meta.k8s.io", "kind": "PatchOptions"},
+                )
+            if not isinstance(patch, dict):
+                raise BadRequest("the apply body must be an object")
+        elif request.query.get("force"):
+            raise Invalid(
+                'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+                details={"group": "meta.k8s.io", "kind": "PatchOptions"},
+            )
         if stored is None:
-            if ctype == "application/apply-patch+yaml" and not t.subresource:
-                if not isinstance(patch, dict):
-                    raise BadRequest("the apply body must be an object")
+            if applying and not t.subresource:
                 self._check_kind(t, patch)
                 body = self._in(t, patch)
                 self._check_namespace(t, body)
                 if (body.get("metadata") or {}).get("name") != t.name:
                     raise BadRequest("the name of the object does not match the name on the URL")
-                return self._store_create(request, t, body)
+                return self._store_create(request, t, body, applied=patch)
             self._get(t)
         assert stored is not None
         current = self._out(t, stored)
@@ -116,10 +164,22 @@ class Writes(ServerContext):
             raise BadRequest("the patch must be a JSON object")
         elif ctype == "application/merge-patch+json":
             patched = merge_patch(current, patch)
-        else:  # strategic merge; apply merges the applied configuration the same way
-            if ctype == "application/apply-patch+yaml":
-                self._check_kind(t, patch)
-                patch = {k: v for k, v in patch.items() if k not in ("apiVersion", "kind")}
+        elif applying:
+            self._check_kind(t, patch)
+            config = {k: v for k, v in patch.items() if k not in ("apiVersion", "kind")}
+            patched = strategic_merge_patch(current, config)
+            if not t.subresource:
+                patched = fieldmanager.apply(
+                    current,
+                    patched,
+                    config,
+                    self._manager(request),
+                    t.resource.group_version,
+                    self._now(),
+                    force=parse_bool(request.query.get("force")),
+                    kind_plural=t.resource.plural,
+                )
+        else:
             patched = strategic_merge_patch(current, patch)
         if not isinstance(patched, dict):
             raise BadRequest("the patched object must be an object")
@@ -133,7 +193,7 @@ class Writes(ServerContext):
         check_name(meta, t.name or "", self._ns(t) if t.resource.namespaced else "")
         if not t.resource.namespaced:
             meta.pop("namespace", None)
-        return self._store_update(request, t, patched, stored)
+        return self._store_update(request, t, patched, stored, applied=applying and not t.subresource)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         data = await read_body(request)
