@@ -436,3 +436,15 @@ def test_server_side_apply_conflicts_and_force(cluster):
         refused.stderr
     )
     kubectl(cluster, "delete", "deployment", "owned", home=home)
+
+
+@pytest.mark.parametrize("version", sorted(BINARIES, key=lambda v: int(v.split(".")[1]) if "." in v else 0)[::3])
+def test_explain_reads_the_served_openapi(cluster, version):
+    home = temp_home()
+    out = kubectl(cluster, "explain", "deployment.spec.replicas", home=home, version=version)
+    assert "KIND:" in out and "Deployment" in out and "<integer>" in out
+    assert "Number of desired pods." in out
+    out = kubectl(cluster, "explain", "pods.spec.containers.resources", home=home, version=version)
+    assert "requests" in out and "limits" in out
+    out = kubectl(cluster, "explain", "jobs.spec", home=home, version=version)
+    assert "backoffLimit" in out and "completions" in out

@@ -147,12 +147,3 @@ def aggregated(legacy: bool, version: str) -> dict[str, Any]:
         "metadata": {},
         "items": items,
     }
-
-
-def swagger_json() -> dict[str, Any]:
-    return {
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": VERSION["gitVersion"]},
-        "paths": {},
-        "definitions": {},
-    }

@@ -25,7 +25,7 @@ from kubesched.api.errors import (
     RequestEntityTooLarge,
     Unauthorized,
 )
-from kubesched.apiserver import discovery
+from kubesched.apiserver import discovery, openapi
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.authn import token_matches
 from kubesched.apiserver.bodies import read_object
@@ -156,7 +156,19 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             )
         if not parts:
             return respond(
-                {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/readyz", "/version"]}
+                {
+                    "paths": [
+                        "/api",
+                        "/api/v1",
+                        "/apis",
+                        "/healthz",
+                        "/livez",
+                        "/openapi/v2",
+                        "/openapi/v3",
+                        "/readyz",
+                        "/version",
+                    ]
+                }
             )
         head = parts[0]
         if head in ("healthz", "livez", "readyz") and len(parts) == 1:
@@ -212,11 +224,17 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts[1:] == ["v2"]:
             if "protobuf" in request.headers.get("Accept", ""):
-                # an empty gnostic Document: kubectl's client-side validation then defers to the server
+                # an empty gnostic Document (the protobuf form is not served): kubectl reads v3
                 resp = web.Response(body=b"", status=200)
                 resp.headers["Content-Type"] = discovery.OPENAPI_V2_PROTOBUF
                 return resp
-            return respond(discovery.swagger_json())
+            return respond(openapi.v2_document())
+        if parts[1:] == ["v3"]:
+            return respond(openapi.v3_root())
+        if parts[1:2] == ["v3"]:
+            doc = openapi.v3_lookup(parts[2:])
+            if doc is not None:
+                return respond(doc)
         raise NotFound("the server could not find the requested resource")
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:

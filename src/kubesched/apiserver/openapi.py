@@ -1,0 +1,238 @@
+"""The OpenAPI documents kubectl reads (``kubectl explain``, and whether it may leave field
+validation to the server): ``/openapi/v3`` lists a document per group-version, each with the
+schemas of the kinds served there (``x-kubernetes-group-version-kind``) and everything they
+reference, and the write operations with the ``fieldValidation`` parameter; ``/openapi/v2`` is
+the same schemas as one Swagger document. Built from the project's own schemas (``api/schema.json``,
+the Go types' field shapes) and the types' doc comments (``api/descriptions.json``), both made by
+``scripts/gen_api_schema.py`` from k8s.io/api."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kubesched.api.schema import type_of
+from kubesched.apiserver.resources import RESOURCES, Resource
+
+_API = Path(__file__).resolve().parent.parent / "api"
+# package key of schema.json -> the OpenAPI name prefix kube-apiserver uses
+_PREFIX = {"meta": "io.k8s.apimachinery.pkg.apis.meta.v1"}
+_SPECIAL: dict[str, tuple[str, dict[str, Any]]] = {
+    "Quantity": (
+        "io.k8s.apimachinery.pkg.api.resource.Quantity",
+        {"type": "string", "description": "Quantity is a fixed-point representation of a number (e.g. 100m, 1Gi)."},
+    ),
+    "IntOrString": (
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+        {
+            "type": "string",
+            "format": "int-or-string",
+            "x-kubernetes-int-or-string": True,
+            "description": "IntOrString is a type that can hold an int32 or a string.",
+        },
+    ),
+    "Time": (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+        {"type": "string", "format": "date-time", "description": "Time is a wrapper around time.Time (RFC 3339)."},
+    ),
+}
+
+
+def schema_name(key: str) -> str:
+    pkg, _, name = key.partition(".")
+    return f"{_PREFIX.get(pkg, f'io.k8s.api.{pkg}.v1')}.{name}"
+
+
+@cache
+def _sources() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    types = json.loads((_API / "schema.json").read_text())["types"]
+    docs = json.loads((_API / "descriptions.json").read_text())["types"]
+    return types, docs
+
+
+def _ref(name: str, prefix: str) -> dict[str, Any]:
+    return {"$ref": f"{prefix}{name}"}
+
+
+def _field(t: str, prefix: str, reach: set[str]) -> dict[str, Any]:
+    if t.startswith("[]"):
+        return {"type": "array", "items": _field(t[2:], prefix, reach)}
+    if t.startswith("map[string]"):
+        return {"type": "object", "additionalProperties": _field(t[11:], prefix, reach)}
+    base = t.split(":")[0]
+    if base == "string":
+        return {"type": "string"}
+    if base in ("int32", "int64", "int", "uint32", "uint64"):
+        return {"type": "integer", "format": "int64" if base in ("int64", "int", "uint64") else "int32"}
+    if base in ("float64", "float32"):
+        return {"type": "number", "format": "double"}
+    if base == "bool":
+        return {"type": "boolean"}
+    if base == "raw":
+        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    if base in _SPECIAL:
+        reach.add(base)
+        return _ref(_SPECIAL[base][0], prefix)
+    reach.add(base)
+    return _ref(schema_name(base), prefix)
+
+
+def _schemas(roots: list[str], prefix: str) -> dict[str, Any]:
+    types, docs = _sources()
+    out: dict[str, Any] = {}
+    pending = list(roots)
+    done: set[str] = set()
+    while pending:
+        key = pending.pop()
+        if key in done:
+            continue
+        done.add(key)
+        if key in _SPECIAL:
+            special, special_schema = _SPECIAL[key]
+            out[special] = special_schema
+            continue
+        fields = types.get(key)
+        if fields is None:
+            continue
+        reach: set[str] = set()
+        doc = docs.get(key, {})
+        props = {}
+        for field, t in fields.items():
+            prop = _field(t, prefix, reach)
+            if doc.get(field):
+                prop = (
+                    {**prop, "description": doc[field]}
+                    if "$ref" not in prop
+                    else {
+                        "allOf": [prop],
+                        "description": doc[field],
+                    }
+                )
+            props[field] = prop
+        schema: dict[str, Any] = {"type": "object", "properties": props}
+        if doc.get(""):
+            schema["description"] = doc[""]
+        out[schema_name(key)] = schema
+        pending.extend(reach - done)
+    return out
+
+
+def _gvk(r: Resource) -> dict[str, str]:
+    return {"group": r.group, "kind": r.kind, "version": r.version}
+
+
+def _served(group: str, version: str) -> list[tuple[Resource, str]]:
+    out = []
+    for r in RESOURCES:
+        if r.group == group and r.version == version and not r.virtual:
+            key = type_of(r.group, r.kind)
+            if key is not None:
+                out.append((r, key))
+    return out
+
+
+def _path(r: Resource) -> tuple[str, str]:
+    base = f"/apis/{r.group}/{r.version}" if r.group else "/api/v1"
+    ns = "/namespaces/{namespace}" if r.namespaced else ""
+    return f"{base}{ns}/{r.plural}", f"{base}{ns}/{r.plural}/{{name}}"
+
+
+_FIELD_VALIDATION = {
+    "name": "fieldValidation",
+    "in": "query",
+    "description": "How the server treats unknown or duplicate fields: Ignore, Warn or Strict.",
+    "schema": {"type": "string", "uniqueItems": True},
+}
+
+
+def _operations(r: Resource, ref: dict[str, Any]) -> dict[str, Any]:
+    collection, item = _path(r)
+    op = {"x-kubernetes-group-version-kind": _gvk(r), "parameters": [_FIELD_VALIDATION]}
+    ok = {"responses": {"200": {"description": "OK", "content": {"application/json": {"schema": ref}}}}}
+    return {
+        collection: {"post": {**op, **ok, "x-kubernetes-action": "post"}},
+        item: {
+            "put": {**op, **ok, "x-kubernetes-action": "put"},
+            "patch": {**op, **ok, "x-kubernetes-action": "patch"},
+        },
+    }
+
+
+@cache
+def v3_document(group: str, version: str) -> dict[str, Any] | None:
+    """The OpenAPI 3.0 document of one group-version, or None when nothing is served there."""
+    served = _served(group, version)
+    if not served:
+        return None
+    prefix = "#/components/schemas/"
+    schemas = _schemas([key for _, key in served], prefix)
+    paths: dict[str, Any] = {}
+    for r, key in served:
+        name = schema_name(key)
+        gvks = schemas[name].setdefault("x-kubernetes-group-version-kind", [])
+        if _gvk(r) not in gvks:
+            gvks.append(_gvk(r))
+        paths.update(_operations(r, _ref(name, prefix)))
+    title = f"Kubernetes ({group or 'core'}/{version})"
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": title, "version": "v1.36.3"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
+
+
+def _gv_path(group: str, version: str) -> str:
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+@cache
+def v3_root() -> dict[str, Any]:
+    """``/openapi/v3``: each group-version's document, with a hash that changes with it."""
+    paths = {}
+    seen = set()
+    for r in RESOURCES:
+        gv = (r.group, r.version)
+        if gv in seen:
+            continue
+        seen.add(gv)
+        doc = v3_document(*gv)
+        if doc is None:
+            continue
+        digest = hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:64].upper()
+        paths[_gv_path(*gv)] = {"serverRelativeURL": f"/openapi/v3/{_gv_path(*gv)}?hash={digest}"}
+    return {"paths": paths}
+
+
+def v3_lookup(rest: list[str]) -> dict[str, Any] | None:
+    """The document at ``/openapi/v3/<rest>``: ``api/v1`` or ``apis/<group>/<version>``."""
+    if rest[:1] == ["api"] and len(rest) == 2:
+        return v3_document("", rest[1])
+    if rest[:1] == ["apis"] and len(rest) == 3:
+        return v3_document(rest[1], rest[2])
+    return None
+
+
+@cache
+def v2_document() -> dict[str, Any]:
+    """``/openapi/v2`` (JSON): every served kind's schema as Swagger 2.0 definitions."""
+    roots = []
+    gvks: dict[str, list[dict[str, str]]] = {}
+    for r in RESOURCES:
+        key = type_of(r.group, r.kind)
+        if key is None or r.virtual:
+            continue
+        roots.append(key)
+        gvks.setdefault(schema_name(key), []).append(_gvk(r))
+    definitions = _schemas(roots, "#/definitions/")
+    for name, gv in gvks.items():
+        definitions[name]["x-kubernetes-group-version-kind"] = gv
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.36.3"},
+        "paths": {},
+        "definitions": definitions,
+    }
