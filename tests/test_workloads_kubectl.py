@@ -24,44 +24,6 @@ pytestmark = pytest.mark.skipif(
     NEWEST is None, reason="no kubectl binary on this machine (google-cloud-sdk's kubectl.1.XX)"
 )
 
-MANIFESTS = """
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent}
-spec:
-  selector: {matchLabels: {app: agent}}
-  template:
-    metadata: {labels: {app: agent}}
-    spec:
-      containers: [{name: agent, image: busybox, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: db}
-spec: {clusterIP: None, selector: {app: db}, ports: [{port: 5432}]}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  replicas: 3
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: pg, image: postgres, volumeMounts: [{name: data, mountPath: /var/lib/postgresql}]}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: gated}
-spec:
-  schedulingGates: [{name: example.com/wait}]
-  containers: [{name: c, image: nginx}]
-"""
 
 
 def run(
@@ -203,9 +165,7 @@ def test_job_completes_and_kubectl_wait_returns(cluster):
 
 def test_daemonset_statefulset_gated_pod_and_events(cluster):
     home = temp_home()
-    path = Path(home) / "apps.yaml"
-    path.write_text(MANIFESTS)
-    kubectl(cluster, "apply", "-f", str(path), home=home)
+    kubectl(cluster, "apply", "-f", str(ROOT / "examples" / "workloads"), home=home)
     assert 'daemon set "agent" successfully rolled out' in kubectl(
         cluster, "rollout", "status", "ds/agent", "--timeout=60s", home=home
     )

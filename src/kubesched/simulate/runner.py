@@ -95,6 +95,11 @@ def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str
     return []
 
 
+# kinds that stand for pods only a controller makes (ReplicaSets and StatefulSets are read by
+# PodTopologySpread's default constraints, so they are not warned about)
+CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job"})
+
+
 def _split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
     objects = [m for m in manifests if m.kind != KIND]
     configs = [m for m in manifests if m.kind == KIND]
@@ -153,6 +158,12 @@ def create_objects(
     ordered = sorted(manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5))
     pods: list[Manifest] = []
     for m in ordered:
+        if m.kind in CONTROLLER_ONLY and not keep_existing and m.kind not in warned:
+            warned.add(m.kind)
+            warn(
+                f"kind {m.kind!r}: simulate runs no workload controllers, so its pods are not created "
+                "(list the pods, or run it under kubesched up)"
+            )
         if m.kind not in KNOWN_KINDS:
             if m.kind not in warned:
                 warned.add(m.kind)
