@@ -29,10 +29,11 @@ from typing import Any
 
 from kubesched.app import gc_settings
 from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
+from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -124,7 +125,7 @@ class Cluster:
             self.store.create("Node", node(i))
             self.store.create("ResourceSlice", resource_slice(i, devices))
         self.store.create("DeviceClass", DEVICE_CLASS)
-        self.claims = ResourceClaimController(self.store)
+        self.claims = ResourceClaimController(StoreObjects(self.store))
         clock = self.store.clock
         assert isinstance(clock, VirtualClock)
         self.clock = clock

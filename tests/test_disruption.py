@@ -106,3 +106,52 @@ def test_budget_recovers_when_the_evicted_pod_is_gone() -> None:
     c.advance(30)  # grace period: p0 is deleted, 2 healthy remain
     st = c.store.get("PodDisruptionBudget", "default", "b")["status"]
     assert (st["currentHealthy"], st["disruptionsAllowed"], st["disruptedPods"]) == (2, 0, {})
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected", "desired", "allowed"),
+    [
+        # an integer minAvailable counts the pods there are
+        ({"minAvailable": 3}, 4, 3, 1),
+        # maxUnavailable and percentages count the controllers' scale: 6 wanted, 4 there
+        ({"maxUnavailable": 1}, 6, 5, 0),
+        ({"minAvailable": "50%"}, 6, 3, 1),
+    ],
+)
+def test_expected_pods_come_from_the_controllers_scale(spec, expected, desired, allowed):
+    owned = []
+    for i, p in enumerate(PODS[:4]):
+        ref = {"kind": "ReplicaSet", "name": "rs", "uid": "rs-uid", "controller": True} if i < 3 else None
+        owned.append({**p, "metadata": {**p["metadata"], "ownerReferences": [ref] if ref else []}})
+    status = budget_status(budget(spec), owned, 0.0, scale=lambda pod: 5)
+    # the ReplicaSet's 5 plus the bare pod's 1
+    assert (status["expectedPods"], status["desiredHealthy"], status["disruptionsAllowed"]) == (
+        expected,
+        desired,
+        allowed,
+    )
+
+
+def test_disruption_controller_reads_a_deployments_scale():
+    from kubesched.apiserver.kubelet import fake_node
+
+    c = Cluster(*[{**fake_node(f"n{i}"), "kind": "Node"} for i in range(2)], workloads=True)
+    c.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "replicas": 4,
+                "selector": {"matchLabels": {"app": "x"}},
+                "template": {
+                    "metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                },
+            },
+        },
+        budget({"maxUnavailable": "25%"}),
+    )
+    c.settle()
+    st = c.store.get("PodDisruptionBudget", "default", "b")["status"]
+    assert (st["expectedPods"], st["currentHealthy"], st["desiredHealthy"], st["disruptionsAllowed"]) == (4, 4, 3, 1)

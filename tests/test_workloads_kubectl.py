@@ -25,7 +25,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-
 def run(
     server: Server, *args: str, home: str, version: str | None = None, ok: bool = True
 ) -> subprocess.CompletedProcess[str]:

@@ -17,11 +17,11 @@ from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.disruption import DisruptionController
-from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
-from kubesched.cluster.volumes import VolumeController
+from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
+from kubesched.controllers.resourceclaim import ResourceClaimController
+from kubesched.controllers.volume import VolumeController
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
@@ -67,9 +67,9 @@ class Cluster:
         if workloads:
             self.kubelet = HollowKubelet(self.store, termination_delay=0.0, run_seconds=run_seconds)
             self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
-        self.disruption = DisruptionController(self.store)
-        self.claims = ResourceClaimController(self.store)
-        self.volumes = VolumeController(self.store)
+        self.disruption = DisruptionController(StoreObjects(self.store))
+        self.claims = ResourceClaimController(StoreObjects(self.store))
+        self.volumes = VolumeController(StoreObjects(self.store))
         self.client = InProcessClient(self.store)
         self.client.settlers.append(self.volumes.sync)
         self.sched = Scheduler(

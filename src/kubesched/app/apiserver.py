@@ -36,15 +36,15 @@ from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import RealClock, WallClock
 from kubesched.cluster import admission
-from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.loader import load_paths
-from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import Store
-from kubesched.cluster.volumes import VolumeController
+from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
 from kubesched.controllers.manager import ControllerManager
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
+from kubesched.controllers.resourceclaim import ResourceClaimController
+from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
@@ -138,12 +138,12 @@ async def serve(opts: ServerOptions) -> None:
         if opts.kubelet
         else None
     )
-    volumes = VolumeController(store, notify=changed.set)
+    volumes = VolumeController(StoreObjects(store), notify=changed.set)
     syncers: list[Any] = []
     if "disruption-controller" in opts.controllers:
-        syncers.append(DisruptionController(store, notify=changed.set))
+        syncers.append(DisruptionController(StoreObjects(store), notify=changed.set))
     if "resourceclaim-controller" in opts.controllers:
-        syncers.append(ResourceClaimController(store, notify=changed.set))
+        syncers.append(ResourceClaimController(StoreObjects(store), notify=changed.set))
     if "persistentvolume-binder-controller" in opts.controllers:
         syncers.append(volumes)
     manager = ControllerManager(

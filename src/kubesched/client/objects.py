@@ -20,6 +20,12 @@ from kubesched.cluster.store import Store
 class ObjectClient(Protocol):
     clock: Clock
 
+    @property
+    def revision(self) -> int:
+        """The latest resourceVersion the cache has seen (client-go's LastSyncResourceVersion):
+        it moves whenever anything was written."""
+        ...
+
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The cached object, or None."""
         ...
@@ -62,6 +68,10 @@ class StoreObjects:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.clock: Clock = store.clock
+
+    @property
+    def revision(self) -> int:
+        return self.store.resource_version
 
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self.store.try_get(kind, namespace, name)

@@ -1,15 +1,13 @@
-"""PodDisruptionBudget status (``pkg/controller/disruption``) and the eviction subresource's budget
-check (``pkg/registry/core/pod/storage/eviction.go``) for the embedded cluster.
-
-The controller recomputes the budgets of a namespace whenever one of its pods or budgets
-changes: expectedPods, currentHealthy, desiredHealthy, disruptionsAllowed and disruptedPods
-(an eviction's entry is dropped once the pod is gone or after two minutes). Without workload
-controllers in the embedded cluster, the expected count is the number of selected pods.
+"""PodDisruptionBudgets as the API server sees them: validation, which pods a budget selects, the
+status the disruption controller computes (``pkg/controller/disruption``: expectedPods,
+currentHealthy, desiredHealthy, disruptionsAllowed, disruptedPods, an eviction's entry dropped once
+the pod is gone or after two minutes), and the eviction subresource's budget check
+(``pkg/registry/core/pod/storage/eviction.go``). The controller itself is
+``controllers/disruption.py``.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -84,13 +82,25 @@ def _healthy(pod: dict[str, Any]) -> bool:
     return not meta.get("deletionTimestamp") and status.get("phase") == "Running"
 
 
-def budget_status(pdb: dict[str, Any], pods: list[dict[str, Any]], now: float) -> dict[str, Any]:
+def budget_status(
+    pdb: dict[str, Any],
+    pods: list[dict[str, Any]],
+    now: float,
+    scale: Callable[[dict[str, Any]], int | None] | None = None,
+) -> dict[str, Any]:
+    """The budget's status over its namespace's ``pods``. ``scale`` gives the replicas of a pod's
+    controller (None: it has none): with maxUnavailable or a percentage, expectedPods is the sum
+    of the selected pods' controllers' scales (``getExpectedScale``), a bare pod counting one; an
+    integer minAvailable counts the selected pods."""
     spec = pdb.get("spec") or {}
     old = (pdb.get("status") or {}).get("disruptedPods") or {}
     selected = [p for p in pods if selects(pdb, p)]
     names = {(p.get("metadata") or {}).get("name") for p in selected}
     disrupted = {name: ts for name, ts in old.items() if name in names and parse_rfc3339(ts) + DELETION_TIMEOUT > now}
     expected = len(selected)
+    by_scale = spec.get("maxUnavailable") is not None or isinstance(spec.get("minAvailable"), str)
+    if scale is not None and by_scale:
+        expected = _expected_scale(selected, scale)
     if spec.get("maxUnavailable") is not None:
         desired = max(expected - _scaled(spec["maxUnavailable"], expected, round_up=True), 0)
     elif spec.get("minAvailable") is not None:
@@ -117,45 +127,19 @@ def budget_status(pdb: dict[str, Any], pods: list[dict[str, Any]], now: float) -
     }
 
 
-class DisruptionController:
-    """Keeps every budget's status current; ``sync`` handles the changes seen since the last call."""
-
-    def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
-        self.store = store
-        self._watch = store.watch(["Pod", "PodDisruptionBudget"], notify=notify)
-        for ns in sorted(
-            {(p.get("metadata") or {}).get("namespace") or "default" for p in store.list("PodDisruptionBudget")[0]}
-        ):
-            self.sync_namespace(ns)
-
-    def sync(self) -> None:
-        namespaces = set()
-        for ev in self._watch.drain():
-            own_write = ev.kind == "PodDisruptionBudget" and ev.type == "MODIFIED" and ev.old is not None
-            if own_write and ev.old.get("spec") == ev.obj.get("spec"):  # type: ignore[union-attr]
-                continue  # a status write (ours, or an eviction's) needs no recount
-            namespaces.add((ev.obj.get("metadata") or {}).get("namespace") or "default")
-        for ns in sorted(namespaces):
-            self.sync_namespace(ns)
-
-    def sync_namespace(self, namespace: str) -> None:
-        pdbs, _ = self.store.list("PodDisruptionBudget", namespace)
-        if not pdbs:
-            return
-        pods, _ = self.store.list("Pod", namespace)
-        now = self.store.clock.now()
-        for pdb in pdbs:
-            status = budget_status(pdb, pods, now)
-            if {k: v for k, v in status.items() if k != "conditions"} == {
-                k: v for k, v in (pdb.get("status") or {}).items() if k != "conditions"
-            }:
-                continue
-            name = pdb["metadata"]["name"]
-            self.store.mutate("PodDisruptionBudget", namespace, name, functools.partial(_with_status, status=status))
-
-
-def _with_status(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    return {**obj, "status": status}
+def _expected_scale(selected: list[dict[str, Any]], scale: Callable[[dict[str, Any]], int | None]) -> int:
+    total, seen = 0, set()
+    for pod in selected:
+        ref = next((r for r in (pod.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None)
+        if ref is None:
+            total += 1
+            continue
+        if ref.get("uid") in seen:
+            continue
+        seen.add(ref.get("uid"))
+        replicas = scale(pod)
+        total += 1 if replicas is None else replicas
+    return total
 
 
 def evict(store: Store, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:

@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 
 from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
-from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.loader import Manifest, load_paths
-from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import Store
-from kubesched.cluster.volumes import VolumeController
+from kubesched.controllers.disruption import DisruptionController
+from kubesched.controllers.resourceclaim import ResourceClaimController
+from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.framework.gpushare import (
@@ -422,8 +423,8 @@ def _run_timed(
     for k in range(samples):
         t = span * k / samples
         clock.call_at(t, functools.partial(sample, t))
-    volumes = VolumeController(store)
-    controllers = [DisruptionController(store), ResourceClaimController(store), volumes]
+    volumes = VolumeController(StoreObjects(store))
+    controllers = [DisruptionController(StoreObjects(store)), ResourceClaimController(StoreObjects(store)), volumes]
     client = sched.handle.client
     assert isinstance(client, InProcessClient)
     client.settlers.append(volumes.sync)

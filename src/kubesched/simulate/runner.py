@@ -17,14 +17,15 @@ from kubesched.api import schema
 from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster import validation as object_validation
-from kubesched.cluster.disruption import DisruptionController
 from kubesched.cluster.loader import Manifest, load_paths, warn
-from kubesched.cluster.resourceclaims import ResourceClaimController
 from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
-from kubesched.cluster.volumes import VolumeController
+from kubesched.controllers.disruption import DisruptionController
+from kubesched.controllers.resourceclaim import ResourceClaimController
+from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
@@ -315,8 +316,12 @@ def simulate(
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
     started = time.perf_counter()
-    volumes = VolumeController(store)
-    controllers: list[Any] = [DisruptionController(store), ResourceClaimController(store), volumes]
+    volumes = VolumeController(StoreObjects(store))
+    controllers: list[Any] = [
+        DisruptionController(StoreObjects(store)),
+        ResourceClaimController(StoreObjects(store)),
+        volumes,
+    ]
     client.settlers.append(volumes.sync)  # VolumeBinding's PreBind waits for the PV controller
     run_to_quiescence(sched, store.clock, controllers=controllers, progress=progress)
     wall = time.perf_counter() - started

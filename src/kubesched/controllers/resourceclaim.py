@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED
-from kubesched.cluster.store import Store
+from kubesched.client.objects import ObjectClient
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
@@ -47,10 +47,10 @@ def _owned_by(claim: Mapping[str, Any], uid: str) -> bool:
 class ResourceClaimController:
     """``sync`` handles the pod and claim changes seen since the last call."""
 
-    def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
-        self.store = store
-        self._watch = store.watch(["Pod", "ResourceClaimTemplate", "ResourceClaim"], notify=notify)
-        for pod in store.list("Pod")[0]:
+    def __init__(self, client: ObjectClient, notify: Callable[[], None] | None = None) -> None:
+        self.client = client
+        self._watch = client.watch(["Pod", "ResourceClaimTemplate", "ResourceClaim"], notify)
+        for pod in client.list("Pod"):
             self._sync_pod(pod)
 
     def sync(self) -> None:
@@ -60,7 +60,7 @@ class ResourceClaimController:
                     self._sync_claim(ev.obj)
             elif ev.kind == "ResourceClaimTemplate":  # pods waiting for this template
                 ns = (ev.obj.get("metadata") or {}).get("namespace") or "default"
-                for pod in self.store.list("Pod", ns)[0]:
+                for pod in self.client.list("Pod", ns):
                     self._sync_pod(pod)
             elif ev.type == DELETED:
                 self._release(ev.obj)
@@ -81,7 +81,7 @@ class ResourceClaimController:
             return {**_without_finalizer(o), "status": rest}
 
         with contextlib.suppress(ApiError):
-            self.store.mutate("ResourceClaim", meta.get("namespace") or "default", meta["name"], unblock)
+            self.client.patch("ResourceClaim", meta.get("namespace") or "default", meta["name"], unblock)
 
     def _sync_pod(self, pod: dict[str, Any]) -> None:
         spec = pod.get("spec") or {}
@@ -100,12 +100,12 @@ class ResourceClaimController:
             template_name = entry.get("resourceClaimTemplateName")
             if not template_name or entry.get("name") in known:
                 continue
-            template = self.store.try_get("ResourceClaimTemplate", ns, str(template_name))
+            template = self.client.get("ResourceClaimTemplate", ns, str(template_name))
             if template is None:
                 continue  # the pod waits (DynamicResources' PreEnqueue) until the template exists
             claim = self._claim_for(pod, entry, template)
             try:
-                created = self.store.create("ResourceClaim", claim)
+                created = self.client.create("ResourceClaim", claim)
             except ApiError:
                 continue
             statuses.append({"name": entry["name"], "resourceClaimName": created["metadata"]["name"]})
@@ -115,7 +115,7 @@ class ResourceClaimController:
             def record(o: dict[str, Any]) -> dict[str, Any]:
                 return {**o, "status": {**(o.get("status") or {}), "resourceClaimStatuses": statuses}}
 
-            self.store.mutate("Pod", ns, meta["name"], record)
+            self.client.patch("Pod", ns, meta["name"], record)
 
     def _claim_for(self, pod: dict[str, Any], entry: Mapping[str, Any], template: dict[str, Any]) -> dict[str, Any]:
         """The claim a template makes for a pod: ``<pod>-<claim>-<5 characters>``, owned by the pod."""
@@ -152,7 +152,7 @@ class ResourceClaimController:
         with its owner gone); a claim then reserved for nobody is deallocated."""
         meta = pod.get("metadata") or {}
         ns, uid = meta.get("namespace") or "default", meta.get("uid")
-        for claim in self.store.list("ResourceClaim", ns)[0]:
+        for claim in self.client.list("ResourceClaim", ns):
             name, status = claim["metadata"]["name"], claim.get("status") or {}
             reserved = status.get("reservedFor") or []
             if any(r.get("uid") == uid for r in reserved):
@@ -167,7 +167,7 @@ class ResourceClaimController:
                     return {**o, "status": new_status}
 
                 with contextlib.suppress(ApiError):  # an update first: the scheduler's hint sees the deallocation
-                    self.store.mutate("ResourceClaim", ns, name, release)
+                    self.client.patch("ResourceClaim", ns, name, release)
             if _owned_by(claim, str(uid)):
                 with contextlib.suppress(ApiError):  # already gone
-                    self.store.delete("ResourceClaim", ns, name)
+                    self.client.delete("ResourceClaim", ns, name)

@@ -44,7 +44,7 @@ from kubesched.api.volumes import (
     volume_fits_claim,
 )
 from kubesched.api.watch import DELETED
-from kubesched.cluster.store import Store
+from kubesched.client.objects import ObjectClient
 from kubesched.errors import InputError
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -54,21 +54,21 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 class VolumeController:
     """``sync`` handles the claim, volume and pod changes seen since the last call."""
 
-    def __init__(self, store: Store, notify: Callable[[], None] | None = None) -> None:
-        self.store = store
-        self._watch = store.watch(["PersistentVolumeClaim", "PersistentVolume", "Pod", "StorageClass"], notify=notify)
+    def __init__(self, client: ObjectClient, notify: Callable[[], None] | None = None) -> None:
+        self.client = client
+        self._watch = client.watch(["PersistentVolumeClaim", "PersistentVolume", "Pod", "StorageClass"], notify)
         self._initial = True
 
     def sync(self) -> bool:
         """Act on what changed (and on what that wrote, until nothing more changes); True when
         anything was written."""
-        start = self.store.resource_version
+        start = self.client.revision
         if self._initial:
             self._initial = False
             self._watch.drain()
-            for pod in self.store.list("Pod")[0]:
+            for pod in self.client.list("Pod"):
                 self._sync_pod(pod)
-            self._sync(self.store.list("PersistentVolumeClaim")[0], self.store.list("PersistentVolume")[0])
+            self._sync(self.client.list("PersistentVolumeClaim"), self.client.list("PersistentVolume"))
         for _ in range(100):  # each round acts on the previous round's writes
             events = self._watch.drain()
             if not events:
@@ -89,39 +89,39 @@ class VolumeController:
                 elif ev.kind == "PersistentVolume" and ev.type != DELETED:
                     volumes[name_of(ev.obj)] = ev.obj
                     ref = (ev.obj.get("spec") or {}).get("claimRef") or {}
-                    found = ref and self.store.try_get(
+                    found = ref and self.client.get(
                         "PersistentVolumeClaim", str(ref.get("namespace") or "default"), str(ref.get("name"))
                     )
                     if found:
                         claims[(namespace_of(found), name_of(found))] = found
                 elif ev.kind == "PersistentVolumeClaim":  # deleted: its volume is released
                     name = (ev.obj.get("spec") or {}).get("volumeName")
-                    pv = self.store.try_get("PersistentVolume", "", str(name)) if name else None
+                    pv = self.client.get("PersistentVolume", "", str(name)) if name else None
                     if pv is not None:
                         volumes[name_of(pv)] = pv
             if all_claims or any(ev.kind == "PersistentVolume" and ev.type != DELETED for ev in events):
                 # a new or freed volume may serve any waiting Immediate claim
-                for pvc in self.store.list("PersistentVolumeClaim")[0]:
+                for pvc in self.client.list("PersistentVolumeClaim"):
                     if not (pvc.get("spec") or {}).get("volumeName"):
                         claims[(namespace_of(pvc), name_of(pvc))] = pvc
             self._sync(list(claims.values()), list(volumes.values()))
-        return self.store.resource_version != start
+        return self.client.revision != start
 
     # -- claims and volumes --------------------------------------------------------------------------
     def _sync(self, claims: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> None:
         for pvc in claims:
-            current = self.store.try_get("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc))
+            current = self.client.get("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc))
             if current is not None:
                 with contextlib.suppress(ApiError, InputError):
                     self._sync_claim(current)
         for pv in volumes:
-            current = self.store.try_get("PersistentVolume", "", name_of(pv))
+            current = self.client.get("PersistentVolume", "", name_of(pv))
             if current is not None:
                 with contextlib.suppress(ApiError, InputError):
                     self._sync_volume(current)
 
     def _class(self, name: str) -> dict[str, Any] | None:
-        return self.store.try_get("StorageClass", "", name) if name else None
+        return self.client.get("StorageClass", "", name) if name else None
 
     def _sync_claim(self, pvc: dict[str, Any]) -> None:
         """``syncClaim``."""
@@ -133,11 +133,11 @@ class VolumeController:
         if volume_name:
             if ANN_BIND_COMPLETED in annotations:
                 return
-            pv = self.store.try_get("PersistentVolume", "", str(volume_name))
+            pv = self.client.get("PersistentVolume", "", str(volume_name))
             if pv is not None and (not (pv.get("spec") or {}).get("claimRef") or is_bound_to(pv, pvc)):
                 self._bind(pv, pvc)
             return
-        volumes = self.store.list("PersistentVolume")[0]
+        volumes = self.client.list("PersistentVolume")
         prebound = [pv for pv in volumes if is_bound_to(pv, pvc)]
         if prebound:
             self._bind(prebound[0], pvc)
@@ -156,7 +156,7 @@ class VolumeController:
             return
         if annotations.get(ANN_STORAGE_PROVISIONER) != provisioner:
             self._set_claim_annotations(pvc, {ANN_STORAGE_PROVISIONER: provisioner})
-            pvc = self.store.get("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc))
+            pvc = self.client.get("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc)) or pvc
         self._provision(pvc, cls)
 
     def _sync_volume(self, pv: dict[str, Any]) -> None:
@@ -169,14 +169,14 @@ class VolumeController:
             if phase != "Available":
                 self._set_volume_phase(pv, "Available")
             return
-        pvc = self.store.try_get("PersistentVolumeClaim", str(ref.get("namespace") or "default"), str(ref.get("name")))
+        pvc = self.client.get("PersistentVolumeClaim", str(ref.get("namespace") or "default"), str(ref.get("name")))
         if pvc is None or (ref.get("uid") and (pvc.get("metadata") or {}).get("uid") != ref.get("uid")):
             if not ref.get("uid") and pvc is None:
                 return  # pre-bound by name to a claim that does not exist yet
             provisioned = ANN_DYNAMICALLY_PROVISIONED in ((pv.get("metadata") or {}).get("annotations") or {})
             if provisioned and spec.get("persistentVolumeReclaimPolicy", "Delete") == "Delete":
                 with contextlib.suppress(ApiError):
-                    self.store.delete("PersistentVolume", "", name_of(pv))
+                    self.client.delete("PersistentVolume", "", name_of(pv))
             elif phase != "Released":
                 self._set_volume_phase(pv, "Released")
             return
@@ -191,7 +191,7 @@ class VolumeController:
         phase and capacity."""
         new_pv, dirty = bind_volume_to_claim(pv, pvc)
         if dirty:
-            new_pv = self.store.update("PersistentVolume", new_pv)
+            new_pv = self.client.update("PersistentVolume", new_pv)
         if (new_pv.get("status") or {}).get("phase") != "Bound":
             new_pv = self._set_volume_phase(new_pv, "Bound")
         by_controller = ANN_BOUND_BY_CONTROLLER in ((new_pv.get("metadata") or {}).get("annotations") or {})
@@ -216,13 +216,13 @@ class VolumeController:
                 "status": status,
             }
 
-        self.store.mutate("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc), bound)
+        self.client.patch("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc), bound)
 
     def _set_volume_phase(self, pv: dict[str, Any], phase: str) -> dict[str, Any]:
         def set_phase(o: dict[str, Any]) -> dict[str, Any]:
             return {**o, "status": {**(o.get("status") or {}), "phase": phase}}
 
-        return self.store.mutate("PersistentVolume", "", name_of(pv), set_phase)
+        return self.client.patch("PersistentVolume", "", name_of(pv), set_phase)
 
     def _set_claim_annotations(self, pvc: dict[str, Any], annotations: Mapping[str, str]) -> None:
         def annotate(o: dict[str, Any]) -> dict[str, Any]:
@@ -230,13 +230,13 @@ class VolumeController:
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
             return {**o, "metadata": meta}
 
-        self.store.mutate("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc), annotate)
+        self.client.patch("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc), annotate)
 
     # -- the hollow provisioner ---------------------------------------------------------------------
     def _provision(self, pvc: dict[str, Any], cls: Mapping[str, Any]) -> None:
         meta = pvc.get("metadata") or {}
         name = f"pvc-{meta.get('uid')}"
-        if self.store.try_get("PersistentVolume", "", name) is not None:
+        if self.client.get("PersistentVolume", "", name) is not None:
             return
         provisioner = str(cls.get("provisioner"))
         selected = (meta.get("annotations") or {}).get(ANN_SELECTED_NODE)
@@ -267,15 +267,15 @@ class VolumeController:
             "metadata": {"name": name, "annotations": {ANN_DYNAMICALLY_PROVISIONED: provisioner}},
             "spec": pv_spec,
         }
-        self.store.create("PersistentVolume", pv)
+        self.client.create("PersistentVolume", pv)
 
     def _topology(self, driver: str, node: str, cls: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """The selected node's topology as the driver reports it (CSINode topology keys), else
         its zone, else the node itself."""
-        obj = self.store.try_get("Node", "", node)
+        obj = self.client.get("Node", "", node)
         labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
         keys: list[str] = []
-        csi_node = self.store.try_get("CSINode", "", node)
+        csi_node = self.client.get("CSINode", "", node)
         for d in ((csi_node or {}).get("spec") or {}).get("drivers") or []:
             if d.get("name") == driver:
                 keys = [k for k in d.get("topologyKeys") or [] if k in labels]
@@ -297,7 +297,7 @@ class VolumeController:
         zones = sorted(
             {
                 str(((n.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL))
-                for n in self.store.list("Node")[0]
+                for n in self.client.list("Node")
                 if ZONE_LABEL in ((n.get("metadata") or {}).get("labels") or {})
             }
         )
@@ -314,7 +314,7 @@ class VolumeController:
             if not template:
                 continue
             name = ephemeral_claim_name(pod, vol)
-            if self.store.try_get("PersistentVolumeClaim", namespace_of(pod), name) is not None:
+            if self.client.get("PersistentVolumeClaim", namespace_of(pod), name) is not None:
                 continue
             tmeta = template.get("metadata") or {}
             claim = {
@@ -339,13 +339,13 @@ class VolumeController:
                 "spec": dict(template.get("spec") or {}),
             }
             with contextlib.suppress(ApiError):
-                self.store.create("PersistentVolumeClaim", claim)
+                self.client.create("PersistentVolumeClaim", claim)
 
     def _pod_gone(self, pod: Mapping[str, Any]) -> None:
         """The garbage collector: a pod's ephemeral claims go with it."""
         uid = (pod.get("metadata") or {}).get("uid")
-        for pvc in self.store.list("PersistentVolumeClaim", namespace_of(pod))[0]:
+        for pvc in self.client.list("PersistentVolumeClaim", namespace_of(pod)):
             refs = (pvc.get("metadata") or {}).get("ownerReferences") or []
             if any(r.get("uid") == uid and r.get("controller") for r in refs):
                 with contextlib.suppress(ApiError):
-                    self.store.delete("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc))
+                    self.client.delete("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc))
