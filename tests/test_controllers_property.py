@@ -1,7 +1,7 @@
-"""After any sequence of scale, rollout, pod deletion and owner deletion (with any propagation
-policy), once the cluster settles every controller's pods match its spec, and no pod is orphaned
-or duplicated: the invariants kube-controller-manager keeps, checked against a plain count of
-what the Store holds."""
+"""After any sequence of scale, rollout, pod deletion, owner deletion (with any propagation
+policy) and node stops, once every node is back and the cluster settles, every controller's pods
+match its spec, and no pod is orphaned or duplicated: the invariants kube-controller-manager
+keeps, checked against a plain count of what the Store holds."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.apiserver.kubelet import STOPPED_ANNOTATION as STOPPED
 from kubesched.apiserver.kubelet import fake_node
 from kubesched.testing import Cluster
 
@@ -51,6 +52,9 @@ ops = st.lists(
         st.tuples(st.just("delete"), st.sampled_from(NAMES), st.sampled_from(["Background", "Foreground", "Orphan"])),
         st.tuples(st.just("create"), st.sampled_from(NAMES), st.integers(0, 5)),
         st.tuples(st.just("advance"), st.integers(0, 2), st.just(0)),
+        # a node's kubelet stops (and the pods' 300 s toleration may run out) or starts again
+        st.tuples(st.just("node-stop"), st.integers(0, 2), st.sampled_from([0, 400])),
+        st.tuples(st.just("node-start"), st.integers(0, 2), st.just(0)),
     ),
     max_size=12,
 )
@@ -81,6 +85,11 @@ def _apply(c: Cluster, op: tuple[str, Any, Any]) -> None:
         store.create("Deployment", deployment(name, arg))
     elif kind == "advance":
         c.advance(arg)
+    elif kind in ("node-stop", "node-start"):
+        annotations = {STOPPED: "true"} if kind == "node-stop" else {}
+        store.mutate("Node", "", f"n{name}", lambda o: {**o, "metadata": {**o["metadata"], "annotations": annotations}})
+        c.settle()
+        c.advance(arg)
     c.settle()
 
 
@@ -96,8 +105,10 @@ def test_owned_pods_match_specs_and_none_is_orphaned(initial, steps):
     c.settle()
     for op in steps:
         _apply(c, op)
+    for i in range(3):  # every kubelet back: pods left Terminating on a stopped node are confirmed gone
+        _apply(c, ("node-start", i, 0))
     for _ in range(3):
-        c.advance(1)
+        c.advance(10)
     store = c.store
     by_uid = {
         o["metadata"]["uid"]: (kind, o)

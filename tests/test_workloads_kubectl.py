@@ -407,3 +407,17 @@ def test_explain_reads_the_served_openapi(cluster, version):
     assert "requests" in out and "limits" in out
     out = kubectl(cluster, "explain", "jobs.spec", home=home, version=version)
     assert "backoffLimit" in out and "completions" in out
+
+
+def test_events_k8s_io_table_is_filled(cluster):
+    home = temp_home()
+    kubectl(cluster, "create", "deployment", "evt", "--image=nginx", home=home)
+    kubectl(cluster, "rollout", "status", "deployment/evt", "--timeout=60s", home=home)
+    table = kubectl(cluster, "get", "events.v1.events.k8s.io", "--field-selector", "regarding.name=evt", home=home)
+    lines = table.strip().splitlines()
+    assert lines[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any(
+        "ScalingReplicaSet" in line and "deployment/evt" in line and "Scaled up replica set evt-" in line
+        for line in lines[1:]
+    ), table
+    kubectl(cluster, "delete", "deployment", "evt", home=home)

@@ -107,8 +107,15 @@ class Cluster:
 
     def advance(self, seconds: float) -> None:
         """Let virtual time pass (firing timers, completing backoffs, the unschedulable flush),
-        then settle."""
-        self.clock.advance_to(self.clock.now() + seconds)
+        then settle. With ``workloads``, the cluster settles after each timer, as the real
+        controllers act as soon as they are woken (a taint is added when its node fails, not
+        when the test's time step ends)."""
+        target = self.clock.now() + seconds
+        if self.controllers is not None:
+            while (due := self.clock.next_timer()) is not None and due <= target:
+                self.clock.advance_to(due)
+                self.settle()
+        self.clock.advance_to(target)
         self.sched.process_events()
         self.sched.queue.flush_backoff_completed()
         self.sched.queue.flush_unschedulable_leftover()  # pods unschedulable for over 5 minutes

@@ -102,6 +102,7 @@ class HollowKubelet:
         self.termination_delay = termination_delay
         self.run_seconds = run_seconds
         self._completing: set[str] = set()  # UIDs whose completion is scheduled
+        self._stopped: set[str] = set()  # nodes whose kubelet is stopped
         self.attach_limit = attach_limit
         self._terminating: set[str] = set()  # UIDs whose final delete is scheduled
         self._watch = store.watch(["Node", "Pod"], store.resource_version, notify=notify)
@@ -169,6 +170,11 @@ class HollowKubelet:
         self._csi_node(node)
         name = node["metadata"]["name"]
         if stopped(node):
+            self._stopped.add(name)
+            return
+        if name in self._stopped:  # started again: take up what was left
+            self._stopped.discard(name)
+            self._resume(node)
             return
         status = node.get("status") or {}
         conditions = status.get("conditions") or []
@@ -254,12 +260,27 @@ class HollowKubelet:
                 conds.append(c)
             return {**o, "status": {**st, "conditions": conds}}
 
+        def pod_ready(o: dict[str, Any]) -> dict[str, Any]:
+            st = dict(o.get("status") or {})
+            conds = [
+                {**c, "status": "True", "lastTransitionTime": now}
+                if c.get("type") in ("Ready", "ContainersReady") and c.get("status") != "True"
+                else c
+                for c in st.get("conditions") or []
+            ]
+            return {**o, "status": {**st, "conditions": conds}}
+
         self.renew_lease(name)
         with contextlib.suppress(ApiError):
             self.store.mutate("Node", "", name, ready)
         for pod in self.store.list("Pod")[0]:
-            if (pod.get("spec") or {}).get("nodeName") == name:
-                self._pod(pod)
+            if (pod.get("spec") or {}).get("nodeName") != name:
+                continue
+            meta = pod["metadata"]
+            if (pod.get("status") or {}).get("phase") == "Running" and not meta.get("deletionTimestamp"):
+                with contextlib.suppress(ApiError):  # the status manager posts the pod Ready again
+                    pod = self.store.mutate("Pod", meta.get("namespace") or "default", meta["name"], pod_ready)
+            self._pod(pod)
 
     def renew_lease(self, name: str) -> None:
         node = self.store.try_get("Node", "", name)

@@ -255,15 +255,25 @@ def _node_row(o: dict[str, Any], now: float) -> Row:
 
 
 def _event_row(o: dict[str, Any], now: float) -> Row:
-    # printers.go printEvent: a series' lastObservedTime, else lastTimestamp, else the first time
-    inv, series = o.get("involvedObject") or {}, o.get("series") or {}
-    last = series.get("lastObservedTime") or o.get("lastTimestamp") or o.get("firstTimestamp") or o.get("eventTime")
+    """``printEvent``: a series' lastObservedTime, else lastTimestamp, else the first time. An
+    events.k8s.io/v1 Event is printed as its core v1 form is (kube-apiserver converts both to
+    the internal Event), so its deprecated* fields and regarding/note fill the same columns."""
+    inv = o.get("involvedObject") or o.get("regarding") or {}
+    series = o.get("series") or {}
+    last = (
+        series.get("lastObservedTime")
+        or o.get("lastTimestamp")
+        or o.get("deprecatedLastTimestamp")
+        or o.get("firstTimestamp")
+        or o.get("deprecatedFirstTimestamp")
+        or o.get("eventTime")
+    )
     return [
         _age(now, last),
         o.get("type"),
         o.get("reason"),
         f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
-        o.get("message"),
+        o.get("message") if "message" in o else o.get("note"),
     ]
 
 
