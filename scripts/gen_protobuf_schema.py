@@ -30,6 +30,8 @@ API_GROUPS = [
     "events/v1",
     "autoscaling/v1",
     "authentication/v1",
+    "authorization/v1",
+    "rbac/v1",
 ]
 MACHINERY = ["pkg/apis/meta/v1", "pkg/runtime", "pkg/api/resource", "pkg/util/intstr"]
 # (apiVersion, kind) of every top-level object a client may send in protobuf
@@ -45,6 +47,7 @@ KINDS = {
         "PersistentVolumeClaim",
         "PersistentVolume",
         "Binding",
+        "ServiceAccount",
     ],
     "apps/v1": ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ControllerRevision"],
     "batch/v1": ["Job"],
@@ -55,7 +58,9 @@ KINDS = {
     "resource.k8s.io/v1": ["DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
     "events.k8s.io/v1": ["Event"],
     "autoscaling/v1": ["Scale"],
-    "authentication.k8s.io/v1": ["SelfSubjectReview"],
+    "authentication.k8s.io/v1": ["SelfSubjectReview", "TokenRequest"],
+    "authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SelfSubjectRulesReview"],
+    "rbac.authorization.k8s.io/v1": ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"],
 }
 _MESSAGE = re.compile(r"^message (\w+) \{")
 _FIELD = re.compile(r"^\s+(optional|repeated)?\s*([\w.<>, ]+?)\s+(\w+) = (\d+);")

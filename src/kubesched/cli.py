@@ -441,6 +441,13 @@ _server_flags = [
         "and taints it unreachable (kube-controller-manager's flag).",
     ),
     click.option(
+        "--token-auth-file",
+        default=None,
+        metavar="FILE",
+        help='Static bearer tokens as kube-apiserver\'s flag reads them (CSV: token,user,uid[,"group1,group2"]); '
+        "those users get what RBAC grants them.",
+    ),
+    click.option(
         "--fault-injection",
         is_flag=True,
         default=False,
@@ -477,6 +484,7 @@ def _serve(
             pod_run_seconds=flags["pod_run_seconds"],
             controllers=select_controllers(flags["controllers"]),
             node_monitor_grace=flags["node_monitor_grace_period"],
+            token_auth_file=flags["token_auth_file"],
             attach_limit=flags["attach_limit"],
             fault_injection=flags["fault_injection"],
             limits=Limits(

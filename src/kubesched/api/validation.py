@@ -107,12 +107,26 @@ def _shown(value: str) -> str:
     return value if len(value) <= 256 else value[:253] + "..."
 
 
+# kinds whose names need only be a path segment (``ValidateRBACName`` = ``path.IsValidPathSegmentName``):
+# ``system:kube-scheduler`` is a valid ClusterRole name
+PATH_SEGMENT_NAMED = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
+
+
+def path_segment_errors(name: str) -> list[str]:
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
 def validate_name(kind: str, name: Any, field: str = "metadata.name") -> None:
     if not name:
         raise InputError("Required value: name or generateName is required", field=field)
     if not isinstance(name, str):
         raise InputError("must be a string", field=field)
-    errs = dns_label_errors(name) if kind in LABEL_NAMED else dns_subdomain_errors(name)
+    if kind in PATH_SEGMENT_NAMED:
+        errs = path_segment_errors(name)
+    else:
+        errs = dns_label_errors(name) if kind in LABEL_NAMED else dns_subdomain_errors(name)
     if errs:
         raise _invalid(_shown(name), ", ".join(errs), field)
 

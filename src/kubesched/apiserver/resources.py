@@ -60,6 +60,7 @@ RESOURCES: tuple[Resource, ...] = (
         ("status",),
     ),
     Resource("", "v1", "configmaps", "ConfigMap", True, "configmap", ("cm",)),
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",), (), ("token",)),
     Resource(
         "",
         "v1",
@@ -103,6 +104,33 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(
         "storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, "volumeattachment", (), (), ("status",)
     ),
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True, "role"),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, "clusterrole"),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, "rolebinding"),
+    Resource(
+        "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, "clusterrolebinding"
+    ),
+    # kubectl auth can-i (and --list)
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        False,
+        "selfsubjectaccessreview",
+        verbs=("create",),
+        virtual=True,
+    ),
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        False,
+        "selfsubjectrulesreview",
+        verbs=("create",),
+        virtual=True,
+    ),
     # metrics-server's API (kubectl top), from the hollow nodes' requests
     Resource("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", False, "", verbs=("get", "list"), virtual=True),
     Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True, "", verbs=("get", "list"), virtual=True),
@@ -135,4 +163,5 @@ SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
     "finalize": (None, "", "", ("update",)),
     "log": ("Pod", "", "v1", ("get",)),
+    "token": ("TokenRequest", "authentication.k8s.io", "v1", ("create",)),
 }

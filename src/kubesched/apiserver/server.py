@@ -20,6 +20,7 @@ from aiohttp import web
 
 from kubesched.api.errors import (
     ApiError,
+    Forbidden,
     MethodNotAllowed,
     NotFound,
     RequestEntityTooLarge,
@@ -27,14 +28,16 @@ from kubesched.api.errors import (
 )
 from kubesched.apiserver import discovery, openapi
 from kubesched.apiserver import faults as faults_api
-from kubesched.apiserver.authn import token_matches
+from kubesched.apiserver.authn import ADMIN, Authenticator, token_matches
 from kubesched.apiserver.bodies import read_object
 from kubesched.apiserver.commit import GroupCommit
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH, ListWatch
+from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Authorizer, UserInfo, forbidden_message
 from kubesched.apiserver.request import Target, parse_bool, respond, status_response, wants_table
+from kubesched.apiserver.requestinfo import request_attributes
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.apiserver.subresources import Subresources
 from kubesched.apiserver.tables import table
@@ -59,7 +62,10 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         faults: Faults | None = None,
         limits: Limits | None = None,
         watch_queue_length: int = WATCH_QUEUE_LENGTH,
+        authenticator: Authenticator | None = None,
     ) -> None:
+        self.authenticator = authenticator  # None: the admin token alone
+        self.authorizer = Authorizer(store)
         self.faults = faults  # None: fault injection is off
         self.limits = limits or Limits()
         self.inflight = Inflight(self.limits)
@@ -86,8 +92,14 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
     async def _middleware(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
-        if request.path not in PUBLIC_PATHS and not self._authorized(request):
-            return status_response(Unauthorized("Unauthorized"))
+        if request.path not in PUBLIC_PATHS:
+            user = self._authenticate(request)
+            if user is None:
+                return status_response(Unauthorized("Unauthorized"))
+            request["user"] = user
+            denied = self._authorize(request, user)
+            if denied is not None:
+                return status_response(denied)
         method = request.method
         # watches are long-running requests: maxinflight does not count them
         counted = not parse_bool(request.query.get("watch"))
@@ -143,8 +155,28 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             )
         return respond(self.faults.show(now))
 
-    def _authorized(self, request: web.Request) -> bool:
-        return token_matches(request.headers.get("Authorization"), self.token)
+    def _authenticate(self, request: web.Request) -> UserInfo | None:
+        header = request.headers.get("Authorization")
+        if self.authenticator is not None:
+            return self.authenticator.authenticate(header)
+        return ADMIN if token_matches(header, self.token) else None
+
+    def _authorize(self, request: web.Request, user: UserInfo) -> Forbidden | None:
+        """RBAC on every verb, subresource and namespace; ``system:masters`` needs no lookup."""
+        if PRIVILEGED_GROUP in user.groups:
+            return None
+        attrs = request_attributes(user, request.method, request.path, request.query)
+        if self.authorizer.allowed(attrs):
+            return None
+        if not attrs.resource_request:
+            return Forbidden(forbidden_message(attrs, ""), details={})
+        qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
+        details: dict[str, Any] = {"kind": attrs.resource}
+        if attrs.name:
+            details["name"] = attrs.name
+        if attrs.api_group:
+            details["group"] = attrs.api_group
+        return Forbidden(forbidden_message(attrs, qualified), details=details)
 
     # -- routing -------------------------------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -287,6 +319,10 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             if method not in ("GET", "HEAD"):
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return self._log(t, request.query.get("container"))
+        if t.subresource == "token":
+            if self.authenticator is None:
+                raise NotFound("the server could not find the requested resource")
+            return await self._token_request(request, t)
         if t.subresource == "scale":
             return await self._scale(request, t)
         if t.subresource == "finalize":

@@ -6,12 +6,14 @@ by the writes."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, Invalid, MethodNotAllowed, UnsupportedMediaType
 from kubesched.api.selectors import format_label_selector
+from kubesched.apiserver.authn import AUDIENCES, DEFAULT_EXPIRATION, MIN_EXPIRATION, Authenticator
 from kubesched.apiserver.bodies import decode_json, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.objects import invalid
@@ -24,6 +26,8 @@ from kubesched.cluster.store import STALE, conflict
 
 class Subresources(ServerContext):
     """The ApiServer's subresource handlers; a part of ``ApiServer``."""
+
+    authenticator: Authenticator | None
 
     # -- subresources ------------------------------------------------------------------------------
     def _bind(self, namespace: str, name: str, body: dict[str, Any]) -> web.Response:
@@ -183,3 +187,50 @@ class Subresources(ServerContext):
             f'container "{container}" in pod "{name}" is a hollow container of kubesched: it runs no process '
             "and has no logs"
         )
+
+    async def _token_request(self, request: web.Request, t: Target) -> web.Response:
+        """``serviceaccounts/token`` (TokenRequest): a token for the account, signed, bound to its
+        UID, expiring after ``spec.expirationSeconds`` (default 1 h, at least 10 minutes)."""
+        if request.method != "POST":
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        sa = self._get(t)
+        body = await read_object(request)
+        if body.get("kind") not in (None, "TokenRequest"):
+            raise BadRequest(f'{body.get("kind")} in version "v1" cannot be handled as a TokenRequest')
+        spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+        assert isinstance(spec, dict)
+        seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
+        name = t.name or ""
+        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < MIN_EXPIRATION:
+            message = f"Invalid value: {json.dumps(seconds)}: may not specify a duration less than 10 minutes"
+            raise Invalid(
+                f'TokenRequest.authentication.k8s.io "{name}" is invalid: spec.expirationSeconds: {message}',
+                details={
+                    "name": name,
+                    "group": "authentication.k8s.io",
+                    "kind": "TokenRequest",
+                    "causes": [{"reason": "FieldValueInvalid", "message": message, "field": "spec.expirationSeconds"}],
+                },
+            )
+        audiences = [str(a) for a in spec.get("audiences") or []] or list(AUDIENCES)
+        assert self.authenticator is not None
+        now = time.time()
+        token, expires = self.authenticator.issue(
+            self._ns(t), name, str(sa["metadata"].get("uid") or ""), seconds, audiences, now
+        )
+        return respond(
+            {
+                "kind": "TokenRequest",
+                "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"name": name, "namespace": self._ns(t), "creationTimestamp": None},
+                "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": None},
+                "status": {"token": token, "expirationTimestamp": unix_rfc3339(expires)},
+            },
+            201,
+        )
+
+
+def unix_rfc3339(seconds: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(int(seconds), datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

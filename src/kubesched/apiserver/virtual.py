@@ -1,7 +1,8 @@
 """Resources computed on request rather than stored: metrics-server's ``metrics.k8s.io/v1beta1``
 NodeMetrics and PodMetrics (``kubectl top``), here the hollow nodes' usage as the requests of
-the pods running on them, and ``authentication.k8s.io/v1`` SelfSubjectReview (``kubectl auth
-whoami``) for the token's user."""
+the pods running on them, and the self reviews of who asks: SelfSubjectReview (``kubectl auth
+whoami``), SelfSubjectAccessReview (``kubectl auth can-i``) and SelfSubjectRulesReview
+(``kubectl auth can-i --list``)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from aiohttp import web
 
 from kubesched.api.errors import MethodNotAllowed, NotFound
 from kubesched.api.quantity import milli_value, value
+from kubesched.apiserver.authn import ADMIN
 from kubesched.apiserver.bodies import read_object
 from kubesched.apiserver.context import ServerContext
+from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
 from kubesched.apiserver.request import Target, respond
 from kubesched.apiserver.selectors import labels_match
 from kubesched.clock import rfc3339
 
-# who the bearer token of the kubeconfig ``kubesched up`` writes authenticates as
-ADMIN_USER = {"username": "kubesched-admin", "groups": ["system:masters", "system:authenticated"]}
 WINDOW = "10s"  # metrics-server's resolution, as NodeMetrics reports it
 
 
@@ -46,21 +47,34 @@ def _running(pod: dict[str, Any]) -> bool:
 class Virtual(ServerContext):
     """The ApiServer's handlers of virtual resources; a part of ``ApiServer``."""
 
+    authorizer: Authorizer
+
     async def _virtual(self, request: web.Request, t: Target) -> web.Response:
-        if t.resource.kind == "SelfSubjectReview":
+        if t.resource.kind in ("SelfSubjectReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"):
             if request.method != "POST" or t.name is not None:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             body = await read_object(request)
             self._check_kind(t, body)
-            return respond(
-                {
-                    "kind": "SelfSubjectReview",
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "metadata": {"creationTimestamp": None},
-                    "status": {"userInfo": ADMIN_USER},
-                },
-                201,
-            )
+            user: UserInfo = request.get("user") or ADMIN
+            review: dict[str, Any] = {
+                "kind": t.resource.kind,
+                "apiVersion": t.resource.group_version,
+                "metadata": {"creationTimestamp": None},
+            }
+            raw_spec = body.get("spec")
+            spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
+            if t.resource.kind == "SelfSubjectReview":
+                info: dict[str, Any] = {"username": user.name, "groups": list(user.groups)}
+                if user.uid:
+                    info["uid"] = user.uid
+                review["status"] = {"userInfo": info}
+            elif t.resource.kind == "SelfSubjectAccessReview":
+                review["spec"] = spec
+                review["status"] = self._access_review(user, spec)
+            else:
+                review["spec"] = spec
+                review["status"] = self._rules_review(user, str(spec.get("namespace") or ""))
+            return respond(review, 201)
         if request.method not in ("GET", "HEAD"):
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         now = rfc3339(self.store.clock.now())
@@ -86,6 +100,46 @@ class Virtual(ServerContext):
                 "items": items,
             }
         )
+
+    def _access_review(self, user: UserInfo, spec: dict[str, Any]) -> dict[str, Any]:
+        """``kubectl auth can-i``: the decision RBAC would make for these attributes."""
+        res = spec.get("resourceAttributes")
+        if isinstance(res, dict):
+            attrs = Attributes(
+                user,
+                str(res.get("verb") or ""),
+                True,
+                api_group=str(res.get("group") or ""),
+                resource=str(res.get("resource") or ""),
+                subresource=str(res.get("subresource") or ""),
+                namespace=str(res.get("namespace") or ""),
+                name=str(res.get("name") or ""),
+            )
+        else:
+            raw = spec.get("nonResourceAttributes")
+            non: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            attrs = Attributes(user, str(non.get("verb") or ""), False, path=str(non.get("path") or ""))
+        allowed = PRIVILEGED_GROUP in user.groups or self.authorizer.allowed(attrs)
+        return {"allowed": allowed} if allowed else {"allowed": False, "reason": ""}
+
+    def _rules_review(self, user: UserInfo, namespace: str) -> dict[str, Any]:
+        """``kubectl auth can-i --list``: every rule the user holds there."""
+        rules = self.authorizer.rules_for(user, namespace)
+        if PRIVILEGED_GROUP in user.groups:
+            rules = [
+                *rules,
+                {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                {"verbs": ["*"], "nonResourceURLs": ["*"]},
+            ]
+        resource = [
+            {k: r[k] for k in ("verbs", "apiGroups", "resources", "resourceNames") if r.get(k)}
+            for r in rules
+            if r.get("resources")
+        ]
+        non = [
+            {"verbs": r["verbs"], "nonResourceURLs": r["nonResourceURLs"]} for r in rules if r.get("nonResourceURLs")
+        ]
+        return {"resourceRules": resource, "nonResourceRules": non, "incomplete": False}
 
     def _node_metrics(self, now: str) -> list[dict[str, Any]]:
         per_node: dict[str, tuple[int, int]] = {}

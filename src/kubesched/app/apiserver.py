@@ -16,6 +16,8 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.errors import AlreadyExists
+from kubesched.apiserver import bootstrap_policy
+from kubesched.apiserver.authn import Authenticator, load_or_create_signing_key, load_token_file
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import (
     ATTACH_LIMIT,
@@ -69,6 +71,7 @@ class ServerOptions:
     limits: Limits = field(default_factory=Limits)
     watch_queue_length: int = WATCH_QUEUE_LENGTH
     paths: list[str] = field(default_factory=list)
+    token_auth_file: str | None = None  # --token-auth-file: static users
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
 
 
@@ -117,10 +120,14 @@ async def serve(opts: ServerOptions) -> None:
     for line in load_manifests(store, opts.paths):
         log.warning("refused: %s", line)
     token = load_or_create_token(opts.data_dir)
+    static = load_token_file(opts.token_auth_file) if opts.token_auth_file else {}
+    bootstrap_policy.install(store)
+    authenticator = Authenticator(token, load_or_create_signing_key(opts.data_dir), store, static)
     address = f"{opts.host}:{opts.port}"
     server = ApiServer(
         store,
         token,
+        authenticator=authenticator,
         address=address,
         faults=Faults() if opts.fault_injection else None,
         limits=opts.limits,

@@ -11,6 +11,7 @@ from kubesched.api.watch import Watch, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.cluster.store import KNOWN_KINDS
 from kubesched.controllers.base import Controller, OwnerIndex
+from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.garbagecollector import GarbageCollector
@@ -35,6 +36,7 @@ ALL = (
     "garbage-collector-controller",
     "namespace-controller",
     "node-lifecycle-controller",
+    "clusterrole-aggregation-controller",
     "disruption-controller",
     "persistentvolume-binder-controller",
     "resourceclaim-controller",
@@ -112,6 +114,8 @@ class ControllerManager:
             self.loops.append(GarbageCollector(client, kinds))
         if "namespace-controller" in names:
             self.loops.append(NamespaceController(client, kinds, self.wake))
+        if "clusterrole-aggregation-controller" in names:
+            self.loops.append(ClusterRoleAggregationController(client))
         if "node-lifecycle-controller" in names:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace))
         self.syncers = syncers or []

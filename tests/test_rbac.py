@@ -1,0 +1,250 @@
+"""Authentication and RBAC in the embedded API server: rule matching (resourceNames, subresources,
+non-resource URLs, wildcards), ClusterRole aggregation, service account tokens (TokenRequest,
+expiry, a deleted account), static token users, and the 401/403 Status bodies over HTTP with
+kubectl and the official Python client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.live import Server, kubectl_binaries, temp_home
+
+from kubesched.api.watch import WatchEvent
+from kubesched.apiserver import authn
+from kubesched.apiserver.bootstrap_policy import rule, urls
+from kubesched.apiserver.rbac import Attributes, UserInfo, forbidden_message, rule_allows
+from kubesched.client.objects import StoreObjects
+from kubesched.clock import VirtualClock
+from kubesched.cluster.store import Store
+from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController
+
+BOB = UserInfo("bob", groups=("system:authenticated",))
+BINARIES = kubectl_binaries()
+NEWEST = max(BINARIES, key=lambda v: int(v.split(".")[1]) if "." in v else 0) if BINARIES else None
+
+
+def res(verb: str, resource: str, *, group: str = "", sub: str = "", ns: str = "default", name: str = "") -> Attributes:
+    return Attributes(BOB, verb, True, api_group=group, resource=resource, subresource=sub, namespace=ns, name=name)
+
+
+@pytest.mark.parametrize(
+    ("r", "attrs", "allowed"),
+    [
+        (rule(("get",), ("",), ("pods",)), res("get", "pods"), True),
+        (rule(("get",), ("",), ("pods",)), res("list", "pods"), False),
+        (rule(("get",), ("",), ("pods",)), res("get", "pods", sub="log"), False),  # a subresource is its own
+        (rule(("get",), ("",), ("pods/log",)), res("get", "pods", sub="log"), True),
+        (rule(("patch",), ("",), ("*/status",)), res("patch", "nodes", sub="status", ns=""), True),
+        (rule(("patch",), ("",), ("pods/*",)), res("patch", "pods", sub="status"), True),
+        (rule(("patch",), ("",), ("pods/*",)), res("patch", "pods"), False),
+        (rule(("*",), ("*",), ("*",)), res("delete", "leases", group="coordination.k8s.io"), True),
+        (rule(("get",), ("apps",), ("deployments",)), res("get", "deployments", group=""), False),
+        (
+            rule(("get", "update"), ("coordination.k8s.io",), ("leases",), ("mine",)),
+            res("update", "leases", group="coordination.k8s.io", name="mine"),
+            True,
+        ),
+        (
+            rule(("get", "update"), ("coordination.k8s.io",), ("leases",), ("mine",)),
+            res("update", "leases", group="coordination.k8s.io", name="theirs"),
+            False,
+        ),
+        (
+            rule(("get", "update"), ("coordination.k8s.io",), ("leases",), ("mine",)),
+            res("create", "leases", group="coordination.k8s.io"),
+            False,
+        ),
+        (urls(("get",), ("/metrics",)), Attributes(BOB, "get", False, path="/metrics"), True),
+        (urls(("get",), ("/healthz/*",)), Attributes(BOB, "get", False, path="/healthz/etcd"), True),
+        (urls(("get",), ("/healthz/*",)), Attributes(BOB, "get", False, path="/livez"), False),
+        (urls(("get",), ("/metrics",)), res("get", "metrics"), False),  # a URL rule grants no resource
+    ],
+)
+def test_rule_matching(r, attrs, allowed):
+    assert rule_allows(r, attrs) is allowed
+
+
+def test_forbidden_messages():
+    assert forbidden_message(res("list", "pods"), "pods") == (
+        'pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"'
+    )
+    lease = res("update", "leases", group="coordination.k8s.io", ns="kube-system", name="x")
+    assert forbidden_message(lease, "leases.coordination.k8s.io") == (
+        'leases.coordination.k8s.io "x" is forbidden: User "bob" cannot update resource "leases" in API group '
+        '"coordination.k8s.io" in the namespace "kube-system"'
+    )
+    assert forbidden_message(res("create", "pods", sub="binding", ns=""), "pods") == (
+        'pods is forbidden: User "bob" cannot create resource "pods/binding" in API group "" at the cluster scope'
+    )
+    assert forbidden_message(Attributes(BOB, "get", False, path="/metrics"), "") == (
+        'forbidden: User "bob" cannot get path "/metrics"'
+    )
+
+
+def test_aggregation_gathers_labelled_roles():
+    store = Store(VirtualClock())
+    from kubesched.apiserver import bootstrap_policy
+
+    bootstrap_policy.install(store)
+    agg = ClusterRoleAggregationController(StoreObjects(store))
+    agg.run()
+    view = store.get("ClusterRole", "", "view")["rules"]
+    admin = store.get("ClusterRole", "", "admin")["rules"]
+    assert rule(("get", "list", "watch"), ("batch",), ("cronjobs", "cronjobs/status", "jobs", "jobs/status")) in view
+    assert all(r in admin for r in view)  # view -> edit -> admin
+    widgets = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "widgets-view", "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+        "rules": [rule(("get",), ("example.com",), ("widgets",))],
+    }
+    store.create("ClusterRole", widgets)
+    agg.on_event(WatchEvent("ADDED", "ClusterRole", widgets, None, 0))
+    agg.run()  # view gathers it, then edit from view, then admin from edit
+    for name in ("view", "edit", "admin"):
+        assert rule(("get",), ("example.com",), ("widgets",)) in store.get("ClusterRole", "", name)["rules"], name
+
+
+def test_service_account_tokens_expire_and_die_with_their_account(monkeypatch):
+    store = Store(VirtualClock())
+    sa = store.create(
+        "ServiceAccount", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "s", "namespace": "ns"}}
+    )
+    a = authn.Authenticator("admin", b"k" * 32, store)
+    now = 1_700_000_000.0
+    token, exp = a.issue("ns", "s", sa["metadata"]["uid"], 600, [], now)
+    assert exp == now + 600
+    monkeypatch.setattr(authn.time, "time", lambda: now + 599)
+    user = a.authenticate(f"Bearer {token}")
+    assert user is not None and user.name == "system:serviceaccount:ns:s"
+    assert user.groups == ("system:serviceaccounts", "system:serviceaccounts:ns", "system:authenticated")
+    monkeypatch.setattr(authn.time, "time", lambda: now + 600)
+    assert a.authenticate(f"Bearer {token}") is None  # expired
+    monkeypatch.setattr(authn.time, "time", lambda: now + 1)
+    forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    assert a.authenticate(f"Bearer {forged}") is None
+    assert authn.Authenticator("admin", b"other-key" * 4, store).authenticate(f"Bearer {token}") is None
+    store.delete("ServiceAccount", "ns", "s")
+    assert a.authenticate(f"Bearer {token}") is None
+
+
+def test_token_file_parsing(tmp_path):
+    f = tmp_path / "tokens.csv"
+    f.write_text('# users\nt1,alice,1001,"devs,qa"\nt2,bob,1002\n')
+    users = authn.load_token_file(str(f))
+    assert users["t1"] == UserInfo("alice", uid="1001", groups=("devs", "qa", "system:authenticated"))
+    assert users["t2"].groups == ("system:authenticated",)
+    f.write_text("t3\n")
+    with pytest.raises(Exception, match="line 1: expected token,user,uid"):
+        authn.load_token_file(str(f))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rbac")
+    tokens = d / "tokens.csv"
+    tokens.write_text('alice-token,alice,1001,"devs"\n')
+    s = Server(d / "data", command="apiserver", nodes=1, args=["--token-auth-file", str(tokens)]).start()
+    yield s
+    s.stop()
+
+
+def test_http_401_and_403_bodies(server):
+    code, body = server.request("GET", "/api/v1/namespaces/default/pods", token="wrong")
+    assert code == 401 and body["reason"] == "Unauthorized"
+    code, body = server.request("GET", "/api/v1/namespaces/default/pods", token="alice-token")
+    assert (code, body["reason"]) == (403, "Forbidden")
+    assert body["message"] == (
+        'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"'
+    )
+    assert body["details"] == {"kind": "pods"}
+    code, body = server.request("GET", "/api/v1/nodes/node-0", token="alice-token")
+    assert (
+        body["message"]
+        == 'nodes "node-0" is forbidden: User "alice" cannot get resource "nodes" in API group "" at the cluster scope'
+    )
+    assert body["details"] == {"kind": "nodes", "name": "node-0"}
+    code, _ = server.request("GET", "/version", token="alice-token")
+    assert code == 200
+    code, _ = server.request("GET", "/apis", token="alice-token")  # system:discovery
+    assert code == 200
+    # granted through a RoleBinding of the group, in one namespace only
+    server.request(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "devs-view", "namespace": "default"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "devs"}],
+        },
+    )
+    code, _ = server.request("GET", "/api/v1/namespaces/default/pods", token="alice-token")
+    assert code == 200
+    code, _ = server.request("GET", "/api/v1/namespaces/kube-system/pods", token="alice-token")
+    assert code == 403
+    code, body = server.request("DELETE", "/api/v1/namespaces/default/pods/x", token="alice-token")
+    assert code == 403 and 'cannot delete resource "pods"' in body["message"]
+
+
+@pytest.mark.skipif(NEWEST is None, reason="no kubectl binary on this machine (google-cloud-sdk's kubectl.1.XX)")
+def test_kubectl_create_token_can_i_and_the_python_client(server):
+    home = temp_home()
+    env = {**os.environ, "HOME": home, "KUBECONFIG": str(server.kubeconfig)}
+    assert NEWEST is not None
+    k = BINARIES[NEWEST]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([k, *args], capture_output=True, text=True, env=env, timeout=60)
+
+    assert run("create", "serviceaccount", "sched", "-n", "kube-system").returncode == 0
+    short = run("create", "token", "sched", "-n", "kube-system", "--duration=5m")
+    assert short.returncode == 1 and "may not specify a duration less than 10 minutes" in short.stderr
+    token = run("create", "token", "sched", "-n", "kube-system").stdout.strip()
+    assert run("--token", token, "auth", "can-i", "list", "nodes").stdout.strip() == "no"
+    denied = run("--token", token, "get", "nodes")
+    assert denied.returncode == 1 and (
+        'nodes is forbidden: User "system:serviceaccount:kube-system:sched" cannot list resource "nodes" in API '
+        'group "" at the cluster scope' in denied.stderr
+    )
+    assert (
+        run(
+            "create",
+            "clusterrolebinding",
+            "sched",
+            "--clusterrole=system:kube-scheduler",
+            "--serviceaccount=kube-system:sched",
+        ).returncode
+        == 0
+    )
+    assert run("--token", token, "auth", "can-i", "list", "nodes").stdout.strip() == "yes"
+    assert (
+        run("--token", token, "auth", "can-i", "update", "leases/kube-scheduler", "-n", "kube-system").stdout.strip()
+        == "yes"
+    )
+    assert run("--token", token, "auth", "can-i", "update", "leases/other", "-n", "kube-system").stdout.strip() == "no"
+    listing = run("--token", token, "auth", "can-i", "--list").stdout
+    assert "pods/binding" in listing and "csinodes.storage.k8s.io" in listing
+    whoami = run("--token", token, "auth", "whoami", "-o", "json").stdout
+    assert json.loads(whoami)["status"]["userInfo"]["username"] == "system:serviceaccount:kube-system:sched"
+
+    # the official Python client, with only the token
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = f"https://127.0.0.1:{server.port}"
+    cfg.ssl_ca_cert = str(Path(server.data_dir) / "ca.crt")
+    cfg.api_key = {"authorization": f"Bearer {token}"}
+    api = k8s.CoreV1Api(k8s.ApiClient(cfg))
+    assert [n.metadata.name for n in api.list_node().items] == ["node-0"]
+    with pytest.raises(k8s.ApiException) as err:
+        api.list_namespaced_secret("default")
+    assert err.value.status == 403
+    assert json.loads(err.value.body)["message"].startswith(
+        'secrets is forbidden: User "system:serviceaccount:kube-system:sched"'
+    )
