@@ -536,7 +536,11 @@ def _camel(name: str) -> str:
 
 
 @main.command()
-@click.option("--kubeconfig", required=True, help="kubeconfig of the API server to schedule for.")
+@click.option(
+    "--kubeconfig",
+    default=None,
+    help="kubeconfig of the API server to schedule for (default: in-cluster, the pod's service account).",
+)
 @click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
 @click.option(
     "--leader-elect",
@@ -563,7 +567,7 @@ def _camel(name: str) -> str:
 )
 @_feature_gates_option
 def scheduler(
-    kubeconfig: str,
+    kubeconfig: str | None,
     config_path: str | None,
     feature_gates: str,
     leader_elect: bool | None,
@@ -588,7 +592,11 @@ def scheduler(
                 flags[attr] = parse_duration(value, f"--leader-elect-{attr.replace('_', '-')}")
             else:
                 flags[attr] = value
-        code = run(kubeconfig, _load_config(config_path, feature_gates), flags, Serving(bind_address, secure_port))
+        cfg = _load_config(config_path, feature_gates)
+        # --kubeconfig, else the configuration's clientConnection.kubeconfig, else in-cluster
+        code = run(
+            kubeconfig or cfg.client_connection.kubeconfig or None, cfg, flags, Serving(bind_address, secure_port)
+        )
     except InputError as exc:
         _fail(exc)
     sys.exit(code)

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from kubesched.app.driver import RealtimeDriver
+from kubesched.client.connection import check_in_cluster, in_cluster_token, service_account_dir
 from kubesched.clock import RealClock
 from kubesched.errors import InputError
 from kubesched.leaderelection.config import LeaderElectionConfig, with_flags
@@ -79,7 +80,7 @@ class Serving:
 
 
 def run(
-    kubeconfig: str,
+    kubeconfig: str | None,
     config: SchedulerConfig,
     leader_flags: dict[str, Any] | None = None,
     serving: Serving | None = None,
@@ -95,7 +96,11 @@ def run(
     from kubesched.scheduler.scheduler import Scheduler
 
     election = leader_election_config(config, leader_flags)
-    _check_kubeconfig(kubeconfig)
+    if kubeconfig is None:
+        check_in_cluster()  # the pod's service account, as rest.InClusterConfig
+    else:
+        _check_kubeconfig(kubeconfig)
+    source = kubeconfig or str(service_account_dir())
     stop, wake = threading.Event(), threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -114,14 +119,14 @@ def run(
             burst=config.client_connection.burst,
         )
     except Exception as exc:  # an unreadable kubeconfig or an unreachable server
-        raise InputError(f"cannot use kubeconfig: {exc}", file=kubeconfig) from None
+        raise InputError(f"cannot use kubeconfig: {exc}", file=source) from None
     elector: LeaderElector | None = None
     stopped_leading = threading.Event()
     serving = serving if serving is not None else Serving()
     server: SchedulerServer | None = None
     try:
         if not client.wait_synced(SYNC_TIMEOUT):
-            raise InputError(f"informers did not sync within {SYNC_TIMEOUT:.0f}s", file=kubeconfig)
+            raise InputError(f"informers did not sync within {SYNC_TIMEOUT:.0f}s", file=source)
         clock = RealClock()
         binding = ThreadedBinding()
         sched = Scheduler(client, config, clock, seed=0, binding=binding)
@@ -154,7 +159,11 @@ def run(
         if serving.port:
             checks = {} if elector is None else {"leaderElection": lambda: elector.check(WATCHDOG_TOLERANCE)}
             server = SchedulerServer(
-                serving.host, serving.port, kubeconfig_token(kubeconfig), checks, [sched.metrics.registry]
+                serving.host,
+                serving.port,
+                kubeconfig_token(kubeconfig) if kubeconfig else in_cluster_token(),
+                checks,
+                [sched.metrics.registry],
             )
             try:
                 client.spawn(server.start()).result(10)

@@ -21,6 +21,7 @@ from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kubesched.client.connection import api_client
 from kubesched.client.eventwriter import MAX_QUEUED, RETRY_SLEEP, EventWriter
 
 log = logging.getLogger("kubesched.client")
@@ -31,7 +32,9 @@ SEND_GRACE = 3.0
 class EventSink:
     """The parent's side: ``send`` queues (dropping past MAX_QUEUED), a thread pipes batches."""
 
-    def __init__(self, kubeconfig: str, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP) -> None:
+    def __init__(
+        self, kubeconfig: str | None, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
+    ) -> None:
         """``qps`` / ``burst``: the event client's own rate limit (< 0: none); ``retry_sleep``:
         the pause between two tries of one event."""
         ctx = multiprocessing.get_context("spawn")  # the parent has threads: no fork
@@ -91,7 +94,9 @@ class EventSink:
             self._proc.terminate()
 
 
-def serve(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP) -> None:
+def serve(
+    kubeconfig: str | None, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
+) -> None:
     """The child: POST every event received until the pipe closes."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
@@ -99,9 +104,8 @@ def serve(kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, re
 
 
 async def _pump(
-    kubeconfig: str, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
+    kubeconfig: str | None, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
 ) -> None:
-    from kubernetes_asyncio.config import new_client_from_config
 
     from kubesched.client.rest import no_env_lookups
 
@@ -118,7 +122,7 @@ async def _pump(
             if batch is None:
                 return
 
-    api = await new_client_from_config(config_file=kubeconfig)
+    api = await api_client(kubeconfig)
     no_env_lookups(api)
     writer = EventWriter(api, qps, burst, retry_sleep)
     rounds = loop.create_task(writer.run_rounds())

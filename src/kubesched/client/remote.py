@@ -27,10 +27,10 @@ import aiohttp
 import orjson
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
-from kubernetes_asyncio.config import new_client_from_config
 
 from kubesched.api import errors
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
+from kubesched.client.connection import api_client
 from kubesched.client.eventsink import EventSink
 from kubesched.client.eventwriter import EventWriter
 from kubesched.client.ratelimit import TokenBucket
@@ -53,11 +53,11 @@ def _key(obj: dict[str, Any]) -> tuple[str, str]:
 
 
 class RemoteClient:
-    """A ClusterClient for a kubeconfig; ``close()`` stops its loop thread."""
+    """A ClusterClient for a kubeconfig (None: in-cluster); ``close()`` stops its loop thread."""
 
     def __init__(
         self,
-        kubeconfig: str,
+        kubeconfig: str | None,
         *,
         kinds: Iterable[str],
         reporting_controller: str = "default-scheduler",
@@ -84,7 +84,7 @@ class RemoteClient:
         self._outbox: deque[dict[str, Any]] = deque()  # events for the in-process writer
         self._outbox_scheduled = False
         self._limiter = TokenBucket(qps, burst)  # used on the loop's thread only
-        self._api: k8s.ApiClient = self._call(new_client_from_config(config_file=kubeconfig), CALL_TIMEOUT)
+        self._api: k8s.ApiClient = self._call(api_client(kubeconfig), CALL_TIMEOUT)
         no_env_lookups(self._api)
         self._sink: EventSink | None = EventSink(kubeconfig, qps, burst) if event_process else None
         self.core = k8s.CoreV1Api(self._api)
