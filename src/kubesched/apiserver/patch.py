@@ -144,3 +144,14 @@ def json_patch(doc: Any, ops: Any) -> Any:
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError, TypeError) as exc:
         cause = {"causes": [{"message": str(exc)}]}
         raise Invalid("the server rejected our request due to an error in our request", details=cause) from None
+
+
+def patched(ctype: str, current: Any, patch: Any) -> Any:
+    """``current`` with a JSON, merge or strategic merge patch applied (by its content type)."""
+    if ctype == "application/json-patch+json":
+        return json_patch(current, patch)
+    if not isinstance(patch, dict):
+        raise BadRequest("the patch must be a JSON object")
+    if ctype == "application/merge-patch+json":
+        return merge_patch(current, patch)
+    return strategic_merge_patch(current, patch)

@@ -17,11 +17,17 @@ from kubesched.apiserver.authn import AUDIENCES, DEFAULT_EXPIRATION, MIN_EXPIRAT
 from kubesched.apiserver.bodies import decode_json, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.objects import invalid
-from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.apiserver.patch import patched
 from kubesched.apiserver.request import Target, dry_run, respond, success
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.store import STALE, conflict
+
+SCALE_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+)
 
 
 class Subresources(ServerContext):
@@ -106,17 +112,9 @@ class Subresources(ServerContext):
             scale = body
         elif request.method == "PATCH":
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            patch = decode_json(await read_body(request))
-            if ctype == "application/json-patch+json":
-                scale = json_patch(current, patch)
-            elif not isinstance(patch, dict):
-                raise BadRequest("the patch must be a JSON object")
-            elif ctype == "application/merge-patch+json":
-                scale = merge_patch(current, patch)
-            elif ctype == "application/strategic-merge-patch+json":
-                scale = strategic_merge_patch(current, patch)
-            else:
+            if ctype not in SCALE_PATCH_TYPES:
                 raise UnsupportedMediaType(f"the body of the request was in an unknown format - {ctype}")
+            scale = patched(ctype, current, decode_json(await read_body(request)))
         else:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None

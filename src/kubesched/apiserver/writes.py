@@ -15,7 +15,8 @@ from kubesched.apiserver.bodies import check_object_size, decode_json, decode_ya
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.fieldmanager import manager_name
 from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, prepare_for_update, validate
-from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.apiserver.patch import patched as patch_object
+from kubesched.apiserver.patch import strategic_merge_patch
 from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
 from kubesched.apiserver.selectors import fields_match, labels_match
 from kubesched.clock import rfc3339
@@ -158,13 +159,10 @@ class Writes(ServerContext):
             self._get(t)
         assert stored is not None
         current = self._out(t, stored)
-        if ctype == "application/json-patch+json":
-            patched = json_patch(current, patch)
-        elif not isinstance(patch, dict):
-            raise BadRequest("the patch must be a JSON object")
-        elif ctype == "application/merge-patch+json":
-            patched = merge_patch(current, patch)
-        elif applying:
+        if not applying:
+            patched = patch_object(ctype, current, patch)
+        else:
+            assert isinstance(patch, dict)
             self._check_kind(t, patch)
             config = {k: v for k, v in patch.items() if k not in ("apiVersion", "kind")}
             patched = strategic_merge_patch(current, config)
@@ -179,8 +177,6 @@ class Writes(ServerContext):
                     force=parse_bool(request.query.get("force")),
                     kind_plural=t.resource.plural,
                 )
-        else:
-            patched = strategic_merge_patch(current, patch)
         if not isinstance(patched, dict):
             raise BadRequest("the patched object must be an object")
         patched = self._in(t, patched)

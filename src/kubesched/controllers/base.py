@@ -9,10 +9,12 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339
+from kubesched.controllers.events import Recorder
 
 Key = tuple[str, str]  # (namespace, name)
 # apimachinery's util/rand alphabet (no vowels, no confusable digits): SafeEncodeString's letters
@@ -96,6 +98,29 @@ class OwnerIndex:
         return out
 
 
+class Later:
+    """Timers that mark work due again (the workqueue's ``AddAfter``): one pending per key; when
+    it fires, ``due(key)`` runs and the manager is woken."""
+
+    def __init__(self, client: ObjectClient, due: Callable[[Any], None], wake: Callable[[], None]) -> None:
+        self.client = client
+        self.due = due
+        self.wake = wake
+        self._pending: set[Any] = set()
+
+    def at(self, key: Any, when: float) -> None:
+        if key in self._pending:
+            return
+        self._pending.add(key)
+
+        def fire() -> None:
+            self._pending.discard(key)
+            self.due(key)
+            self.wake()
+
+        self.client.clock.call_at(when, fire)
+
+
 class Controller:
     """A reconcile loop over keys of one kind: events mark keys dirty, ``run`` reconciles each
     once (the workqueue), and ``requeue_after`` brings a key back when time alone changes its
@@ -111,7 +136,8 @@ class Controller:
         self.index = index
         self.wake = wake
         self.dirty: dict[Key, None] = {}
-        self._timers: set[Key] = set()
+        self._later = Later(client, self._due, wake)
+        self.recorder = Recorder(client, f"{self.name}-controller")
         for obj in client.list(self.kind):
             self.dirty[key_of(obj)] = None
 
@@ -137,16 +163,41 @@ class Controller:
         raise NotImplementedError
 
     def requeue_after(self, key: Key, seconds: float) -> None:
-        if key in self._timers:
-            return
-        self._timers.add(key)
+        self._later.at(key, self.client.clock.now() + max(seconds, 0.0))
 
-        def fire() -> None:
-            self._timers.discard(key)
-            self.dirty[key] = None
-            self.wake()
+    def _due(self, key: Key) -> None:
+        self.dirty[key] = None
 
-        self.client.clock.call_at(self.client.clock.now() + max(seconds, 0.0), fire)
+    def create_pod(self, owner: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any] | None:
+        """Create a pod the owner controls (indexed at once) with the controllers' events
+        (``SuccessfulCreate`` / ``FailedCreate``); None when the API refused it."""
+        try:
+            created = self.client.create("Pod", pod)
+        except ApiError as err:
+            self.recorder.event(owner, "Warning", "FailedCreate", f"Error creating: {err}")
+            return None
+        self.index.apply_created("Pod", created)
+        self.recorder.event(owner, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+        return created
+
+    def availability(self, key: Key, pods: list[dict[str, Any]], min_ready_seconds: int) -> tuple[int, int]:
+        """(ready, available) among ``pods``; the key comes back when a ready pod will have been
+        ready for minReadySeconds."""
+        now = self.client.clock.now()
+        ready = available = 0
+        wait: float | None = None
+        for p in pods:
+            left = available_in(p, min_ready_seconds, now)
+            if left is None:
+                continue
+            ready += 1
+            if left == 0:
+                available += 1
+            else:
+                wait = left if wait is None else min(wait, left)
+        if wait is not None:
+            self.requeue_after(key, wait)
+        return ready, available
 
 
 # -- pods ------------------------------------------------------------------------------------------

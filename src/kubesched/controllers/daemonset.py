@@ -17,14 +17,12 @@ from kubesched.controllers.base import (
     Controller,
     available_in,
     is_active,
-    is_ready,
     key_of,
     pod_from_template,
     scaled_value,
     template_hash,
     write_status,
 )
-from kubesched.controllers.events import Recorder
 
 REVISION_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
@@ -134,10 +132,6 @@ class DaemonSetController(Controller):
     kind = "DaemonSet"
     watches = ("Pod", "Node")
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.recorder = Recorder(self.client, f"{self.name}-controller")
-
     def on_event(self, ev: Any) -> None:
         if ev.kind == "Node":  # a node came, went or changed: every DaemonSet looks again
             for ds in self.client.list(self.kind):
@@ -191,13 +185,7 @@ class DaemonSetController(Controller):
         spec["affinity"] = affinity
         spec["tolerations"] = daemon_tolerations(spec)
         pod["spec"] = spec
-        try:
-            created = self.client.create("Pod", pod)
-        except ApiError as err:
-            self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {err}")
-            return
-        self.index.apply_created("Pod", created)
-        self.recorder.event(ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+        self.create_pod(ds, pod)
 
     def _delete(self, ds: dict[str, Any], pod: dict[str, Any]) -> None:
         with contextlib.suppress(ApiError):
@@ -240,20 +228,9 @@ class DaemonSetController(Controller):
     def _status(self, ds: dict[str, Any], revision: str, wanted: set[str]) -> None:
         pods = [p for p in self.index.owned("Pod", ds["metadata"]["uid"]) if is_active(p)]
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-        now = self.client.clock.now()
         scheduled = {(p.get("spec") or {}).get("nodeName") for p in pods if (p.get("spec") or {}).get("nodeName")}
         on_wanted = [p for p in pods if _node_of(p) in wanted]
-        ready = sum(1 for p in on_wanted if is_ready(p))
-        available = 0
-        wait: float | None = None
-        for p in on_wanted:
-            left = available_in(p, min_ready, now)
-            if left == 0:
-                available += 1
-            elif left is not None:
-                wait = left if wait is None else min(wait, left)
-        if wait is not None:
-            self.requeue_after(key_of(ds), wait)
+        ready, available = self.availability(key_of(ds), on_wanted, min_ready)
         updated = sum(1 for p in on_wanted if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == revision)
         status = dict(ds.get("status") or {})
         status.update(

@@ -24,7 +24,6 @@ from kubesched.controllers.base import (
     template_hash,
     write_status,
 )
-from kubesched.controllers.events import Recorder
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -122,10 +121,6 @@ class DeploymentController(Controller):
     name = "deployment"
     kind = "Deployment"
     watches = ("ReplicaSet", "Pod")
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.recorder = Recorder(self.client, f"{self.name}-controller")
 
     def on_event(self, ev: Any) -> None:
         """ReplicaSets mark their Deployment; a pod that goes marks its ReplicaSet's Deployment

@@ -21,7 +21,6 @@ from kubesched.controllers.base import (
     pod_from_template,
     write_status,
 )
-from kubesched.controllers.events import Recorder
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
@@ -77,10 +76,6 @@ class JobController(Controller):
     name = "job"
     kind = "Job"
     watches = ("Pod",)
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.recorder = Recorder(self.client, f"{self.name}-controller")
 
     def reconcile(self, job: dict[str, Any]) -> None:
         meta, spec = job["metadata"], job.get("spec") or {}
@@ -228,10 +223,5 @@ class JobController(Controller):
                 pod["metadata"]["annotations"] = {**pod["metadata"].get("annotations", {}), COMPLETION_INDEX: str(i)}
                 pod["metadata"]["labels"] = {**pod["metadata"]["labels"], COMPLETION_INDEX: str(i)}
                 pod["spec"] = {**pod["spec"], "hostname": f"{name}-{i}"}
-            try:
-                created = self.client.create("Pod", pod)
-            except ApiError as err:
-                self.recorder.event(job, "Warning", "FailedCreate", f"Error creating: {err}")
+            if self.create_pod(job, pod) is None:
                 return
-            self.index.apply_created("Pod", created)
-            self.recorder.event(job, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")

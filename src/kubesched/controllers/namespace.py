@@ -14,6 +14,7 @@ from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.cluster.store import KNOWN_KINDS, is_namespaced, resource_name
+from kubesched.controllers.base import Later
 
 FINALIZER = "kubernetes"
 # namespace_controller.go's namespaceDeletionGracePeriod: content is deleted this long after the
@@ -33,14 +34,16 @@ class NamespaceController:
         grace: float = DELETION_GRACE_PERIOD,
     ) -> None:
         self.client = client
-        self.wake = wake or (lambda: None)
         self.grace = grace
-        self._waiting: set[str] = set()
         self.kinds = [k for k in kinds if k in KNOWN_KINDS and is_namespaced(k)]
         self._dirty: dict[str, None] = {}
+        self._later = Later(client, self._mark, wake or (lambda: None))
         for ns in client.list("Namespace"):
             if ns["metadata"].get("deletionTimestamp"):
                 self._dirty[ns["metadata"]["name"]] = None
+
+    def _mark(self, name: str) -> None:
+        self._dirty[name] = None
 
     def on_event(self, ev: WatchEvent) -> None:
         meta = ev.obj.get("metadata") or {}
@@ -61,21 +64,9 @@ class NamespaceController:
                 continue
             due = parse_rfc3339(ns["metadata"]["deletionTimestamp"]) + self.grace
             if now < due:
-                self._later(name, due)
+                self._later.at(name, due)
                 continue
             self._delete_contents(ns)
-
-    def _later(self, name: str, when: float) -> None:
-        if name in self._waiting:
-            return
-        self._waiting.add(name)
-
-        def fire() -> None:
-            self._waiting.discard(name)
-            self._dirty[name] = None
-            self.wake()
-
-        self.client.clock.call_at(when, fire)
 
     def _delete_contents(self, ns: dict[str, Any]) -> None:
         name = ns["metadata"]["name"]

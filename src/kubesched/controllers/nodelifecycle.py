@@ -18,6 +18,7 @@ from kubesched.api.selectors import Taint, Toleration
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
+from kubesched.controllers.base import Later
 from kubesched.controllers.events import Recorder
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -89,7 +90,7 @@ class NodeLifecycleController:
         self.taint_recorder = Recorder(client, "taint-eviction-controller")
         self._due = True
         self._dirty_nodes: dict[str, None] = {n["metadata"]["name"]: None for n in client.list("Node")}
-        self._timers: set[tuple[str, str, str]] = set()
+        self._later = Later(client, self._pod_due, self.wake)
         self._tick()
 
     def _tick(self) -> None:
@@ -99,6 +100,9 @@ class NodeLifecycleController:
             self._tick()
 
         self.client.clock.call_at(self.client.clock.now() + self.period, fire)
+
+    def _pod_due(self, key: tuple[str, str, str]) -> None:
+        self._dirty_nodes[key[0]] = None  # a pod's toleration ran out: its node is looked at again
 
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind == "Node":
@@ -222,20 +226,7 @@ class NodeLifecycleController:
             if now >= due:
                 self._delete(pod)
             else:
-                self._later(name, meta.get("namespace") or "default", meta["name"], due)
-
-    def _later(self, node: str, namespace: str, name: str, due: float) -> None:
-        key = (node, namespace, name)
-        if key in self._timers:
-            return
-        self._timers.add(key)
-
-        def fire() -> None:
-            self._timers.discard(key)
-            self._dirty_nodes[node] = None
-            self.wake()
-
-        self.client.clock.call_at(due, fire)
+                self._later.at((name, meta.get("namespace") or "default", meta["name"]), due)
 
     def _delete(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]

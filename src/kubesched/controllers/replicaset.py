@@ -11,7 +11,6 @@ from kubesched.api.errors import ApiError
 from kubesched.clock import parse_rfc3339
 from kubesched.controllers.base import (
     Controller,
-    available_in,
     is_active,
     is_ready,
     key_of,
@@ -20,7 +19,6 @@ from kubesched.controllers.base import (
     ready_since,
     write_status,
 )
-from kubesched.controllers.events import Recorder
 
 BURST_REPLICAS = 500  # replicaset.BurstReplicas: creations or deletions per sync
 
@@ -73,10 +71,6 @@ class ReplicaSetController(Controller):
     watches = ("Pod",)
     api_version = "apps/v1"
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.recorder = Recorder(self.client, f"{self.name}-controller")
-
     def reconcile(self, rs: dict[str, Any]) -> None:
         meta, spec = rs["metadata"], rs.get("spec") or {}
         owned = self.index.owned("Pod", meta["uid"])
@@ -92,13 +86,8 @@ class ReplicaSetController(Controller):
         if diff < 0:
             template = (rs.get("spec") or {}).get("template") or {}
             for _ in range(min(-diff, BURST_REPLICAS)):
-                try:
-                    pod = self.client.create("Pod", pod_from_template(template, rs))
-                except ApiError as err:
-                    self.recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {err}")
+                if self.create_pod(rs, pod_from_template(template, rs)) is None:
                     return
-                self.index.apply_created("Pod", pod)
-                self.recorder.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
         elif diff > 0:
             for pod in deletion_order(active, active)[: min(diff, BURST_REPLICAS)]:
                 ns, name = key_of(pod)
@@ -109,23 +98,12 @@ class ReplicaSetController(Controller):
     def _status(self, rs: dict[str, Any], active: list[dict[str, Any]]) -> None:
         spec = rs.get("spec") or {}
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        min_ready = int(spec.get("minReadySeconds") or 0)
-        now = self.client.clock.now()
-        ready = available = labeled = 0
-        wait: float | None = None
+        labeled = 0
         for p in active:
             labels = (p.get("metadata") or {}).get("labels") or {}
             if all(labels.get(k) == v for k, v in template_labels.items()):
                 labeled += 1
-            if is_ready(p):
-                ready += 1
-                left = available_in(p, min_ready, now)
-                if left == 0:
-                    available += 1
-                elif left is not None:
-                    wait = left if wait is None else min(wait, left)
-        if wait is not None:
-            self.requeue_after(key_of(rs), wait)
+        ready, available = self.availability(key_of(rs), active, int(spec.get("minReadySeconds") or 0))
         status = dict(rs.get("status") or {})
         status.update(
             replicas=len(active),

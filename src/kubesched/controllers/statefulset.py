@@ -23,7 +23,6 @@ from kubesched.controllers.base import (
     template_hash,
     write_status,
 )
-from kubesched.controllers.events import Recorder
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -46,10 +45,6 @@ class StatefulSetController(Controller):
     name = "statefulset"
     kind = "StatefulSet"
     watches = ("Pod",)
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.recorder = Recorder(self.client, f"{self.name}-controller")
 
     def _revision(self, sts: dict[str, Any]) -> str:
         spec = sts.get("spec") or {}
