@@ -12,7 +12,6 @@ import hashlib
 import hmac
 import io
 import json
-import os
 import secrets
 import time
 from pathlib import Path
@@ -148,21 +147,3 @@ class Authenticator:
         if live is None or live["metadata"].get("uid") != sa.get("uid"):
             return None  # the account is gone (or was recreated): its tokens are void
         return service_account_user(namespace, name, str(sa.get("uid") or ""))
-
-
-def load_or_create_signing_key(data_dir: Path) -> bytes:
-    """The key service account tokens are signed with, kept (0600) in the data directory."""
-    path = data_dir / "sa.key"
-    try:
-        if path.exists():
-            key = path.read_bytes().strip()
-            if key:
-                return key
-            raise InputError("empty: it should hold the service account signing key; remove it", file=str(path))
-        key = secrets.token_hex(32).encode()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(key + b"\n")
-    except OSError as exc:
-        raise InputError(f"cannot use the signing key: {exc.strerror or exc}", file=str(path)) from None
-    return key

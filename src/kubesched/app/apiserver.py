@@ -17,7 +17,7 @@ from aiohttp import web
 
 from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver import bootstrap_policy
-from kubesched.apiserver.authn import Authenticator, load_or_create_signing_key, load_token_file
+from kubesched.apiserver.authn import Authenticator, load_token_file
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.kubelet import (
     ATTACH_LIMIT,
@@ -33,7 +33,7 @@ from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.driver import RealtimeDriver
-from kubesched.app.kubeconfig import load_or_create_token, write_kubeconfig
+from kubesched.app.kubeconfig import load_or_create_signing_key, load_or_create_token, write_kubeconfig
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import RealClock, WallClock

@@ -13,25 +13,34 @@ import yaml
 from kubesched.errors import InputError
 
 
-def load_or_create_token(data_dir: Path) -> str:
-    path = data_dir / "token"
+def _load_or_create_secret(path: Path, what: str) -> str:
+    """A secret kept in the data directory (0600), made on first use; one clear InputError when
+    the file is empty or unusable."""
     try:
         if path.exists():
-            token = path.read_text().strip()
-            if token:
-                return token
-            raise InputError(
-                "empty: it should hold the API server's token; remove it to make a new one", file=str(path)
-            )
-        token = secrets.token_urlsafe(32)
+            secret = path.read_text().strip()
+            if secret:
+                return secret
+            raise InputError(f"empty: it should hold {what}; remove it to make a new one", file=str(path))
+        secret = secrets.token_urlsafe(32)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
-            fh.write(token + "\n")
+            fh.write(secret + "\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(
-            f"cannot use the token file: {getattr(exc, 'strerror', None) or exc}", file=str(path)
+            f"cannot use the {path.name} file: {getattr(exc, 'strerror', None) or exc}", file=str(path)
         ) from None
-    return token
+    return secret
+
+
+def load_or_create_token(data_dir: Path) -> str:
+    """The admin bearer token of the kubeconfig."""
+    return _load_or_create_secret(data_dir / "token", "the API server's token")
+
+
+def load_or_create_signing_key(data_dir: Path) -> bytes:
+    """The key service account tokens are signed with."""
+    return _load_or_create_secret(data_dir / "sa.key", "the service account signing key").encode()
 
 
 def write_kubeconfig(path: Path, server: str, token: str, ca_pem: bytes, name: str = "kubesched") -> None:
