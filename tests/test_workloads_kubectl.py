@@ -458,3 +458,41 @@ def test_cascading_deletion_and_pause(cluster):
     kubectl(cluster, "rollout", "status", "deployment/paused", "--timeout=60s", home=home)
     assert len(get(cluster, "rs", "-l", "app=paused", home=home)["items"]) == 2
     kubectl(cluster, "delete", "deployment", "paused", home=home)
+
+
+def test_statefulset_and_daemonset_history_and_undo(cluster):
+    """ControllerRevisions: each template a numbered revision, owned by its set, so ``kubectl
+    rollout history`` lists them and ``rollout undo`` restores the previous template."""
+    home = temp_home()
+    kubectl(cluster, "apply", "-f", str(ROOT / "examples" / "workloads" / "statefulset.yaml"), home=home)
+    kubectl(cluster, "rollout", "status", "sts/db", "--timeout=90s", home=home)
+    kubectl(cluster, "set", "image", "sts/db", "pg=postgres:17", home=home)
+    kubectl(cluster, "rollout", "status", "sts/db", "--timeout=90s", home=home)
+    history = kubectl(cluster, "rollout", "history", "sts/db", home=home)
+    assert [line.split()[0] for line in history.strip().splitlines()[2:]] == ["1", "2"]
+    kubectl(cluster, "rollout", "undo", "sts/db", home=home)
+    kubectl(cluster, "rollout", "status", "sts/db", "--timeout=90s", home=home)
+    sts = get(cluster, "sts", "db", home=home)
+    assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "postgres"
+    assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"]
+    revisions = {r["metadata"]["name"]: r["revision"] for r in get(cluster, "controllerrevisions", home=home)["items"]}
+    assert revisions[sts["status"]["updateRevision"]] == 3  # the first template, taken up again
+    live = [
+        p
+        for p in get(cluster, "pods", "-l", "app=db", home=home)["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+    assert {p["spec"]["containers"][0]["image"] for p in live} == {"postgres"}
+
+    kubectl(cluster, "apply", "-f", str(ROOT / "examples" / "workloads" / "daemonset.yaml"), home=home)
+    kubectl(cluster, "rollout", "status", "ds/agent", "--timeout=60s", home=home)
+    kubectl(cluster, "set", "image", "ds/agent", "agent=busybox:2", home=home)
+    kubectl(cluster, "rollout", "status", "ds/agent", "--timeout=60s", home=home)
+    kubectl(cluster, "rollout", "undo", "ds/agent", home=home)
+    kubectl(cluster, "rollout", "status", "ds/agent", "--timeout=60s", home=home)
+    live = [
+        p
+        for p in get(cluster, "pods", "-l", "app=agent", home=home)["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+    assert {p["spec"]["containers"][0]["image"] for p in live} == {"busybox"}

@@ -5,6 +5,7 @@ pod predicates (active, ready, available) the controllers count by."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -179,6 +180,43 @@ class Controller:
         self.index.apply_created("Pod", created)
         self.recorder.event(owner, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
         return created
+
+    def sync_revision(self, owner: dict[str, Any], name: str) -> None:
+        """``ControllerRevision`` history of a StatefulSet or DaemonSet (``pkg/controller/history``):
+        the owner's current template as revision ``name`` (its data a strategic merge patch that
+        restores the template, what ``kubectl rollout undo`` applies), numbered after the newest;
+        a template seen before takes the next number again; the oldest unused ones past
+        revisionHistoryLimit go."""
+        spec = owner.get("spec") or {}
+        template = spec.get("template") or {}
+        revisions = self.index.owned("ControllerRevision", owner["metadata"]["uid"])
+        newest = max((int(r.get("revision") or 0) for r in revisions), default=0)
+        mine = next((r for r in revisions if r["metadata"]["name"] == name), None)
+        ns = owner["metadata"].get("namespace") or "default"
+        if mine is None:
+            data = {"spec": {"template": {**template, "$patch": "replace"}}}
+            revision = {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": dict((template.get("metadata") or {}).get("labels") or {}),
+                    "ownerReferences": [owner_reference(owner)],
+                },
+                "data": data,
+                "revision": newest + 1,
+            }
+            with contextlib.suppress(ApiError):
+                self.index.apply_created("ControllerRevision", self.client.create("ControllerRevision", revision))
+        elif int(mine.get("revision") or 0) < newest:
+            with contextlib.suppress(ApiError):
+                self.client.patch("ControllerRevision", ns, name, lambda o: {**o, "revision": newest + 1})
+        limit = int(spec.get("revisionHistoryLimit", 10))
+        old = sorted((r for r in revisions if r["metadata"]["name"] != name), key=lambda r: int(r.get("revision") or 0))
+        for r in old[: max(0, len(old) - limit)]:
+            with contextlib.suppress(ApiError):
+                self.client.delete("ControllerRevision", ns, r["metadata"]["name"], uid=r["metadata"].get("uid"))
 
     def availability(self, key: Key, pods: list[dict[str, Any]], min_ready_seconds: int) -> tuple[int, int]:
         """(ready, available) among ``pods``; the key comes back when a ready pod will have been

@@ -149,6 +149,8 @@ class DaemonSetController(Controller):
         template = spec.get("template") or {}
         tspec = template.get("spec") or {}
         revision = self._revision(ds)
+        if not ds["metadata"].get("deletionTimestamp"):
+            self.sync_revision(ds, f"{ds['metadata']['name']}-{revision}")
         pods = [p for p in self.index.owned("Pod", ds["metadata"]["uid"]) if is_active(p)]
         by_node: dict[str, list[dict[str, Any]]] = {}
         for p in pods:

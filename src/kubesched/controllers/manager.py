@@ -105,7 +105,7 @@ class ControllerManager:
         self.wake = wake or (lambda: None)
         kinds = list(KNOWN_KINDS)
         self.watch: Watch = client.watch(kinds, notify=self.wake)
-        self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim"))
+        self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim", "ControllerRevision"))
         self.controllers: list[Controller] = [
             WORKLOADS[n](client, self.index, self.wake) for n in names if n in WORKLOADS
         ]

@@ -57,6 +57,8 @@ class StatefulSetController(Controller):
         replicas = int(spec.get("replicas", 1))
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         update_revision = self._revision(sts)
+        if not sts["metadata"].get("deletionTimestamp"):
+            self.sync_revision(sts, update_revision)
         pods: dict[int, dict[str, Any]] = {}
         for p in self.index.owned("Pod", sts["metadata"]["uid"]):
             i = _ordinal(name, p)
