@@ -426,3 +426,23 @@ def test_stopped_node_goes_unknown_is_tainted_and_its_pods_evicted_after_their_t
     assert not n0["spec"].get("taints")
     assert next(x for x in n0["status"]["conditions"] if x["type"] == "Ready")["status"] == "True"
     assert all(c.store.try_get("Pod", "default", n) is None for n in on_n0)  # the kubelet confirmed them
+
+
+@pytest.mark.parametrize(
+    ("indexes", "text"),
+    [(set(), ""), ({0}, "0"), ({1, 2}, "1,2"), ({0, 1, 2, 3}, "0-3"), ({1, 3, 4, 5, 7, 8}, "1,3-5,7,8")],
+)
+def test_completed_indexes_are_written_as_upstream_intervals(indexes, text):
+    from kubesched.controllers.job import _ranges
+
+    assert _ranges(indexes) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "total", "up", "down"),
+    [(3, 10, 3, 3), ("25%", 10, 3, 2), ("100%", 7, 7, 7), ("33%", 3, 1, 0), ("0%", 5, 0, 0)],
+)
+def test_intstr_scaled_value(value, total, up, down):
+    from kubesched.api.intstr import scaled_value
+
+    assert (scaled_value(value, total, round_up=True), scaled_value(value, total, round_up=False)) == (up, down)

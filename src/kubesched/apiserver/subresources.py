@@ -20,6 +20,7 @@ from kubesched.apiserver.objects import invalid
 from kubesched.apiserver.patch import patched
 from kubesched.apiserver.request import Target, dry_run, respond, success
 from kubesched.apiserver.resources import BY_PATH
+from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.store import STALE, conflict
 
@@ -222,13 +223,7 @@ class Subresources(ServerContext):
                 "apiVersion": "authentication.k8s.io/v1",
                 "metadata": {"name": name, "namespace": self._ns(t), "creationTimestamp": None},
                 "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": None},
-                "status": {"token": token, "expirationTimestamp": unix_rfc3339(expires)},
+                "status": {"token": token, "expirationTimestamp": rfc3339(expires - EPOCH_UNIX)},
             },
             201,
         )
-
-
-def unix_rfc3339(seconds: float) -> str:
-    import datetime
-
-    return datetime.datetime.fromtimestamp(int(seconds), datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -8,11 +8,11 @@ the pod is gone or after two minutes), and the eviction subresource's budget che
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import ApiError, TooManyRequests
+from kubesched.api.intstr import scaled_value
 from kubesched.api.selectors import LabelSelector, parse_label_selector
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.cluster.store import Store
@@ -68,15 +68,6 @@ def validate_budget(pdb: dict[str, Any]) -> None:
             raise InputError(f"Invalid value: {value}: must be greater than or equal to 0", field=field)
 
 
-def _scaled(value: Any, total: int, *, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``."""
-    if isinstance(value, str) and value.endswith("%"):
-        pct = int(value[:-1])
-        exact = pct * total / 100
-        return math.ceil(exact) if round_up else math.floor(exact)
-    return int(value)
-
-
 def _healthy(pod: dict[str, Any]) -> bool:
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
     return not meta.get("deletionTimestamp") and status.get("phase") == "Running"
@@ -102,9 +93,9 @@ def budget_status(
     if scale is not None and by_scale:
         expected = _expected_scale(selected, scale)
     if spec.get("maxUnavailable") is not None:
-        desired = max(expected - _scaled(spec["maxUnavailable"], expected, round_up=True), 0)
+        desired = max(expected - scaled_value(spec["maxUnavailable"], expected, round_up=True), 0)
     elif spec.get("minAvailable") is not None:
-        desired = _scaled(spec["minAvailable"], expected, round_up=True)
+        desired = scaled_value(spec["minAvailable"], expected, round_up=True)
     else:
         desired = expected  # neither set: no disruption allowed
     healthy = sum(1 for p in selected if _healthy(p) and (p.get("metadata") or {}).get("name") not in disrupted)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -300,43 +301,10 @@ def available_in(pod: Mapping[str, Any], min_ready_seconds: int, now: float) -> 
     return max(0.0, since + min_ready_seconds - now)
 
 
-def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """A meta/v1 LabelSelector as ``metav1.LabelSelectorAsSelector`` evaluates it (nil selects
-    nothing; an empty one everything)."""
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
-
-
-def scaled_value(value: Any, total: int, *, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``."""
-    if isinstance(value, str):
-        pct = int(value.rstrip("%"))
-        exact = pct * total
-        return -(-exact // 100) if round_up else exact // 100
-    return int(value or 0)
-
-
 def template_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
     """``controller.ComputeHash``: a 32-bit hash of the pod template (and the collision count)
     written with SafeEncodeString's letters. Upstream hashes Go's printed struct; this hashes
     the template's canonical JSON, so names differ from a real cluster's but are as stable."""
-    import json
-
     data = json.dumps(pruned(default_pod_template(dict(template))), sort_keys=True, separators=(",", ":"))
     if collision_count:
         data += str(collision_count)

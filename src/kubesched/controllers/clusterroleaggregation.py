@@ -10,9 +10,10 @@ import functools
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.selectors import parse_label_selector
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
-from kubesched.controllers.base import selector_matches
+from kubesched.errors import InputError
 
 
 class ClusterRoleAggregationController:
@@ -46,7 +47,7 @@ class ClusterRoleAggregationController:
                 if other is role:
                     continue
                 labels = other["metadata"].get("labels") or {}
-                if any(selector_matches(sel, labels) for sel in agg.get("clusterRoleSelectors") or []):
+                if any(_selects(sel, labels) for sel in agg.get("clusterRoleSelectors") or []):
                     for r in other.get("rules") or []:
                         if r not in rules:
                             rules.append(r)
@@ -62,3 +63,13 @@ class ClusterRoleAggregationController:
 
 def _with_rules(obj: dict[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:
     return {**obj, "rules": rules}
+
+
+def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    """A clusterRoleSelector (a meta/v1 LabelSelector) on a role's labels; an invalid one selects
+    nothing."""
+    try:
+        parsed = parse_label_selector(selector, "aggregationRule.clusterRoleSelectors")
+    except InputError:
+        return False
+    return parsed is not None and parsed.matches(labels)

@@ -12,17 +12,18 @@ import contextlib
 from typing import Any
 
 from kubesched.api.errors import ApiError
-from kubesched.api.selectors import Taint, Toleration
+from kubesched.api.intstr import scaled_value
+from kubesched.api.selectors import Taint, Toleration, parse_node_selector_term
 from kubesched.controllers.base import (
     Controller,
     available_in,
     is_active,
     key_of,
     pod_from_template,
-    scaled_value,
     template_hash,
     write_status,
 )
+from kubesched.errors import InputError
 
 REVISION_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
@@ -38,47 +39,23 @@ DAEMON_TOLERATIONS = (
 NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
 
 
-def _requirement_ok(expr: dict[str, Any], labels: dict[str, str], name: str, *, field: bool) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-    have = name if field else labels.get(str(key))
-    present = have is not None if not field else key == "metadata.name"
-    if op == "In":
-        return present and have in values
-    if op == "NotIn":
-        return not present or have not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    try:
-        a, b = int(str(have)), int(values[0])
-    except (ValueError, IndexError):
-        return False
-    return a > b if op == "Gt" else a < b
-
-
 def node_selected(spec: dict[str, Any], node: dict[str, Any]) -> bool:
-    """``PodMatchesNodeSelectorAndAffinityTerms``: nodeSelector and the required node affinity."""
+    """``PodMatchesNodeSelectorAndAffinityTerms``: nodeSelector and the required node affinity
+    (any term; a template whose affinity does not parse selects no node)."""
     labels = (node.get("metadata") or {}).get("labels") or {}
-    name = node["metadata"]["name"]
-    for k, v in (spec.get("nodeSelector") or {}).items():
-        if labels.get(k) != v:
-            return False
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
     required = (
         ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
     ) or {}
     terms = required.get("nodeSelectorTerms")
     if terms is None:
         return True
-    for term in terms:
-        exprs, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
-        if not exprs and not fields:
-            continue
-        if all(_requirement_ok(e, labels, name, field=False) for e in exprs) and all(
-            _requirement_ok(f, labels, name, field=True) for f in fields
-        ):
-            return True
-    return False
+    try:
+        parsed = [parse_node_selector_term(term, "nodeSelectorTerms") for term in terms]
+    except InputError:
+        return False
+    return any(term.matches(labels, node["metadata"]["name"]) for term in parsed)
 
 
 def daemon_tolerations(spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError
+from kubesched.api.intstr import scaled_value
 from kubesched.api.watch import DELETED
 from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.clock import parse_rfc3339, rfc3339
@@ -20,7 +21,6 @@ from kubesched.controllers.base import (
     controller_of,
     key_of,
     owner_reference,
-    scaled_value,
     template_hash,
     write_status,
 )

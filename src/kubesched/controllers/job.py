@@ -52,24 +52,15 @@ def _condition(status: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 
 def _ranges(indexes: set[int]) -> str:
-    """``completedIndexes``: "1,3-5,7"."""
-    out: list[str] = []
+    """``completedIndexes`` as ``orderedIntervals.String`` writes it: "1,3-5,7", a run of two
+    written "1,2"."""
+    runs: list[list[int]] = []
     for i in sorted(indexes):
-        if out and "-" in out[-1] and int(out[-1].split("-")[1]) == i - 1:
-            out[-1] = f"{out[-1].split('-')[0]}-{i}"
-        elif out and "-" not in out[-1] and int(out[-1]) == i - 1:
-            out[-1] = f"{out[-1]}-{i}"
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
         else:
-            out.append(str(i))
-    # a pair "a-b" with b == a+1 is written "a,b" upstream
-    fixed: list[str] = []
-    for r in out:
-        if "-" in r:
-            a, b = (int(x) for x in r.split("-"))
-            fixed.extend([str(a), str(b)] if b == a + 1 else [r])
-        else:
-            fixed.append(r)
-    return ",".join(fixed)
+            runs.append([i, i])
+    return ",".join(str(a) if a == b else f"{a},{b}" if b == a + 1 else f"{a}-{b}" for a, b in runs)
 
 
 class JobController(Controller):
