@@ -70,12 +70,22 @@ def test_topology_example_spreads_and_keeps_apart() -> None:
     assert len(set(where("api-"))) == 4
     # api-2 gets the System default constraints from the Service; api-1 is on node-b in zone 1:
     # raw counts × ln(domains + 2) + (maxSkew − 1) are 7, 9, 6, 6, normalized 100 × (9 + 6 − s) / 9
-    scores = doc["explain"]["shop/api-2"]["score-result"]
-    assert {n: s["PodTopologySpread"] for n, s in scores.items()} == {
-        "node-a": 88,
-        "node-b": 66,
-        "node-c": 100,
-        "node-d": 100,
+    # as kube-scheduler-simulator writes them: score-result the raw scores, finalscore-result the
+    # normalized ones × the plugin's weight (2), both as strings
+    explained = doc["explain"]["shop/api-2"]
+    raw = explained["score-result"]
+    assert {n: s["PodTopologySpread"] for n, s in raw.items()} == {
+        "node-a": "7",
+        "node-b": "9",
+        "node-c": "6",
+        "node-d": "6",
+    }
+    final = explained["finalscore-result"]
+    assert {n: s["PodTopologySpread"] for n, s in final.items()} == {
+        "node-a": "176",
+        "node-b": "132",
+        "node-c": "200",
+        "node-d": "200",
     }
     assert len(set(where("cache-"))) == 2  # anti-affinity to each other by hostname
     assert len(set(where("etl-"))) == 4 and pods["etl-5"]["nodeName"] is None
@@ -102,7 +112,11 @@ def test_explain_has_simulator_shapes(tmp_path: Path) -> None:
     assert exp["filter-result"]["node-b"]["NodeAffinity"] == "node(s) didn't match Pod's node affinity/selector"
     assert exp["filter-result"]["node-a"]["NodeResourcesFit"] == "passed"
     assert exp["selectedNode"] == "node-a"
-    assert exp["finalscore-result"]["node-a"]["TaintToleration"] == 300  # weight 3
+    # node-a is the only feasible node: schedulePod returns it without running PreScore or Score
+    assert exp["score-result"] == exp["finalscore-result"] == exp["prescore-result"] == {}
+    assert exp["selected-node"] if "selected-node" in exp else exp["selectedNode"] == "node-a"
+    assert exp["prefilter-result-status"]["NodeResourcesFit"] == "success"
+    assert exp["bind-result"] == {"DefaultBinder": "success"}
 
 
 def test_unknown_priority_class_is_rejected_and_the_run_goes_on(tmp_path: Path) -> None:

@@ -52,21 +52,12 @@ class Subresources(ServerContext):
             r = BY_PATH[("", "v1", "pods")]
             raise invalid(r, name, "target.name", "Required value")
         uid = meta.get("uid") or ""
-        self.store.bind(namespace, name, uid, node)
         annotations = meta.get("annotations")
-        if isinstance(annotations, dict) and annotations:
-            self.store.mutate(
-                "Pod",
-                namespace,
-                name,
-                lambda o: {
-                    **o,
-                    "metadata": {
-                        **o["metadata"],
-                        "annotations": {**(o["metadata"].get("annotations") or {}), **annotations},
-                    },
-                },
-            )
+        if annotations is not None and (
+            not isinstance(annotations, dict) or not all(isinstance(v, str) for v in annotations.values())
+        ):
+            raise BadRequest("metadata.annotations of a Binding must map strings to strings")
+        self.store.bind(namespace, name, uid, node, annotations or None)
         return success()
 
     async def _evict(self, request: web.Request, t: Target) -> web.Response:

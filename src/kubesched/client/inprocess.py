@@ -45,8 +45,10 @@ class InProcessClient:
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return self.store.get(kind, namespace, name)
 
-    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
-        self.store.bind(namespace, name, uid, node_name)
+    def bind(
+        self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
+    ) -> None:
+        self.store.bind(namespace, name, uid, node_name, annotations)
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None

@@ -23,7 +23,12 @@ class ClusterClient(Protocol):
 
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
 
-    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None: ...
+    def bind(
+        self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
+    ) -> None:
+        """POST pods/binding; ``annotations`` ride in the Binding's metadata, which the API
+        server copies onto the pod with the node (``setPodNodeAndMetadata``)."""
+        ...
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None

@@ -302,15 +302,22 @@ class RemoteClient:
         return obj
 
     # -- ClusterClient: writes -----------------------------------------------------------------------
-    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+    def bind(
+        self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
+    ) -> None:
         # the response is a Status, which the generated V1Binding model cannot hold: read it raw
-        self._write(self._post_binding(namespace, name, uid, node_name))
+        self._write(self._post_binding(namespace, name, uid, node_name, annotations))
 
-    def _post_binding(self, namespace: str, name: str, uid: str, node_name: str) -> Coroutine[Any, Any, Any]:
+    def _post_binding(
+        self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid}
+        if annotations:
+            meta["annotations"] = annotations
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
-            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "metadata": meta,
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         return self.core.create_namespaced_pod_binding(name, namespace, body, _preload_content=False)

@@ -560,8 +560,11 @@ class Store:
         return gone
 
     # -- subresources ----------------------------------------------------------------------
-    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> dict[str, Any]:
-        """POST pods/{name}/binding: set spec.nodeName once; the embedded kubelet starts the pod."""
+    def bind(
+        self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """POST pods/{name}/binding: set spec.nodeName once, with the Binding's annotations
+        (``setPodNodeAndMetadata``) in the same write; the embedded kubelet starts the pod."""
         pod = self.get("Pod", namespace, name)
         # messages of pkg/registry/core/pod/storage/storage.go (assignPod / setPodNodeAndMetadata)
         if uid and pod["metadata"]["uid"] != uid:
@@ -591,6 +594,10 @@ class Store:
             status["conditions"] = conds
             if start:
                 status.update(phase="Running", startTime=now)
-            return {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
+            out = {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
+            if annotations:
+                meta = o["metadata"]
+                out["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}
+            return out
 
         return self.mutate("Pod", namespace, name, assign)

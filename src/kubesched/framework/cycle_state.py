@@ -9,7 +9,7 @@ from typing import Any
 class CycleState:
     """Keys to plugin data; ``clone()`` copies values that define ``clone()``, else shares them."""
 
-    __slots__ = ("_data", "pods_to_activate", "record_plugin_metrics", "skip_filter", "skip_score")
+    __slots__ = ("_data", "pods_to_activate", "record_plugin_metrics", "results", "skip_filter", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -17,6 +17,9 @@ class CycleState:
         self.skip_score: set[str] = set()
         self.pods_to_activate: dict[str, Any] = {}
         self.record_plugin_metrics = False
+        # the attempt's PodResults when results are written on the pod (scheduler/resultstore.py);
+        # a clone (preemption's dry runs) records nothing
+        self.results: Any = None
 
     def read(self, key: str) -> Any:
         try:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo, updated_pod_condition
 from kubesched.client import ClusterClient
@@ -27,6 +29,7 @@ from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.resultstore import PodResults, record_nodes
 from kubesched.scheduler.schedule_pod import Algorithm, PluginError, _NoNodes
 
 log = logging.getLogger("kubesched.scheduler")
@@ -45,16 +48,14 @@ class Stats:
 
 @dataclass(slots=True)
 class Explanation:
-    """Per-node filter verdicts and scores of one scheduling attempt of a pod (``--explain``;
-    kube-scheduler-simulator's ``result-history`` keeps one per attempt)."""
+    """One scheduling attempt of a pod as ``--explain`` shows it: its results in
+    kube-scheduler-simulator's shapes (kube-scheduler-simulator's ``result-history`` keeps one
+    per attempt), when it ran, and its total score per node."""
 
-    filter: dict[str, dict[str, str]] = field(default_factory=dict)
-    score: dict[str, dict[str, int]] = field(default_factory=dict)
-    final_score: dict[str, int] = field(default_factory=dict)
-    selected: str | None = None
-    weights: dict[str, int] = field(default_factory=dict)
+    results: PodResults
     attempt: int = 0
     time: float = 0.0
+    total: dict[str, int] = field(default_factory=dict)
     # the node Opportunistic Batching hinted and the pod took: only it was filtered, nothing scored
     hint: str | None = None
 
@@ -76,6 +77,8 @@ class ScheduleOne:
     cluster_generation: int
     explain_keys: set[str]
     explanations: dict[str, list[Explanation]]
+    write_results: bool  # kube-scheduler-simulator's annotations on every pod (scheduler/resultstore.py)
+    results_node_limit: int
     last_message: dict[str, str]
     on_bound: Callable[[PodInfo, str], None] | None
 
@@ -111,42 +114,49 @@ class ScheduleOne:
         self.stats.attempts += 1
         state = CycleState()
         explain = bool(self.explain_keys) and pod.key in self.explain_keys
+        record = explain or self.write_results
+        if record:
+            state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, self.cache.table, self.queue, explain=explain, cycle=self.queue.scheduling_cycle
+                fwk, state, pod, self.cache.table, self.queue, explain=record, cycle=self.queue.scheduling_cycle
             )
         except FitError as err:
-            if explain:
-                self._record_explanation(pod, fwk, err.diagnosis, None, None)
+            if record:
+                self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
             self._handle_fit_error(fwk, state, qp, err)
             self.stats.wall_seconds += time.perf_counter() - started
             return True
         except _NoNodes:
             qp.unschedulable_plugins = {NO_NODES_PLUGIN}
             self._handle_failure(
-                qp, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE), ERR_NO_NODES_AVAILABLE, None
+                qp,
+                Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE),
+                ERR_NO_NODES_AVAILABLE,
+                None,
+                state.results,
             )
             return True
         except PluginError as err:
             qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-            self._handle_failure(qp, err.status, err.status.message(), None)
+            self._handle_failure(qp, err.status, err.status.message(), None, state.results)
             return True
         self.metrics.algorithm_duration.observe(time.perf_counter() - started)
-        if explain and result.explain is not None:
-            self._record_explanation(pod, fwk, result.explain["diagnosis"], result.explain, result.suggested_host)
+        if record and result.explain is not None:
+            self._record_nodes(pod, fwk, state, result.explain["diagnosis"], result.explain, explain)
         host = result.suggested_host
         assumed = self._assume(pod, host)
         st = fwk.run_reserve(state, assumed, host)
         if st is not None:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(pod.uid)
-            self._fail_after_assume(qp, st)
+            self._fail_after_assume(qp, st, state.results)
             return True
         st, waits = fwk.run_permit(state, assumed, host)
         if st is not None and st.code != Code.WAIT:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(pod.uid)
-            self._fail_after_assume(qp, st)
+            self._fail_after_assume(qp, st, state.results)
             return True
         if state.pods_to_activate:
             self.queue.activate(state.pods_to_activate)
@@ -178,7 +188,7 @@ class ScheduleOne:
             fwk.run_unreserve(state, pod, host)
             self.cache.forget_pod(pod.uid)
             self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.uid != pod.uid)
-            self._fail_after_assume(qp, status)
+            self._fail_after_assume(qp, status, state.results)
             return
         self._binding_cycle(fwk, state, qp, pod, host)
 
@@ -224,8 +234,11 @@ class ScheduleOne:
             self.cache.forget_pod(pod.uid)
             self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
             qp.unschedulable_plugins = {st.plugin} if st.is_rejected() and st.plugin else set()
-            self._handle_failure(qp, st, st.message(), None)
+            self._handle_failure(qp, st, st.message(), None, state.results)
             return
+        rec: PodResults | None = state.results
+        if rec is not None and rec.write and not rec.written:  # bound by another binder: a patch of its own
+            self._write_results(pod, rec)
         self.cache.finish_binding(pod.uid)
         self.stats.scheduled += 1
         self.metrics.pod_scheduled(fwk.profile_name, time.perf_counter() - qp.attempt_started)
@@ -240,12 +253,12 @@ class ScheduleOne:
         if self.on_bound is not None:
             self.on_bound(pod, host)
 
-    def _fail_after_assume(self, qp: QueuedPodInfo, st: Status) -> None:
+    def _fail_after_assume(self, qp: QueuedPodInfo, st: Status, results: PodResults | None = None) -> None:
         if st.is_rejected():
             qp.unschedulable_plugins = {st.plugin} if st.plugin else set()
         else:
             qp.unschedulable_plugins = set()
-        self._handle_failure(qp, st, st.message(), None)
+        self._handle_failure(qp, st, st.message(), None, results)
 
     def _handle_fit_error(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, err: FitError) -> None:
         nominated: str | None = None
@@ -255,11 +268,30 @@ class ScheduleOne:
                 err.diagnosis.post_filter_msg = st.message()
             if result is not None:
                 nominated = result.nominated_node_name
+            rec: PodResults | None = state.results
+            if rec is not None:
+                names = err.diagnosis.node_names
+                rows = np.flatnonzero(err.diagnosis.codes != 0)  # the explicit statuses, not the absent ones
+                explicit = [names[r] for r in rows.tolist()] if len(rows) <= rec.node_limit else []
+                if nominated and nominated not in explicit:
+                    explicit.append(nominated)
+                rec.post_filter_result(st.plugin or "", nominated or "", explicit)
         qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
         qp.pending_plugins = set(err.diagnosis.pending_plugins)
-        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (str(err),)), str(err), nominated)
+        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (str(err),)), str(err), nominated, state.results)
 
-    def _handle_failure(self, qp: QueuedPodInfo, st: Status, message: str, nominated: str | None) -> None:
+    def _write_results(self, pod: PodInfo, rec: PodResults, current: dict[str, Any] | None = None) -> None:
+        """The simulator's storereflector: the attempt's results and history in one patch."""
+        obj = current if current is not None else pod.obj
+        try:
+            self.client.annotate_pod(pod.namespace, pod.name, rec.pod_annotations(obj["metadata"].get("annotations")))
+        except ApiError as exc:
+            log.error('"Error writing the scheduling results" pod="%s" err="%s"', pod.key, exc.message)
+        rec.written = True
+
+    def _handle_failure(
+        self, qp: QueuedPodInfo, st: Status, message: str, nominated: str | None, results: PodResults | None = None
+    ) -> None:
         """``handleSchedulingFailure``: requeue, record FailedScheduling, patch PodScheduled=False."""
         pod = qp.pod
         rejected = st.is_rejected()
@@ -288,6 +320,8 @@ class ScheduleOne:
             self.queue.delete_nominated(current_info.uid)
         self.last_message[pod.key] = message
         self.client.record_event("Warning", "FailedScheduling", "Scheduling", current, message)
+        if results is not None and results.write:
+            self._write_results(current_info, results, current)
         patch_nominated = nominated if nominated is not None and nominated != current_info.nominated_node_name else None
         # updatePod: nothing is written when the condition and the nomination are as they were, so
         # the pod's resourceVersion, and with it the event's key, stays: repeats become a series
@@ -301,35 +335,36 @@ class ScheduleOne:
         except ApiError as exc:  # logged, as upstream's "Error updating pod"; the pod stays queued
             log.error('"Error updating pod" pod="%s" err="%s"', pod.key, exc.message)
 
-    def _record_explanation(
-        self, pod: PodInfo, fwk: Framework, diagnosis: Any, info: dict[str, Any] | None, selected: str | None
+    def _record_nodes(
+        self,
+        pod: PodInfo,
+        fwk: Framework,
+        state: CycleState,
+        diagnosis: Any,
+        info: dict[str, Any] | None,
+        explain: bool,
     ) -> None:
+        """The attempt's Filter verdicts and scores into its PodResults, and ``--explain``'s
+        history of attempts."""
+        rec: PodResults = state.results
         nodes = self.cache.table
-        history = self.explanations.setdefault(pod.key, [])
-        exp = Explanation(selected=selected, weights=dict(fwk.weights), attempt=len(history) + 1, time=self.clock.now())
-        if info is not None and info.get("hint"):
-            exp.hint = str(info["hint"])
-            exp.filter[exp.hint] = dict.fromkeys(fwk.filter_names, "passed")
-            history.append(exp)
-            return
-        for row, name in enumerate(diagnosis.node_names):
-            st = diagnosis.status_of(row)
-            verdicts: dict[str, str] = {}
-            for pname in fwk.filter_names:
-                if st is not None and st.plugin == pname:
-                    verdicts[pname] = st.message()
-                    break
-                verdicts[pname] = "passed"
-            if st is not None and st.plugin not in fwk.filter_names:
-                verdicts = {st.plugin or "PreFilter": st.message()}
-            exp.filter[name] = verdicts
-        if info is not None:
+        hint = str(info["hint"]) if info is not None and info.get("hint") else None
+        total: dict[str, int] = {}
+        if hint is not None:
+            rec.filter[hint] = dict.fromkeys((p for p in fwk.filter_names if p not in state.skip_filter), "passed")
+        elif info is not None and "rows" in info:
             rows = info["rows"]
-            for i, row in enumerate(rows.tolist()):
-                name = nodes.names[row]
-                exp.score[name] = {p: int(s[i]) for p, s in info["scores"].items()}
-                exp.final_score[name] = int(info["total"][i])
-        history.append(exp)
+            raw, norm = info["raw"], info["scores"]
+            scores = {p: (raw[p], norm[p], fwk.weights[p]) for p in norm}
+            record_nodes(rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, rows, scores, info["total"])
+            if explain:
+                total = {n: int(t) for n, t in zip((nodes.names[r] for r in rows.tolist()), info["total"], strict=True)}
+        else:
+            feasible = info["feasible"] if info is not None and "feasible" in info else np.zeros(0, np.int64)
+            record_nodes(rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, feasible, None, None)
+        if explain:
+            history = self.explanations.setdefault(pod.key, [])
+            history.append(Explanation(rec, len(history) + 1, self.clock.now(), total, hint))
 
 
 def _copy_pod(pod: PodInfo, host: str) -> PodInfo:

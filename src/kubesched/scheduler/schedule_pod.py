@@ -119,10 +119,12 @@ class Algorithm:
             diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
         evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
-        if len(feasible) == 1 and (not explain or facts.taken):
+        if len(feasible) == 1:  # upstream runs no PreScore or Score for a single feasible node
             chosen = nodes.names[int(feasible[0])]
-            if info is not None and facts.taken:
-                info["hint"] = chosen
+            if info is not None:
+                info["feasible"] = feasible
+                if facts.taken:
+                    info["hint"] = chosen
             if self.batching:
                 fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, None, cycle)
             return ScheduleResult(chosen, evaluated, 1, info)
@@ -139,7 +141,9 @@ class Algorithm:
             outcome.total[:] = 1
         pick = self._select_host(nodes, feasible, outcome.total)
         if info is not None:
-            info.update(rows=feasible, scores=outcome.by_plugin, total=outcome.total, weights=fwk.weights)
+            info.update(
+                rows=feasible, scores=outcome.by_plugin, raw=outcome.raw_by_plugin, total=outcome.total, weights=fwk.weights
+            )
         chosen = nodes.names[int(feasible[pick])]
         if self.batching:
             rest = self._sorted_rest(nodes, feasible, outcome.total, pick, facts.signature)

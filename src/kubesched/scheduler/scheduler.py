@@ -37,6 +37,7 @@ from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics, instrument
 from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.resultstore import NODE_LIMIT
 from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN, Explanation, ScheduleOne, Stats
 from kubesched.scheduler.schedule_pod import Algorithm
 
@@ -54,6 +55,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         seed: int = 0,
         explain: set[str] | None = None,
         binding: Binding | None = None,
+        write_results: bool = False,
+        results_node_limit: int = NODE_LIMIT,
     ) -> None:
         self.client = client
         self.binding: Binding = binding if binding is not None else InlineBinding()
@@ -100,6 +103,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.stats = Stats()
         self.cluster_generation = 0
         self.explain_keys = explain or set()
+        self.write_results = write_results
+        self.results_node_limit = results_node_limit
         self.explanations: dict[str, list[Explanation]] = {}
         self.last_message: dict[str, str] = {}
         self._watch: Watch | None = None

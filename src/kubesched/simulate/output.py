@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kubesched.explain import print_attempt
+from kubesched.scheduler.resultstore import parse
 from kubesched.scheduler.schedule_one import Explanation
 from kubesched.simulate.runner import SimulationResult
 
@@ -28,17 +30,15 @@ FORMATS = ("table", "wide", "plain", "json")
 
 
 def explain_dict(exp: Explanation) -> dict[str, Any]:
-    final: dict[str, dict[str, int]] = {}
-    for node, scores in exp.score.items():
-        final[node] = {p: s * exp.weights.get(p, 1) for p, s in scores.items()}
-        final[node]["total"] = exp.final_score.get(node, 0)
+    """One attempt as kube-scheduler-simulator writes it on the pod (its annotations' JSON,
+    decoded), with when it ran and the node it selected."""
+    parsed = parse(exp.results.annotations()) or {}
+    parsed.pop("selected-node", None)
     return {
         "attempt": exp.attempt,
         "virtualSeconds": exp.time,
-        "filter-result": exp.filter,
-        "score-result": exp.score,
-        "finalscore-result": final,
-        "selectedNode": exp.selected,
+        **parsed,
+        "selectedNode": exp.results.selected_node or None,
         **({"batchHint": exp.hint} if exp.hint else {}),
     }
 
@@ -178,21 +178,8 @@ def print_result(
 
 
 def _print_explanation(console: Console, key: str, exp: Explanation, attempts: int) -> None:
-    console.print()
-    console.print(
-        Text.assemble(
-            (f"explain {key}", "bold"),
-            f" (attempt {exp.attempt} of {attempts} at {exp.time:.0f}s; selected: {exp.selected or 'none'})",
-            "; the batch's hint, filtered alone, nothing scored (Opportunistic Batching)" if exp.hint else "",
-        )
-    )
-    t = Table()
-    t.add_column("NODE")
-    t.add_column("FILTER")
-    t.add_column("SCORES (normalized)")
-    t.add_column("FINAL")
-    for node, verdicts in exp.filter.items():
-        failed = [f"{p}: {v}" for p, v in verdicts.items() if v != "passed"]
-        scores = ", ".join(f"{p}={v}" for p, v in exp.score.get(node, {}).items())
-        t.add_row(Text(node), Text("; ".join(failed) or "passed"), Text(scores), str(exp.final_score.get(node, "")))
-    console.print(t)
+    selected = exp.results.selected_node or "none"
+    title = f"explain {key} (attempt {exp.attempt} of {attempts} at {exp.time:.0f}s; selected: {selected})"
+    if exp.hint:
+        title += "; the batch's hint, filtered alone, nothing scored (Opportunistic Batching)"
+    print_attempt(console, title, explain_dict(exp))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -89,7 +89,8 @@ class FilterOutcome:
 @dataclass(slots=True)
 class ScoreOutcome:
     total: np.ndarray
-    by_plugin: dict[str, np.ndarray]
+    by_plugin: dict[str, np.ndarray]  # normalized, with ``keep``
+    raw_by_plugin: dict[str, np.ndarray] = field(default_factory=dict)  # before NormalizeScore
 
 
 class Framework:
@@ -356,8 +357,13 @@ class Framework:
         narrowing: list[str] = []
         rejected: Status | None = None
         rejectors: set[str] = set()
+        rec = state.results
         for p in self.pre_filter:
             res, st = p.pre_filter(state, pod, nodes)
+            if rec is not None:
+                rec.status(rec.pre_filter_status, p.name, st)
+                if res is not None and not res.all_nodes():
+                    rec.pre_filter_result[p.name] = list(res.node_names or ())
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
@@ -464,8 +470,11 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), first_rejector)
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        rec = state.results
         for p in self.pre_score:
             st = p.pre_score(state, pod, nodes, rows)
+            if rec is not None:
+                rec.status(rec.pre_score, p.name, st)
             if st is None or st.code == Code.SUCCESS:
                 continue
             if st.code == Code.SKIP:
@@ -479,6 +488,7 @@ class Framework:
     ) -> tuple[ScoreOutcome | None, Status | None]:
         total = np.zeros(len(rows), np.int64)
         by_plugin: dict[str, np.ndarray] = {}
+        raw_by_plugin: dict[str, np.ndarray] = {}
         for p in self.scores:
             if p.name in state.skip_score:
                 continue
@@ -499,7 +509,8 @@ class Framework:
             total += scores * self.weights[p.name]
             if keep:
                 by_plugin[p.name] = scores
-        return ScoreOutcome(total, by_plugin), None
+                raw_by_plugin[p.name] = raw
+        return ScoreOutcome(total, by_plugin, raw_by_plugin), None
 
     def shape_entry(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> ShapeEntry | Status:
         """For the shape cache: RunFilterPlugins over every node, then PreScore and each Score
@@ -572,8 +583,13 @@ class Framework:
         return entry.totals(pod, window)
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        rec = state.results
+        if rec is not None:
+            rec.selected_node = node  # the simulator's Reserve wrapper records it first
         for p in self.reserve:
             st = p.reserve(state, pod, node)
+            if rec is not None:
+                rec.status(rec.reserve, p.name, st)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return Status(st.code, st.reasons, p.name)
@@ -586,8 +602,11 @@ class Framework:
 
     def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
         waits: dict[str, float] = {}
+        rec = state.results
         for p in self.permit:
             st, timeout = p.permit(state, pod, node)
+            if rec is not None:
+                rec.permit_status(p.name, st, float(timeout or 0))
             if st is None or st.is_success():
                 continue
             if st.is_rejected():
@@ -603,8 +622,11 @@ class Framework:
         return None, {}
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        rec = state.results
         for p in self.pre_bind:
             st = p.pre_bind(state, pod, node)
+            if rec is not None:
+                rec.status(rec.pre_bind, p.name, st)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return Status(st.code, st.reasons, p.name)
@@ -612,8 +634,11 @@ class Framework:
         return None
 
     def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        rec = state.results
         for p in self.bind:
             st = p.bind(state, pod, node)
+            if rec is not None:
+                rec.status(rec.bind, p.name, st)
             if st is not None and st.code == Code.SKIP:
                 continue
             if st is not None and not st.is_success():

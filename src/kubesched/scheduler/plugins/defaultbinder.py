@@ -1,4 +1,5 @@
-"""DefaultBinder (Bind): POST the pods/binding subresource through the cluster client."""
+"""DefaultBinder (Bind): POST the pods/binding subresource through the cluster client, with the
+scheduling results as the Binding's annotations when they are written on pods."""
 
 from __future__ import annotations
 
@@ -14,8 +15,17 @@ class DefaultBinder(BindPlugin):
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         assert self.handle is not None
+        rec = state.results
+        annotations = None
+        if rec is not None and rec.write:
+            # the scheduling results ride in the Binding (one write): its own success included,
+            # as the write happens only if the binding does
+            rec.bind[self.name] = "success"
+            annotations = rec.pod_annotations(pod.obj["metadata"].get("annotations"))
         try:
-            self.handle.client.bind(pod.namespace, pod.name, pod.uid, node_name)
+            self.handle.client.bind(pod.namespace, pod.name, pod.uid, node_name, annotations)
         except ApiError as exc:
             return Status.error(exc.message)
+        if rec is not None and annotations is not None:
+            rec.written = True
         return None

@@ -1,0 +1,72 @@
+"""The per-plugin table of one scheduling attempt, read from kube-scheduler-simulator's result
+annotations (decoded by ``resultstore.parse``): ``simulate --explain`` and ``kubesched explain``
+print the same table from the same data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+EXTENSION_POINTS = (
+    ("prefilter-result-status", "PreFilter"),
+    ("prescore-result", "PreScore"),
+    ("reserve-result", "Reserve"),
+    ("permit-result", "Permit"),
+    ("prebind-result", "PreBind"),
+    ("bind-result", "Bind"),
+)
+
+
+def total_of(final: dict[str, str]) -> int:
+    """A node's final score: the sum of its weighted normalized scores (extenders' excluded)."""
+    return sum(int(v) for v in final.values())
+
+
+def node_rows(parsed: dict[str, Any]) -> list[tuple[str, dict[str, str], dict[str, str], dict[str, str]]]:
+    """(node, filter verdicts, raw scores, final scores), the selected node first, then the
+    scored nodes best first, then the others in the order they were written."""
+    filt: dict[str, dict[str, str]] = parsed.get("filter-result") or {}
+    score: dict[str, dict[str, str]] = parsed.get("score-result") or {}
+    final: dict[str, dict[str, str]] = parsed.get("finalscore-result") or {}
+    selected = parsed.get("selected-node") or parsed.get("selectedNode") or ""
+    names = list(filt)
+    names.sort(key=lambda n: (n != selected, n not in final, -total_of(final.get(n, {}))))
+    return [(n, filt[n], score.get(n, {}), final.get(n, {})) for n in names]
+
+
+def print_attempt(console: Console, title: str, parsed: dict[str, Any]) -> None:
+    """One attempt: the extension points' statuses, then a row per node: the plugin that
+    filtered it out and why, or each score plugin's raw score → weighted normalized score."""
+    console.print()
+    console.print(Text(title, style="bold"))
+    for key, point in EXTENSION_POINTS:
+        statuses = parsed.get(key) or {}
+        if statuses:
+            line = ", ".join(f"{p}: {v or 'skip'}" for p, v in sorted(statuses.items()))
+            console.print(Text(f"  {point}: {line}"))
+    narrowed = parsed.get("prefilter-result") or {}
+    for plugin, nodes in sorted(narrowed.items()):
+        console.print(Text(f"  PreFilter {plugin} kept only: {', '.join(nodes)}"))
+    for node, verdicts in sorted((parsed.get("postfilter-result") or {}).items()):
+        for plugin, verdict in verdicts.items():
+            console.print(Text(f"  PostFilter {plugin}: {node} ({verdict}: nominated)"))
+    t = Table()
+    t.add_column("NODE")
+    t.add_column("FILTER")
+    t.add_column("SCORE (raw → normalized × weight)")
+    t.add_column("TOTAL", justify="right")
+    selected = parsed.get("selected-node") or parsed.get("selectedNode") or ""
+    for node, verdicts, raw, final in node_rows(parsed):
+        failed = [f"{p}: {v}" for p, v in verdicts.items() if v != "passed"]
+        scores = ", ".join(f"{p} {raw.get(p, '')} → {final.get(p, '')}" for p in final)
+        total = str(total_of(final)) if final else ""
+        name = Text(node + (" ✔" if node == selected else ""), style="bold green" if node == selected else "")
+        t.add_row(name, Text("; ".join(failed) or "passed"), Text(scores), total)
+    for group in parsed.get("filter-result-groups") or []:
+        examples = ", ".join(group.get("examples") or [])
+        what = group["reason"] if not group.get("plugin") else f"{group['plugin']}: {group['reason']}"
+        t.add_row(Text(f"{group['nodes']} more nodes (e.g. {examples})"), Text(what), Text(""), "")
+    console.print(t)
