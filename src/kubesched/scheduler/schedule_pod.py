@@ -142,7 +142,11 @@ class Algorithm:
         pick = self._select_host(nodes, feasible, outcome.total)
         if info is not None:
             info.update(
-                rows=feasible, scores=outcome.by_plugin, raw=outcome.raw_by_plugin, total=outcome.total, weights=fwk.weights
+                rows=feasible,
+                scores=outcome.by_plugin,
+                raw=outcome.raw_by_plugin,
+                total=outcome.total,
+                weights=fwk.weights,
             )
         chosen = nodes.names[int(feasible[pick])]
         if self.batching:
