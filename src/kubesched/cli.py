@@ -456,6 +456,16 @@ _server_flags = [
 ]
 
 
+_results_limit_option = click.option(
+    "--results-node-limit",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Nodes listed one by one in a pod's results; past it the best-scored feasible nodes are listed and the "
+    "rest counted per reason in kubesched.io/filter-result-groups.",
+)
+
+
 def _with_server_flags(fn: Callable[..., None]) -> Callable[..., None]:
     for flag in reversed(_server_flags):
         fn = flag(fn)
@@ -463,7 +473,15 @@ def _with_server_flags(fn: Callable[..., None]) -> Callable[..., None]:
 
 
 def _serve(
-    config_path: str | None, paths: tuple[str, ...], *, with_scheduler: bool, feature_gates: str = "", **flags: Any
+    config_path: str | None,
+    paths: tuple[str, ...],
+    *,
+    with_scheduler: bool,
+    feature_gates: str = "",
+    results: bool = False,
+    results_node_limit: int = 100,
+    ui_port: int = 0,
+    **flags: Any,
 ) -> None:
     from pathlib import Path
 
@@ -496,6 +514,10 @@ def _serve(
             watch_queue_length=flags["watch_queue_length"],
             paths=list(paths),
             scheduler=_load_config(config_path, feature_gates) if with_scheduler else None,
+            config_path=config_path,
+            write_results=results,
+            results_node_limit=results_node_limit,
+            ui_port=ui_port,
         )
         run(opts)
     except InputError as exc:
@@ -513,11 +535,43 @@ def apiserver(paths: tuple[str, ...], **flags: Any) -> None:
 @main.command()
 @_with_server_flags
 @click.option("--config", "config_path", default=None, help="KubeSchedulerConfiguration file.")
+@click.option(
+    "--results/--no-results",
+    default=True,
+    show_default=True,
+    help="Write each attempt's per-plugin results on the pod (kube-scheduler-simulator's annotations).",
+)
+@_results_limit_option
+@click.option(
+    "--ui-port",
+    type=click.IntRange(0, 65535),
+    default=3000,
+    show_default=True,
+    help="Port of the web UI (on --host, behind the same token; 0: no UI).",
+)
 @_feature_gates_option
 @click.argument("paths", nargs=-1)
-def up(config_path: str | None, paths: tuple[str, ...], feature_gates: str, **flags: Any) -> None:
-    """The embedded API server and the scheduler in one process: a cluster kubectl can drive."""
-    _serve(config_path, paths, with_scheduler=True, feature_gates=feature_gates, **flags)
+def up(
+    config_path: str | None,
+    paths: tuple[str, ...],
+    feature_gates: str,
+    results: bool,
+    results_node_limit: int,
+    ui_port: int,
+    **flags: Any,
+) -> None:
+    """The embedded API server and the scheduler in one process: a cluster kubectl can drive,
+    with a web UI."""
+    _serve(
+        config_path,
+        paths,
+        with_scheduler=True,
+        feature_gates=feature_gates,
+        results=results,
+        results_node_limit=results_node_limit,
+        ui_port=ui_port,
+        **flags,
+    )
 
 
 def _duration_flag(name: str, attr: str, default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -565,6 +619,14 @@ def _camel(name: str) -> str:
     show_default=True,
     help="Port of /healthz, /livez, /readyz and /metrics (0: none).",
 )
+@click.option(
+    "--write-results",
+    is_flag=True,
+    default=False,
+    help="Write each attempt's per-plugin results on the pod as kube-scheduler-simulator's annotations "
+    "(kube-scheduler-simulator.sigs.k8s.io/*): one more write per failed attempt, none per binding.",
+)
+@_results_limit_option
 @_feature_gates_option
 def scheduler(
     kubeconfig: str | None,
@@ -574,6 +636,8 @@ def scheduler(
     verbosity: int,
     bind_address: str,
     secure_port: int,
+    write_results: bool,
+    results_node_limit: int,
     **lease_options: str | None,
 ) -> None:
     """The scheduler alone, as a client of any Kubernetes API server (kube-scheduler's place)."""
@@ -595,7 +659,12 @@ def scheduler(
         cfg = _load_config(config_path, feature_gates)
         # --kubeconfig, else the configuration's clientConnection.kubeconfig, else in-cluster
         code = run(
-            kubeconfig or cfg.client_connection.kubeconfig or None, cfg, flags, Serving(bind_address, secure_port)
+            kubeconfig or cfg.client_connection.kubeconfig or None,
+            cfg,
+            flags,
+            Serving(bind_address, secure_port),
+            write_results=write_results,
+            results_node_limit=results_node_limit,
         )
     except InputError as exc:
         _fail(exc)

@@ -32,11 +32,11 @@ from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
 from kubesched.app.certs import ensure_certs, server_context
-from kubesched.app.driver import RealtimeDriver
 from kubesched.app.kubeconfig import load_or_create_signing_key, load_or_create_token, write_kubeconfig
+from kubesched.app.scheduler_service import SchedulerService
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
-from kubesched.clock import RealClock, WallClock
+from kubesched.clock import WallClock
 from kubesched.cluster import admission
 from kubesched.cluster.loader import load_paths
 from kubesched.cluster.sqlite import SQLiteBackend
@@ -73,6 +73,10 @@ class ServerOptions:
     paths: list[str] = field(default_factory=list)
     token_auth_file: str | None = None  # --token-auth-file: static users
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
+    config_path: str | None = None  # where ``scheduler`` came from (the UI shows it)
+    write_results: bool = False  # the scheduling results on each pod (scheduler/resultstore.py)
+    results_node_limit: int = 100
+    ui_port: int = 0  # ``up``: the web UI's port (0: none)
 
 
 def load_manifests(store: Store, paths: list[str]) -> list[str]:
@@ -198,18 +202,45 @@ async def serve(opts: ServerOptions) -> None:
     kubeconfig = opts.data_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
     tasks = [asyncio.create_task(controllers())]
+    service: SchedulerService | None = None
+    ui_runner: web.AppRunner | None = None
     if opts.scheduler is not None:
-        from kubesched.scheduler.scheduler import Scheduler
-
         client = InProcessClient(store, reporting_instance="kubesched-up")
         if volumes in syncers:
             client.settlers.append(volumes.sync)  # on this loop: PreBind runs the PV controller, not waits
-        sched = Scheduler(client, opts.scheduler, RealClock(), seed=0)
-        server.metrics_registries.append(sched.metrics.registry)
-        tasks.append(asyncio.create_task(RealtimeDriver(sched, sched.clock).run_async(stop)))  # type: ignore[arg-type]
+
+        def swap_metrics(old: Any, new: Any) -> None:
+            if old is not None and old in server.metrics_registries:
+                server.metrics_registries.remove(old)
+            server.metrics_registries.append(new)
+
+        service = SchedulerService(
+            client,
+            opts.scheduler,
+            write_results=opts.write_results,
+            results_node_limit=opts.results_node_limit,
+            on_metrics=swap_metrics,
+        )
+        service.start()
         tasks.append(asyncio.create_task(event_rounds(client, stop)))
     print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
+    if service is not None and opts.ui_port:
+        from kubesched.ui.server import UiServer
+
+        ui = UiServer(store, service, token, f"https://{address}", ca, config_path=opts.config_path)
+        ui_runner = web.AppRunner(ui.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await ui_runner.setup()
+        try:
+            await web.TCPSite(ui_runner, opts.host, opts.ui_port, reuse_address=True).start()
+        except OSError as exc:
+            raise InputError(
+                f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): {exc.strerror or exc}"
+            ) from None
+        tasks.append(asyncio.create_task(ui.run(stop)))
+        print(f"kubesched: web UI on http://{opts.host}:{opts.ui_port}/?token={token}", flush=True)
     await stop.wait()
+    if service is not None:
+        await service.stop()
     server.close_watches()
     for t in tasks:
         t.cancel()
@@ -217,6 +248,8 @@ async def serve(opts: ServerOptions) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await t
     listener.close()
+    if ui_runner is not None:
+        await ui_runner.cleanup()
     await runner.cleanup()
     store.close()
 

@@ -84,6 +84,9 @@ def run(
     config: SchedulerConfig,
     leader_flags: dict[str, Any] | None = None,
     serving: Serving | None = None,
+    *,
+    write_results: bool = False,
+    results_node_limit: int = 100,
 ) -> int:
     """Run until SIGINT/SIGTERM (0) or, with leader election, until the lease is lost (the
     process exits 1 at once, as kube-scheduler's OnStoppedLeading does)."""
@@ -129,7 +132,15 @@ def run(
             raise InputError(f"informers did not sync within {SYNC_TIMEOUT:.0f}s", file=source)
         clock = RealClock()
         binding = ThreadedBinding()
-        sched = Scheduler(client, config, clock, seed=0, binding=binding)
+        sched = Scheduler(
+            client,
+            config,
+            clock,
+            seed=0,
+            binding=binding,
+            write_results=write_results,
+            results_node_limit=results_node_limit,
+        )
         if election.leader_elect:
             me = identity()
             log.info("leader election identity %s", me)

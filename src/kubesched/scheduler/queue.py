@@ -130,6 +130,11 @@ class SchedulingQueue(Nominator):
         qp = self._pods.get(uid)
         return qp.where if qp else ""
 
+    def entries(self) -> list[QueuedPodInfo]:
+        """Every pod the queue holds, in flight included (``where`` says which sub-queue); for
+        views of the queue (the web UI), not for scheduling."""
+        return [*self.in_flight.values(), *self._pods.values()]
+
     def get(self, uid: str) -> QueuedPodInfo | None:
         return self._pods.get(uid) or self.in_flight.get(uid)
 

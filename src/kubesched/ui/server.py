@@ -1,0 +1,353 @@
+"""The web UI of ``kubesched up`` (kube-scheduler-simulator's web UI, on a live scheduler): static
+files from the package, a server-sent event stream of nodes, pods and the scheduling queue,
+a pod's scheduling results, YAML create/edit/delete and the scheduler configuration.
+
+Reads come from the Store and the running Scheduler in process; writes go to the API server
+over HTTPS as any client's would (server-side apply, delete), so they get its validation,
+admission and Status errors. Every route but the static files needs the cluster's token: as a
+bearer token, or the cookie that ``/?token=…`` sets (the URL ``kubesched up`` prints)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import ssl
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from aiohttp import web
+
+from kubesched.api.errors import ApiError
+from kubesched.api.watch import DELETED
+from kubesched.apiserver.resources import BY_KIND, Resource
+from kubesched.app.scheduler_service import SchedulerService
+from kubesched.cluster.store import Store
+from kubesched.errors import InputError
+from kubesched.scheduler.config import parse_config
+from kubesched.scheduler.config_defaults import to_document
+from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.ui.views import node_view, pod_view, queue_view, results_view
+
+STATIC = Path(__file__).parent / "static"
+COOKIE = "kubesched-ui"
+WRITE_HEADER = "X-Kubesched-UI"  # a cross-site form cannot set it: writes need it (CSRF)
+FIELD_MANAGER = "kubesched-ui"
+QUEUE_PERIOD = 0.25  # seconds between two looks at the queue while a stream is open
+KEEPALIVE = 15.0
+EDITABLE = (
+    "Pod",
+    "Node",
+    "Namespace",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "ConfigMap",
+)
+
+
+class UiServer:
+    def __init__(
+        self,
+        store: Store,
+        service: SchedulerService,
+        token: str,
+        api_url: str,
+        ca: Path,
+        *,
+        config_path: str | None = None,
+    ) -> None:
+        self.store = store
+        self.service = service
+        self.token = token
+        self.api_url = api_url
+        self.ca = ca
+        self.config_path = config_path
+        self._http: httpx.AsyncClient | None = None
+        self._streams: set[asyncio.Event] = set()
+        app = web.Application(middlewares=[self._auth], client_max_size=4 * 1024 * 1024)
+        app.router.add_get("/", self._index)
+        app.router.add_static("/static", STATIC, follow_symlinks=False)
+        app.router.add_get("/api/state", self._state)
+        app.router.add_get("/api/stream", self._stream)
+        app.router.add_get("/api/pods/{namespace}/{name}", self._pod)
+        app.router.add_get("/api/kinds", self._kinds)
+        app.router.add_get("/api/objects/{kind}", self._objects)
+        app.router.add_get("/api/yaml/{kind}/{namespace}/{name}", self._yaml)
+        app.router.add_post("/api/apply", self._apply)
+        app.router.add_delete("/api/objects/{kind}/{namespace}/{name}", self._delete)
+        app.router.add_get("/api/config", self._config)
+        app.router.add_put("/api/config", self._put_config)
+        app.on_cleanup.append(self._close)
+        self.app = app
+
+    # -- authentication ------------------------------------------------------------------------
+    def _authorized(self, request: web.Request) -> bool:
+        given = request.cookies.get(COOKIE, "")
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Bearer "):
+            given = header[7:]
+        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path.startswith("/static/"):
+            return await handler(request)
+        if request.path == "/" and "token" in request.query:
+            given = request.query["token"]
+            if not hmac.compare_digest(given.encode(), self.token.encode()):
+                return _status(401, "Unauthorized", "the token in the URL is not this cluster's")
+            resp = web.HTTPFound("/")
+            resp.set_cookie(COOKIE, given, httponly=True, samesite="Strict", path="/")
+            return resp
+        if not self._authorized(request):
+            if request.path == "/":
+                return web.Response(status=401, text=_LOGIN, content_type="text/html")
+            return _status(401, "Unauthorized", "open the URL kubesched up printed (it carries the token)")
+        if request.method not in ("GET", "HEAD") and request.headers.get(WRITE_HEADER) != "1":
+            return _status(403, "Forbidden", f"writes need the {WRITE_HEADER} header")
+        try:
+            return await handler(request)
+        except InputError as exc:
+            return _status(400, "BadRequest", str(exc))
+
+    # -- pages and reads -----------------------------------------------------------------------
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    def snapshot(self) -> dict[str, Any]:
+        nodes = sorted((node_view(n) for n in self.store.list("Node")[0]), key=lambda n: n["name"])
+        pods = sorted((pod_view(p) for p in self.store.list("Pod")[0]), key=lambda p: (p["namespace"], p["name"]))
+        return {
+            "nodes": nodes,
+            "pods": pods,
+            "queue": queue_view(self.service.scheduler),
+            "scheduler": {"restarts": self.service.restarts, "config": self.config_path or "(defaults)"},
+        }
+
+    async def _state(self, request: web.Request) -> web.Response:
+        return _json(self.snapshot())
+
+    async def _pod(self, request: web.Request) -> web.Response:
+        ns, name = request.match_info["namespace"], request.match_info["name"]
+        try:
+            obj = self.store.get("Pod", ns, name)
+        except ApiError:
+            return _status(404, "NotFound", f'pods "{name}" not found')
+        events = [
+            {
+                "type": e.get("type"),
+                "reason": e.get("reason"),
+                "message": e.get("message") or e.get("note"),
+                "count": e.get("count") or 1,
+            }
+            for e in self.store.list("Event", ns)[0]
+            if (e.get("involvedObject") or e.get("regarding") or {}).get("uid") == obj["metadata"].get("uid")
+        ]
+        return _json(
+            {"pod": pod_view(obj), "object": obj, "events": events, **results_view(obj, self.service.scheduler)}
+        )
+
+    async def _kinds(self, request: web.Request) -> web.Response:
+        return _json([k for k in EDITABLE if k in BY_KIND])
+
+    async def _objects(self, request: web.Request) -> web.Response:
+        kind = self._kind(request.match_info["kind"])
+        objs = self.store.list(kind.stored)[0]
+        names = sorted((o["metadata"].get("namespace") or "", o["metadata"]["name"]) for o in objs)
+        return _json([{"namespace": ns, "name": n} for ns, n in names])
+
+    async def _yaml(self, request: web.Request) -> web.Response:
+        kind = self._kind(request.match_info["kind"])
+        ns = request.match_info["namespace"]
+        path = self._path(kind, "" if ns == "-" else ns, request.match_info["name"])
+        resp = await self._client().get(path)
+        if resp.status_code != 200:
+            return web.Response(status=resp.status_code, body=resp.content, content_type="application/json")
+        obj = resp.json()
+        (obj.get("metadata") or {}).pop("managedFields", None)
+        return web.Response(text=yaml.safe_dump(obj, sort_keys=False), content_type="text/plain")
+
+    # -- writes, through the API server --------------------------------------------------------
+    async def _apply(self, request: web.Request) -> web.Response:
+        """Each YAML document server-side applied (created or updated, as ``kubectl apply
+        --server-side --force-conflicts``); the first failure is returned as the API server's
+        Status, with the document's position."""
+        text = await request.text()
+        try:
+            docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        except yaml.YAMLError as exc:
+            return _status(400, "BadRequest", f"the YAML does not parse: {exc}")
+        if not docs:
+            return _status(400, "BadRequest", "no object in the YAML")
+        applied = []
+        for i, doc in enumerate(docs):
+            if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict):
+                return _status(400, "BadRequest", f"document {i + 1}: not an object with metadata")
+            kind = BY_KIND.get(str(doc.get("kind")))
+            if kind is None or doc.get("apiVersion") != kind.group_version:
+                return _status(
+                    400, "BadRequest", f"document {i + 1}: unknown kind {doc.get('apiVersion')}/{doc.get('kind')}"
+                )
+            name = doc["metadata"].get("name")
+            if not name or not isinstance(name, str):
+                return _status(400, "BadRequest", f"document {i + 1}: metadata.name: Required value")
+            ns = (doc["metadata"].get("namespace") or "default") if kind.namespaced else ""
+            doc["metadata"].pop("resourceVersion", None)
+            doc["metadata"].pop("managedFields", None)
+            resp = await self._client().patch(
+                self._path(kind, ns, name),
+                params={"fieldManager": FIELD_MANAGER, "force": "true"},
+                content=json.dumps(doc),
+                headers={"Content-Type": "application/apply-patch+yaml"},
+            )
+            if resp.status_code >= 300:
+                return web.Response(status=resp.status_code, body=resp.content, content_type="application/json")
+            applied.append({"kind": kind.kind, "namespace": ns, "name": name})
+        return _json({"applied": applied})
+
+    async def _delete(self, request: web.Request) -> web.Response:
+        kind = self._kind(request.match_info["kind"])
+        ns = request.match_info["namespace"]
+        resp = await self._client().delete(self._path(kind, "" if ns == "-" else ns, request.match_info["name"]))
+        return web.Response(status=resp.status_code, body=resp.content, content_type="application/json")
+
+    async def _config(self, request: web.Request) -> web.Response:
+        doc = to_document(self.service.config, set(in_tree_registry()))
+        return _json(
+            {
+                "yaml": yaml.safe_dump(doc, sort_keys=False),
+                "restarts": self.service.restarts,
+                "source": self.config_path or "(defaults)",
+            }
+        )
+
+    async def _put_config(self, request: web.Request) -> web.Response:
+        """A new KubeSchedulerConfiguration: validated as ``kubesched config validate``, then
+        the scheduler restarts with it (an invalid one leaves the running scheduler alone)."""
+        try:
+            raw = yaml.safe_load(await request.text())
+        except yaml.YAMLError as exc:
+            return _status(400, "BadRequest", f"the configuration's YAML does not parse: {exc}")
+        cfg = parse_config(raw, "the web UI's configuration")
+        cfg.feature_gates = self.service.config.feature_gates.merged(cfg.feature_gates)
+        await self.service.restart(cfg)
+        self._wake_all()
+        return _json({"restarts": self.service.restarts})
+
+    # -- the live stream -----------------------------------------------------------------------
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
+        """Server-sent events: ``snapshot`` first, then ``node`` / ``pod`` (an object's view, or
+        ``{"deleted": …}``) as the Store changes, and ``queue`` whenever the queue's view does."""
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
+        await resp.prepare(request)
+        wake = asyncio.Event()
+        self._streams.add(wake)
+        watch = self.store.watch(["Node", "Pod"], notify=wake.set)
+        try:
+            snap = self.snapshot()
+            last_queue = json.dumps(snap["queue"], sort_keys=True)
+            await _send(resp, "snapshot", snap)
+            loop = asyncio.get_running_loop()
+            last_beat = loop.time()
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), QUEUE_PERIOD)
+                wake.clear()
+                for ev in watch.drain():
+                    meta = ev.obj.get("metadata") or {}
+                    if ev.type == DELETED:
+                        body: dict[str, Any] = {
+                            "deleted": True,
+                            "namespace": meta.get("namespace"),
+                            "name": meta["name"],
+                        }
+                    else:
+                        body = node_view(ev.obj) if ev.kind == "Node" else pod_view(ev.obj)
+                    await _send(resp, ev.kind.lower(), body)
+                queue = queue_view(self.service.scheduler)
+                text = json.dumps(queue, sort_keys=True)
+                if text != last_queue:
+                    last_queue = text
+                    await _send(resp, "queue", queue)
+                if loop.time() - last_beat > KEEPALIVE:
+                    await resp.write(b": keepalive\n\n")
+                    last_beat = loop.time()
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self.store.stop_watch(watch)
+            self._streams.discard(wake)
+        return resp
+
+    def _wake_all(self) -> None:
+        for wake in self._streams:
+            wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Nothing to drive: the streams wake on the Store's events; kept for the server's tasks."""
+        await stop.wait()
+        self._wake_all()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _kind(self, name: str) -> Resource:
+        kind = BY_KIND.get(name)
+        if kind is None:
+            raise InputError(f"unknown kind {name!r}")
+        return kind
+
+    @staticmethod
+    def _path(kind: Resource, namespace: str, name: str) -> str:
+        root = f"/api/{kind.version}" if not kind.group else f"/apis/{kind.group}/{kind.version}"
+        scope = f"/namespaces/{namespace}" if kind.namespaced else ""
+        return f"{root}{scope}/{kind.plural}/{name}"
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            ctx = ssl.create_default_context(cafile=str(self.ca))
+            self._http = httpx.AsyncClient(
+                base_url=self.api_url,
+                verify=ctx,
+                headers={"Authorization": f"Bearer {self.token}", "Accept": "application/json"},
+                timeout=30.0,
+                trust_env=False,
+            )
+        return self._http
+
+    async def _close(self, app: web.Application) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+
+
+async def _send(resp: web.StreamResponse, event: str, data: Any) -> None:
+    await resp.write(f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode())
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        status=status, text=json.dumps(data), content_type="application/json", headers={"Cache-Control": "no-store"}
+    )
+
+
+def _status(code: int, reason: str, message: str) -> web.Response:
+    """A metav1.Status, as the API server answers errors."""
+    return _json(
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "reason": reason, "code": code},
+        code,
+    )
+
+
+_LOGIN = """<!doctype html><meta charset="utf-8"><title>kubesched</title>
+<body style="font-family:sans-serif;margin:3em">
+<h1>kubesched</h1><p>This page needs the cluster's token. Open the address <code>kubesched up</code> printed
+(<code>http://…/?token=…</code>), or find the token in the data directory's kubeconfig.</p></body>"""
