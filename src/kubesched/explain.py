@@ -45,7 +45,9 @@ def print_attempt(console: Console, title: str, parsed: dict[str, Any]) -> None:
     for key, point in EXTENSION_POINTS:
         statuses = parsed.get(key) or {}
         if statuses:
-            line = ", ".join(f"{p}: {v or 'skip'}" for p, v in sorted(statuses.items()))
+            ran = [f"{p}: {v}" for p, v in sorted(statuses.items()) if v]
+            skipped = sorted(p for p, v in statuses.items() if not v)
+            line = ", ".join(ran) + (f" (skipped: {', '.join(skipped)})" if skipped else "")
             console.print(Text(f"  {point}: {line}"))
     narrowed = parsed.get("prefilter-result") or {}
     for plugin, nodes in sorted(narrowed.items()):

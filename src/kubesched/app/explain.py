@@ -1,0 +1,121 @@
+"""``kubesched explain POD``: why a pod of a live cluster went where it did, or why it waits.
+
+The pod's own scheduling results (kube-scheduler-simulator's annotations, which ``kubesched up``
+and ``kubesched scheduler --write-results`` write) are printed as ``simulate --explain`` prints
+them. A pod without them, or with ``--dry-run``, is scheduled once more in a dry cycle: the
+cluster's objects are listed into an in-memory store, the pod is made pending again (its own
+placement taken out), and one scheduling cycle runs over that snapshot; nothing is written to
+the cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio import config as k8s_config
+
+from kubesched.apiserver.resources import BY_KIND
+from kubesched.app.scheduler import INFORMER_KINDS, _check_kubeconfig
+from kubesched.errors import InputError
+from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.resultstore import HISTORY, parse
+
+
+async def _get(api: k8s.ApiClient, path: str) -> Any:
+    resp = await api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False)
+    return json.loads(await resp.read())
+
+
+def _list_path(kind: str) -> str:
+    r = BY_KIND[kind]
+    root = f"/api/{r.version}" if not r.group else f"/apis/{r.group}/{r.version}"
+    return f"{root}/{r.plural}"
+
+
+async def _fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    api = await k8s_config.new_client_from_config(config_file=kubeconfig)
+    async with api:
+        core = k8s.CoreV1Api(api)
+        try:
+            resp = await core.read_namespaced_pod(name, namespace, _preload_content=False)
+        except k8s.ApiException as exc:
+            if exc.status == 404:
+                raise InputError(f'pods "{name}" not found in namespace "{namespace}"') from None
+            raise InputError(f'pod "{namespace}/{name}": {exc.reason or exc.status}', file=kubeconfig) from None
+        pod = json.loads(await resp.read())
+        objects: dict[str, Any] = {}
+        if snapshot:
+            for kind in INFORMER_KINDS:
+                if kind not in BY_KIND:
+                    continue
+                try:
+                    objects[kind] = (await _get(api, _list_path(kind))).get("items") or []
+                except k8s.ApiException:
+                    objects[kind] = []  # a kind the server does not serve: none of them
+        return pod, objects
+
+
+def fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    _check_kubeconfig(kubeconfig)
+    try:
+        return asyncio.run(_fetch(kubeconfig, namespace, name, snapshot))
+    except InputError:
+        raise
+    except Exception as exc:  # an unreachable server
+        raise InputError(f"cannot reach the API server: {exc}", file=kubeconfig) from None
+
+
+def from_annotations(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each attempt written on the pod, oldest first (``result-history``, else the latest)."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    latest = parse(annotations)
+    if latest is None:
+        return []
+    try:
+        history = [parse(h) or {} for h in json.loads(annotations.get(HISTORY) or "[]")]
+    except (ValueError, AttributeError, TypeError):
+        history = []
+    return history or [latest]
+
+
+def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfig) -> dict[str, Any] | None:
+    """One scheduling cycle of ``pod`` against the snapshot, the pod pending again; None when
+    the attempt never ran (the pod is gated, or no profile schedules it)."""
+    from kubesched.api.errors import ApiError
+    from kubesched.client import InProcessClient
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster.store import Store
+    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.simulate.output import explain_dict
+
+    store = Store(VirtualClock(), seed=0)
+    uid = pod["metadata"].get("uid")
+    for kind, items in objects.items():
+        for obj in items:
+            obj = {**obj, "kind": kind, "apiVersion": BY_KIND[kind].group_version}
+            if kind == "Pod":
+                if obj["metadata"].get("uid") == uid:
+                    continue
+                if not (obj.get("spec") or {}).get("nodeName"):
+                    continue  # other pending pods take no room
+            try:
+                store.create(kind, obj)
+            except ApiError:
+                continue
+    target = {**pod, "spec": {**pod["spec"], "nodeName": None}, "status": {"phase": "Pending"}}
+    target["spec"].pop("nodeName", None)
+    store.create("Pod", target)
+    key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
+    sched = Scheduler(InProcessClient(store), config, store.clock, seed=0, explain={key})
+    sched.start()
+    sched.process_events()
+    while sched.schedule_one():
+        sched.process_events()
+    history = sched.explanations.get(key)
+    if not history:
+        return None
+    out = explain_dict(history[-1])
+    out["selected-node"] = out.pop("selectedNode", None) or ""
+    return out
