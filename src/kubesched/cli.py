@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -830,7 +830,7 @@ def _logging() -> None:
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
-def _fail(exc: InputError) -> None:
+def _fail(exc: InputError) -> NoReturn:
     click.echo(f"kubesched: error: {exc}", err=True)
     sys.exit(2)
 
