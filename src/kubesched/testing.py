@@ -48,13 +48,16 @@ class Cluster:
         binding: Binding | None = None,
         workloads: bool = False,
         run_seconds: float = 1.0,
+        results: bool = False,
+        results_node_limit: int = 100,
     ) -> None:
         """``objects``: manifests (Nodes, Pods, …) created in order; ``config``: fields of a
         KubeSchedulerConfiguration; ``registry``: the plugins profiles may name (``in_tree_registry()``
         plus yours; None: the in-tree ones and the installed packages). ``workloads``: run what
         ``kubesched up`` runs around the scheduler too: the API server's admission, the hollow
         kubelet (pods Running, run-to-completion pods done after ``run_seconds``) and the workload
-        controllers with the garbage collector and the namespace controller."""
+        controllers with the garbage collector and the namespace controller. ``results``: each
+        attempt's per-plugin results written on the pod, as ``kubesched up`` writes them."""
         self.clock = VirtualClock()
         self.store = Store(self.clock, start_on_bind=not workloads)
         self.kubelet: HollowKubelet | None = None
@@ -73,7 +76,13 @@ class Cluster:
         self.client = InProcessClient(self.store)
         self.client.settlers.append(self.volumes.sync)
         self.sched = Scheduler(
-            self.client, parse_config({**CONFIG, **(config or {})}), self.clock, registry=registry, binding=binding
+            self.client,
+            parse_config({**CONFIG, **(config or {})}),
+            self.clock,
+            registry=registry,
+            binding=binding,
+            write_results=results,
+            results_node_limit=results_node_limit,
         )
         self.sched.start()
 
