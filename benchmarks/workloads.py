@@ -93,6 +93,8 @@ def live(nodes: int, replicas: int) -> None:
             str(port),
             "--nodes",
             str(nodes),
+            "--ui-port",
+            "0",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

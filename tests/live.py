@@ -39,6 +39,10 @@ class Server:
         self.command = command
         self.nodes = nodes
         self.args = args or []
+        self.ui_port = 0
+        if command == "up" and "--ui-port" not in self.args:  # the web UI on a free port, not 3000
+            self.ui_port = free_port()
+            self.args = [*self.args, "--ui-port", str(self.ui_port)]
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property

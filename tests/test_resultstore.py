@@ -249,7 +249,8 @@ def test_off_by_default_in_the_scheduler() -> None:
     c = Cluster(make_node("n"))
     c.create(make_pod("p", cpu="1"))
     c.settle()
-    assert not any(k.startswith(rs.PREFIX) for k in c.store.get("Pod", "default", "p")["metadata"].get("annotations") or {})
+    annotations = c.store.get("Pod", "default", "p")["metadata"].get("annotations") or {}
+    assert not any(k.startswith(rs.PREFIX) for k in annotations)
 
 
 def test_annotations_agree_with_simulate_explain(tmp_path: Path) -> None:

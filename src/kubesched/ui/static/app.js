@@ -172,14 +172,14 @@ function ResultsTable({ results, filterPlugins }) {
           <td>${n}${n === selected ? " ✔" : ""}</td>
           ${filters.map((p) => {
             const v = filter[n][p];
-            return html`<td data-plugin=${p} class=${v === undefined ? "muted" : v === "passed" ? "pass" : "fail"}>${
+            return html`<td data-filter=${p} class=${v === undefined ? "muted" : v === "passed" ? "pass" : "fail"}>${
               v === undefined ? "–" : v
             }</td>`;
           })}
           ${scorers.map((p) =>
             final[n] && p in final[n]
-              ? html`<td class="num" data-plugin=${p} data-raw=${raw[n]?.[p]} data-final=${final[n][p]}>${raw[n]?.[p]} → ${final[n][p]}</td>`
-              : html`<td class="muted" data-plugin=${p}>–</td>`
+              ? html`<td class="num" data-score=${p} data-raw=${raw[n]?.[p]} data-final=${final[n][p]}>${raw[n]?.[p]} → ${final[n][p]}</td>`
+              : html`<td class="muted" data-score=${p}>–</td>`
           )}
           <td class="num" data-total>${n in final ? total(final[n]) : ""}</td>
         </tr>`
