@@ -45,6 +45,10 @@ async def _fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> 
                 raise InputError(f'pods "{name}" not found in namespace "{namespace}"') from None
             raise InputError(f'pod "{namespace}/{name}": {exc.reason or exc.status}', file=kubeconfig) from None
         pod = json.loads(await resp.read())
+        if resp.status == 404:
+            raise InputError(f'pods "{name}" not found in namespace "{namespace}"')
+        if resp.status >= 400 or pod.get("kind") == "Status":
+            raise InputError(f'pod "{namespace}/{name}": {pod.get("message") or resp.status}', file=kubeconfig)
         objects: dict[str, Any] = {}
         if snapshot:
             for kind in INFORMER_KINDS:

@@ -184,9 +184,11 @@ def record_nodes(
     feasible: np.ndarray,
     scores: dict[str, tuple[np.ndarray, np.ndarray, int]] | None,
     total: np.ndarray | None,
+    selected_row: int | None = None,
 ) -> None:
     """Filter verdicts for the nodes Filter ran on, and raw and weighted scores for the feasible
-    nodes scored: ``scores`` maps a plugin to (raw, normalized, weight) over ``feasible``.
+    nodes scored: ``scores`` maps a plugin to (raw, normalized, weight) over ``feasible``;
+    ``selected_row`` (the node picked) is listed first.
     Nodes outside a PreFilterResult never reach Filter and are not listed (as upstream).
 
     Over ``res.node_limit`` nodes, the best-scored feasible nodes are listed and the rest grouped."""
@@ -200,6 +202,11 @@ def record_nodes(
     order = np.arange(n_feasible)
     if total is not None and n_feasible > 1:
         order = np.argsort(-total, kind="stable")
+    if selected_row is not None and n_feasible > 1:  # the node picked among equals comes first
+        pick = np.flatnonzero(feasible == selected_row)
+        if len(pick):
+            where = int(np.flatnonzero(order == pick[0])[0])
+            order = np.concatenate((order[where : where + 1], order[:where], order[where + 1 :]))
     limit = res.node_limit
     grouped = n_feasible + len(rejected_rows) > limit
     listed = order[:limit] if grouped else order

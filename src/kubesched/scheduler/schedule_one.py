@@ -143,7 +143,9 @@ class ScheduleOne:
             return True
         self.metrics.algorithm_duration.observe(time.perf_counter() - started)
         if record and result.explain is not None:
-            self._record_nodes(pod, fwk, state, result.explain["diagnosis"], result.explain, explain)
+            self._record_nodes(
+                pod, fwk, state, result.explain["diagnosis"], result.explain, explain, result.suggested_host
+            )
         host = result.suggested_host
         assumed = self._assume(pod, host)
         st = fwk.run_reserve(state, assumed, host)
@@ -343,6 +345,7 @@ class ScheduleOne:
         diagnosis: Any,
         info: dict[str, Any] | None,
         explain: bool,
+        selected: str | None = None,
     ) -> None:
         """The attempt's Filter verdicts and scores into its PodResults, and ``--explain``'s
         history of attempts."""
@@ -356,7 +359,10 @@ class ScheduleOne:
             rows = info["rows"]
             raw, norm = info["raw"], info["scores"]
             scores = {p: (raw[p], norm[p], fwk.weights[p]) for p in norm}
-            record_nodes(rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, rows, scores, info["total"])
+            picked = nodes.index.get(selected) if selected else None
+            record_nodes(
+                rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, rows, scores, info["total"], picked
+            )
             if explain:
                 total = {n: int(t) for n, t in zip((nodes.names[r] for r in rows.tolist()), info["total"], strict=True)}
         else:
