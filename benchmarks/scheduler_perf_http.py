@@ -3,6 +3,7 @@ processes, nodes and pods created by a client over HTTPS, as upstream's schedule
 kube-scheduler against a real kube-apiserver.
 
     python benchmarks/scheduler_perf_http.py --nodes 5000 --init-pods 1000 --pods 10000
+    python benchmarks/scheduler_perf_http.py --nodes 5000 --init-pods 1000 --pods 10000 --write-results
 
 The client creates the nodes (``templates/node-default.yaml``), then the init pods, waits until
 they are bound, then creates the measured pods (``templates/pod-default.yaml``) with
@@ -212,6 +213,12 @@ def main() -> None:
     parser.add_argument("--init-pods", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32, help="client requests in flight")
     parser.add_argument("--keep", action="store_true", help="keep the data directory and logs")
+    parser.add_argument(
+        "--write-results",
+        action="store_true",
+        help="the scheduler writes each pod's per-plugin results on it (kubesched scheduler --write-results)",
+    )
+    parser.add_argument("--results-node-limit", type=int, default=10, help="with --write-results")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
     data, port = work / "data", free_port()
@@ -234,6 +241,11 @@ def main() -> None:
                     str(write_config(work)),
                     "--secure-port",
                     str(free_port()),  # not 10259: another scheduler may hold it
+                    *(
+                        ["--write-results", "--results-node-limit", str(args.results_node_limit)]
+                        if args.write_results
+                        else []
+                    ),
                 ],
                 work,
                 server.pid,
@@ -252,7 +264,8 @@ def main() -> None:
             subprocess.run(["rm", "-rf", str(work)], check=False)
         else:
             print(f"kept {work}", file=sys.stderr)
-    print(json.dumps({"workload": "SchedulingBasic/http", "nodes": args.nodes, "pods": args.pods, **result, **rss}))
+    workload = "SchedulingBasic/http" + ("+results" if args.write_results else "")
+    print(json.dumps({"workload": workload, "nodes": args.nodes, "pods": args.pods, **result, **rss}))
 
 
 if __name__ == "__main__":

@@ -278,3 +278,30 @@ def test_annotations_agree_with_simulate_explain(tmp_path: Path) -> None:
     keys = [k for k in annotated if k not in ("result-history", "selected-node")]
     assert keys and all(explained[k] == annotated[k] for k in keys)
     assert explained["selectedNode"] == annotated["selected-node"]
+
+
+def test_the_shape_cache_path_records_what_the_full_path_records() -> None:
+    # the same pods on the same cluster, once through the shape cache (scores from its entry,
+    # rejected nodes filtered again alone for their reasons), once filtering every node afresh
+    taint = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+    nodes = [make_node(f"n{i:03}", cpu=str(2 + i % 5), memory=f"{4 + i % 7}Gi") for i in range(560)]
+    nodes += [make_node(f"t{i:03}", cpu="8", taints=taint) for i in range(20)]
+    nodes += [make_node(f"s{i:03}", cpu="1") for i in range(20)]
+    pods = [make_pod(f"p{i}", cpu="1500m", memory="1Gi") for i in range(40)]
+    runs = []
+    for shape_cache in (True, False):
+        c = Cluster(*nodes, config={"percentageOfNodesToScore": 5}, results=True, results_node_limit=8)
+        c.sched.algorithm.use_shape_cache = shape_cache
+        for p in pods:
+            c.create(p)
+            c.settle()
+        runs.append({p["metadata"]["name"]: _annotations(c, p["metadata"]["name"]) for p in pods})
+        if shape_cache:
+            assert c.sched.profiles["default-scheduler"].shape_cache.searches > 0  # it was used
+    cached, fresh = runs
+    for name in cached:
+        a, b = cached[name], fresh[name]
+        a.pop("result-history"), b.pop("result-history")
+        assert a == b, name
+    groups = {(g["plugin"], g["reason"]) for g in cached["p0"]["filter-result-groups"]}
+    assert {("TaintToleration", ERR_TAINT), ("NodeResourcesFit", "Insufficient cpu")} <= groups

@@ -459,7 +459,7 @@ _server_flags = [
 _results_limit_option = click.option(
     "--results-node-limit",
     type=click.IntRange(min=1),
-    default=100,
+    default=10,
     show_default=True,
     help="Nodes listed one by one in a pod's results; past it the best-scored feasible nodes are listed and the "
     "rest counted per reason in kubesched.io/filter-result-groups.",
@@ -479,7 +479,7 @@ def _serve(
     with_scheduler: bool,
     feature_gates: str = "",
     results: bool = False,
-    results_node_limit: int = 100,
+    results_node_limit: int = 10,
     ui_port: int = 0,
     **flags: Any,
 ) -> None:

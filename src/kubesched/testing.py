@@ -49,7 +49,7 @@ class Cluster:
         workloads: bool = False,
         run_seconds: float = 1.0,
         results: bool = False,
-        results_node_limit: int = 100,
+        results_node_limit: int = 10,
     ) -> None:
         """``objects``: manifests (Nodes, Pods, …) created in order; ``config``: fields of a
         KubeSchedulerConfiguration; ``registry``: the plugins profiles may name (``in_tree_registry()``

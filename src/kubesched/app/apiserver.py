@@ -75,7 +75,7 @@ class ServerOptions:
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
     config_path: str | None = None  # where ``scheduler`` came from (the UI shows it)
     write_results: bool = False  # the scheduling results on each pod (scheduler/resultstore.py)
-    results_node_limit: int = 100
+    results_node_limit: int = 10
     ui_port: int = 0  # ``up``: the web UI's port (0: none)
 
 

@@ -86,7 +86,7 @@ def run(
     serving: Serving | None = None,
     *,
     write_results: bool = False,
-    results_node_limit: int = 100,
+    results_node_limit: int = 10,
 ) -> int:
     """Run until SIGINT/SIGTERM (0) or, with leader election, until the lease is lost (the
     process exits 1 at once, as kube-scheduler's OnStoppedLeading does)."""

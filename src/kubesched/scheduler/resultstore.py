@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 
 PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
 PREFILTER_STATUS = PREFIX + "prefilter-result-status"
@@ -43,7 +44,7 @@ PASSED = "passed"
 SUCCESS = "success"
 WAIT = "wait"
 VICTIM = "preemption victim"  # the simulator's PostFilterNominatedMessage
-NODE_LIMIT = 100  # nodes listed one by one before the rest are grouped (--results-node-limit)
+NODE_LIMIT = 10  # nodes listed one by one before the rest are grouped (--results-node-limit)
 EXAMPLES = 3  # node names kept per group
 ANNOTATION_LIMIT = 256 * 1024  # apimachinery's TotalAnnotationSizeLimitB
 
@@ -51,7 +52,7 @@ ANNOTATION_LIMIT = 256 * 1024  # apimachinery's TotalAnnotationSizeLimitB
 def go_json(value: Any) -> str:
     """``encoding/json.Marshal``: compact, map keys sorted, and ``<``, ``>``, ``&``, U+2028,
     U+2029 escaped as Go escapes them for HTML safety."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         if ch in text:
             text = text.replace(ch, esc)
@@ -211,12 +212,17 @@ def record_nodes(
     grouped = n_feasible + len(rejected_rows) > limit
     listed = order[:limit] if grouped else order
     passed = dict.fromkeys(ran, PASSED)
-    for i in listed.tolist():
-        node = names[int(feasible[i])]
+    listed_nodes = [names[r] for r in feasible[listed].tolist()]
+    for node in listed_nodes:
         res.filter[node] = dict(passed)
-        if scores is not None:
-            res.score[node] = {p: str(int(raw[i])) for p, (raw, _n, _w) in scores.items()}
-            res.final_score[node] = {p: str(int(norm[i]) * w) for p, (_r, norm, w) in scores.items()}
+    if scores is not None and len(listed):
+        # one column per plugin, converted once: raw and normalized × weight of the listed nodes
+        plugins = list(scores)
+        raws = [[str(v) for v in scores[p][0][listed].tolist()] for p in plugins]
+        finals = [[str(v) for v in (scores[p][1][listed] * scores[p][2]).tolist()] for p in plugins]
+        for j, node in enumerate(listed_nodes):
+            res.score[node] = {p: raws[k][j] for k, p in enumerate(plugins)}
+            res.final_score[node] = {p: finals[k][j] for k, p in enumerate(plugins)}
     if grouped and n_feasible > len(listed):
         rest = feasible[order[len(listed) :]]
         res.groups.append(_group("", PASSED, rest, names))

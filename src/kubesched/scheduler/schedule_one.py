@@ -119,7 +119,14 @@ class ScheduleOne:
             state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, self.cache.table, self.queue, explain=record, cycle=self.queue.scheduling_cycle
+                fwk,
+                state,
+                pod,
+                self.cache.table,
+                self.queue,
+                explain=explain,
+                cycle=self.queue.scheduling_cycle,
+                record=self.write_results,
             )
         except FitError as err:
             if record:

@@ -103,18 +103,21 @@ class Algorithm:
         *,
         explain: bool = False,
         cycle: int = 0,
+        record: bool = False,
     ) -> ScheduleResult:
         """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed).
-        ``cycle``: the queue's scheduling cycle of this attempt (batching compares it)."""
+        ``cycle``: the queue's scheduling cycle of this attempt (batching compares it).
+        ``explain``: every node filtered afresh, the verdicts and scores kept in the result;
+        ``record``: the same kept, from whichever way the search went (the shape cache too)."""
         if nodes.n == 0:
             raise _NoNodes(pod)
         facts = CycleFacts()
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, facts)
         if facts.shape is not None:  # found by the shape cache: its scores too
-            return self._pick_from_shape(fwk, pod, nodes, facts, cycle)
+            return self._pick_from_shape(fwk, state, pod, nodes, facts, cycle, record)
         if self.extenders and len(feasible) and not facts.taken:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
-        info: dict[str, object] | None = {"diagnosis": diagnosis} if explain else None
+        info: dict[str, object] | None = {"diagnosis": diagnosis} if explain or record else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             raise FitError(pod, nodes.n, diagnosis)
@@ -131,7 +134,7 @@ class Algorithm:
         st = fwk.run_pre_score(state, pod, nodes, feasible)
         if st is not None:
             raise PluginError(st)
-        outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=explain)
+        outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=info is not None)
         if st is not None or outcome is None:
             raise PluginError(st or Status.error("score failed"))
         prioritizers = [e for e in self.extenders if e.is_prioritizer() and e.is_interested(pod)]
@@ -170,10 +173,18 @@ class Algorithm:
         return int(top[self.rng.randrange(len(top))])
 
     def _pick_from_shape(
-        self, fwk: Framework, pod: PodInfo, nodes: NodeTable, facts: CycleFacts, cycle: int
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        facts: CycleFacts,
+        cycle: int,
+        record: bool = False,
     ) -> ScheduleResult:
         """Score and pick as above, from the shape cache: its raw scores normalized over the
-        nodes the search found (a single node is taken unscored, as above)."""
+        nodes the search found (a single node is taken unscored, as above). With ``record``,
+        the verdicts and scores are laid out as the full path keeps them."""
         entry, window = facts.shape, facts.window
         assert entry is not None and window is not None
         found = len(window)
@@ -186,7 +197,43 @@ class Algorithm:
         chosen = nodes.names[entry.row_at(window, pick)]
         if self.batching:
             fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, rest, cycle)
-        return ScheduleResult(chosen, window.processed, found)
+        info = self._shape_info(fwk, state, pod, nodes, entry, window) if record else None
+        return ScheduleResult(chosen, window.processed, found, info)
+
+    def _shape_info(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, entry: ShapeEntry, window: Window
+    ) -> dict[str, object]:
+        """What ``explain`` keeps, from a shape cache entry: the nodes it rejects filtered
+        again (alone) for their reasons, the window's raw scores and their normalization."""
+        rows = entry.rows(window)
+        rejected = np.flatnonzero(~entry.passed[: nodes.n])
+        if len(rejected):
+            sub = fwk.run_filters(state, pod, nodes.take(rejected))
+            codes = np.zeros(nodes.n, sub.codes.dtype)
+            plugins = np.zeros(nodes.n, sub.plugins.dtype)
+            reasons = np.zeros(nodes.n, sub.reasons.dtype)
+            codes[rejected], plugins[rejected], reasons[rejected] = sub.codes, sub.plugins, sub.reasons
+            diagnosis = fwk.diagnosis_from(nodes, FilterOutcome(codes, plugins, reasons, sub.describers))
+        else:
+            diagnosis = Diagnosis.empty(nodes.names)
+        info: dict[str, object] = {"diagnosis": diagnosis}
+        if len(rows) == 1:
+            info["feasible"] = rows
+            return info
+        # PreScore's statuses, as this cycle would have given them (the entry's scores were
+        # computed in an earlier cycle with that cycle's PreScore)
+        fwk.run_pre_score(state, pod, nodes, rows)
+        raw: dict[str, np.ndarray] = {}
+        norm: dict[str, np.ndarray] = {}
+        total = np.zeros(len(rows), np.int64)
+        for plugin, weight, column in (*entry.summed, *entry.normalized):
+            r = column[rows]
+            n = plugin.normalize_scores(entry.state, pod, r.copy())
+            raw[plugin.name] = r
+            norm[plugin.name] = r if n is None else n
+            total += norm[plugin.name] * weight
+        info.update(rows=rows, scores=norm, raw=raw, total=total, weights=fwk.weights)
+        return info
 
     def _sorted_rest(
         self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
