@@ -163,9 +163,12 @@ function ResultsTable({ results, filterPlugins }) {
     (a, b) => (b === selected) - (a === selected) || (b in final) - (a in final) || total(final[b]) - total(final[a]) || a.localeCompare(b)
   );
   return html`<table class="results">
-    <thead><tr><th>node</th>${filters.map((p) => html`<th>${p}</th>`)}${scorers.map(
-      (p) => html`<th title="raw score → normalized × weight">${p}</th>`
-    )}<th>total</th></tr></thead>
+    <thead>
+      <tr><th></th><th colspan=${filters.length}>Filter</th>${
+        scorers.length ? html`<th colspan=${scorers.length}>Score: raw → normalized × weight</th>` : ""
+      }<th></th></tr>
+      <tr><th>node</th>${filters.map((p) => html`<th>${p}</th>`)}${scorers.map((p) => html`<th>${p}</th>`)}<th>total</th></tr>
+    </thead>
     <tbody>
       ${nodes.map(
         (n) => html`<tr class=${n === selected ? "win" : ""} data-node=${n}>
@@ -202,10 +205,14 @@ function Points({ results }) {
     ["PreBind", "prebind-result"],
     ["Bind", "bind-result"],
   ];
-  const show = (v) =>
-    Object.entries(v || {})
-      .map(([k, x]) => (typeof x === "object" ? `${k}: ${JSON.stringify(x)}` : `${k}: ${x === "" ? "skip" : x}`))
-      .join("; ") || "–";
+  const show = (v) => {
+    const entries = Object.entries(v || {});
+    const ran = entries
+      .filter(([, x]) => x !== "")
+      .map(([k, x]) => (typeof x === "object" ? `${k}: ${Object.entries(x).map(([p, m]) => `${p} ${m}`).join(", ") || "–"}` : `${k}: ${x}`));
+    const skipped = entries.filter(([, x]) => x === "").map(([k]) => k);
+    return [ran.join("; "), skipped.length ? `(skipped: ${skipped.join(", ")})` : ""].filter(Boolean).join(" ") || "–";
+  };
   return html`<div class="points">
     ${rows.map(([label, key]) => html`<span class="muted">${label}</span><span data-point=${key}>${show(results[key])}</span>`)}
   </div>`;
