@@ -200,32 +200,26 @@ def record_nodes(
         rejected = rejected & ~diagnosis.absent_mask
     rejected_rows = np.flatnonzero(rejected)
     n_feasible = len(feasible)
-    order = np.arange(n_feasible)
-    if total is not None and n_feasible > 1:
-        order = np.argsort(-total, kind="stable")
-    if selected_row is not None and n_feasible > 1:  # the node picked among equals comes first
-        pick = np.flatnonzero(feasible == selected_row)
-        if len(pick):
-            where = int(np.flatnonzero(order == pick[0])[0])
-            order = np.concatenate((order[where : where + 1], order[:where], order[where + 1 :]))
     limit = res.node_limit
     grouped = n_feasible + len(rejected_rows) > limit
-    listed = order[:limit] if grouped else order
+    listed = _listed(feasible, total, selected_row, limit if grouped else n_feasible)
     passed = dict.fromkeys(ran, PASSED)
     listed_nodes = [names[r] for r in feasible[listed].tolist()]
     for node in listed_nodes:
         res.filter[node] = dict(passed)
     if scores is not None and len(listed):
-        # one column per plugin, converted once: raw and normalized × weight of the listed nodes
+        # every plugin's column at once: raw, and normalized × weight, of the listed nodes
         plugins = list(scores)
-        raws = [[str(v) for v in scores[p][0][listed].tolist()] for p in plugins]
-        finals = [[str(v) for v in (scores[p][1][listed] * scores[p][2]).tolist()] for p in plugins]
+        raws = np.stack([scores[p][0][listed] for p in plugins]).tolist()
+        finals = np.stack([scores[p][1][listed] * scores[p][2] for p in plugins]).tolist()
         for j, node in enumerate(listed_nodes):
-            res.score[node] = {p: raws[k][j] for k, p in enumerate(plugins)}
-            res.final_score[node] = {p: finals[k][j] for k, p in enumerate(plugins)}
-    if grouped and n_feasible > len(listed):
-        rest = feasible[order[len(listed) :]]
-        res.groups.append(_group("", PASSED, rest, names))
+            res.score[node] = {p: str(raws[k][j]) for k, p in enumerate(plugins)}
+            res.final_score[node] = {p: str(finals[k][j]) for k, p in enumerate(plugins)}
+    if n_feasible > len(listed):
+        rest = np.ones(n_feasible, bool)
+        rest[listed] = False
+        res.groups.append(_group("", PASSED, feasible[np.flatnonzero(rest)[:EXAMPLES]], names))
+        res.groups[-1]["nodes"] = n_feasible - len(listed)
     plugin_names = diagnosis.plugin_names
     if not grouped:
         for row in rejected_rows.tolist():
@@ -248,6 +242,26 @@ def record_nodes(
         group = _group(st.plugin or plugin_names[key >> 40], st.message(), members, names)
         group["nodes"] = count
         res.groups.append(group)
+
+
+def _listed(feasible: np.ndarray, total: np.ndarray | None, selected_row: int | None, k: int) -> np.ndarray:
+    """Positions in ``feasible`` of the ``k`` nodes to list: the node picked first, then the
+    best-scored (the earlier position among equals)."""
+    n = len(feasible)
+    if total is None or n <= 1:
+        return np.arange(min(n, k))
+    if k < n:
+        top = np.argpartition(-total, k - 1)[:k]
+    else:
+        top = np.arange(n)
+    top = top[np.lexsort((top, -total[top]))]
+    if selected_row is not None:
+        pick = np.flatnonzero(feasible == selected_row)
+        if len(pick):
+            p = int(pick[0])
+            others = top[top != p]
+            top = np.concatenate(([p], others[: k - 1]))
+    return top
 
 
 def _verdicts(ran: list[str], plugin: str | None, message: str) -> dict[str, str]:
