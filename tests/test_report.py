@@ -4,39 +4,24 @@ page asks the network for nothing."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from browser import launch, needs_chromium
 from gpu_trace import write_nodes, write_pods
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extras have it)")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (.ci/run installs Debian's chromium)")
-
-# as the machine's notes start Chromium: no sandbox as root, no GPU, no background connections
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extras have it)")
+pytestmark = needs_chromium
 KUBESCHED = [sys.executable, "-m", "kubesched"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+    yield from launch()
 
 
 def render(browser, path: Path) -> tuple[int, list[dict], list[str], list[str]]:

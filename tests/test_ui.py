@@ -6,7 +6,6 @@ equal to the results on the pod, and a configuration edit changing a later place
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -14,21 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from browser import launch, needs_chromium
 from live import Server, wait_for
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extras have it)")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (.ci/run installs Debian's chromium)")
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extras have it)")
+pytestmark = needs_chromium
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+
 PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
 
 
@@ -41,10 +32,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+    yield from launch()
 
 
 def token(server: Server) -> str:

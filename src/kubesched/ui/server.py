@@ -159,7 +159,10 @@ class UiServer:
         )
 
     async def _kinds(self, request: web.Request) -> web.Response:
-        return _json([k for k in EDITABLE if k in BY_KIND])
+        """Every kind the API server stores, the everyday ones first."""
+        first = [k for k in EDITABLE if k in BY_KIND]
+        rest = sorted(k for k, r in BY_KIND.items() if k not in first and "create" in r.verbs)
+        return _json([*first, *rest])
 
     async def _objects(self, request: web.Request) -> web.Response:
         kind = self._kind(request.match_info["kind"])
