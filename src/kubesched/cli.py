@@ -181,10 +181,10 @@ def simulate(
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the workload draws and tie-breaks.")
 @click.option(
     "--tie-break",
-    type=click.Choice(["random", "name"]),
-    default="random",
-    show_default=True,
-    help="Among the best nodes: random (kube-scheduler) or the smallest name (the paper's simulator).",
+    type=click.Choice(["permutation", "random", "name"]),
+    default=None,
+    help="Among the best nodes: permutation (the paper's simulator: a seeded random order of the nodes, the "
+    "default for its six policies), random (kube-scheduler's pick, the default otherwise) or the smallest name.",
 )
 @click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True, help="timed: measures taken.")
 @click.option("--namespace", default="openb", show_default=True, help="Namespace of the trace's pods.")
@@ -200,7 +200,7 @@ def replay(
     config_path: str | None,
     load: float,
     seed: int,
-    tie_break: str,
+    tie_break: str | None,
     samples: int,
     namespace: str,
     output: str,
@@ -252,7 +252,7 @@ def replay(
     "--policies",
     default="Random,DotProduct,GpuClustering,GpuPacking,BestFit,FGD",
     show_default=True,
-    help="Comma-separated policies (default: kube-scheduler's profile).",
+    help="Comma-separated policies: the paper's six (the default) and 'default' for kube-scheduler's profile.",
 )
 @click.option("--seeds", type=click.IntRange(min=1), default=10, show_default=True, help="Seeds per cell: 42, 43, ...")
 @click.option("--first-seed", type=int, default=42, show_default=True)
@@ -260,10 +260,10 @@ def replay(
 @click.option("--load", type=click.FloatRange(min=0), default=1.3, show_default=True)
 @click.option(
     "--tie-break",
-    type=click.Choice(["random", "name"]),
-    default="random",
-    show_default=True,
-    help="random (kube-scheduler) or the smallest node name (the paper's simulator).",
+    type=click.Choice(["permutation", "random", "name"]),
+    default=None,
+    help="Among the best nodes: permutation (the paper's simulator: a seeded random order of the nodes, the "
+    "default for its six policies), random (kube-scheduler's pick, the default otherwise) or the smallest name.",
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Local processes (default: all cores).")
 @click.option("--ray", "ray_address", default=None, metavar="ADDRESS", help="Run on a Ray cluster (auto: local).")
@@ -278,7 +278,7 @@ def sweep(
     first_seed: int,
     mode: str,
     load: float,
-    tie_break: str,
+    tie_break: str | None,
     jobs: int | None,
     ray_address: str | None,
     dask_address: str | None,
@@ -322,7 +322,8 @@ def sweep(
         if report_path is not None:
             from kubesched.report import write_sweep_report
 
-            write_sweep_report(rows, summary, report_path, {"mode": mode, "load": load, "tieBreak": tie_break})
+            tie = tie_break or "per policy (permutation for the paper's six)"
+            write_sweep_report(rows, summary, report_path, {"mode": mode, "load": load, "tieBreak": tie})
     except InputError as exc:
         _fail(exc)
     if output == "json":

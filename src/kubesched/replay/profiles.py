@@ -25,6 +25,7 @@ POLICIES: dict[str, tuple[str, str]] = {
     "FGD": ("FGDScore", "FGD"),
 }
 DEFAULT_POLICY = "default"
+PAPER_POLICIES = tuple(POLICIES)
 ALL_POLICIES = (DEFAULT_POLICY, *POLICIES)
 
 

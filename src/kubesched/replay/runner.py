@@ -50,12 +50,14 @@ from kubesched.framework.gpushare import (
     typical_pods,
 )
 from kubesched.replay import trace
-from kubesched.replay.profiles import DEFAULT_POLICY, policy_config, typical_pods_arg
+from kubesched.replay.profiles import DEFAULT_POLICY, PAPER_POLICIES, policy_config, typical_pods_arg
+from kubesched.replay.tiebreak import paper_names
 from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.simulate.runner import NAMESPACE_LABEL, create_objects, run_to_quiescence, validate_manifest
 
 MODES = ("timed", "arrivals")
+TIE_BREAKS = ("permutation", "random", "name")
 
 
 @dataclass(slots=True)
@@ -194,7 +196,7 @@ def _build(
         raise InputError(f"{r['kind']} {r['name']}: {r['message']}")
     client = InProcessClient(store)
     sched = Scheduler(client, config, store.clock, seed=seed)
-    sched.algorithm.tie_break = tie_break
+    sched.algorithm.tie_break = tie_break if tie_break != "permutation" else "random"  # until the names are drawn
     nodes, _ = store.list("Node")
     return store, sched, nodes
 
@@ -253,10 +255,12 @@ def replay(
     seed: int = 0,
     samples: int = 200,
     namespace: str = trace.DEFAULT_NAMESPACE,
-    tie_break: str = "random",
+    tie_break: str | None = None,
     progress: Any = None,
     feature_gates: FeatureGates | None = None,
 ) -> ReplayResult:
+    """``tie_break``: "permutation" (the paper's simulator, ``replay/tiebreak.py``; the default for
+    its six policies), "random" (kube-scheduler; the default otherwise) or "name"."""
     if mode not in MODES:
         raise InputError(f'unknown mode "{mode}"; choose one of {", ".join(MODES)}', field="--mode")
     arrivals = trace.load_workload(workload, namespace)
@@ -274,12 +278,19 @@ def replay(
         config = parse_config(policy_config(policy, typical), f"policy {policy}")
     if feature_gates is not None:
         config.feature_gates = config.feature_gates.merged(feature_gates)
+    if tie_break is None:
+        tie_break = "permutation" if policy in PAPER_POLICIES else "random"
+    if tie_break not in TIE_BREAKS:
+        raise InputError(f'unknown tie-break "{tie_break}"; choose one of {", ".join(TIE_BREAKS)}', field="--tie-break")
     store, sched, cluster_nodes = _build(cluster, config, seed, namespace, tie_break)
     measure = _Measure(store, cluster_nodes, Fragmentation(typical, []) if typical else None)
     capacity = measure.ledger.capacity_milli
+    rng = random.Random(seed)  # one stream, as the simulator's: the workload's draws, then the renaming
+    pods = tune(arrivals, capacity, load, rng) if mode == "arrivals" else []
+    if tie_break == "permutation":
+        sched.algorithm.break_ties_by(paper_names([n["metadata"]["name"] for n in cluster_nodes], rng))
     started = time.perf_counter()
     if mode == "arrivals":
-        pods = tune(arrivals, capacity, load, random.Random(seed))
         curve, failed = _run_arrivals(store, sched, measure, pods, capacity, progress)
         allocation: dict[str, Any] = {"when": "at the end", "allocatedPct": measure.node_allocation()}
     else:

@@ -30,7 +30,7 @@ class Run:
     seed: int
     mode: str
     load: float
-    tie_break: str
+    tie_break: str | None  # None: each policy's default (replay's)
 
 
 def run_one(run: Run) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def grid(
     *,
     mode: str,
     load: float,
-    tie_break: str,
+    tie_break: str | None,
 ) -> list[Run]:
     for w in workloads:
         if not Path(w).is_file():

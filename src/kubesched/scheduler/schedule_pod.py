@@ -84,7 +84,8 @@ class Algorithm:
     # name among the best, as the FGD paper's simulator patched its kube-scheduler v1.20 fork
     # (github.com/mental2008/kubernetes, generic_scheduler.go) "for reproducibility"; replay offers it
     # to reproduce that paper, nothing else uses it.
-    tie_break: str = "random"
+    tie_break: str = "random"  # "random" (upstream), "name" or "permutation" (names as ``tie_names`` renames them)
+    tie_names: dict[str, str] | None = None  # the names "permutation" compares (replay/tiebreak.py)
     # Opportunistic Batching (feature gate OpportunisticBatching, on by default in v1.36)
     batching: bool = True
     # the shape cache (framework/shape_cache.py): same decisions, fewer plugin runs; off only to
@@ -168,7 +169,7 @@ class Algorithm:
         top = (total == total.max()).nonzero()[0]
         if len(top) == 1:
             return int(top[0])
-        if self.tie_break == "name":
+        if self.tie_break != "random":
             return int(top[int(np.argmin(self._name_rank(nodes)[rows()[top]]))])
         return int(top[self.rng.randrange(len(top))])
 
@@ -245,7 +246,7 @@ class Algorithm:
         if signature is None or k <= 0:
             return SortedNodes.unlisted(max(k, 0))
         rest = np.delete(np.arange(len(feasible)), pick)
-        if self.tie_break == "name":
+        if self.tie_break != "random":
             second = self._name_rank(nodes)[feasible[rest]]
         else:
             second = -np.frombuffer(self.rng.randbytes(4 * k), np.uint32).astype(np.int64)
@@ -281,12 +282,20 @@ class Algorithm:
                 return False
         return bool(passed[row])
 
+    def break_ties_by(self, names: dict[str, str]) -> None:
+        """The "permutation" tie-break: among the best, the node whose ``names`` entry is smallest."""
+        self.tie_break, self.tie_names, self._rank_key = "permutation", names, None
+
     def _name_rank(self, nodes: NodeTable) -> np.ndarray:
-        """Each row's position in node-name order (cached while the table's layout holds)."""
+        """Each row's position in node-name order, or in the order of ``tie_names`` with the
+        "permutation" tie-break (cached while the table's layout holds)."""
         key = (nodes.index, len(nodes.index))
         if self._rank_key is None or self._rank_key[0] is not key[0] or self._rank_key[1] != key[1]:
-            rank = np.empty(len(nodes.names), np.int64)
-            rank[np.argsort(np.array(nodes.names))] = np.arange(len(nodes.names))
+            names = nodes.names
+            if self.tie_break == "permutation" and self.tie_names is not None:
+                names = [self.tie_names.get(n, n) for n in names]
+            rank = np.empty(len(names), np.int64)
+            rank[np.argsort(np.array(names))] = np.arange(len(names))
             self._rank_key, self._rank = key, rank
         return self._rank
 
