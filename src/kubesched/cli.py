@@ -737,6 +737,99 @@ def explain(
         print_attempt(console, title, parsed)
 
 
+@main.command("size")
+@click.argument("workload", nargs=-1, required=True)
+@click.option(
+    "--node-template",
+    "templates",
+    multiple=True,
+    required=True,
+    metavar="FILE[:COST]",
+    help="A Node manifest to add copies of, and what one costs (default 1); repeat to compare templates.",
+)
+@click.option("--cluster", multiple=True, help="The nodes (and pods) there already: manifests or the trace's node CSV.")
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    help="KubeSchedulerConfiguration (default: the workload's, or the defaults).",
+)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="The most nodes of a template tried.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for tie-breaks.")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def size_command(
+    workload: tuple[str, ...],
+    templates: tuple[str, ...],
+    cluster: tuple[str, ...],
+    config_path: str | None,
+    max_nodes: int,
+    seed: int,
+    output: str,
+) -> None:
+    """How many nodes of a template WORKLOAD needs: the smallest count that leaves no pod pending
+    (bisection over simulations on the virtual clock), and why one node fewer is not enough."""
+    import json
+
+    from kubesched.planning.size import load, reasons, size
+
+    try:
+        objects, tpls, config = load(list(workload), list(cluster), list(templates))
+        if config_path is not None:
+            config = _load_config(config_path)
+        results = [size(objects, t, config, seed=seed, max_nodes=max_nodes) for t in tpls]
+    except InputError as exc:
+        _fail(exc)
+    sized = [r for r in results if r.nodes is not None]
+    best = min(sized, key=lambda r: (r.cost, r.nodes)) if sized else None
+
+    def doc(r: Any) -> dict[str, Any]:
+        return {
+            "template": r.template.name,
+            "file": r.template.source,
+            "nodes": r.nodes,
+            "costPerNode": r.template.cost,
+            "cost": r.cost,
+            # a trial cut short stopped at its first pending pod: whether it fits is all it says
+            "trials": [{"nodes": t.count, "fits": t.fits, "cutShort": t.cut_short} for t in r.trials],
+            "pendingWithOneFewer": r.short_of.pending if r.short_of else [],
+            "unplaceable": r.unfixable,
+        }
+
+    if output == "json":
+        out = {
+            "nodes": best.nodes if best else None,
+            "template": best.template.name if best else None,
+            "cost": best.cost if best else None,
+            "options": [doc(r) for r in results],
+        }
+        click.echo(json.dumps(out, indent=2))
+        sys.exit(0 if best is not None else 1)
+    for r in results:
+        name = r.template.name
+        if r.nodes is None:
+            click.echo(f"{name}: no count up to {max_nodes} leaves every pod placed")
+        else:
+            cost = f" (cost {r.cost:g})" if len(results) > 1 or r.template.cost != 1 else ""
+            click.echo(f"{name}: {r.nodes} node(s){cost} leave no pod pending ({len(r.trials)} trials)")
+        if r.nodes is not None and r.short_of is not None and r.short_of.pending:
+            click.echo(f"  with {r.nodes - 1}: {len(r.short_of.pending)} pod(s) pending")
+            for message, n in reasons(r.short_of.pending)[:5]:
+                click.echo(f"    {n} × {message}")
+        if r.unfixable:
+            click.echo(f"  {len(r.unfixable)} pod(s) no number of {name} nodes places:")
+            for message, n in reasons(r.unfixable)[:5]:
+                click.echo(f"    {n} × {message}")
+    if best is not None and len(results) > 1:
+        click.echo(f"cheapest: {best.nodes} × {best.template.name} (cost {best.cost:g})")
+    sys.exit(0 if best is not None else 1)
+
+
 @main.group()
 def node() -> None:
     """Hollow nodes of a running ``kubesched up``: stop a node's kubelet (it goes NotReady, then

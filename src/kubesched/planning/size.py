@@ -1,0 +1,269 @@
+"""``kubesched size``: the smallest number of nodes of a template that leaves no pod of a
+workload pending, found by bisection over simulations on the virtual clock (each cut short at
+the first pod that stays pending), as Cluster Autoscaler's estimator answers "how many nodes"
+but with the whole scheduler's decisions. Several templates, each with a cost per node, are each
+sized and the cheapest is the answer.
+
+A trial is the workload (and the existing cluster) plus ``count`` copies of the template,
+scheduled as ``simulate`` schedules it: a pod counts as placed only if it is bound and was not
+preempted. Pods that no number of the template's nodes can place (pending with the most nodes
+tried: a selector the template does not match, a gate, another scheduler) are reported apart
+and left out of the search.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
+from kubesched.clock import VirtualClock
+from kubesched.cluster.loader import Manifest
+from kubesched.controllers.disruption import DisruptionController
+from kubesched.controllers.volume import VolumeController
+from kubesched.errors import InputError
+from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.scheduler import Scheduler
+from kubesched.simulate.runner import build_cluster, pending_reason, run_to_quiescence
+
+MAX_NODES = 1000
+
+
+@dataclass(slots=True)
+class Template:
+    """A Node manifest to copy, and what one copy costs."""
+
+    node: dict[str, Any]
+    cost: float = 1.0
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        return str(self.node["metadata"]["name"])
+
+    def copies(self, count: int) -> list[Manifest]:
+        out = []
+        for i in range(count):
+            obj = copy.deepcopy(self.node)
+            name = f"{self.name}-{i}"
+            obj["metadata"]["name"] = name
+            labels = obj["metadata"].setdefault("labels", {}) or {}
+            labels["kubernetes.io/hostname"] = name
+            obj["metadata"]["labels"] = labels
+            out.append(Manifest(obj, self.source or "<template>", i))
+        return out
+
+
+@dataclass(slots=True)
+class Trial:
+    count: int
+    pending: list[dict[str, Any]]  # pods not running: namespace, name, reason, message
+    cut_short: bool = False
+
+    @property
+    def fits(self) -> bool:
+        return not self.pending
+
+
+@dataclass(slots=True)
+class Sizing:
+    template: Template
+    nodes: int | None  # None: not within max_nodes
+    trials: list[Trial] = field(default_factory=list)
+    unfixable: list[dict[str, Any]] = field(default_factory=list)
+    short_of: Trial | None = None  # the trial with one node fewer, run to the end
+
+    @property
+    def cost(self) -> float | None:
+        return None if self.nodes is None else self.nodes * self.template.cost
+
+
+class _Cut(Exception):
+    """A pod stayed pending: the trial's answer is known."""
+
+
+def run_trial(
+    objects: list[Manifest],
+    template: Template,
+    count: int,
+    config: SchedulerConfig,
+    *,
+    seed: int = 0,
+    cut_short: bool = True,
+) -> Trial:
+    """The workload on the cluster plus ``count`` template nodes; with ``cut_short`` the run
+    stops at the first failed attempt or preemption (a pod that would stay pending)."""
+    store, rejected, pods = build_cluster([*objects, *template.copies(count)], seed=seed)
+    if rejected:
+        r = rejected[0]
+        raise InputError(f"{r['kind']} {r.get('namespace') or ''}/{r['name']}: {r['message']}")
+    client = InProcessClient(store)
+    sched = Scheduler(client, config, store.clock, seed=seed)
+    volumes = VolumeController(StoreObjects(store))
+    client.settlers.append(volumes.sync)
+    deleted: list[dict[str, Any]] = []
+    watch = store.watch(["Pod"], store.resource_version)
+
+    def check(_: Scheduler) -> None:
+        for ev in watch.drain():
+            if ev.type == "DELETED":
+                deleted.append(ev.obj)
+        if cut_short and (sched.stats.unschedulable or sched.stats.errors or deleted):
+            raise _Cut
+
+    cut = False
+    clock = store.clock
+    assert isinstance(clock, VirtualClock)
+    try:
+        run_to_quiescence(
+            sched,
+            clock,
+            controllers=[DisruptionController(StoreObjects(store)), volumes, _Every(check, sched)],
+        )
+    except _Cut:
+        cut = True
+    for ev in watch.drain():
+        if ev.type == "DELETED":
+            deleted.append(ev.obj)
+    pending = []
+    for m in pods:
+        meta = m.obj["metadata"]
+        ns = meta.get("namespace") or "default"
+        obj = store.try_get("Pod", ns, meta["name"])
+        if obj is not None and (obj.get("spec") or {}).get("nodeName"):
+            continue
+        if obj is None:
+            pending.append({"namespace": ns, "name": meta["name"], "reason": "Preempted", "message": "preempted"})
+            continue
+        reason, message = pending_reason(sched, obj)
+        pending.append({"namespace": ns, "name": meta["name"], "reason": reason, "message": message or ""})
+    if cut and not pending:  # cut at a failed attempt that a later one would have undone: not known
+        return run_trial(objects, template, count, config, seed=seed, cut_short=False)
+    return Trial(count, pending, cut)
+
+
+class _Every:
+    """A 'controller' that checks the trial after every step of the run."""
+
+    def __init__(self, fn: Any, sched: Scheduler) -> None:
+        self.fn, self.sched = fn, sched
+
+    def sync(self) -> None:
+        self.fn(self.sched)
+
+
+def size(
+    objects: list[Manifest],
+    template: Template,
+    config: SchedulerConfig,
+    *,
+    seed: int = 0,
+    max_nodes: int = MAX_NODES,
+) -> Sizing:
+    """The smallest count of ``template`` with no pod pending: the pods no count places set
+    apart (a trial with ``max_nodes``), then doubling from 1 and bisection between the last
+    count that left a pod pending and the first that did not."""
+    if max_nodes < 0:
+        raise InputError("must not be negative", field="--max-nodes")
+    result = Sizing(template, None)
+    widest = run_trial(objects, template, max_nodes, config, seed=seed, cut_short=False)
+    result.trials.append(widest)
+    if widest.pending:
+        result.unfixable = widest.pending
+        keep = {(p["namespace"], p["name"]) for p in widest.pending if p["reason"] != "Preempted"}
+        objects = [
+            m
+            for m in objects
+            if not (
+                m.kind == "Pod"
+                and ((m.obj["metadata"].get("namespace") or "default"), m.obj["metadata"]["name"]) in keep
+            )
+        ]
+        widest = run_trial(objects, template, max_nodes, config, seed=seed, cut_short=False)
+        result.trials.append(widest)
+        if widest.pending:
+            return result  # preemption at the widest count: no answer within max_nodes
+
+    def attempt(count: int) -> Trial:
+        t = run_trial(objects, template, count, config, seed=seed)
+        result.trials.append(t)
+        return t
+
+    lo, hi = -1, max_nodes  # lo: a count known to leave a pod pending; hi: known to place them all
+    count = 0
+    while count < hi:
+        if attempt(count).fits:
+            hi = count
+            break
+        lo = count
+        count = 1 if count == 0 else count * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if attempt(mid).fits:
+            hi = mid
+        else:
+            lo = mid
+    result.nodes = hi
+    if hi > 0:
+        result.short_of = run_trial(objects, template, hi - 1, config, seed=seed, cut_short=False)
+    return result
+
+
+def load(
+    workload: list[str], cluster: list[str], templates: list[str]
+) -> tuple[list[Manifest], list[Template], SchedulerConfig]:
+    """The workload's and the cluster's objects (namespaces they name added once, so that no trial
+    warns), the templates (``FILE`` or ``FILE:COST``, one Node each) and the configuration found
+    among the workload's documents (or the defaults)."""
+    from kubesched.cluster.loader import load_paths, warn
+    from kubesched.replay.runner import load_cluster
+    from kubesched.simulate.runner import CONTROLLER_ONLY, _split_config, validate_manifest
+
+    loaded = load_paths(workload).manifests
+    for m in loaded:
+        validate_manifest(m)
+    config, objects = _split_config(loaded, None)
+    skipped = sorted({m.kind for m in objects if m.kind in CONTROLLER_ONLY})
+    if skipped:
+        warn(f"{', '.join(skipped)}: size runs no workload controllers, so their pods are not sized (list the pods)")
+    objects = [m for m in objects if m.kind not in CONTROLLER_ONLY]
+    if cluster:
+        objects = [*load_cluster(cluster), *objects]
+    if not any(m.kind == "Pod" for m in objects):
+        raise InputError("no pods to place", file=", ".join(workload))
+    named = {m.obj["metadata"]["name"] for m in objects if m.kind == "Namespace"}
+    needed = sorted(
+        {(m.obj.get("metadata") or {}).get("namespace") or "default" for m in objects if m.kind == "Pod"} - named
+    )
+    objects = [
+        *(
+            Manifest({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}, "<size>", i)
+            for i, n in enumerate(needed)
+        ),
+        *objects,
+    ]
+    out: list[Template] = []
+    for spec in templates:
+        path, sep, cost_text = spec.rpartition(":")
+        if not sep:
+            path, cost_text = spec, ""
+        try:
+            cost = float(cost_text) if cost_text else 1.0
+        except ValueError:
+            raise InputError(f"the cost after ':' is not a number: {cost_text!r}", field="--node-template") from None
+        if cost < 0:
+            raise InputError("a node's cost must not be negative", field="--node-template")
+        nodes = [m for m in load_paths([path]).manifests if m.kind == "Node"]
+        if len(nodes) != 1:
+            raise InputError(f"a template holds exactly one Node, found {len(nodes)}", file=path)
+        validate_manifest(nodes[0])
+        out.append(Template(nodes[0].obj, cost, path))
+    return objects, out, config
+
+
+def reasons(pending: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Pending pods counted per message, most first."""
+    return Counter(p["message"] or p["reason"] for p in pending).most_common()

@@ -1,0 +1,107 @@
+"""``kubesched size``: the count it returns leaves no pod pending and one fewer leaves one, checked
+against a brute force over every count on small random workloads, and the command's output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import make_node, make_pod
+from kubesched.cluster.loader import Manifest
+from kubesched.planning.size import Template, run_trial, size
+from kubesched.scheduler.config import default_config
+
+KUBESCHED = [sys.executable, "-m", "kubesched"]
+
+CPUS = ["100m", "500m", "1", "1500m", "2", "3"]
+MEMORIES = ["256Mi", "1Gi", "4Gi", "7Gi"]
+pods_st = st.lists(
+    st.tuples(st.sampled_from(CPUS), st.sampled_from(MEMORIES)),
+    min_size=1,
+    max_size=10,
+)
+
+
+def manifests(objs: list[dict]) -> list[Manifest]:
+    return [Manifest({"apiVersion": "v1", **o}, "<test>", i) for i, o in enumerate(objs)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pods=pods_st,
+    node_cpu=st.sampled_from(["2", "4"]),
+    node_mem=st.sampled_from(["4Gi", "8Gi"]),
+    existing=st.integers(0, 1),
+)
+def test_the_count_is_the_boundary_a_brute_force_finds(pods, node_cpu, node_mem, existing) -> None:
+    objects = manifests(
+        [make_node(f"old-{i}", cpu="1", memory="2Gi") for i in range(existing)]
+        + [make_pod(f"p{i}", cpu=c, memory=m) for i, (c, m) in enumerate(pods)]
+    )
+    template = Template(make_node("tpl", cpu=node_cpu, memory=node_mem), 1.0)
+    config = default_config()
+    limit = len(pods) + 1
+    result = size(objects, template, config, max_nodes=limit)
+    brute = [run_trial(objects, template, n, config, cut_short=False).fits for n in range(limit + 1)]
+    placeable = [
+        (c, m)
+        for c, m in pods
+        if float(c.rstrip("m")) / (1000 if c.endswith("m") else 1) <= float(node_cpu)
+        and int(m.rstrip("GiM")) * (1024 if m.endswith("Gi") else 1) <= int(node_mem.rstrip("Gi")) * 1024
+    ]
+    if len(placeable) < len(pods):  # some pod fits on no template node: set apart, the rest sized
+        assert result.unfixable
+    else:
+        assert not result.unfixable
+        n = result.nodes
+        assert n is not None and brute[n]
+        assert n == 0 or not brute[n - 1]
+        if all(brute[i] <= brute[i + 1] for i in range(limit)):  # more nodes never hurt here
+            assert n == brute.index(True)
+        # cut short or not, a trial's verdict is the same
+        for t in result.trials:
+            assert t.fits == brute[t.count] or t.count > limit
+
+
+def test_the_command(tmp_path: Path) -> None:
+    tpl = tmp_path / "tpl.yaml"
+    tpl.write_text(yaml.safe_dump({"apiVersion": "v1", **make_node("m5-xlarge", cpu="4", memory="16Gi")}))
+    big = tmp_path / "big.yaml"
+    big.write_text(yaml.safe_dump({"apiVersion": "v1", **make_node("m5-2xlarge", cpu="8", memory="32Gi")}))
+    work = tmp_path / "w.yaml"
+    pods = [make_pod(f"web-{i}", cpu="900m", memory="2Gi", ns="shop") for i in range(23)]
+    pods.append(make_pod("picky", cpu="100m", spec={"nodeSelector": {"disk": "ssd"}}))
+    work.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **p} for p in pods]))
+    args = ["size", str(work), "--node-template", f"{tpl}:0.192", "--node-template", f"{big}:0.5", "--max-nodes", "40"]
+    r = subprocess.run(
+        [*KUBESCHED, *args, "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    by = {o["template"]: o for o in doc["options"]}
+    # 4 web pods of 900m fit a 4-cpu node: 23 need 6; 8 fit an 8-cpu node: 3
+    assert by["m5-xlarge"]["nodes"] == 6 and by["m5-2xlarge"]["nodes"] == 3
+    assert (doc["nodes"], doc["template"]) == (6, "m5-xlarge")  # 6 × 0.192 < 3 × 0.5
+    short = by["m5-xlarge"]["pendingWithOneFewer"]
+    assert len(short) == 3 and all("Insufficient cpu" in p["message"] for p in short)
+    assert [p["name"] for p in by["m5-xlarge"]["unplaceable"]] == ["picky"]
+    text = subprocess.run(
+        [*KUBESCHED, "size", str(work), "--node-template", str(tpl), "--max-nodes", "40"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert text.returncode == 0 and "m5-xlarge: 6 node(s) leave no pod pending" in text.stdout
+    bad = subprocess.run(
+        [*KUBESCHED, "size", str(work), "--node-template", f"{tpl}:cheap"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("the cost after ':' is not a number: 'cheap'")
