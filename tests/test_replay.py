@@ -203,3 +203,20 @@ def test_sweep_on_ray(small):
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert [x["policy"] for x in json.loads(r.stdout)["runs"]] == ["BestFit"]
+
+
+def test_sweep_columns_read_as_measures() -> None:
+    import io
+
+    from kubesched.replay.output import print_sweep
+    from kubesched.replay.sweep import SUMMARY_KEYS
+
+    row = {"workload": "w", "policy": "FGD", "runs": 2}
+    for k in SUMMARY_KEYS:
+        row[k], row[k + "Std"] = 90.0, 0.5
+    out = io.StringIO()
+    print_sweep([row], SUMMARY_KEYS, out, 130)
+    head = out.getvalue().splitlines()[0]
+    for title in ("ALLOCATED % AT 100 %", "ALLOCATED % AT 130 %", "FRAGMENTED % AT 100 %", "FRAGMENTED % AT 130 %"):
+        assert title in head
+    assert "PCT" not in head

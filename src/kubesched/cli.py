@@ -338,7 +338,7 @@ def sweep(
         writer.writeheader()
         writer.writerows(rows)
     else:
-        print_sweep(summary, SUMMARY_KEYS, sys.stdout)
+        print_sweep(summary, SUMMARY_KEYS, sys.stdout, round(load * 100))
         wall = sum(r["wallSeconds"] for r in rows)
         click.echo(f"{len(rows)} runs, {wall:,.1f}s of replay")
 

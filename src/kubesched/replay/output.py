@@ -84,8 +84,18 @@ def summarize(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> list[dict[
     return out
 
 
-def print_sweep(summary: list[dict[str, Any]], keys: Sequence[str], out: TextIO) -> None:
-    head = ["WORKLOAD", "POLICY", "RUNS", *(k.upper() for k in keys)]
+def column_title(key: str, load_pct: int | None = None) -> str:
+    """A sweep's measure as a person reads it: ``allocatedPctAt100`` → ``ALLOCATED % AT 100 %``
+    (``AtLoad`` → the load's percent)."""
+    measure, _, at = key.partition("PctAt")
+    if at == "Load":
+        at = str(load_pct) if load_pct is not None else "LOAD"
+    words = {"allocated": "ALLOCATED", "fragmentation": "FRAGMENTED"}.get(measure, measure.upper())
+    return f"{words} % AT {at} %"
+
+
+def print_sweep(summary: list[dict[str, Any]], keys: Sequence[str], out: TextIO, load_pct: int | None = None) -> None:
+    head = ["WORKLOAD", "POLICY", "RUNS", *(column_title(k, load_pct) for k in keys)]
     rows: list[list[Any]] = [head]
     for e in summary:
         rows.append(
