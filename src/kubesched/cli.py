@@ -830,6 +830,62 @@ def size_command(
     sys.exit(0 if best is not None else 1)
 
 
+@main.command("diff")
+@click.argument("a")
+@click.argument("b")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
+def diff_command(a: str, b: str, output: str, report_path: str | None) -> None:
+    """What changed from run A to run B (each the JSON of ``simulate -o json`` or ``replay -o json``):
+    pods moved, gone pending or placed; for replays, the curves side by side."""
+    import json
+
+    from kubesched.planning.diff import SIMULATE, diff
+
+    try:
+        d = diff(a, b)
+        if report_path is not None:
+            from kubesched.report import write_diff_report
+
+            write_diff_report(d, report_path, {"A": a, "B": b})
+    except InputError as exc:
+        _fail(exc)
+    if output == "json":
+        click.echo(json.dumps(d.as_dict(), indent=2))
+        return
+    if d.kind == SIMULATE:
+        click.echo(f"moved: {len(d.moved)}")
+        for m in d.moved:
+            click.echo(f"  {m['pod']}: {m['from']} → {m['to']}")
+        click.echo(f"went pending: {len(d.went_pending)}")
+        for m in d.went_pending:
+            click.echo(f"  {m['pod']} (was on {m['from']}): {m['message'] or m['reason']}")
+        click.echo(f"placed: {len(d.got_placed)}")
+        for m in d.got_placed:
+            click.echo(f"  {m['pod']} → {m['to']} (before: {m['reasonBefore']})")
+        only = ", ".join(f"{len(v)} only in {k.upper()}" for k, v in d.only_in.items() if v)
+        click.echo(f"unchanged: {d.unchanged}" + (f"; {only}" if only else ""))
+        return
+    axis = "arrivedPct" if d.curve and "arrivedPct" in d.curve[0] else "time"
+    rows = [
+        ["ARRIVED %" if axis == "arrivedPct" else "TIME (s)", "ALLOCATED % A", "B", "Δ", "FRAGMENTED % A", "B", "Δ"]
+    ]
+    for pt in d.curve:
+        if axis == "arrivedPct" and pt[axis] % 10:
+            continue
+        al, fr = pt.get("allocatedPct") or {}, pt.get("fragmentationPct") or {}
+        rows.append(
+            [
+                str(pt[axis]),
+                *(f"{x.get(k, 0):.2f}" for x in (al,) for k in ("a", "b", "delta")),
+                *(f"{x.get(k, 0):.2f}" for x in (fr,) for k in ("a", "b", "delta")),
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        click.echo("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
 @main.group()
 def node() -> None:
     """Hollow nodes of a running ``kubesched up``: stop a node's kubelet (it goes NotReady, then

@@ -232,3 +232,24 @@ def write_simulate_report(result: Any, path: str, params: dict[str, Any]) -> Non
     figures.append(("Per-node utilisation", fig))
     figures.extend(_metrics_figures(result.metrics))
     _write(path, _page("kubesched simulate", {**params, **result.stats}, figures))
+
+
+def write_diff_report(d: Any, path: str, params: dict[str, Any]) -> None:
+    """``kubesched diff --report``: a replay's curves overlaid (A and B), or a simulation's moves."""
+    figures: list[tuple[str, go.Figure]] = []
+    if d.kind == "replay":
+        axis = "arrivedPct" if d.curve and "arrivedPct" in d.curve[0] else "time"
+        x = [pt[axis] for pt in d.curve]
+        xlabel = "arrived workload (% of the cluster's GPUs)" if axis == "arrivedPct" else "virtual time (s)"
+        for key, title in (("allocatedPct", "GPU allocated (%)"), ("fragmentationPct", "GPU fragmented (%)")):
+            fig = go.Figure()
+            for side in ("a", "b"):
+                fig.add_trace(go.Scatter(x=x, y=[(pt.get(key) or {}).get(side) for pt in d.curve], name=side.upper()))
+            fig.update_layout(xaxis_title=xlabel, yaxis_title=title)
+            figures.append((title, fig))
+    else:
+        counts = {"moved": len(d.moved), "went pending": len(d.went_pending), "placed": len(d.got_placed)}
+        fig = _bar(list(counts), list(counts.values()), name="pods")
+        fig.update_layout(yaxis_title="pods")
+        figures.append(("What changed (pods)", fig))
+    _write(path, _page("kubesched diff", params, figures))
