@@ -15,7 +15,7 @@ import hmac
 import json
 import ssl
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import yaml
@@ -24,12 +24,12 @@ from aiohttp import web
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED
 from kubesched.apiserver.resources import BY_KIND, Resource
-from kubesched.app.scheduler_service import SchedulerService
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
-from kubesched.scheduler.config import parse_config
+from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.config_defaults import to_document
 from kubesched.scheduler.plugins import in_tree_registry
+from kubesched.scheduler.scheduler import Scheduler
 from kubesched.ui.views import node_view, pod_view, queue_view, results_view
 
 STATIC = Path(__file__).parent / "static"
@@ -54,6 +54,17 @@ EDITABLE = (
     "PodDisruptionBudget",
     "ConfigMap",
 )
+
+
+class SchedulerService(Protocol):
+    """What the UI needs of the scheduler it shows (``app/scheduler_service.py`` in ``up``): the
+    running Scheduler, its configuration, how often it restarted, and a restart with a new one."""
+
+    scheduler: Scheduler | None
+    config: SchedulerConfig
+    restarts: int
+
+    async def restart(self, config: SchedulerConfig) -> None: ...
 
 
 class UiServer:
