@@ -6,8 +6,6 @@ equal to the results on the pod, and a configuration edit changing a later place
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -66,30 +64,6 @@ def apply_yaml(page, text: str) -> str:
     page.click("button[name=apply]")
     msg = page.wait_for_selector("[data-message]")
     return msg.inner_text()
-
-
-def test_the_ui_needs_the_token(cluster: Server) -> None:
-    for path, headers in (("/api/state", {}), ("/api/state", {"Cookie": "kubesched-ui=wrong"}), ("/", {})):
-        req = urllib.request.Request(ui(cluster, path), headers=headers)
-        with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(req, timeout=10)
-        assert err.value.code == 401
-    req = urllib.request.Request(ui(cluster, "/?token=nope"))
-    with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=10)
-    assert err.value.code == 401
-    # a write without the UI's header is refused even with the token (a cross-site form)
-    req = urllib.request.Request(
-        ui(cluster, "/api/apply"), data=b"{}", method="POST", headers={"Authorization": f"Bearer {token(cluster)}"}
-    )
-    with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=10)
-    assert err.value.code == 403
-    req = urllib.request.Request(ui(cluster, "/api/state"), headers={"Authorization": f"Bearer {token(cluster)}"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        state = json.load(resp)
-    assert [n["name"] for n in state["nodes"]] == ["node-0", "node-1", "node-2"]
-    assert set(state["queue"]) == {"activeQ", "backoffQ", "unschedulablePods", "gated", "inFlight"}
 
 
 def test_a_pod_from_the_editor_waits_then_lands_and_its_table_matches_the_annotations(browser, cluster) -> None:

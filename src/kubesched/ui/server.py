@@ -222,7 +222,7 @@ class UiServer:
             resp = await self._client().patch(
                 self._path(kind, ns, name),
                 params={"fieldManager": FIELD_MANAGER, "force": "true"},
-                content=json.dumps(doc),
+                content=json.dumps(doc, default=str),  # a YAML timestamp is a string to the API
                 headers={"Content-Type": "application/apply-patch+yaml"},
             )
             if resp.status_code >= 300:
@@ -253,6 +253,8 @@ class UiServer:
             raw = yaml.safe_load(await request.text())
         except yaml.YAMLError as exc:
             return _status(400, "BadRequest", f"the configuration's YAML does not parse: {exc}")
+        if not isinstance(raw, dict):
+            return _status(400, "BadRequest", "the configuration must be a KubeSchedulerConfiguration object")
         cfg = parse_config(raw, "the web UI's configuration")
         cfg.feature_gates = self.service.config.feature_gates.merged(cfg.feature_gates)
         await self.service.restart(cfg)

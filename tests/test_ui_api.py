@@ -1,0 +1,101 @@
+"""The web UI's HTTP API on a real ``kubesched up``, without a browser: the token, the write header,
+and bad input answered 4xx with a message, never 500, nothing stored changed."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+import yaml
+
+from live import Server
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    server = Server(tmp_path_factory.mktemp("ui-api") / "data", command="up", nodes=3).start()
+    yield server
+    server.stop()
+
+
+def token(server: Server) -> str:
+    return yaml.safe_load(server.kubeconfig.read_text())["users"][0]["user"]["token"]
+
+
+def ui(server: Server, path: str = "/") -> str:
+    return f"http://127.0.0.1:{server.ui_port}{path}"
+
+
+def call(server: Server, method: str, path: str, body: str | None = None) -> tuple[int, dict]:
+    headers = {"Authorization": f"Bearer {token(server)}", "X-Kubesched-UI": "1", "Content-Type": "application/yaml"}
+    req = urllib.request.Request(ui(server, path), data=body.encode() if body else None, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as err:
+        return err.code, json.load(err)
+
+
+def test_the_ui_needs_the_token(cluster: Server) -> None:
+    for path, headers in (("/api/state", {}), ("/api/state", {"Cookie": "kubesched-ui=wrong"}), ("/", {})):
+        req = urllib.request.Request(ui(cluster, path), headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+        assert err.value.code == 401
+    req = urllib.request.Request(ui(cluster, "/?token=nope"))
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)
+    assert err.value.code == 401
+    # a write without the UI's header is refused even with the token (a cross-site form)
+    req = urllib.request.Request(
+        ui(cluster, "/api/apply"), data=b"{}", method="POST", headers={"Authorization": f"Bearer {token(cluster)}"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)
+    assert err.value.code == 403
+    req = urllib.request.Request(ui(cluster, "/api/state"), headers={"Authorization": f"Bearer {token(cluster)}"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        state = json.load(resp)
+    assert [n["name"] for n in state["nodes"]] == ["node-0", "node-1", "node-2"]
+    assert set(state["queue"]) == {"activeQ", "backoffQ", "unschedulablePods", "gated", "inFlight"}
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "words"),
+    [
+        ("kind: [unclosed", 400, "does not parse"),
+        ("- just\n- a list\n", 400, "not an object with metadata"),
+        ("apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n", 400, "unknown kind v1/Gadget"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {}\n", 400, "metadata.name: Required value"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: when}\ndata: {at: 2026-11-25T10:00:00Z}\n", 200, "applied"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n", 422, "spec.containers"),
+        ("", 400, "no object"),
+    ],
+)
+def test_bad_yaml_is_a_4xx_never_a_500(cluster: Server, body: str, code: int, words: str) -> None:
+    before = cluster.request("GET", "/api/v1/namespaces/default/pods")[1]["items"]
+    got, doc = call(cluster, "POST", "/api/apply", body)
+    assert got == code, doc
+    assert words in (doc.get("message") or json.dumps(doc))
+    assert cluster.request("GET", "/api/v1/namespaces/default/pods")[1]["items"] == before
+
+
+HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("[1, 2]", "must be a KubeSchedulerConfiguration object"),
+        (HEAD + "profiles: 7\n", "profiles"),
+        (HEAD + "percentageOfNodesToScore: 250\n", "percentageOfNodesToScore"),
+        ("percentageOfNodesToScore: 50\n", "apiVersion"),
+    ],
+)
+def test_a_bad_configuration_leaves_the_scheduler_alone(cluster: Server, body: str, words: str) -> None:
+    before = call(cluster, "GET", "/api/config")[1]["restarts"]
+    got, doc = call(cluster, "PUT", "/api/config", body)
+    assert got == 400 and words in doc["message"]
+    assert call(cluster, "GET", "/api/config")[1]["restarts"] == before
