@@ -236,7 +236,6 @@ async def serve(opts: ServerOptions) -> None:
             raise InputError(
                 f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): {exc.strerror or exc}"
             ) from None
-        tasks.append(asyncio.create_task(ui.run(stop)))
         print(f"kubesched: web UI on http://{opts.host}:{opts.ui_port}/?token={token}", flush=True)
     await stop.wait()
     if service is not None:

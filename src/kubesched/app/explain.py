@@ -108,8 +108,8 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
                 store.create(kind, obj)
             except ApiError:
                 continue
-    target = {**pod, "spec": {**pod["spec"], "nodeName": None}, "status": {"phase": "Pending"}}
-    target["spec"].pop("nodeName", None)
+    spec = {k: v for k, v in pod["spec"].items() if k != "nodeName"}
+    target = {**pod, "spec": spec, "status": {"phase": "Pending"}}
     store.create("Pod", target)
     key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
     sched = Scheduler(InProcessClient(store), config, store.clock, seed=0, explain={key})

@@ -310,11 +310,6 @@ class UiServer:
         for wake in self._streams:
             wake.set()
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Nothing to drive: the streams wake on the Store's events; kept for the server's tasks."""
-        await stop.wait()
-        self._wake_all()
-
     # -- helpers -------------------------------------------------------------------------------
     def _kind(self, name: str) -> Resource:
         kind = BY_KIND.get(name)

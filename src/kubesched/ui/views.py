@@ -4,6 +4,7 @@ results. Built from the Store and the running Scheduler (read only)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubesched.api.node import node_info_from
@@ -90,8 +91,6 @@ def queue_view(sched: Scheduler | None) -> dict[str, Any]:
 
 def results_view(obj: dict[str, Any], sched: Scheduler | None) -> dict[str, Any]:
     """A pod's results (the latest attempt and the history) and its profile's score weights."""
-    import json
-
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     latest = parse(annotations)
     history: list[Any] = []
