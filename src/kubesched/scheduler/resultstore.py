@@ -83,6 +83,12 @@ def _trim(x: float) -> str:
     return f"{x:.9f}".rstrip("0").rstrip(".")
 
 
+def status_word(st: Any) -> str:
+    """A plugin's Status as the simulator's wrapped plugins record it: ``success`` for a nil
+    or Success status, else its message (Skip's is empty)."""
+    return SUCCESS if st is None or st.is_success() else str(st.message())
+
+
 @dataclass(slots=True)
 class PodResults:
     """One attempt's results (the simulator's ``result``)."""
@@ -107,8 +113,7 @@ class PodResults:
 
     # -- what the runners record (each plugin's Status as the simulator's wrapped plugin words it)
     def status(self, point: dict[str, str], plugin: str, st: Any) -> None:
-        """``success`` for a nil or Success status, else its message (Skip's is empty)."""
-        point[plugin] = SUCCESS if st is None or st.is_success() else st.message()
+        point[plugin] = status_word(st)
 
     def permit_status(self, plugin: str, st: Any, timeout: float) -> None:
         if st is None or st.is_success():
@@ -210,11 +215,11 @@ def record_nodes(
     if scores is not None and len(listed):
         # every plugin's column at once: raw, and normalized × weight, of the listed nodes
         plugins = list(scores)
-        raws = np.stack([scores[p][0][listed] for p in plugins]).tolist()
-        finals = np.stack([scores[p][1][listed] * scores[p][2] for p in plugins]).tolist()
-        for j, node in enumerate(listed_nodes):
-            res.score[node] = {p: str(raws[k][j]) for k, p in enumerate(plugins)}
-            res.final_score[node] = {p: str(finals[k][j]) for k, p in enumerate(plugins)}
+        raws = np.stack([scores[p][0][listed] for p in plugins], axis=1).tolist()
+        finals = np.stack([scores[p][1][listed] * scores[p][2] for p in plugins], axis=1).tolist()
+        for node, raw, final in zip(listed_nodes, raws, finals, strict=True):
+            res.score[node] = dict(zip(plugins, map(str, raw), strict=True))
+            res.final_score[node] = dict(zip(plugins, map(str, final), strict=True))
     if n_feasible > len(listed):
         rest = np.ones(n_feasible, bool)
         rest[listed] = False

@@ -221,9 +221,10 @@ class Algorithm:
         if len(rows) == 1:
             info["feasible"] = rows
             return info
-        # PreScore's statuses, as this cycle would have given them (the entry's scores were
-        # computed in an earlier cycle with that cycle's PreScore)
-        fwk.run_pre_score(state, pod, nodes, rows)
+        # PreScore's statuses, as this cycle would have given them: those of the cycle that
+        # computed the entry's scores
+        if state.results is not None:
+            state.results.pre_score.update(entry.pre_score)
         raw: dict[str, np.ndarray] = {}
         norm: dict[str, np.ndarray] = {}
         total = np.zeros(len(rows), np.int64)

@@ -50,6 +50,7 @@ from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, ShapePlugin, Window
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.resultstore import status_word
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
@@ -469,12 +470,23 @@ class Framework:
             reasons.extend(st.reasons)
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), first_rejector)
 
-    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+    def run_pre_score(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        rows: np.ndarray,
+        statuses: dict[str, str] | None = None,
+    ) -> Status | None:
+        """RunPreScorePlugins; each plugin's status is recorded in the attempt's results and,
+        given ``statuses``, there as the results word it."""
         rec = state.results
         for p in self.pre_score:
             st = p.pre_score(state, pod, nodes, rows)
             if rec is not None:
                 rec.status(rec.pre_score, p.name, st)
+            if statuses is not None:
+                statuses[p.name] = status_word(st)
             if st is None or st.code == Code.SUCCESS:
                 continue
             if st.code == Code.SKIP:
@@ -521,7 +533,8 @@ class Framework:
         passed = outcome.codes == 0
         node_ok = self._node_only_ok(state, pod, nodes)
         rows = np.flatnonzero(passed)
-        st = self.run_pre_score(state, pod, nodes, rows)
+        pre_score: dict[str, str] = {}
+        st = self.run_pre_score(state, pod, nodes, rows, pre_score)
         if st is not None:
             return st
         fixed = np.zeros(nodes.n, np.int64)
@@ -538,7 +551,9 @@ class Framework:
                 summed.append((p, weight, raw))
             else:
                 normalized.append((p, weight, raw))
-        return ShapeEntry(nodes, nodes.epoch, len(nodes.changed), passed, node_ok, fixed, summed, normalized, state)
+        return ShapeEntry(
+            nodes, nodes.epoch, len(nodes.changed), passed, node_ok, fixed, summed, normalized, state, pre_score
+        )
 
     def shape_refresh(self, entry: ShapeEntry, state: CycleState, pod: PodInfo, rows: np.ndarray) -> Status | None:
         """For the shape cache: filter and score again the ``rows`` whose pods changed, with this

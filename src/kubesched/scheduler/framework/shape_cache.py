@@ -61,6 +61,9 @@ class ShapeEntry:
     summed: list[tuple[ScorePlugin, int, np.ndarray]]  # those plugins: weight, raw scores per row
     normalized: list[tuple[ScorePlugin, int, np.ndarray]]  # the others: weight, raw scores per row
     state: CycleState  # the cycle that computed them (NormalizeScore reads its PreScore state)
+    # PreScore's statuses in that cycle, as the results word them: a cycle served by the entry
+    # (same shape, same nodes and pods up to the refreshed rows) would get the same
+    pre_score: dict[str, str]
     # plugins of ``normalized`` whose raw score is the same on every passing row, and that score:
     # their normalized part is then one constant over any window (equal raw scores normalize to
     # equal values, however many), which no choice depends on, so it is left out of the sums
