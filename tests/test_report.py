@@ -4,11 +4,15 @@ page asks the network for nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from browser import launch, needs_chromium
 from gpu_trace import write_nodes, write_pods
@@ -92,3 +96,126 @@ def test_sweep_report_renders(browser, tmp_path):
     plots = check(browser, out, 3)
     curves = next(p for p in plots if p["title"].startswith("GPU allocated %"))
     assert curves["traces"] == 4  # a mean line and a seed band per policy
+
+
+# -- the planner's report: capacity per pool, zone and GPU model, placements, pending, CSV -----------
+def _node(name: str, pool: str, zone: str, cpu: str, memory: str, gpus: int = 0) -> str:
+    labels = {"karpenter.sh/nodepool": pool, "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name}
+    if gpus:
+        labels["nvidia.com/gpu.product"] = "A100"
+    alloc = {"cpu": cpu, "memory": memory, "pods": "110", **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
+    return yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+         "status": {"allocatable": alloc, "capacity": alloc}}
+    )  # fmt: skip
+
+
+def _pod(name: str, cpu: str, memory: str, gpus: int = 0) -> str:
+    req = {"cpu": cpu, "memory": memory, **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
+    spec = {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": req, "limits": req}}]}
+    return yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    )
+
+
+@pytest.fixture(scope="module")
+def planner_report(tmp_path_factory) -> Path:
+    """Two pools × two zones: general (4 cores, 8 GiB) and gpu (8 cores, 32 GiB, 2 A100s)."""
+    d = tmp_path_factory.mktemp("planner")
+    docs = [
+        _node("gen-a", "general", "zone-a", "4", "8Gi"),
+        _node("gen-b", "general", "zone-b", "4", "8Gi"),
+        _node("gpu-a", "gpu", "zone-a", "8", "32Gi", gpus=2),
+        _node("gpu-b", "gpu", "zone-b", "8", "32Gi", gpus=2),
+        *(_pod(f"web-{i}", "1", "2Gi") for i in range(4)),
+        *(_pod(f"train-{i}", "2", "8Gi", gpus=1) for i in range(3)),
+        _pod("huge-0", "64", "1Gi"),
+        _pod("huge-1", "64", "1Gi"),
+        _pod("greedy", "1", "1Gi", gpus=8),
+    ]
+    (d / "cluster.yaml").write_text("---\n".join(docs))
+    out = d / "report.html"
+    kubesched("simulate", str(d / "cluster.yaml"), "--report", str(out))
+    return out
+
+
+def _csv_of(page, key: str) -> list[dict[str, str]]:
+    with page.expect_download() as got:
+        page.click(f"section#{key} button.csv")
+    download = got.value
+    assert download.suggested_filename == f"{key}.csv"
+    return list(csv.DictReader(io.StringIO(Path(download.path()).read_text())))
+
+
+def test_planner_report_capacity_pending_and_placements(browser, planner_report):
+    check(browser, planner_report, 8)
+    page = browser.new_page(accept_downloads=True)
+    page.goto(planner_report.resolve().as_uri())
+    page.wait_for_function("window.kubeschedTables === 3", timeout=30_000)
+    capacity = _csv_of(page, "capacity")
+    rows = {(r["grouped by"], r["group"], r["resource"]): r for r in capacity}
+    # 7 pods placed: web 4 × 1 core, train 3 × 2 cores; huge and greedy fit nowhere
+    cluster_cpu = rows[("cluster", "all nodes", "cpu")]
+    assert cluster_cpu["unit"] == "cores"
+    assert [float(cluster_cpu[k]) for k in ("allocatable", "requested", "spare")] == [24, 10, 14]
+    gpu_pool = rows[("node pool", "gpu", "nvidia.com/gpu")]
+    assert [float(gpu_pool[k]) for k in ("nodes", "allocatable", "requested", "largest spare on one node")] == [
+        2,
+        4,
+        3,
+        1,
+    ]
+    assert float(rows[("GPU model", "A100", "nvidia.com/gpu")]["requested, % of allocatable"]) == 75
+    memory = rows[("zone", "zone-a", "memory")]
+    assert (memory["unit"], float(memory["allocatable"])) == ("GiB", 40)
+    assert {r["group"] for r in capacity if r["grouped by"] == "node pool"} == {"general", "gpu"}
+    assert not any(r["grouped by"] == "GPU model" and r["group"] == "(none)" for r in capacity)
+    pending = _csv_of(page, "pending")
+    assert [(r["pods"], r["examples"]) for r in pending] == [("2", "huge-0, huge-1"), ("1", "greedy")]
+    assert all(r["last scheduling message"].startswith("0/4 nodes are available: ") for r in pending)
+    assert "Insufficient nvidia.com/gpu" in pending[1]["last scheduling message"]
+    placements = _csv_of(page, "placements")
+    assert len(placements) == 10
+    trains = [r for r in placements if r["pod"].startswith("train-")]
+    assert {r["node pool"] for r in trains} == {"gpu"} and all(r["outcome"] == "Scheduled" for r in trains)
+    # the placement table filters as one types (every word must match), the CSV stays whole
+    section = page.locator("section#placements")
+    assert section.locator("tbody tr").count() == 10
+    assert section.locator(".count").text_content() == "10 rows"
+    section.locator("input").fill("train gpu-a")
+    on_a = sum(1 for r in trains if r["node"] == "gpu-a")
+    assert section.locator("tbody tr").count() == on_a
+    assert section.locator(".count").text_content() == f"{on_a} of 10 rows"
+    section.locator("input").fill("Unschedulable")
+    assert sorted(section.locator("tbody tr td:nth-child(2)").all_text_contents()) == ["greedy", "huge-0", "huge-1"]
+    assert len(_csv_of(page, "placements")) == 10
+    page.close()
+
+
+def test_replay_report_tables(browser, tmp_path):
+    pytest.importorskip("kubesched_gpushare", reason="the plugins/gpushare package is not installed")
+    nodes, pods = write_nodes(tmp_path / "n.csv"), write_pods(tmp_path / "p.csv", n=150)
+    out = tmp_path / "replay.html"
+    args = ["replay", str(pods), "--cluster", str(nodes), "--mode", "arrivals", "--policy", "FGD"]
+    kubesched(*args, "--report", str(out))
+    run = subprocess.run([*KUBESCHED, *args, "-o", "json"], capture_output=True, text=True, check=True, timeout=300)
+    summary = json.loads(run.stdout)["summary"]
+    page = browser.new_page(accept_downloads=True)
+    page.goto(out.resolve().as_uri())
+    page.wait_for_function("window.kubeschedTables === 3", timeout=30_000)
+    capacity = {(r["grouped by"], r["group"], r["resource"]): r for r in _csv_of(page, "capacity")}
+    gpus = capacity[("cluster", "all nodes", "GPU")]
+    assert (gpus["unit"], float(gpus["allocatable"])) == ("GPUs", summary["gpus"]) == ("GPUs", 4 * (8 + 8 + 2 + 2 + 4))
+    # the GPUs in use at the end, as the paper counts them (shares as fractions of a GPU)
+    used = summary["final"]["allocatedPct"] * summary["gpus"] / 100
+    assert float(gpus["requested"]) == pytest.approx(used, abs=0.01)
+    assert {k[1] for k in capacity if k[0] == "GPU model"} == {"G2", "T4", "V100M16"}
+    placements = _csv_of(page, "placements")
+    assert len(placements) == summary["bound"]
+    pending = _csv_of(page, "pending")
+    assert sum(int(r["pods"]) for r in pending) == summary["failed"] > 0
+    section = page.locator("section#placements")
+    section.locator("input").fill("T4")
+    t4 = sum(1 for r in placements if r["GPU model"] == "T4")
+    assert section.locator("tbody tr").count() == min(t4, 500) > 0
+    page.close()

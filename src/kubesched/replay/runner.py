@@ -42,6 +42,7 @@ from kubesched.features import FeatureGates
 from kubesched.framework.gpushare import (
     GPU_COUNT,
     GPU_INDEX,
+    GPU_MILLI,
     GPU_MODEL,
     Fragmentation,
     GpuLedger,
@@ -55,6 +56,7 @@ from kubesched.replay.tiebreak import paper_names
 from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.simulate.runner import NAMESPACE_LABEL, create_objects, run_to_quiescence, validate_manifest
+from kubesched.simulate.usage import node_usage
 
 MODES = ("timed", "arrivals")
 TIE_BREAKS = ("permutation", "random", "name")
@@ -70,6 +72,11 @@ class ReplayResult:
     metrics: dict[str, Any] = field(default_factory=dict)  # the scheduler's metrics, summarised
     nodes: dict[str, Any] = field(default_factory=dict)  # per-node GPU allocation at the end or at the peak
     timing: dict[str, Any] = field(default_factory=dict)
+    # for the report only (a sweep keeps none of them): every binding, the pods left pending
+    # with their last message, and each node's use at the end (simulate/usage.py)
+    placements: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    usage: list[dict[str, object]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +128,7 @@ class _Measure:
         self.watch = store.watch(["Pod"], store.resource_version)
         self.requests: dict[str, Any] = {}
         self.bound = 0
+        self.placements: list[dict[str, Any]] = []
 
     def sync(self) -> None:
         for ev in self.watch.drain():
@@ -141,6 +149,16 @@ class _Measure:
             self.ledger.bind(uid, node, req, devices)
             self.dirty[self.ledger.row[node]] = True
             self.bound += 1
+            self.placements.append(
+                {
+                    "pod": obj["metadata"]["name"],
+                    "node": node,
+                    "at": self.store.clock.now(),
+                    "gpus": req.gpu_count,
+                    "gpuMilli": req.gpu_milli,
+                    "devices": ",".join(map(str, devices)),
+                }
+            )
 
     def fragmentation(self) -> float:
         if self.frag is None:
@@ -201,10 +219,10 @@ def _build(
     return store, sched, nodes
 
 
-def _reasons(sched: Scheduler, failed_messages: list[str]) -> dict[str, int]:
+def _reasons(sched: Scheduler, failed: list[dict[str, Any]]) -> dict[str, int]:
     """Unschedulable verdicts per reason, summed over the last message of every pod left pending."""
     counts: Counter[str] = Counter()
-    for message in failed_messages:
+    for message in (f["message"] for f in failed):
         head = message.split(". ", 1)[0]
         _, _, tail = head.partition(": ")
         for part in tail.split(", "):
@@ -325,6 +343,9 @@ def replay(
         typical_pods=typical_pods_arg(typical),
         metrics=sched.metrics.summary(),
         nodes=allocation,
+        placements=measure.placements,
+        pending=failed,
+        usage=node_usage(sched.cache.table, measure.ledger),
         timing={
             "wallSeconds": round(wall, 3),
             "podsPerSecond": round(sched.stats.scheduled / wall, 1) if wall else None,
@@ -340,6 +361,18 @@ def point_at(curve: list[dict[str, Any]], pct: int, key: str = "allocatedPct") -
     return round(sum(near) / len(near), 4) if near else None
 
 
+def _pending(sched: Scheduler, obj: dict[str, Any]) -> dict[str, Any]:
+    """A pod left pending: its name, its GPU request and the last FailedScheduling message."""
+    meta = obj["metadata"]
+    ann = meta.get("annotations") or {}
+    return {
+        "pod": meta["name"],
+        "gpus": int(ann.get(GPU_COUNT, 0) or 0),
+        "gpuMilli": int(ann.get(GPU_MILLI, 0) or 0),
+        "message": sched.last_message.get(f"{meta['namespace']}/{meta['name']}", ""),
+    }
+
+
 def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
     while True:
         for c in controllers:
@@ -352,12 +385,12 @@ def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
 
 def _run_arrivals(
     store: Store, sched: Scheduler, measure: _Measure, pods: list[trace.Arrival], capacity: int, progress: Any
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     sched.start()
     controllers: list[Any] = []
     arrived = 0
     buckets: dict[int, list[dict[str, Any]]] = {}
-    failed: list[str] = []
+    failed: list[dict[str, Any]] = []
     for i, a in enumerate(pods):
         obj = store.create("Pod", a.pod)
         uid = obj["metadata"]["uid"]
@@ -367,7 +400,7 @@ def _run_arrivals(
         _drain_scheduler(sched, controllers)
         current = store.try_get("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"])
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
-            failed.append(sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", ""))
+            failed.append(_pending(sched, obj))
             store.delete("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"], 0)
             _drain_scheduler(sched, controllers)
         point = measure.sample(failed=len(failed))
@@ -394,7 +427,7 @@ def _run_arrivals(
 
 def _run_timed(
     store: Store, sched: Scheduler, measure: _Measure, arrivals: list[trace.Arrival], samples: int, progress: Any
-) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     clock = store.clock
     assert isinstance(clock, VirtualClock)
     start = min(a.time for a in arrivals)
@@ -441,11 +474,11 @@ def _run_timed(
     client.settlers.append(volumes.sync)
     run_to_quiescence(sched, clock, limit=span + 1.0, controllers=controllers)
     sample(max(span, clock.now()))  # the last: once everything due at the end has been scheduled
-    failed = []
-    for obj in store.list("Pod")[0]:
-        if not (obj.get("spec") or {}).get("nodeName"):
-            msg = sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
-            if msg:
-                failed.append(msg)
+    failed = [
+        _pending(sched, obj)
+        for obj in store.list("Pod")[0]
+        if not (obj.get("spec") or {}).get("nodeName")
+        and sched.last_message.get(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
+    ]
     del peak["at"]
     return curve, failed, peak

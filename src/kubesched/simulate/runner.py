@@ -32,6 +32,7 @@ from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, defau
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler.schedule_one import Explanation
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.simulate.usage import node_usage
 
 CREATE_ORDER = {
     "Namespace": 0,
@@ -392,15 +393,11 @@ def simulate(
     }
     result.metrics = sched.metrics.summary()
     table = sched.cache.table
-    for row, name in enumerate(table.names):
+    for row, usage in enumerate(node_usage(table)):
         alloc, req = table.alloc[:, row], table.requested[:, row]
-        result.nodes.append(
-            {
-                "name": name,
-                "cpuPct": round(100 * int(req[0]) / int(alloc[0]), 2) if alloc[0] else 0.0,
-                "memoryPct": round(100 * int(req[1]) / int(alloc[1]), 2) if alloc[1] else 0.0,
-            }
-        )
+        usage["cpuPct"] = round(100 * int(req[0]) / int(alloc[0]), 2) if alloc[0] else 0.0
+        usage["memoryPct"] = round(100 * int(req[1]) / int(alloc[1]), 2) if alloc[1] else 0.0
+        result.nodes.append(usage)
     result.timing = {
         "wallSeconds": round(wall, 6),
         "podsPerSecond": round(scheduled / wall, 1) if wall > 0 else None,
