@@ -26,7 +26,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
 from kubesched.scheduler.binding import Binding
-from kubesched.scheduler.config import parse_config
+from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.scheduler import Scheduler
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -43,16 +43,17 @@ class Cluster:
     def __init__(
         self,
         *objects: dict[str, Any],
-        config: dict[str, Any] | None = None,
+        config: dict[str, Any] | SchedulerConfig | None = None,
         registry: Registry | None = None,
         binding: Binding | None = None,
         workloads: bool = False,
         run_seconds: float = 1.0,
         results: bool = False,
         results_node_limit: int = 10,
+        seed: int = 0,
     ) -> None:
         """``objects``: manifests (Nodes, Pods, …) created in order; ``config``: fields of a
-        KubeSchedulerConfiguration; ``registry``: the plugins profiles may name (``in_tree_registry()``
+        KubeSchedulerConfiguration (or one parsed); ``registry``: the plugins profiles may name (``in_tree_registry()``
         plus yours; None: the in-tree ones and the installed packages). ``workloads``: run what
         ``kubesched up`` runs around the scheduler too: the API server's admission, the hollow
         kubelet (pods Running, run-to-completion pods done after ``run_seconds``) and the workload
@@ -77,8 +78,9 @@ class Cluster:
         self.client.settlers.append(self.volumes.sync)
         self.sched = Scheduler(
             self.client,
-            parse_config({**CONFIG, **(config or {})}),
+            config if isinstance(config, SchedulerConfig) else parse_config({**CONFIG, **(config or {})}),
             self.clock,
+            seed=seed,
             registry=registry,
             binding=binding,
             write_results=results,
