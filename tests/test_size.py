@@ -8,13 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpu_trace import POD_HEADER
 from helpers import make_node, make_pod
 from kubesched.cluster.loader import Manifest
-from kubesched.planning.size import Template, run_trial, size
+from kubesched.planning.size import Template, load, run_trial, size
 from kubesched.scheduler.config import default_config
 
 KUBESCHED = [sys.executable, "-m", "kubesched"]
@@ -105,3 +107,32 @@ def test_the_command(tmp_path: Path) -> None:
         [*KUBESCHED, "size", str(work), "--node-template", f"{tpl}:cheap"], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 2 and bad.stderr.strip().endswith("the cost after ':' is not a number: 'cheap'")
+
+
+def test_sizing_from_the_trace_csvs(tmp_path: Path) -> None:
+    """A trace's pod CSV against a one-row node CSV: the pods' GPUs count (replay's default
+    policy), a brute force over counts agrees, and a pod asking for another GPU model is set apart."""
+    pytest.importorskip("kubesched_gpushare", reason="the plugins/gpushare package is not installed")
+    tpl = tmp_path / "t4.csv"
+    tpl.write_text("sn,cpu_milli,memory_mib,gpu,model\nt4,64000,262144,2,T4\n")
+    pods = tmp_path / "pods.csv"
+    rows = [f"full-{i},1000,1024,1,1000,,LS,Running,0,,0" for i in range(3)]
+    rows += ["half,1000,1024,1,500,,LS,Running,0,,0", "cpu-only,2000,2048,0,0,,LS,Running,0,,0"]
+    rows += ["picky,1000,1024,1,1000,V100M16,LS,Running,0,,0"]
+    pods.write_text(",".join(POD_HEADER) + "\n" + "\n".join(rows) + "\n")
+    objects, (template,), config = load([str(pods)], [], [str(tpl)])
+    assert "GpuShare" in [p.name for p in config.profiles[0].multi_point.enabled]
+    result = size(objects, template, config, max_nodes=5)
+    # 3.5 GPUs on 2-GPU nodes: 2 nodes; "picky" wants a V100M16 no T4 node has
+    assert result.nodes == 2
+    assert [p["name"] for p in result.unfixable] == ["picky"]
+    placeable = [m for m in objects if m.kind != "Pod" or m.obj["metadata"]["name"] != "picky"]
+    brute = [run_trial(placeable, template, n, config, cut_short=False).fits for n in range(4)]
+    assert brute == [False, False, True, True]
+    assert result.short_of is not None and len(result.short_of.pending) == 2
+    r = subprocess.run(
+        [*KUBESCHED, "size", str(pods), "--node-template", f"{tpl}:2", "--max-nodes", "5", "--policy", "BestFit"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "t4: 2 node(s) (cost 4) leave no pod pending" in r.stdout

@@ -761,6 +761,12 @@ def explain(
     show_default=True,
     help="The most nodes of a template tried.",
 )
+@click.option(
+    "--policy",
+    default=None,
+    help="One of replay's policies (default, Random, DotProduct, GpuClustering, GpuPacking, BestFit, FGD); "
+    "a trace workload's default is 'default' (the default profile counting the pods' GPUs).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for tie-breaks.")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def size_command(
@@ -769,17 +775,20 @@ def size_command(
     cluster: tuple[str, ...],
     config_path: str | None,
     max_nodes: int,
+    policy: str | None,
     seed: int,
     output: str,
 ) -> None:
     """How many nodes of a template WORKLOAD needs: the smallest count that leaves no pod pending
-    (bisection over simulations on the virtual clock), and why one node fewer is not enough."""
+    (bisection over simulations on the virtual clock), and why one node fewer is not enough.
+    WORKLOAD: pod manifests, or a trace's pod CSV or JSON Lines (every pod at once); a template
+    is a Node manifest or a one-row node CSV of the trace's format."""
     import json
 
     from kubesched.planning.size import load, reasons, size
 
     try:
-        objects, tpls, config = load(list(workload), list(cluster), list(templates))
+        objects, tpls, config = load(list(workload), list(cluster), list(templates), policy)
         if config_path is not None:
             config = _load_config(config_path)
         results = [size(objects, t, config, seed=seed, max_nodes=max_nodes) for t in tpls]

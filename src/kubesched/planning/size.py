@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubesched.client import InProcessClient
@@ -213,19 +214,33 @@ def size(
 
 
 def load(
-    workload: list[str], cluster: list[str], templates: list[str]
+    workload: list[str], cluster: list[str], templates: list[str], policy: str | None = None
 ) -> tuple[list[Manifest], list[Template], SchedulerConfig]:
     """The workload's and the cluster's objects (namespaces they name added once, so that no trial
-    warns), the templates (``FILE`` or ``FILE:COST``, one Node each) and the configuration found
-    among the workload's documents (or the defaults)."""
+    warns), the templates (``FILE`` or ``FILE:COST``, one Node each: a manifest, or a node CSV of
+    the trace's format with one row) and the configuration: ``policy``'s (replay's policies), else
+    the one among the workload's documents, else the defaults; a trace workload (its pod CSV or
+    JSON Lines, every pod at once, the times not replayed) defaults to replay's default policy,
+    which counts the pods' GPUs."""
     from kubesched.cluster.loader import load_paths, warn
+    from kubesched.framework.gpushare import request_of_pod, typical_pods
+    from kubesched.replay import trace
+    from kubesched.replay.profiles import DEFAULT_POLICY, policy_config
     from kubesched.replay.runner import load_cluster
+    from kubesched.scheduler.config import parse_config
     from kubesched.simulate.runner import CONTROLLER_ONLY, _split_config, validate_manifest
 
-    loaded = load_paths(workload).manifests
+    traced = [w for w in workload if Path(w).suffix.lower() in (".csv", ".jsonl", ".ndjson")]
+    loaded = load_paths([w for w in workload if w not in traced]).manifests if len(traced) < len(workload) else []
     for m in loaded:
         validate_manifest(m)
+    for path in traced:
+        loaded += [Manifest(a.pod, path, i) for i, a in enumerate(trace.load_workload(path))]
     config, objects = _split_config(loaded, None)
+    if policy is not None or (traced and not any(m.kind == "KubeSchedulerConfiguration" for m in loaded)):
+        typical = typical_pods(request_of_pod(m.obj) for m in objects if m.kind == "Pod")
+        chosen = policy or DEFAULT_POLICY
+        config = parse_config(policy_config(chosen, typical), f"policy {chosen}")
     skipped = sorted({m.kind for m in objects if m.kind in CONTROLLER_ONLY})
     if skipped:
         warn(f"{', '.join(skipped)}: size runs no workload controllers, so their pods are not sized (list the pods)")
@@ -256,7 +271,10 @@ def load(
             raise InputError(f"the cost after ':' is not a number: {cost_text!r}", field="--node-template") from None
         if cost < 0:
             raise InputError("a node's cost must not be negative", field="--node-template")
-        nodes = [m for m in load_paths([path]).manifests if m.kind == "Node"]
+        if trace.is_node_csv(path):
+            nodes = [Manifest(n, path, i) for i, n in enumerate(trace.load_nodes_csv(path))]
+        else:
+            nodes = [m for m in load_paths([path]).manifests if m.kind == "Node"]
         if len(nodes) != 1:
             raise InputError(f"a template holds exactly one Node, found {len(nodes)}", file=path)
         validate_manifest(nodes[0])
