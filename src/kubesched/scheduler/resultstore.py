@@ -47,6 +47,7 @@ VICTIM = "preemption victim"  # the simulator's PostFilterNominatedMessage
 NODE_LIMIT = 10  # nodes listed one by one before the rest are grouped (--results-node-limit)
 EXAMPLES = 3  # node names kept per group
 ANNOTATION_LIMIT = 256 * 1024  # apimachinery's TotalAnnotationSizeLimitB
+_NONE = np.zeros(0, np.int64)
 
 
 def go_json(value: Any) -> str:
@@ -195,15 +196,18 @@ def record_nodes(
     """Filter verdicts for the nodes Filter ran on, and raw and weighted scores for the feasible
     nodes scored: ``scores`` maps a plugin to (raw, normalized, weight) over ``feasible``;
     ``selected_row`` (the node picked) is listed first.
-    Nodes outside a PreFilterResult never reach Filter and are not listed (as upstream).
+    Nodes outside a PreFilterResult never reach Filter and are not listed (as upstream); a
+    ``diagnosis`` of None: no node was rejected.
 
     Over ``res.node_limit`` nodes, the best-scored feasible nodes are listed and the rest grouped."""
     ran = [p for p in filter_names if p not in skipped]
-    codes = diagnosis.codes
-    rejected = codes != 0
-    if diagnosis.absent_mask is not None:
-        rejected = rejected & ~diagnosis.absent_mask
-    rejected_rows = np.flatnonzero(rejected)
+    if diagnosis is None:  # no node rejected (the shape cache's entry passed them all)
+        rejected_rows = _NONE
+    else:
+        rejected = diagnosis.codes != 0
+        if diagnosis.absent_mask is not None:
+            rejected = rejected & ~diagnosis.absent_mask
+        rejected_rows = np.flatnonzero(rejected)
     n_feasible = len(feasible)
     limit = res.node_limit
     grouped = n_feasible + len(rejected_rows) > limit
@@ -215,16 +219,18 @@ def record_nodes(
     if scores is not None and len(listed):
         # every plugin's column at once: raw, and normalized × weight, of the listed nodes
         plugins = list(scores)
-        raws = np.stack([scores[p][0][listed] for p in plugins], axis=1).tolist()
-        finals = np.stack([scores[p][1][listed] * scores[p][2] for p in plugins], axis=1).tolist()
+        raws = zip(*(map(str, scores[p][0][listed].tolist()) for p in plugins), strict=True)
+        finals = zip(*(map(str, (scores[p][1][listed] * scores[p][2]).tolist()) for p in plugins), strict=True)
         for node, raw, final in zip(listed_nodes, raws, finals, strict=True):
-            res.score[node] = dict(zip(plugins, map(str, raw), strict=True))
-            res.final_score[node] = dict(zip(plugins, map(str, final), strict=True))
+            res.score[node] = dict(zip(plugins, raw, strict=True))
+            res.final_score[node] = dict(zip(plugins, final, strict=True))
     if n_feasible > len(listed):
-        rest = np.ones(n_feasible, bool)
-        rest[listed] = False
-        res.groups.append(_group("", PASSED, feasible[np.flatnonzero(rest)[:EXAMPLES]], names))
+        shown = set(listed.tolist())  # the first feasible nodes not listed, as examples
+        examples = [i for i in range(min(n_feasible, len(shown) + EXAMPLES)) if i not in shown][:EXAMPLES]
+        res.groups.append(_group("", PASSED, feasible[examples], names))
         res.groups[-1]["nodes"] = n_feasible - len(listed)
+    if not len(rejected_rows):
+        return
     plugin_names = diagnosis.plugin_names
     if not grouped:
         for row in rejected_rows.tolist():
@@ -255,17 +261,19 @@ def _listed(feasible: np.ndarray, total: np.ndarray | None, selected_row: int | 
     n = len(feasible)
     if total is None or n <= 1:
         return np.arange(min(n, k))
-    if k < n:
-        top = np.argpartition(-total, k - 1)[:k]
-    else:
-        top = np.arange(n)
-    top = top[np.lexsort((top, -total[top]))]
+    neg = -total
+    top = neg.argpartition(k - 1)[:k] if k < n else np.arange(n)
+    top = top[np.lexsort((top, neg[top]))]
     if selected_row is not None:
-        pick = np.flatnonzero(feasible == selected_row)
-        if len(pick):
-            p = int(pick[0])
-            others = top[top != p]
-            top = np.concatenate(([p], others[: k - 1]))
+        hit = np.flatnonzero(feasible[top] == selected_row)
+        if len(hit):  # among the best: moved to the front
+            i = int(hit[0])
+            if i:
+                top = np.concatenate((top[i : i + 1], top[:i], top[i + 1 :]))
+        else:  # picked among equals past the k listed
+            pick = np.flatnonzero(feasible == selected_row)
+            if len(pick):
+                top = np.concatenate((pick[:1], top[: k - 1]))
     return top
 
 

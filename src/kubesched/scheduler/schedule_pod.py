@@ -207,7 +207,8 @@ class Algorithm:
         """What ``explain`` keeps, from a shape cache entry: the nodes it rejects filtered
         again (alone) for their reasons, the window's raw scores and their normalization."""
         rows = entry.rows(window)
-        rejected = np.flatnonzero(~entry.passed[: nodes.n])
+        rejected = entry.rejected_rows(nodes.n)
+        diagnosis: Diagnosis | None = None  # no node rejected
         if len(rejected):
             sub = fwk.run_filters(state, pod, nodes.take(rejected))
             codes = np.zeros(nodes.n, sub.codes.dtype)
@@ -215,8 +216,6 @@ class Algorithm:
             reasons = np.zeros(nodes.n, sub.reasons.dtype)
             codes[rejected], plugins[rejected], reasons[rejected] = sub.codes, sub.plugins, sub.reasons
             diagnosis = fwk.diagnosis_from(nodes, FilterOutcome(codes, plugins, reasons, sub.describers))
-        else:
-            diagnosis = Diagnosis.empty(nodes.names)
         info: dict[str, object] = {"diagnosis": diagnosis}
         if len(rows) == 1:
             info["feasible"] = rows
