@@ -37,6 +37,19 @@ class Row:
 
 
 ROWS = [
+    # small clusters: every pod fits (40 pods of 100m on a 4-CPU node), so the rate is of placements
+    Row(
+        "SchedulingBasic",
+        "10",
+        "350 (after 40)",
+        ("SchedulingBasic", "--nodes", "10", "--pods", "350", "--init-pods", "40"),
+    ),
+    Row(
+        "SchedulingBasic",
+        "100",
+        "2,000 (after 100)",
+        ("SchedulingBasic", "--nodes", "100", "--pods", "2000", "--init-pods", "100"),
+    ),
     Row("SchedulingBasic", "500", "1,000", ("SchedulingBasic", "--nodes", "500", "--pods", "1000")),
     Row("SchedulingBasic", "1,000", "5,000", ("SchedulingBasic", "--nodes", "1000", "--pods", "5000")),
     Row("SchedulingBasic", "5,000", "10,000 (after 1,000)", ("SchedulingBasic",), 680),
