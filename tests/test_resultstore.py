@@ -101,6 +101,19 @@ def test_json_is_written_as_go_marshals_it() -> None:
     # keys sorted, no spaces, HTML-sensitive characters escaped, other text as UTF-8
     assert go_json({"b": "<a&b>", "a": "é"}) == '{"a":"é","b":"\\u003ca\\u0026b\\u003e"}'
     assert json.loads(go_json({"b": "<a&b>"})) == {"b": "<a&b>"}
+    # encoding/json escapes the JavaScript line terminators too
+    assert go_json(["a\u2028b\u2029c"]) == '["a\\u2028b\\u2029c"]'
+    assert json.loads(go_json(["a\u2028b\u2029c"])) == ["a\u2028b\u2029c"]
+
+
+def test_groups_of_an_earlier_attempt_are_cleared_when_a_later_one_has_none() -> None:
+    """Our own key is reset to an empty list rather than left describing an older attempt."""
+    grouped = PodResults(groups=[{"plugin": "NodeResourcesFit", "reason": "Insufficient cpu", "nodes": 9}])
+    first = grouped.pod_annotations(None)
+    assert json.loads(first[rs.GROUPS])[0]["nodes"] == 9
+    second = PodResults(selected_node="n1").pod_annotations(first)
+    assert second[rs.GROUPS] == "[]"
+    assert rs.GROUPS not in PodResults().pod_annotations(None)  # never written when there never were any
 
 
 def test_history_appends_each_attempt_and_drops_the_oldest_past_the_limit() -> None:
