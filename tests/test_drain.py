@@ -154,3 +154,7 @@ def test_cli_json_and_exit_codes(tmp_path: Path):
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert bad.returncode == 2
     assert bad.stderr.strip() == 'kubesched: error: field --timeout: Invalid value: "soon": time: invalid duration'
+    zero = subprocess.run([*KUBESCHED, "drain", str(path), "--node", "spot-1", "--timeout", "0s"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert zero.returncode == 2
+    assert zero.stderr.strip() == "kubesched: error: field --timeout: Invalid value: '0s': must be greater than 0"

@@ -881,6 +881,8 @@ def drain_command(
 
     try:
         seconds = parse_duration(timeout, "--timeout")
+        if seconds <= 0:  # kubectl's 0 waits forever, which a refused budget would make endless here
+            raise InputError(f"Invalid value: {timeout!r}: must be greater than 0", field="--timeout")
         manifests = load_paths(list(cluster)).manifests
         for m in manifests:
             validate_manifest(m)
