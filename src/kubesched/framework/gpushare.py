@@ -208,6 +208,10 @@ class GpuLedger:
         self.gpu_left = np.zeros((0, MAX_GPUS_PER_NODE), np.int64)
         self.model = np.zeros(0, np.int64)
         self.pods: dict[str, tuple[int, GpuRequest, tuple[int, ...]]] = {}  # uid → (row, request, devices)
+        # the measures a replay samples after every pod, kept as bind and release change them
+        self._capacity_milli = 0
+        self._used_milli = 0
+        self._used_gpus = 0
 
     def add_node(self, name: str, cpu_milli: int, gpus: int, model: str) -> None:
         if name in self.row:
@@ -224,6 +228,7 @@ class GpuLedger:
         self.gpu_count = np.append(self.gpu_count, gpus)
         left = np.zeros((1, MAX_GPUS_PER_NODE), np.int64)
         left[0, :gpus] = MILLI
+        self._capacity_milli += gpus * MILLI
         self.gpu_left = np.vstack([self.gpu_left, left])
         self.model = np.append(self.model, code)
 
@@ -237,8 +242,13 @@ class GpuLedger:
         for d in devices:
             if not 0 <= d < self.gpu_count[r] or self.gpu_left[r, d] < request.gpu_milli:
                 raise AssertionError(f"pod {uid}: GPU {d} of {node} over-committed")
+        milli = request.gpu_milli
         for d in devices:
-            self.gpu_left[r, d] -= request.gpu_milli
+            before = int(self.gpu_left[r, d])
+            self.gpu_left[r, d] = before - milli
+            if before == MILLI and milli:
+                self._used_gpus += 1
+        self._used_milli += milli * len(devices)
         self.cpu_used[r] += request.cpu_milli
         self.pods[uid] = (r, request, tuple(devices))
 
@@ -247,23 +257,27 @@ class GpuLedger:
         if got is None:
             return
         r, request, devices = got
+        milli = request.gpu_milli
         for d in devices:
-            self.gpu_left[r, d] += request.gpu_milli
+            after = int(self.gpu_left[r, d]) + milli
+            self.gpu_left[r, d] = after
+            if after == MILLI and milli:
+                self._used_gpus -= 1
+        self._used_milli -= milli * len(devices)
         self.cpu_used[r] -= request.cpu_milli
 
     @property
     def capacity_milli(self) -> int:
-        return int(self.gpu_count.sum()) * MILLI
+        return self._capacity_milli
 
     @property
     def used_milli(self) -> int:
-        return self.capacity_milli - int(self.gpu_left.sum())
+        return self._used_milli
 
     @property
     def used_gpus(self) -> int:
         """GPUs with any share taken."""
-        rows = np.arange(MAX_GPUS_PER_NODE)[None, :] < self.gpu_count[:, None]
-        return int(((self.gpu_left < MILLI) & rows).sum())
+        return self._used_gpus
 
     def fragmentation(self, frag: Fragmentation) -> float:
         """The cluster's fragmented GPU milli (sum over nodes)."""
