@@ -158,3 +158,25 @@ def test_cli_json_and_exit_codes(tmp_path: Path):
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert zero.returncode == 2
     assert zero.stderr.strip() == "kubesched: error: field --timeout: Invalid value: '0s': must be greater than 0"
+
+
+def test_a_statefulset_pod_whose_volume_is_bound_to_its_node_cannot_move():
+    """The default StorageClass is provisioned as under ``kubesched up`` (the hollow CSI driver's
+    volumes belong to one node): the evicted ordinal comes back with its claim, which holds it to
+    the cordoned node."""
+    root = Path(__file__).resolve().parent.parent / "examples" / "workloads" / "statefulset.yaml"
+    objs = [node("spot-1", "spot"), node("spot-2", "spot"), node("base-1", "base"), node("base-2", "base")]
+    objs += list(yaml.safe_load_all(root.read_text()))
+    r = run(objs, timeout=30.0)
+    db = sorted((p for p in r.pods if p.owner == "StatefulSet/db"), key=lambda p: p.name)
+    assert len(db) == 2 and all(p.outcome == "evicted" for p in db)  # two ordinals were on the spot pool
+    # OrderedReady: the lower ordinal comes back with its name and its claim, which holds it to its
+    # old node; the controller waits for it to run before it recreates the other
+    assert [(x.name, x.node) for x in r.replacements] == [(db[0].name, None)]
+    assert r.awaited == {"StatefulSet/db": 1}
+    message = r.pending[0].message or ""
+    assert message.startswith(
+        "0/4 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity, "
+        "2 node(s) were unschedulable."
+    ), message
+    assert not r.fits

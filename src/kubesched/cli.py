@@ -913,6 +913,8 @@ def drain_command(
         click.echo(f"  blocked: {p.namespace}/{p.name} on {p.node}: {p.detail}")
     for p in result.lost:
         click.echo(f"  not recreated: {p.namespace}/{p.name} on {p.node} (no controller; kubectl drain needs --force)")
+    for owner, n in result.awaited.items():
+        click.echo(f"  {n} evicted pod(s) of {owner} not recreated by the end (the controller waits)")
     if result.pending_before:
         click.echo(f"({result.pending_before} pod(s) were pending before the drain)")
     click.echo("their pods fit elsewhere" if result.fits else "their pods do not all fit elsewhere")

@@ -51,14 +51,17 @@ class Cluster:
         results: bool = False,
         results_node_limit: int = 10,
         seed: int = 0,
+        attach_limit: int = 0,
     ) -> None:
         """``objects``: manifests (Nodes, Pods, …) created in order; ``config``: fields of a
-        KubeSchedulerConfiguration (or one parsed); ``registry``: the plugins profiles may name (``in_tree_registry()``
-        plus yours; None: the in-tree ones and the installed packages). ``workloads``: run what
+        KubeSchedulerConfiguration (or one parsed); ``registry``: the plugins profiles may name
+        (``in_tree_registry()`` plus yours; None: the in-tree ones and the installed packages). ``workloads``: run what
         ``kubesched up`` runs around the scheduler too: the API server's admission, the hollow
         kubelet (pods Running, run-to-completion pods done after ``run_seconds``) and the workload
         controllers with the garbage collector and the namespace controller. ``results``: each
-        attempt's per-plugin results written on the pod, as ``kubesched up`` writes them."""
+        attempt's per-plugin results written on the pod, as ``kubesched up`` writes them.
+        ``attach_limit``: with ``workloads``, the hollow CSI driver's volumes per node (its
+        CSINodes), as ``kubesched up --attach-limit``; 0: no CSINodes."""
         self.clock = VirtualClock()
         self.store = Store(self.clock, start_on_bind=not workloads)
         self.kubelet: HollowKubelet | None = None
@@ -69,7 +72,9 @@ class Cluster:
         for obj in objects:
             self.store.create(obj["kind"], obj)
         if workloads:
-            self.kubelet = HollowKubelet(self.store, termination_delay=0.0, run_seconds=run_seconds)
+            self.kubelet = HollowKubelet(
+                self.store, termination_delay=0.0, run_seconds=run_seconds, attach_limit=attach_limit
+            )
             self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
         self.disruption = DisruptionController(StoreObjects(self.store))
         self.claims = ResourceClaimController(StoreObjects(self.store))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import ApiError, TooManyRequests
+from kubesched.apiserver.kubelet import ATTACH_LIMIT, default_storage_class
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.loader import Manifest
 from kubesched.errors import InputError
@@ -77,9 +78,17 @@ class DrainResult:
         return [p for p in self.pods if p.outcome == "evicted" and not _replicated(p.owner)]
 
     @property
+    def awaited(self) -> dict[str, int]:
+        """Per controller, evicted pods it has not recreated by the end: a StatefulSet's
+        OrderedReady waits for each ordinal to run before it recreates the next."""
+        evicted = Counter(p.owner for p in self.pods if p.outcome == "evicted" and _replicated(p.owner))
+        made = Counter(r.owner for r in self.replacements)
+        return {owner: n - made[owner] for owner, n in sorted(evicted.items()) if n > made[owner]}
+
+    @property
     def fits(self) -> bool:
-        """Every pod could leave and every replacement was placed."""
-        return not self.blocked and not self.pending
+        """Every pod could leave and was recreated, and every replacement was placed."""
+        return not self.blocked and not self.pending and not self.awaited
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +100,7 @@ class DrainResult:
             "replacementsPlaced": sum(1 for r in self.replacements if r.node),
             "replacementsPending": len(self.pending),
             "notRecreated": [f"{p.namespace}/{p.name}" for p in self.lost],
+            "awaitingRecreation": self.awaited,
             "pendingBefore": self.pending_before,
             "virtualSeconds": round(self.seconds, 3),
             "pods": [
@@ -161,8 +171,10 @@ def select_nodes(cluster: Cluster, names: list[str], selector: str | None) -> li
 
 def build(manifests: list[Manifest], config: SchedulerConfig, seed: int = 0) -> Cluster:
     """The cluster as ``kubesched up`` would run it, settled: controllers' pods created, placed
-    and Running."""
-    cluster = Cluster(config=config, workloads=True, seed=seed)
+    and Running, claims provisioned by the hollow CSI driver of the default StorageClass."""
+    cluster = Cluster(config=config, workloads=True, seed=seed, attach_limit=ATTACH_LIMIT)
+    if not any(m.kind == "StorageClass" for m in manifests):  # as up: kind's "standard", the hollow driver's
+        cluster.store.create("StorageClass", default_storage_class())
     rejected, _ = create_objects(cluster.store, manifests, keep_existing=True)
     if rejected:
         r = rejected[0]
