@@ -207,7 +207,7 @@ class Algorithm:
         """What ``explain`` keeps, from a shape cache entry: the nodes it rejects filtered
         again (alone) for their reasons, the window's raw scores and their normalization."""
         rows = entry.rows(window)
-        rejected = entry.rejected_rows(nodes.n)
+        rejected = entry.rejected_rows()
         diagnosis: Diagnosis | None = None  # no node rejected
         if len(rejected):
             sub = fwk.run_filters(state, pod, nodes.take(rejected))

@@ -73,7 +73,7 @@ class ShapeEntry:
     _places: np.ndarray | None = None
     _rows: np.ndarray | None = None
     _sums: np.ndarray | None = None
-    _rejected: tuple[int, np.ndarray] | None = None  # (log_pos, rows no node passes) for results
+    _rejected: np.ndarray | None = None  # the rows some Filter plugin rejects, for results
 
     def __post_init__(self) -> None:
         for plugin, _weight, raw in self.normalized:
@@ -81,13 +81,12 @@ class ShapeEntry:
             if len(ok) and ok.min() == ok.max():
                 self.uniform[plugin.name] = int(ok[0])
 
-    def rejected_rows(self, n: int) -> np.ndarray:
+    def rejected_rows(self) -> np.ndarray:
         """The rows some Filter plugin rejects (for the results recorded on a pod), kept until
-        the entry changes."""
-        if self._rejected is None or self._rejected[0] != self.log_pos:
-            self._rejected = (self.log_pos, np.flatnonzero(~self.passed))
-        rows = self._rejected[1]
-        return rows if not len(rows) or rows[-1] < n else rows[rows < n]
+        ``update`` changes the verdicts."""
+        if self._rejected is None:
+            self._rejected = np.flatnonzero(~self.passed)
+        return self._rejected
 
     def stale_rows(self) -> list[int]:
         """Rows whose pods changed since the entry was computed."""
