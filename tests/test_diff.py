@@ -79,6 +79,15 @@ def test_replay_curves_side_by_side(tmp_path: Path) -> None:
         assert al["delta"] == pytest.approx(b[x]["allocatedPct"] - a[x]["allocatedPct"], abs=1e-3)
     text = run("diff", str(tmp_path / "BestFit.json"), str(tmp_path / "FGD.json"))
     assert text.returncode == 0 and text.stdout.startswith("ARRIVED %")
+    # the table: every tenth percent, A, B and Δ of allocation then of fragmentation
+    lines = [line.split() for line in text.stdout.splitlines()]
+    assert lines[0] == ["ARRIVED", "%", "ALLOCATED", "%", "A", "B", "Δ", "FRAGMENTED", "%", "A", "B", "Δ"]
+    by = {pt["arrivedPct"]: pt for pt in d["curve"]}
+    assert [int(r[0]) for r in lines[1:]] == [x for x in sorted(by) if x % 10 == 0]
+    for r in lines[1:]:
+        pt = by[int(r[0])]
+        al, fr = pt["allocatedPct"], pt["fragmentationPct"]
+        assert r[1:] == [f"{v:.2f}" for v in (al["a"], al["b"], al["delta"], fr["a"], fr["b"], fr["delta"])]
 
 
 def test_bad_inputs_are_one_line(tmp_path: Path) -> None:

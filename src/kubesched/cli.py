@@ -877,7 +877,7 @@ def drain_command(
     from kubesched.cluster.loader import load_paths
     from kubesched.leaderelection.config import parse_duration
     from kubesched.planning.drain import build, drain, select_nodes
-    from kubesched.simulate.runner import _split_config, validate_manifest
+    from kubesched.simulate.runner import split_config, validate_manifest
 
     try:
         seconds = parse_duration(timeout, "--timeout")
@@ -886,7 +886,7 @@ def drain_command(
         manifests = load_paths(list(cluster)).manifests
         for m in manifests:
             validate_manifest(m)
-        config, objects = _split_config(manifests, None)
+        config, objects = split_config(manifests, None)
         if config_path is not None:
             config = _load_config(config_path)
         built = build(objects, config, seed)
@@ -964,14 +964,11 @@ def diff_command(a: str, b: str, output: str, report_path: str | None) -> None:
     for pt in d.curve:
         if axis == "arrivedPct" and pt[axis] % 10:
             continue
-        al, fr = pt.get("allocatedPct") or {}, pt.get("fragmentationPct") or {}
-        rows.append(
-            [
-                str(pt[axis]),
-                *(f"{x.get(k, 0):.2f}" for x in (al,) for k in ("a", "b", "delta")),
-                *(f"{x.get(k, 0):.2f}" for x in (fr,) for k in ("a", "b", "delta")),
-            ]
-        )
+        cells = [str(pt[axis])]
+        for measure in ("allocatedPct", "fragmentationPct"):
+            values = pt.get(measure) or {}
+            cells += [f"{values.get(k, 0):.2f}" for k in ("a", "b", "delta")]
+        rows.append(cells)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         click.echo("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
@@ -1051,13 +1048,13 @@ def config_defaults(path: str | None) -> None:
 def _load_config(config_path: str | None, feature_gates: str = "") -> SchedulerConfig:
     """The configuration file (or the defaults), ``--feature-gates`` over its ``featureGates``."""
     from kubesched.scheduler.config import default_config
-    from kubesched.simulate.runner import _split_config
+    from kubesched.simulate.runner import split_config
 
     gates = _gates(feature_gates)
     if config_path is None:
         cfg = default_config()
     else:
-        cfg = _split_config([], config_path)[0]
+        cfg = split_config([], config_path)[0]
         for warning in cfg.warnings:  # never silently ignored
             click.echo(f"kubesched: warning: {config_path}: {warning}", err=True)
     cfg.feature_gates = cfg.feature_gates.merged(gates)

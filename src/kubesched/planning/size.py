@@ -228,7 +228,7 @@ def load(
     from kubesched.replay.profiles import DEFAULT_POLICY, policy_config
     from kubesched.replay.runner import load_cluster
     from kubesched.scheduler.config import parse_config
-    from kubesched.simulate.runner import CONTROLLER_ONLY, _split_config, validate_manifest
+    from kubesched.simulate.runner import CONTROLLER_ONLY, split_config, validate_manifest
 
     traced = [w for w in workload if Path(w).suffix.lower() in (".csv", ".jsonl", ".ndjson")]
     loaded = load_paths([w for w in workload if w not in traced]).manifests if len(traced) < len(workload) else []
@@ -236,7 +236,7 @@ def load(
         validate_manifest(m)
     for path in traced:
         loaded += [Manifest(a.pod, path, i) for i, a in enumerate(trace.load_workload(path))]
-    config, objects = _split_config(loaded, None)
+    config, objects = split_config(loaded, None)
     if policy is not None or (traced and not any(m.kind == "KubeSchedulerConfiguration" for m in loaded)):
         typical = typical_pods(request_of_pod(m.obj) for m in objects if m.kind == "Pod")
         chosen = policy or DEFAULT_POLICY

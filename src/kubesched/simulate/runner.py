@@ -102,7 +102,9 @@ def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str
 CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job"})
 
 
-def _split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
+def split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
+    """The KubeSchedulerConfiguration (``config_path``'s, else the one among ``manifests``, else
+    the defaults) and the other objects; shared by simulate, size, drain and the CLI's --config."""
     objects = [m for m in manifests if m.kind != KIND]
     configs = [m for m in manifests if m.kind == KIND]
     if config_path is not None:
@@ -302,7 +304,7 @@ def simulate(
     for m in loaded.manifests:
         for warning in validate_manifest(m, field_validation):
             warn(warning)
-    config, objects = _split_config(loaded.manifests, config_path)
+    config, objects = split_config(loaded.manifests, config_path)
     if feature_gates is not None:
         config.feature_gates = config.feature_gates.merged(feature_gates)
     for key, why in SIMULATE_IGNORES.items():
