@@ -77,7 +77,13 @@ class HistogramVec:
         return h
 
     def observe(self, value: float, *labels: str) -> None:
-        self.labels_(*labels).observe(value)
+        h = self.series.get(labels)
+        if h is None:
+            h = self.series[labels] = Histogram(self.bounds)
+        buf = h._buf
+        buf.append(value)
+        if len(buf) >= FOLD_EVERY:
+            h.fold()
 
     def collect(self) -> Metric:
         names, order = _sorted_labels(self.labels)  # Go's client orders label names

@@ -264,7 +264,10 @@ class NodeTable:
         self._label_codes = {k: drop(v) for k, v in self._label_codes.items()}
         self._image_size = {k: drop(v) for k, v in self._image_size.items()}
         self._label_ints.clear()
-        del self.names[row], self.specs[row], self.node_ports[row]
+        # a new list, not one shortened in place: what holds the old one (a batch's sorted
+        # nodes, by row) keeps the names as they were
+        self.names = self.names[:row] + self.names[row + 1 :]
+        del self.specs[row], self.node_ports[row]
         self.n -= 1
         self.index = {nm: i for i, nm in enumerate(self.names)}
         self._rebuild_port_index()

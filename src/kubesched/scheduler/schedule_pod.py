@@ -251,7 +251,7 @@ class Algorithm:
         else:
             second = -np.frombuffer(self.rng.randbytes(4 * k), np.uint32).astype(np.int64)
         order = rest[np.lexsort((second, -total[rest]))]
-        return SortedNodes([nodes.names[int(r)] for r in feasible[order]])
+        return SortedNodes(nodes.names, feasible[order])  # names looked up as they are popped
 
     @staticmethod
     def _filter_row(fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, row: int) -> FilterOutcome:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 MAX_BATCH_AGE = 0.5  # maxBatchAge: 500ms
 
 # metrics.BatchAttempt* (label "result" of scheduler_batch_attempts_total)
@@ -36,26 +38,28 @@ PodSignature = tuple[tuple[str, Any], ...]
 
 
 class SortedNodes:
-    """``framework.SortedScoredNodes``: node names best first, popped from the front."""
+    """``framework.SortedScoredNodes``: node names best first, popped from the front. Given
+    ``rows``, the list is ``names[rows[i]]``, looked up only as it is popped."""
 
-    __slots__ = ("_names", "_next")
+    __slots__ = ("_names", "_next", "_rows")
 
     @classmethod
     def unlisted(cls, count: int) -> SortedNodes:
         """``count`` nodes left unsorted: what an unsigned pod leaves, which no pod can use."""
         return cls(range(count))  # type: ignore[arg-type]  # only its length is read
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, names: Sequence[str], rows: np.ndarray | None = None) -> None:
         self._names = names
+        self._rows = rows
         self._next = 0
 
     def pop(self) -> str:
-        name = self._names[self._next]
+        i = self._next
         self._next += 1
-        return name
+        return self._names[i] if self._rows is None else self._names[int(self._rows[i])]
 
     def __len__(self) -> int:
-        return len(self._names) - self._next
+        return (len(self._names) if self._rows is None else len(self._rows)) - self._next
 
 
 @dataclass(slots=True)

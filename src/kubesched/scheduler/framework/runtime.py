@@ -94,6 +94,11 @@ class ScoreOutcome:
     raw_by_plugin: dict[str, np.ndarray] = field(default_factory=dict)  # before NormalizeScore
 
 
+def _no_reasons(_reason: int) -> tuple[str, ...]:
+    """The describer of a filter that rejected no node."""
+    return ()
+
+
 class Framework:
     """One profile: its plugins at each extension point and the code that runs them."""
 
@@ -154,6 +159,11 @@ class Framework:
         self.post_filter: list[PostFilterPlugin] = self.points["postFilter"]  # type: ignore[assignment]
         self.pre_score: list[PreScorePlugin] = self.points["preScore"]  # type: ignore[assignment]
         self.scores: list[ScorePlugin] = self.points["score"]  # type: ignore[assignment]
+        # per Score plugin: its weight and whether its class has a NormalizeScore (looked up on
+        # the class: the sampled metrics wrap instance methods)
+        self._score_plan = [
+            (p, self.weights[p.name], type(p).normalize_scores is not ScorePlugin.normalize_scores) for p in self.scores
+        ]
         self.reserve: list[ReservePlugin] = self.points["reserve"]  # type: ignore[assignment]
         self.permit: list[PermitPlugin] = self.points["permit"]  # type: ignore[assignment]
         self.pre_bind: list[PreBindPlugin] = self.points["preBind"]  # type: ignore[assignment]
@@ -446,7 +456,7 @@ class Framework:
         return FilterOutcome(codes, plugins, reasons, describers)
 
     def diagnosis_from(self, nodes: NodeTable, outcome: FilterOutcome) -> Diagnosis:
-        describers = [d if d is not None else (lambda _i: ()) for d in outcome.describers]
+        describers = [_no_reasons if d is None else d for d in outcome.describers]
         return Diagnosis(
             nodes.names, outcome.codes, outcome.plugins, outcome.reasons, describers, list(self.filter_names)
         )
@@ -498,15 +508,20 @@ class Framework:
     def run_score(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, *, keep: bool = False
     ) -> tuple[ScoreOutcome | None, Status | None]:
-        total = np.zeros(len(rows), np.int64)
+        """RunScorePlugins, NormalizeScore and the weighted sum over ``rows``."""
+        total: np.ndarray | None = None
         by_plugin: dict[str, np.ndarray] = {}
         raw_by_plugin: dict[str, np.ndarray] = {}
-        for p in self.scores:
-            if p.name in state.skip_score:
+        skip = state.skip_score
+        for p, weight, normalizes in self._score_plan:
+            if skip and p.name in skip:
                 continue
             raw = p.score_nodes(state, pod, nodes, rows)
-            norm = p.normalize_scores(state, pod, raw)
-            scores = raw if norm is None else norm
+            scores = raw
+            if normalizes:
+                norm = p.normalize_scores(state, pod, raw)
+                if norm is not None:
+                    scores = norm
             if (
                 not p.scores_bounded
                 and len(scores)
@@ -518,10 +533,17 @@ class Framework:
                     f"returns an invalid score {bad}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
-            total += scores * self.weights[p.name]
+            if total is None:
+                total = np.multiply(scores, weight, dtype=np.int64)  # a new array: scores may be kept
+            elif weight == 1:
+                total += scores
+            else:
+                total += scores * weight
             if keep:
                 by_plugin[p.name] = scores
                 raw_by_plugin[p.name] = raw
+        if total is None:
+            total = np.zeros(len(rows), np.int64)
         return ScoreOutcome(total, by_plugin, raw_by_plugin), None
 
     def shape_entry(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> ShapeEntry | Status:

@@ -36,10 +36,8 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
     rows_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
-        if tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):
-            return None
         mask = nodes.unschedulable
-        if not mask.any():
+        if not mask.any() or tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 

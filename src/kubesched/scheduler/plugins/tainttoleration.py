@@ -17,6 +17,7 @@ from kubesched.api.selectors import tolerates_any
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
     EnqueueExtensions,
     FilterPlugin,
     NodeVerdicts,
@@ -61,26 +62,33 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
     scores_bounded = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
+        if not nodes.taint_list:
+            return None
         mask = untolerated_do_not_schedule(nodes, pod)
         if not mask.any():
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
+        if not nodes.taint_list:
+            state.write(PRE_SCORE_KEY, None)  # no taint anywhere: every node counts 0
+            return None
         prefer = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
         counted = np.array(
             [t.effect == "PreferNoSchedule" and not tolerates_any(prefer, t) for t in nodes.taint_list], bool
         )
-        state.write(PRE_SCORE_KEY, counted)
+        state.write(PRE_SCORE_KEY, counted if counted.any() else None)
         return None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         counted = state.get(PRE_SCORE_KEY)
-        if counted is None or not counted.any():
+        if counted is None:
             return np.zeros(len(rows), np.int64)
         return nodes.taints.take(rows, 0)[:, counted].sum(axis=1).astype(np.int64)
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        if state.get(PRE_SCORE_KEY) is None:  # every count 0: reversed, every node scores 100
+            return np.full(len(scores), MAX_NODE_SCORE, np.int64)
         return default_normalize_score(scores, reverse=True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

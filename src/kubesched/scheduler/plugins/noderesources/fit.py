@@ -52,6 +52,9 @@ class _FitRequest:
 
     names: tuple[str, ...]
     values: np.ndarray
+    column: np.ndarray  # values as a column, against resources × nodes
+    standard: bool  # names lead the node table's columns (cpu, memory, ephemeral-storage)
+    extended: bool  # some name is an extended resource (may be backed by DRA)
 
     def describe(self, bits: int) -> tuple[str, ...]:
         out = [TOO_MANY_PODS] if bits & 1 else []
@@ -99,7 +102,15 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         std = [(n, pod.requests.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL_STORAGE)]
         scalars = sorted((n, v) for n, v in pod.requests.items() if n not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS))
         pairs = [(n, v) for n, v in std + scalars if v > 0 and not self._ignored(n)]
-        req = _FitRequest(tuple(n for n, _ in pairs), np.array([v for _, v in pairs], np.int64))
+        names = tuple(n for n, _ in pairs)
+        values = np.array([v for _, v in pairs], np.int64)
+        req = _FitRequest(
+            names,
+            values,
+            values[:, None],
+            names == (CPU, MEMORY, EPHEMERAL_STORAGE)[: len(names)],
+            any("/" in n for n in names),
+        )
         if len(self._cache) < 4096:
             self._cache[key] = req
         return req
@@ -108,7 +119,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         """The requested resources that may go to DynamicResources (extended resources backed by
         DRA, KEP-5004): those a DeviceClass names; on a node without any allocatable of one, the
         check is left to DynamicResources (``shouldDelegateResourceToDRA``)."""
-        if not any("/" in n for n in req.names):
+        if not req.extended:
             return []
         resolver = resolver_for(self.handle)
         if not resolver:
@@ -131,25 +142,27 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             req = self._fit_request(pod)
         too_many = nodes.pod_count >= nodes.alloc_pods
         k = len(req.names)
-        # a resource no node has gets a zero row in the table (in-tree: the concrete table)
-        cols = [cast(NodeTable, nodes).resource_column(name) for name in req.names]
-        if cols == list(range(k)):  # cpu, memory, ephemeral-storage lead the table: plain slices
+        if req.standard:  # cpu, memory, ephemeral-storage lead the table: plain slices
             requested, alloc = nodes.requested[:k], nodes.alloc[:k]
         else:
+            # a resource no node has gets a zero row in the table (in-tree: the concrete table);
             # row indexing copies just these rows; ``take`` on the (strided) view would first copy
             # the whole resources × nodes matrix (thousands of distinct extended resources)
+            cols = [cast(NodeTable, nodes).resource_column(name) for name in req.names]
             requested, alloc = nodes.requested[cols], nodes.alloc[cols]
-        want = req.values[:, None]
+        want = req.column
         short = requested + want > alloc  # resources × nodes
-        unresolvable_rows = alloc < want
         delegated = self._delegated(req)
+        on_dra: list[tuple[int, np.ndarray]] = []
         if delegated:  # shouldDelegateResourceToDRA: no node allocatable, a DeviceClass provides it
             for i in delegated:
-                on_dra = alloc[i] == 0
-                short[i] &= ~on_dra
-                unresolvable_rows[i] &= ~on_dra
+                on_dra.append((i, alloc[i] == 0))
+                short[i] &= ~on_dra[-1][1]
         if not short.any() and not too_many.any():
             return None
+        unresolvable_rows = alloc < want
+        for i, on in on_dra:
+            unresolvable_rows[i] &= ~on
         bits = too_many.astype(np.int64)
         for i in range(k):  # over the pod's requested resources, not over nodes
             bits |= short[i].astype(np.int64) << (i + 1)

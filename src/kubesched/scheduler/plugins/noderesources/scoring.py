@@ -33,6 +33,12 @@ def _weighted_mean(per: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> n
 
 def least_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·((alloc − req)·100 / alloc) / Σ w; 0 for a resource over capacity; alloc 0 skipped."""
+    if alloc.all():  # the common case, in place on one new array
+        per = alloc - req
+        np.maximum(per, 0, out=per)
+        per *= MAX_NODE_SCORE
+        per //= alloc
+        return (weights @ per) // max(int(weights.sum()), 1)
     per = np.maximum(alloc - req, 0) * MAX_NODE_SCORE // np.maximum(alloc, 1)
     return _weighted_mean(per, alloc, weights)
 
@@ -75,11 +81,12 @@ def balanced_scores(base: np.ndarray, pod_req: np.ndarray, alloc: np.ndarray) ->
     """int((1 − std(fractions))·100) without and with the pod (``balancedResourceScorer``):
     fractions min(req/alloc, 1) over resources with allocatable > 0; std is |f1 − f2|/2 for two
     of them, the population std for more, 0 otherwise."""
-    stacked = np.empty((2, *base.shape), np.int64)  # without / with the pod × resources × rows
-    stacked[0] = base
-    np.add(base, pod_req[:, None], out=stacked[1])
+    # without / with the pod × resources × rows; the sums are exact in float64 (below 2**53)
+    pair = np.zeros((2, len(pod_req), 1))
+    pair[1, :, 0] = pod_req
+    stacked = base + pair
     if alloc.shape[0] == 2 and alloc.all():
-        frac = np.divide(stacked, alloc)
+        frac = np.divide(stacked, alloc, out=stacked)
         np.minimum(frac, 1.0, out=frac)
         std = np.subtract(frac[:, 0], frac[:, 1])
         np.abs(std, out=std)
@@ -129,6 +136,12 @@ def requested_matrix(
     ``calculateResourceAllocatableRequest``: cpu/memory read NonZeroRequested unless
     ``use_requested``; an extended resource the pod doesn't request is skipped (allocatable 0).
     """
+    if len(resources) == 2 and resources[0][0] == CPU and resources[1][0] == MEMORY:
+        # the default resources, which lead every node table (``NodeTable.res_names``)
+        if use_requested:
+            req = pod.requests
+            return rr.requested[:2], np.array((req.get(CPU, 0), req.get(MEMORY, 0)), np.int64), rr.alloc[:2]
+        return rr.nonzero, np.array((pod.non_zero_cpu, pod.non_zero_memory), np.int64), rr.alloc[:2]
     cols: list[int] = []
     sources: list[int] = []  # -1: requested column; 0/1: non-zero cpu/memory column
     pod_req = np.zeros(len(resources), np.int64)
