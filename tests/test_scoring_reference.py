@@ -82,3 +82,49 @@ def test_balanced_scores_match_the_reference(rows) -> None:
     assert without.tolist() == [ref_balanced(r, a) for r, a in zip(base.tolist(), alloc.tolist(), strict=True)]
     req = (base + pod).tolist()
     assert with_pod.tolist() == [ref_balanced(r, a) for r, a in zip(req, alloc.tolist(), strict=True)]
+
+
+class _Pod:
+    """The fields of a PodInfo the cpu/memory scorers read."""
+
+    def __init__(self, nonzero: list[int], requests: list[int]) -> None:
+        self.non_zero_cpu, self.non_zero_memory = nonzero
+        self.requests = {"cpu": requests[0], "memory": requests[1]}
+
+
+memory = st.integers(min_value=0, max_value=2**42)  # TiB of memory in bytes: exact in float64
+
+
+@st.composite
+def cpu_memory_rows(draw: st.DrawFn) -> tuple[scoring.ResourceRows, _Pod]:
+    m = draw(st.integers(min_value=1, max_value=12))
+    positive = draw(st.booleans())  # the fast path, or some node without cpu or memory
+    lo = 1 if positive else 0
+
+    def column(values: st.SearchStrategy[int]) -> list[int]:
+        return draw(st.lists(values, min_size=m, max_size=m))
+
+    alloc = np.array([column(st.integers(lo, 10**6)), column(st.integers(lo, 2**42))], np.int64)
+    requested = np.array([column(quantities), column(memory)], np.int64)
+    nonzero = np.array([column(quantities), column(memory)], np.int64)
+    pod = _Pod([draw(quantities), draw(memory)], [draw(quantities), draw(memory)])
+    return scoring.ResourceRows(np.arange(m), alloc, requested, nonzero), pod
+
+
+@settings(max_examples=300, deadline=None)
+@given(cpu_memory_rows(), st.lists(st.integers(1, 100), min_size=2, max_size=2))
+def test_cpu_memory_scorers_match_the_reference(rows, weights) -> None:
+    """The default resources' fused scorers give what the reference gives per node: LeastAllocated
+    of the non-zero requests with the pod, and BalancedAllocation's 50 + (50 + with − without) / 2."""
+    rr, pod = rows
+    alloc = rr.alloc.T.tolist()
+    nz = (rr.nonzero.T + np.array([pod.non_zero_cpu, pod.non_zero_memory])).tolist()
+    least = scoring.least_allocated_cpu_memory(rr, pod, np.array(weights, np.int64), sum(weights))
+    assert least.tolist() == [ref_least(r, a, weights) for r, a in zip(nz, alloc, strict=True)]
+    requested = rr.requested.T.tolist()
+    with_pod = (rr.requested.T + np.array([pod.requests["cpu"], pod.requests["memory"]])).tolist()
+    expected = [
+        50 + (50 + ref_balanced(w, a) - ref_balanced(r, a)) // 2
+        for r, w, a in zip(requested, with_pod, alloc, strict=True)
+    ]
+    assert scoring.balanced_cpu_memory(rr, pod).tolist() == expected

@@ -51,8 +51,8 @@ def pre_score_state(
     preferred = a.preferred_affinity if a else ()
     preferred_anti = a.preferred_anti_affinity if a else ()
     has_constraints = bool(preferred or preferred_anti)
-    if args.ignore_preferred_terms_of_existing_pods and not has_constraints:
-        return None
+    if not has_constraints and (args.ignore_preferred_terms_of_existing_pods or not table.term_groups):
+        return None  # nothing to score with, in the pod or in any existing pod
     s = ScoreState()
     touched = False
 

@@ -46,6 +46,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.resources = parse_balanced_args(args)
+        self._cpu_memory = scoring.is_cpu_memory(self.resources)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         if all(pod.requests.get(name, 0) == 0 for name, _ in self.resources):
@@ -54,6 +55,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         rr = scoring.ResourceRows.of(state, nodes, rows)
+        if self._cpu_memory:  # the default
+            return scoring.balanced_cpu_memory(rr, pod)
         base, pod_req, alloc = scoring.requested_matrix(rr, nodes, pod, self.resources, use_requested=True)
         without, with_pod = scoring.balanced_scores(base, pod_req, alloc)
         half = MAX_NODE_SCORE // 2

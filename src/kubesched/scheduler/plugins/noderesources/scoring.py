@@ -117,6 +117,13 @@ class ResourceRows:
     alloc: np.ndarray
     requested: np.ndarray
     nonzero: np.ndarray
+    _positive: bool | None = None
+
+    def cpu_memory_positive(self) -> bool:
+        """Every row has some CPU and memory allocatable (asked once per cycle)."""
+        if self._positive is None:
+            self._positive = bool(self.alloc[:2].all())
+        return self._positive
 
     @classmethod
     def of(cls, state: CycleState, nodes: NodeTableView, rows: np.ndarray) -> ResourceRows:
@@ -177,3 +184,52 @@ def requested_matrix(
         base[skipped] = 0
         pod_req[skipped] = 0
     return base, pod_req, alloc
+
+
+# The default resources (cpu and memory, which lead every node table), in fewer numpy calls: the
+# same integer and float arithmetic as ``least_allocated`` and ``balanced_scores``, for rows with
+# both allocatable (a small cluster's cycle pays per call, not per node).
+DEFAULT_RESOURCES = (CPU, MEMORY)
+
+
+def is_cpu_memory(resources: tuple[tuple[str, int], ...]) -> bool:
+    return tuple(name for name, _ in resources) == DEFAULT_RESOURCES
+
+
+def least_allocated_cpu_memory(rr: ResourceRows, pod: PodInfo, weights: np.ndarray, weight_sum: int) -> np.ndarray:
+    """``least_allocated`` of the non-zero requests with the pod, over cpu and memory."""
+    alloc = rr.alloc[:2]
+    pod_col = np.array(((pod.non_zero_cpu,), (pod.non_zero_memory,)), np.int64)
+    if not rr.cpu_memory_positive():
+        return least_allocated(rr.nonzero + pod_col, alloc, weights)
+    per = alloc - rr.nonzero
+    per -= pod_col
+    np.maximum(per, 0, out=per)
+    per *= MAX_NODE_SCORE
+    per //= alloc
+    return (weights @ per) // weight_sum
+
+
+def balanced_cpu_memory(rr: ResourceRows, pod: PodInfo) -> np.ndarray:
+    """BalancedAllocation's score, 50 + (50 + b(with) − b(without)) / 2, which is
+    75 + (b(with) − b(without)) / 2 in integers, over cpu and memory requests."""
+    req = pod.requests
+    if not rr.cpu_memory_positive():
+        base, pod_req = rr.requested[:2], np.array((req.get(CPU, 0), req.get(MEMORY, 0)), np.int64)
+        without, with_pod = balanced_scores(base, pod_req, rr.alloc[:2])
+        return 75 + (with_pod - without) // 2
+    # without / with the pod × cpu, memory × rows; the sums are exact in float64 (below 2**53)
+    pair = np.array((((0.0,), (0.0,)), ((float(req.get(CPU, 0)),), (float(req.get(MEMORY, 0)),))))
+    frac = rr.requested[:2] + pair
+    frac /= rr.alloc[:2]
+    np.minimum(frac, 1.0, out=frac)
+    std = frac[:, 0] - frac[:, 1]
+    np.abs(std, out=std)
+    std /= 2
+    np.subtract(1, std, out=std)
+    std *= MAX_NODE_SCORE
+    b = std.astype(np.int64)
+    out = b[1] - b[0]
+    out //= 2
+    out += 75
+    return out
