@@ -45,7 +45,7 @@ class Diagnosis:
     def set_from_extender(self, row: int, code: Code, message: str) -> None:
         """A node an extender failed: its status is the extender's reason (``Extender``)."""
         if "Extender" not in self.plugin_names:
-            self.plugin_names.append("Extender")
+            self.plugin_names = [*self.plugin_names, "Extender"]  # a copy: the names may be shared
             self.describers.append(lambda i: (self.extra_reasons[i],))
         self.extra_reasons.append(message)
         self.codes[row] = code

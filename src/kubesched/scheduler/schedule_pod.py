@@ -579,7 +579,7 @@ class Algorithm:
         """Rows still passing that hold nominated pods of equal or higher priority."""
         table = queue.nominated_table
         if table is None or not queue.nominated:
-            return np.zeros(0, np.int64)
+            return _NO_ROWS
         slots = nominated_slots(table, pod, passed)
         if len(slots) < 2:
             return table.node_row[slots].astype(np.int64)

@@ -170,6 +170,7 @@ class Framework:
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
         self.signers, self.unsigned = self._batchable_plugins()
+        self._sign_key = ("SignPod", object())  # this framework's (a restarted profile's is new)
         shapes = self._shape_plugins()
         self.shape_static: list[SignPlugin] | None = shapes[0]
         self.shape_dynamic: list[ShapePlugin] | None = shapes[1]
@@ -249,6 +250,15 @@ class Framework:
         the scheduler has extenders."""
         if self.unsigned or self.handle.extenders:
             return None
+        # a signer reads the pod alone: the signature is kept with this version of the pod
+        cached = pod.extra.get(self._sign_key)
+        if cached is not None and cached[0] is pod.obj:
+            return cached[1]  # type: ignore[no-any-return]
+        signature = self._sign(pod)
+        pod.extra[self._sign_key] = (pod.obj, signature)
+        return signature
+
+    def _sign(self, pod: PodInfo) -> PodSignature | None:
         parts: dict[str, Any] = {"SchedulerName": pod.scheduler_name}
         for p in self.signers:
             fragments, st = p.sign_pod(pod)
@@ -457,9 +467,8 @@ class Framework:
 
     def diagnosis_from(self, nodes: NodeTable, outcome: FilterOutcome) -> Diagnosis:
         describers = [_no_reasons if d is None else d for d in outcome.describers]
-        return Diagnosis(
-            nodes.names, outcome.codes, outcome.plugins, outcome.reasons, describers, list(self.filter_names)
-        )
+        # the filter names are shared: a Diagnosis copies them before it adds the extenders'
+        return Diagnosis(nodes.names, outcome.codes, outcome.plugins, outcome.reasons, describers, self.filter_names)
 
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[Any, Status]:
         """RunPostFilterPlugins: first success or unresolvable wins, else reasons accumulate."""
