@@ -10,6 +10,7 @@ rejection in plugin order, which is what upstream's per-node loop yields.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,9 @@ class ScoreOutcome:
     raw_by_plugin: dict[str, np.ndarray] = field(default_factory=dict)  # before NormalizeScore
 
 
+_FRAMEWORK_IDS = itertools.count()
+
+
 def _no_reasons(_reason: int) -> tuple[str, ...]:
     """The describer of a filter that rejected no node."""
     return ()
@@ -170,7 +174,8 @@ class Framework:
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
         self.signers, self.unsigned = self._batchable_plugins()
-        self._sign_key = ("SignPod", object())  # this framework's (a restarted profile's is new)
+        # where a pod keeps this framework's signature of it (a restarted profile's is new)
+        self._sign_key = f"kubesched.signature/{next(_FRAMEWORK_IDS)}"
         shapes = self._shape_plugins()
         self.shape_static: list[SignPlugin] | None = shapes[0]
         self.shape_dynamic: list[ShapePlugin] | None = shapes[1]
@@ -253,7 +258,7 @@ class Framework:
         # a signer reads the pod alone: the signature is kept with this version of the pod
         cached = pod.extra.get(self._sign_key)
         if cached is not None and cached[0] is pod.obj:
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         signature = self._sign(pod)
         pod.extra[self._sign_key] = (pod.obj, signature)
         return signature
