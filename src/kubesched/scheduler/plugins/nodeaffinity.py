@@ -149,7 +149,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             reason[~match_terms(nodes, self.added_required)] = 1
         ok = required_node_affinity(nodes, pod)
         reason[(reason == 0) & ~ok] = 2
-        if not reason.any():
+        if not np.count_nonzero(reason):
             return None
         code = np.where(reason > 0, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(0)).astype(np.int8)
         return NodeVerdicts(code, reason, _REASONS.__getitem__)

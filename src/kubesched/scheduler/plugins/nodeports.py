@@ -64,7 +64,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
                 if uses is not None:
                     hit = uses > 0
                     conflict = hit if conflict is None else conflict | hit
-        if conflict is None or not conflict.any():
+        if conflict is None or not np.count_nonzero(conflict):
             return None
         return NodeVerdicts.reject_where(conflict, Code.UNSCHEDULABLE, ERR_REASON)
 

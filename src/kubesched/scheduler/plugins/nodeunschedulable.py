@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.node import NodeSpecInfo
 from kubesched.api.pod import PodInfo
 from kubesched.api.selectors import Taint, tolerates_any
@@ -37,7 +39,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         mask = nodes.unschedulable
-        if not mask.any() or tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):
+        if not np.count_nonzero(mask) or tolerates_any(pod.tolerations, UNSCHEDULABLE_TAINT):
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 

@@ -43,7 +43,7 @@ def untolerated_do_not_schedule(nodes: NodeTableView, pod: PodInfo) -> np.ndarra
     untolerated = np.array(
         [t.effect in ("NoSchedule", "NoExecute") and not tolerates_any(pod.tolerations, t) for t in taints], bool
     )
-    if not untolerated.any():
+    if not np.count_nonzero(untolerated):
         return np.zeros(nodes.n, bool)
     return np.asarray(nodes.taints[:, untolerated].any(axis=1), bool)
 
@@ -65,7 +65,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         if not nodes.taint_list:
             return None
         mask = untolerated_do_not_schedule(nodes, pod)
-        if not mask.any():
+        if not np.count_nonzero(mask):
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
@@ -77,7 +77,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         counted = np.array(
             [t.effect == "PreferNoSchedule" and not tolerates_any(prefer, t) for t in nodes.taint_list], bool
         )
-        state.write(PRE_SCORE_KEY, counted if counted.any() else None)
+        state.write(PRE_SCORE_KEY, counted if np.count_nonzero(counted) else None)
         return None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ _ROWS_KEY = "noderesources/rows"
 
 def _weighted_mean(per: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·score / Σ w (integer division) over the resources with allocatable > 0."""
-    if alloc.all():
+    if np.count_nonzero(alloc) == alloc.size:  # all(), at a third of its cost on small arrays
         return (weights @ per) // max(int(weights.sum()), 1)
     w = (alloc != 0) * weights[:, None]
     weight_sum = w.sum(axis=0)
@@ -33,7 +33,7 @@ def _weighted_mean(per: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> n
 
 def least_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ w·((alloc − req)·100 / alloc) / Σ w; 0 for a resource over capacity; alloc 0 skipped."""
-    if alloc.all():  # the common case, in place on one new array
+    if np.count_nonzero(alloc) == alloc.size:  # the common case, in place on one new array
         per = alloc - req
         np.maximum(per, 0, out=per)
         per *= MAX_NODE_SCORE
@@ -85,7 +85,7 @@ def balanced_scores(base: np.ndarray, pod_req: np.ndarray, alloc: np.ndarray) ->
     pair = np.zeros((2, len(pod_req), 1))
     pair[1, :, 0] = pod_req
     stacked = base + pair
-    if alloc.shape[0] == 2 and alloc.all():
+    if alloc.shape[0] == 2 and np.count_nonzero(alloc) == alloc.size:
         frac = np.divide(stacked, alloc, out=stacked)
         np.minimum(frac, 1.0, out=frac)
         std = np.subtract(frac[:, 0], frac[:, 1])
@@ -122,7 +122,8 @@ class ResourceRows:
     def cpu_memory_positive(self) -> bool:
         """Every row has some CPU and memory allocatable (asked once per cycle)."""
         if self._positive is None:
-            self._positive = bool(self.alloc[:2].all())
+            alloc = self.alloc[:2]
+            self._positive = np.count_nonzero(alloc) == alloc.size
         return self._positive
 
     @classmethod
