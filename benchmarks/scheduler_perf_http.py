@@ -222,7 +222,13 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
     data, port = work / "data", free_port()
-    server = start(["apiserver", "--data-dir", str(data), "--port", str(port), "--no-kubelet"], work / "apiserver.log")
+    # the API server alone, as scheduler_perf runs it: no kubelet and no controller manager (with
+    # the node lifecycle controller and no kubelet, every node would go NotReady 50 s in);
+    # ``--controllers`` with only a disabled name enables none, as kube-controller-manager's flag
+    server = start(
+        ["apiserver", "--data-dir", str(data), "--port", str(port), "--no-kubelet", "--controllers=-node-lifecycle"],
+        work / "apiserver.log",
+    )
     sched: subprocess.Popen[bytes] | None = None
     try:
         wait_for(data / "kubeconfig", server)

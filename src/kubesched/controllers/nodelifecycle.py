@@ -15,7 +15,7 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.selectors import Taint, Toleration
-from kubesched.api.watch import WatchEvent
+from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.base import Later
@@ -90,6 +90,11 @@ class NodeLifecycleController:
         self.taint_recorder = Recorder(client, "taint-eviction-controller")
         self._due = True
         self._dirty_nodes: dict[str, None] = {n["metadata"]["name"]: None for n in client.list("Node")}
+        # pods by node name, as upstream's pod indexer (``nodeNameKeyIndex``): a node's pods are
+        # looked up, not found by listing every pod
+        self._pods_on: dict[str, dict[tuple[str, str], None]] = {}
+        for pod in client.list("Pod"):
+            self._index_pod(pod, deleted=False)
         self._later = Later(client, self._pod_due, self.wake)
         self._tick()
 
@@ -104,11 +109,37 @@ class NodeLifecycleController:
     def _pod_due(self, key: tuple[str, str, str]) -> None:
         self._dirty_nodes[key[0]] = None  # a pod's toleration ran out: its node is looked at again
 
+    def _index_pod(self, pod: dict[str, Any], *, deleted: bool) -> str | None:
+        """Keep the pod under its node (a bound pod never moves); its node's name, if any."""
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return None
+        meta = pod.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name") or "")
+        if deleted:
+            on = self._pods_on.get(node)
+            if on is not None:
+                on.pop(key, None)
+                if not on:
+                    del self._pods_on[node]
+        else:
+            self._pods_on.setdefault(node, {})[key] = None
+        return str(node)
+
+    def _pods_of(self, node: str) -> list[dict[str, Any]]:
+        """The node's pods as they are now."""
+        out = []
+        for ns, name in list(self._pods_on.get(node, ())):
+            pod = self.client.get("Pod", ns, name)
+            if pod is not None and (pod.get("spec") or {}).get("nodeName") == node:
+                out.append(pod)
+        return out
+
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind == "Node":
             self._dirty_nodes[ev.obj["metadata"]["name"]] = None
         elif ev.kind == "Pod":
-            node = (ev.obj.get("spec") or {}).get("nodeName")
+            node = self._index_pod(ev.obj, deleted=ev.type == DELETED)
             if node:
                 self._dirty_nodes[node] = None
 
@@ -159,9 +190,7 @@ class NodeLifecycleController:
     def _mark_pods_not_ready(self, node: str) -> None:
         """``MarkPodsNotReady``: the node's pods are no longer Ready."""
         stamp = rfc3339(self.client.clock.now())
-        for pod in self.client.list("Pod"):
-            if (pod.get("spec") or {}).get("nodeName") != node:
-                continue
+        for pod in self._pods_of(node):
 
             def not_ready(o: dict[str, Any]) -> dict[str, Any]:
                 status = dict(o.get("status") or {})
@@ -215,9 +244,9 @@ class NodeLifecycleController:
             return
         since = min(parse_rfc3339(t["timeAdded"]) if t.get("timeAdded") else self.client.clock.now() for t in taints)
         now = self.client.clock.now()
-        for pod in self.client.list("Pod"):
+        for pod in self._pods_of(name):
             meta = pod["metadata"]
-            if (pod.get("spec") or {}).get("nodeName") != name or meta.get("deletionTimestamp"):
+            if meta.get("deletionTimestamp"):
                 continue
             delay = eviction_delay(pod, taints)
             if delay is None:
