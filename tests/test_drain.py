@@ -180,3 +180,26 @@ def test_a_statefulset_pod_whose_volume_is_bound_to_its_node_cannot_move():
         "2 node(s) were unschedulable."
     ), message
     assert not r.fits
+
+
+def test_pods_a_job_creates_meanwhile_are_no_replacements():
+    """A Job on the other pool starts its next pod as each one completes (2 s each): those pods
+    are reported apart, not counted as the drained pods' replacements."""
+    template = {
+        "metadata": {"annotations": {"kubesched.io/run-seconds": "2"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"karpenter.sh/nodepool": "base"},
+            "containers": [{"name": "c", "image": "img", "resources": {"requests": {"cpu": "100m"}}}],
+        },
+    }
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "default"},
+           "spec": {"completions": 500, "parallelism": 1, "template": template}}  # fmt: skip
+    r = run(cluster(pdb={"minAvailable": 3}, extra=(job,)))
+    assert sorted(x.owner.split("-")[0] for x in r.replacements) == ["ReplicaSet/web"] * 2
+    assert sorted(x.node or "" for x in r.replacements) == ["base-1", "base-2"]
+    assert r.others and {x.owner for x in r.others} == {"Job/batch"}
+    assert all(x.node in ("base-1", "base-2") for x in r.others)
+    out = r.to_json()
+    assert (out["replacementsPlaced"], out["otherPodsCreated"]) == (2, len(r.others))
+    assert r.fits

@@ -917,6 +917,11 @@ def drain_command(
         click.echo(f"  {n} evicted pod(s) of {owner} not recreated by the end (the controller waits)")
     if result.pending_before:
         click.echo(f"({result.pending_before} pod(s) were pending before the drain)")
+    if result.others:
+        pending_others = sum(1 for r in result.others if r.node is None)
+        click.echo(
+            f"({len(result.others)} other pod(s) created meanwhile, replacing no evicted pod; {pending_others} pending)"
+        )
     click.echo("their pods fit elsewhere" if result.fits else "their pods do not all fit elsewhere")
     sys.exit(0 if result.fits else 1)
 

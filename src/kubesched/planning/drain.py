@@ -61,6 +61,9 @@ class DrainResult:
     nodes: list[str]
     pods: list[PodOutcome] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
+    # pods created meanwhile that replace no evicted pod (a Job's next pods, another controller's
+    # work): reported apart, not part of the answer
+    others: list[Replacement] = field(default_factory=list)
     pending_before: int = 0  # pods pending before the drain began (not the drain's doing)
     seconds: float = 0.0  # virtual seconds from the cordon to the last eviction
 
@@ -102,6 +105,8 @@ class DrainResult:
             "notRecreated": [f"{p.namespace}/{p.name}" for p in self.lost],
             "awaitingRecreation": self.awaited,
             "pendingBefore": self.pending_before,
+            "otherPodsCreated": len(self.others),
+            "otherPodsPending": sum(1 for r in self.others if r.node is None),
             "virtualSeconds": round(self.seconds, 3),
             "pods": [
                 {
@@ -243,15 +248,22 @@ def drain(cluster: Cluster, nodes: list[str], timeout: float) -> DrainResult:
         out.outcome, out.detail = "blocked", refused[id(out)]
     result.seconds = cluster.clock.now() - started
     cluster.advance(SETTLE)  # the last replacements placed and started
-    for pod in store.list("Pod")[0]:
+    # a new pod replaces an evicted one when its controller lost pods, as many as it lost (the
+    # earliest created first); the rest were created meanwhile for reasons of their own
+    owed = Counter(p.owner for p in result.pods if p.outcome == "evicted" and _replicated(p.owner))
+    created = [p for p in store.list("Pod")[0] if p["metadata"]["uid"] not in before and _active(p)]
+    created.sort(key=lambda p: (p["metadata"].get("creationTimestamp") or "", p["metadata"]["name"]))
+    for pod in created:
         meta = pod["metadata"]
-        if meta["uid"] in before or not _active(pod):
-            continue
         node = (pod.get("spec") or {}).get("nodeName")
         reason, message = ("Scheduled", None) if node else pending_reason(cluster.sched, pod)
-        result.replacements.append(
-            Replacement(meta.get("namespace") or "default", meta["name"], _owner(pod), node or None, reason, message)
-        )
+        owner = _owner(pod)
+        made = Replacement(meta.get("namespace") or "default", meta["name"], owner, node or None, reason, message)
+        if owed[owner] > 0:
+            owed[owner] -= 1
+            result.replacements.append(made)
+        else:
+            result.others.append(made)
     return result
 
 
