@@ -785,7 +785,8 @@ def size_command(
     is a Node manifest or a one-row node CSV of the trace's format."""
     import json
 
-    from kubesched.planning.size import load, reasons, size
+    from kubesched.planning.output import cheapest, print_size, size_json
+    from kubesched.planning.size import load, size
 
     try:
         objects, tpls, config = load(list(workload), list(cluster), list(templates), policy)
@@ -794,49 +795,11 @@ def size_command(
         results = [size(objects, t, config, seed=seed, max_nodes=max_nodes) for t in tpls]
     except InputError as exc:
         _fail(exc)
-    sized = [r for r in results if r.nodes is not None]
-    best = min(sized, key=lambda r: (r.cost, r.nodes)) if sized else None
-
-    def doc(r: Any) -> dict[str, Any]:
-        return {
-            "template": r.template.name,
-            "file": r.template.source,
-            "nodes": r.nodes,
-            "costPerNode": r.template.cost,
-            "cost": r.cost,
-            # a trial cut short stopped at its first pending pod: whether it fits is all it says
-            "trials": [{"nodes": t.count, "fits": t.fits, "cutShort": t.cut_short} for t in r.trials],
-            "pendingWithOneFewer": r.short_of.pending if r.short_of else [],
-            "unplaceable": r.unfixable,
-        }
-
     if output == "json":
-        out = {
-            "nodes": best.nodes if best else None,
-            "template": best.template.name if best else None,
-            "cost": best.cost if best else None,
-            "options": [doc(r) for r in results],
-        }
-        click.echo(json.dumps(out, indent=2))
-        sys.exit(0 if best is not None else 1)
-    for r in results:
-        name = r.template.name
-        if r.nodes is None:
-            click.echo(f"{name}: no count up to {max_nodes} leaves every pod placed")
-        else:
-            cost = f" (cost {r.cost:g})" if len(results) > 1 or r.template.cost != 1 else ""
-            click.echo(f"{name}: {r.nodes} node(s){cost} leave no pod pending ({len(r.trials)} trials)")
-        if r.nodes is not None and r.short_of is not None and r.short_of.pending:
-            click.echo(f"  with {r.nodes - 1}: {len(r.short_of.pending)} pod(s) pending")
-            for message, n in reasons(r.short_of.pending)[:5]:
-                click.echo(f"    {n} × {message}")
-        if r.unfixable:
-            click.echo(f"  {len(r.unfixable)} pod(s) no number of {name} nodes places:")
-            for message, n in reasons(r.unfixable)[:5]:
-                click.echo(f"    {n} × {message}")
-    if best is not None and len(results) > 1:
-        click.echo(f"cheapest: {best.nodes} × {best.template.name} (cost {best.cost:g})")
-    sys.exit(0 if best is not None else 1)
+        click.echo(json.dumps(size_json(results), indent=2))
+    else:
+        print_size(results, max_nodes, sys.stdout)
+    sys.exit(0 if cheapest(results) is not None else 1)
 
 
 @main.command("drain")
@@ -877,6 +840,7 @@ def drain_command(
     from kubesched.cluster.loader import load_paths
     from kubesched.leaderelection.config import parse_duration
     from kubesched.planning.drain import build, drain, select_nodes
+    from kubesched.planning.output import print_drain
     from kubesched.simulate.runner import split_config, validate_manifest
 
     try:
@@ -896,33 +860,8 @@ def drain_command(
         _fail(exc)
     if output == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
-        sys.exit(0 if result.fits else 1)
-    evicted = [p for p in result.pods if p.outcome == "evicted"]
-    left = [p for p in result.pods if p.outcome == "left"]
-    click.echo(
-        f"drain of {len(nodes)} node(s): {len(evicted)} pod(s) evicted in {result.seconds:g}s (virtual), "
-        f"{len(left)} left (DaemonSet or mirror), {len(result.blocked)} refused by a disruption budget"
-    )
-    placed = [r for r in result.replacements if r.node]
-    click.echo(f"replacements: {len(placed)} placed, {len(result.pending)} pending")
-    for r in placed:
-        click.echo(f"  {r.namespace}/{r.name} ({r.owner}) → {r.node}")
-    for message, n in result.pending_reasons():
-        click.echo(f"  {n} pending × {message}")
-    for p in result.blocked:
-        click.echo(f"  blocked: {p.namespace}/{p.name} on {p.node}: {p.detail}")
-    for p in result.lost:
-        click.echo(f"  not recreated: {p.namespace}/{p.name} on {p.node} (no controller; kubectl drain needs --force)")
-    for owner, n in result.awaited.items():
-        click.echo(f"  {n} evicted pod(s) of {owner} not recreated by the end (the controller waits)")
-    if result.pending_before:
-        click.echo(f"({result.pending_before} pod(s) were pending before the drain)")
-    if result.others:
-        pending_others = sum(1 for r in result.others if r.node is None)
-        click.echo(
-            f"({len(result.others)} other pod(s) created meanwhile, replacing no evicted pod; {pending_others} pending)"
-        )
-    click.echo("their pods fit elsewhere" if result.fits else "their pods do not all fit elsewhere")
+    else:
+        print_drain(result, sys.stdout)
     sys.exit(0 if result.fits else 1)
 
 
@@ -936,7 +875,8 @@ def diff_command(a: str, b: str, output: str, report_path: str | None) -> None:
     pods moved, gone pending or placed; for replays, the curves side by side."""
     import json
 
-    from kubesched.planning.diff import SIMULATE, diff
+    from kubesched.planning.diff import diff
+    from kubesched.planning.output import print_diff
 
     try:
         d = diff(a, b)
@@ -948,35 +888,8 @@ def diff_command(a: str, b: str, output: str, report_path: str | None) -> None:
         _fail(exc)
     if output == "json":
         click.echo(json.dumps(d.as_dict(), indent=2))
-        return
-    if d.kind == SIMULATE:
-        click.echo(f"moved: {len(d.moved)}")
-        for m in d.moved:
-            click.echo(f"  {m['pod']}: {m['from']} → {m['to']}")
-        click.echo(f"went pending: {len(d.went_pending)}")
-        for m in d.went_pending:
-            click.echo(f"  {m['pod']} (was on {m['from']}): {m['message'] or m['reason']}")
-        click.echo(f"placed: {len(d.got_placed)}")
-        for m in d.got_placed:
-            click.echo(f"  {m['pod']} → {m['to']} (before: {m['reasonBefore']})")
-        only = ", ".join(f"{len(v)} only in {k.upper()}" for k, v in d.only_in.items() if v)
-        click.echo(f"unchanged: {d.unchanged}" + (f"; {only}" if only else ""))
-        return
-    axis = "arrivedPct" if d.curve and "arrivedPct" in d.curve[0] else "time"
-    rows = [
-        ["ARRIVED %" if axis == "arrivedPct" else "TIME (s)", "ALLOCATED % A", "B", "Δ", "FRAGMENTED % A", "B", "Δ"]
-    ]
-    for pt in d.curve:
-        if axis == "arrivedPct" and pt[axis] % 10:
-            continue
-        cells = [str(pt[axis])]
-        for measure in ("allocatedPct", "fragmentationPct"):
-            values = pt.get(measure) or {}
-            cells += [f"{values.get(k, 0):.2f}" for k in ("a", "b", "delta")]
-        rows.append(cells)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        click.echo("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    else:
+        print_diff(d, sys.stdout)
 
 
 @main.group()
