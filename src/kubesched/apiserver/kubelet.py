@@ -108,6 +108,10 @@ class HollowKubelet:
         self._watch = store.watch(["Node", "Pod"], store.resource_version, notify=notify)
         self._node_index: dict[str, int] = {}
         self._next_ip: dict[str, int] = {}
+        # each node's pods, as the kubelet's own pod source (pods bound to it) gives them
+        self._pods_on: dict[str, dict[tuple[str, str], None]] = {}
+        for pod in store.list("Pod")[0]:
+            self._track(pod, deleted=False)
         for node in store.list("Node")[0]:
             self._node(node)
         for pod in store.list("Pod")[0]:
@@ -124,7 +128,11 @@ class HollowKubelet:
         self.store.clock.call_at(self.store.clock.now() + NODE_LEASE_RENEW, renew)
 
     def sync(self) -> None:
-        for ev in self._watch.drain():
+        events = list(self._watch.drain())
+        for ev in events:  # the index first: a node taken up below finds the pods bound meanwhile
+            if ev.kind == "Pod":
+                self._track(ev.obj, deleted=ev.type == DELETED)
+        for ev in events:
             if ev.type == DELETED:
                 if ev.kind == "Node":
                     self._drop_lease(ev.obj["metadata"]["name"])
@@ -140,6 +148,22 @@ class HollowKubelet:
                 self._node(current)
             else:
                 self._pod(current)
+
+    def _track(self, pod: dict[str, Any], *, deleted: bool) -> None:
+        """Keep a bound pod under its node (a bound pod never moves)."""
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        meta = pod.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name") or "")
+        if not deleted:
+            self._pods_on.setdefault(node, {})[key] = None
+            return
+        on = self._pods_on.get(node)
+        if on is not None:
+            on.pop(key, None)
+            if not on:
+                del self._pods_on[node]
 
     # -- nodes ---------------------------------------------------------------------------------
     def _index(self, name: str) -> int:
@@ -273,9 +297,11 @@ class HollowKubelet:
         self.renew_lease(name)
         with contextlib.suppress(ApiError):
             self.store.mutate("Node", "", name, ready)
-        for pod in self.store.list("Pod")[0]:
-            if (pod.get("spec") or {}).get("nodeName") != name:
+        for ns, pod_name in list(self._pods_on.get(name, ())):
+            found = self.store.try_get("Pod", ns, pod_name)
+            if found is None or (found.get("spec") or {}).get("nodeName") != name:
                 continue
+            pod = found
             meta = pod["metadata"]
             if (pod.get("status") or {}).get("phase") == "Running" and not meta.get("deletionTimestamp"):
                 with contextlib.suppress(ApiError):  # the status manager posts the pod Ready again
