@@ -108,3 +108,27 @@ def test_the_scheduler_writes_results_only_when_asked(tmp_path) -> None:
             p.terminate()
             p.wait(15)
         s.stop()
+
+
+@pytest.mark.parametrize(("priority", "selected"), [(0, ""), (1000, ""), (2000, "n1")])
+def test_a_dry_cycle_counts_pods_nominated_to_a_node(priority: int, selected: str) -> None:
+    """A preemptor nominated to n1 (priority 1000, 3 of its 4 CPUs) is held there by the
+    nominator: a pod of lower or equal priority asking 2 CPUs does not fit there, one of higher
+    priority does (``addGENominatedPods`` adds the nominated pods of greater or equal priority)."""
+    from kubesched.app.explain import dry_run
+    from kubesched.scheduler.config import default_config
+
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    node = {"metadata": {"name": "n1", "uid": "u-n1"}, "status": {"allocatable": alloc, "capacity": alloc}}
+    preemptor = make_pod("preemptor", "3")
+    preemptor["metadata"] |= {"namespace": "default", "uid": "u-p"}
+    preemptor["spec"]["priority"] = 1000
+    preemptor["status"] = {"phase": "Pending", "nominatedNodeName": "n1"}
+    target = make_pod("target", "2")
+    target["metadata"] |= {"namespace": "default", "uid": "u-t"}
+    target["spec"]["priority"] = priority
+    out = dry_run(target, {"Node": [node], "Pod": [preemptor, target]}, default_config())
+    assert out is not None
+    assert out["selected-node"] == selected
+    if not selected:
+        assert out["filter-result"]["n1"]["NodeResourcesFit"] == "Insufficient cpu"

@@ -4,8 +4,8 @@ The pod's own scheduling results (kube-scheduler-simulator's annotations, which 
 and ``kubesched scheduler --write-results`` write) are printed as ``simulate --explain`` prints
 them. A pod without them, or with ``--dry-run``, is scheduled once more in a dry cycle: the
 cluster's objects are listed into an in-memory store, the pod is made pending again (its own
-placement taken out), and one scheduling cycle runs over that snapshot; nothing is written to
-the cluster."""
+placement taken out), the pending pods nominated to a node are given to the queue's nominator,
+and one scheduling cycle runs over that snapshot; nothing is written to the cluster."""
 
 from __future__ import annotations
 
@@ -88,6 +88,7 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
     """One scheduling cycle of ``pod`` against the snapshot, the pod pending again; None when
     the attempt never ran (the pod is gated, or no profile schedules it)."""
     from kubesched.api.errors import ApiError
+    from kubesched.api.pod import pod_info_from
     from kubesched.client import InProcessClient
     from kubesched.clock import VirtualClock
     from kubesched.cluster.store import Store
@@ -96,6 +97,7 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
 
     store = Store(VirtualClock(), seed=0)
     uid = pod["metadata"].get("uid")
+    nominated: list[tuple[dict[str, Any], str]] = []
     for kind, items in objects.items():
         for obj in items:
             obj = {**obj, "kind": kind, "apiVersion": BY_KIND[kind].group_version}
@@ -103,6 +105,9 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
                 if obj["metadata"].get("uid") == uid:
                     continue
                 if not (obj.get("spec") or {}).get("nodeName"):
+                    node = (obj.get("status") or {}).get("nominatedNodeName")
+                    if node:  # the nominator holds it on that node (for pods of no higher priority)
+                        nominated.append((obj, node))
                     continue  # other pending pods take no room
             try:
                 store.create(kind, obj)
@@ -115,6 +120,8 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
     sched = Scheduler(InProcessClient(store), config, store.clock, seed=0, explain={key})
     sched.start()
     sched.process_events()
+    for obj, node in nominated:  # as the queue's nominator has them, not to be scheduled here
+        sched.queue.add_nominated(pod_info_from(obj), node)
     while sched.schedule_one():
         sched.process_events()
     history = sched.explanations.get(key)
