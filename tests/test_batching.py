@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -145,6 +146,18 @@ NO_DEFAULT_SPREADING = {
         }
     ]
 }
+
+
+def test_sorted_nodes_by_row_keep_their_names_when_a_node_goes() -> None:
+    """The sorted nodes are kept as rows of the node table and named as they are popped; a node
+    removed meanwhile (rows after it move down) leaves the names they had."""
+    from tests.helpers import make_node, table
+
+    t = table([make_node(n) for n in ("a", "b", "c", "d")])
+    rest = SortedNodes(t.names, np.array([3, 1, 2]))
+    t.remove_node("a")
+    assert t.names == ["b", "c", "d"]
+    assert [rest.pop() for _ in range(len(rest))] == ["d", "b", "c"]
 
 
 def pod(name: str, *, cpu: str = "1", **spec: Any) -> dict[str, Any]:
