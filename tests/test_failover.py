@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from tests.live import KUBESCHED, Server, wait_for
 from kubesched.scheduler.binding import BINDING_WORKERS
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.5
+LATENCY = 0.2  # added to every request by the fault-injection test
 FLAGS = [
     "--leader-elect-lease-duration",
     f"{LEASE}s",
@@ -42,6 +44,10 @@ BOUND = re.compile(
     r'^(\S+ \S+) DEBUG kubesched\.scheduler: "Successfully bound pod to node" pod="default/([^"]+)" node="([^"]+)"'
 )
 IDENTITY = re.compile(r"leader election identity (\S+)")
+STAMPED = re.compile(r"^(\S+ \S+) \S+ \S+: (.*)$")
+ACQUIRED = re.compile(r"^successfully acquired lease ")
+# an attempt to take the Lease that a refused or failed request ended (leaderelection/elector.py)
+ATTEMPT_FAILED = re.compile(r"^(error retrieving resource lock|Failed to update lock|error initially creating)")
 
 
 class Replica:
@@ -89,9 +95,28 @@ def holder(s: Server) -> str:
     return (lease.get("spec") or {}).get("holderIdentity") or "" if code == 200 else ""
 
 
-def _kill_leader(s: Server, replicas: list[Replica], root: Path, n: int) -> float:
+@dataclass
+class Failover:
+    """One SIGKILL of the leader: seconds from the kill to the Lease's acquisition by another
+    replica and to that replica's first binding, and how many of its lease attempts failed between."""
+
+    acquired: float
+    bound: float
+    failed_attempts: int
+
+
+def _log_lines(log_path: Path, pattern: re.Pattern[str]) -> list[tuple[float, str]]:
+    out = []
+    for line in log_path.read_text(errors="replace").splitlines():
+        m = STAMPED.match(line)
+        if m and pattern.search(m.group(2)):
+            out.append((datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp(), m.group(2)))
+    return out
+
+
+def _kill_leader(s: Server, replicas: list[Replica], root: Path, n: int) -> Failover:
     """SIGKILL the replica holding the Lease once it has bound a pod, start a replacement, and
-    return the seconds from the kill to the next binding by any other replica."""
+    time the takeover by another replica."""
     for i, r in enumerate(replicas):  # a supervisor restarts a replica that exited (a lost lease)
         if r.proc.poll() is not None:
             replicas[i] = Replica(root, s.kubeconfig, 100 * n + i)
@@ -103,11 +128,14 @@ def _kill_leader(s: Server, replicas: list[Replica], root: Path, n: int) -> floa
     leader.proc.wait(10)
     replicas[replicas.index(leader)] = Replica(root, s.kubeconfig, n)
 
-    def next_binding() -> float | None:
-        after = [t for r in replicas for t, _, _ in r.bindings() if t > killed_at]
-        return min(after) if after else None
+    def next_binding() -> tuple[float, Replica] | None:
+        after = [(t, r) for r in replicas for t, _, _ in r.bindings() if t > killed_at]
+        return min(after, key=lambda a: a[0]) if after else None
 
-    return wait_for(next_binding, 30) - killed_at
+    bound_at, by = wait_for(next_binding, 30)
+    acquired_at = max(t for t, _ in _log_lines(by.log_path, ACQUIRED) if t <= bound_at)
+    failed = [t for t, _ in _log_lines(by.log_path, ATTEMPT_FAILED) if killed_at < t <= acquired_at]
+    return Failover(acquired_at - killed_at, bound_at - killed_at, len(failed))
 
 
 def test_leader_killed_over_and_over_every_pod_bound_once(tmp_path):
@@ -127,7 +155,7 @@ def test_leader_killed_over_and_over_every_pod_bound_once(tmp_path):
             time.sleep(0.05)
 
     thread = threading.Thread(target=creator, daemon=True)
-    failovers: list[float] = []
+    failovers: list[Failover] = []
     try:
         wait_for(lambda: holder(s), 30)
         thread.start()
@@ -174,14 +202,17 @@ def test_leader_killed_over_and_over_every_pod_bound_once(tmp_path):
         stop_creating.set()
         _stop_all(replicas)
         s.stop()
-    median, worst = statistics.median(failovers), max(failovers)
+    took = [f.bound for f in failovers]
     print(
-        f"\nfailover after SIGKILL ({kills} kills): median {median:.2f}s, max {worst:.2f}s; "
+        f"\nfailover after SIGKILL ({kills} kills): median {statistics.median(took):.2f}s, max {max(took):.2f}s; "
         f"leaseDuration + retryPeriod = {LEASE + RETRY:.1f}s"
     )
-    # expiry is judged from the followers' last observation of a renewal (at most one retry
-    # period before the kill), then a jittered retry (up to 2.2 retry periods) acquires
-    assert worst <= LEASE + RETRY * 2.2 + 1.0
+    for f in failovers:
+        # expiry is judged from a follower's first read of the last renewal (one jittered retry
+        # period, up to 2.2 of them, after the kill at worst), and its next attempt acquires, as no
+        # request fails here; 1 s is for a loaded 2-core machine
+        assert f.acquired <= LEASE + 2 * RETRY * 2.2 + 1.0, failovers
+        assert f.bound - f.acquired <= 1.0, failovers  # its queue is full: one cycle and a binding
 
 
 def test_graceful_stop_releases_the_lease_and_a_follower_takes_over_quickly(tmp_path):
@@ -272,15 +303,22 @@ def test_failover_under_latency_and_failed_requests(tmp_path):
     created, stop, thread = _stream(s)
     try:
         wait_for(lambda: holder(s), 30)
-        s.request("PUT", FAULTS, {"latencySeconds": 0.2, "failRate": 0.1})
-        times = [_kill_leader(s, replicas, tmp_path, 3 + k) for k in range(4)]
+        s.request("PUT", FAULTS, {"latencySeconds": LATENCY, "failRate": 0.1})
+        failovers = [_kill_leader(s, replicas, tmp_path, 3 + k) for k in range(4)]
         s.request("PUT", FAULTS, {})
         stop.set()
         thread.join(5)
         _all_bound_once(s, tmp_path, created)
-        # a 503 on the acquiring replica's attempt (10 %) costs one more jittered retry, and each
-        # request 200 ms: allow two retries and the latency of the get, update and first binding
-        assert max(times) <= LEASE + 2 * RETRY * 2.2 + 2.0
+        for f in failovers:
+            # the expiry is judged from the taker's first read of the last renewal, then its next
+            # attempt succeeds unless a 503 ends it: each failed attempt it logged costs one more.
+            # An attempt comes a jittered retry period (up to 2.2 of them) after the last one ended,
+            # and takes a get and an update at 200 ms each; 1.5 s is for a loaded 2-core machine
+            period = RETRY * 2.2 + 2 * LATENCY
+            assert f.acquired <= LEASE + (2 + f.failed_attempts) * period + 1.5, failovers
+            # the new leader's queue is already filled by its informers: its first binding is one
+            # cycle and one 200 ms request away (a refused binding backs that pod off, not the next)
+            assert f.bound - f.acquired <= 2.0, failovers
     finally:
         stop.set()
         _stop_all(replicas)
