@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from prometheus_client import generate_latest
 
-from kubesched.scheduler.metrics import SchedulerMetrics, exponential_buckets
+from kubesched.framework.interface import NodeVerdicts
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler.metrics import SchedulerMetrics, _status_of, exponential_buckets
 from kubesched.simulate.runner import simulate
 from live import Server, wait_for
 
@@ -121,3 +124,21 @@ def test_simulate_json_carries_the_metrics_without_wall_time():
     assert doc["metrics"]["preemptionVictims"] == 2.0
     assert "attemptDurationSeconds" not in doc["metrics"] and "timing" not in doc
     assert {n["name"] for n in doc["nodes"]} == {"node-a", "node-b"}
+
+
+@pytest.mark.parametrize(
+    ("codes", "label"),
+    [
+        ([0, 0, 0], "Success"),
+        ([0, 2, 0], "Unschedulable"),
+        ([3, 2, 0], "UnschedulableAndUnresolvable"),
+        ([2, 1, 3], "Error"),
+    ],
+)
+def test_a_filter_plugins_verdicts_are_labelled_with_a_status_code(codes, label):
+    """scheduler_plugin_execution_duration_seconds' status label of a vectorized Filter call is a
+    Code's name (it was the verdict array printed, "[0 2 0]", before)."""
+    verdicts = NodeVerdicts(np.array(codes, np.int8), 0, lambda _id: ("x",))
+    assert _status_of(verdicts) == label
+    assert _status_of(None) == "Success"
+    assert _status_of((None, Status.of(Code.UNSCHEDULABLE, "no"))) == "Unschedulable"

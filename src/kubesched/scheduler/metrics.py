@@ -20,6 +20,9 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from kubesched.framework.interface import NodeVerdicts
+from kubesched.framework.status import Code
+
 PLUGIN_METRICS_SAMPLE_PERCENT = 10  # pluginMetricsSamplePercent in framework/runtime
 MAX_ATTEMPTS_LABEL = 15  # the SLI's attempts label stops at "15+"
 FOLD_EVERY = 4096  # observations buffered before they are folded into buckets: bounded memory
@@ -346,7 +349,17 @@ def _label(st: Any) -> str:
 
 
 def _status_of(ret: Any) -> str:
-    """The status label (``Code.String``) of what a plugin method returned."""
+    """The status label (``Code.String``) of what a plugin method returned. A Filter plugin's
+    verdicts over every node are one call here, where upstream times each node's call: labelled
+    Success when every node passed, else Error if any node errored, else the code of the rejections
+    (the more final one when both kinds are present)."""
+    if isinstance(ret, NodeVerdicts):
+        codes = ret.code
+        if not np.count_nonzero(codes):
+            return "Success"
+        if np.count_nonzero(codes == Code.ERROR):
+            return str(Code.ERROR)
+        return str(Code(int(codes.max())))
     if isinstance(ret, tuple):
         ret = next((x for x in ret if hasattr(x, "code") and hasattr(x, "reasons")), None)
     return _label(ret) if ret is None or hasattr(ret, "code") else "Success"
