@@ -34,7 +34,7 @@ from kubesched.client.connection import api_client
 from kubesched.client.eventsink import EventSink
 from kubesched.client.eventwriter import EventWriter
 from kubesched.client.ratelimit import TokenBucket
-from kubesched.client.rest import api_error, checked, http_error, no_env_lookups
+from kubesched.client.rest import api_error, checked, http_error, no_env_lookups, path_segment, send_json
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster.events import EventRecorder
 from kubesched.cluster.store import is_namespaced, not_found
@@ -320,7 +320,8 @@ class RemoteClient:
             "metadata": meta,
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
-        return self.core.create_namespaced_pod_binding(name, namespace, body, _preload_content=False)
+        path = f"/api/v1/namespaces/{path_segment(namespace)}/pods/{path_segment(name)}/binding"
+        return send_json(self._api, "POST", path, body)
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
