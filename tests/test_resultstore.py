@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import make_node, make_pod, make_priority_class
 from kubesched.cli import main
 from kubesched.scheduler import resultstore as rs
-from kubesched.scheduler.resultstore import PodResults, go_duration, go_json, parse
+from kubesched.scheduler.resultstore import PodResults, _listed, go_duration, go_json, parse
 from kubesched.testing import Cluster
 
 # what RunFilterPlugins runs for a plain pod: the other default filters' PreFilter returns Skip
@@ -318,3 +321,22 @@ def test_the_shape_cache_path_records_what_the_full_path_records() -> None:
         assert a == b, name
     groups = {(g["plugin"], g["reason"]) for g in cached["p0"]["filter-result-groups"]}
     assert {("TaintToleration", ERR_TAINT), ("NodeResourcesFit", "Insufficient cpu")} <= groups
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 300), min_size=1, max_size=40),
+    st.integers(1, 12),
+    st.data(),
+    st.booleans(),
+)
+def test_the_listed_nodes_are_the_picked_one_then_the_best_scored_earliest_first(totals, k, data, as_float):
+    """``_listed`` against a full sort: the node picked first, then the others by score (higher
+    first) and position (earlier first), ``k`` in all; ties at the k-th place go to the earlier."""
+    n = len(totals)
+    feasible = np.array(data.draw(st.permutations(range(100, 100 + n))), np.int64)
+    picked = data.draw(st.one_of(st.none(), st.sampled_from(feasible.tolist())))
+    total = np.array(totals, np.float64 if as_float else np.int64)
+    got = _listed(feasible, total, picked, k).tolist()
+    order = sorted(range(n), key=lambda i: (feasible[i] != picked, -totals[i], i))
+    assert got == order[:k]

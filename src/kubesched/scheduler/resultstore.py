@@ -261,9 +261,17 @@ def _listed(feasible: np.ndarray, total: np.ndarray | None, selected_row: int | 
     n = len(feasible)
     if total is None or n <= 1:
         return np.arange(min(n, k))
-    neg = -total
-    top = neg.argpartition(k - 1)[:k] if k < n else np.arange(n)
-    top = top[np.lexsort((top, neg[top]))]
+    if total.dtype.kind in "iu" and n < (1 << 20) and int(np.abs(total).max(initial=0)) < (1 << 40):
+        # one integer key per node: higher score first, then the earlier position; the node
+        # picked gets the smallest key, so one partial sort of the keys gives the whole order
+        key = total.astype(np.int64) * -n + np.arange(n)
+        if selected_row is not None:
+            pick = np.flatnonzero(feasible == selected_row)
+            if len(pick):
+                key[pick[0]] = np.iinfo(np.int64).min
+        top = key.argpartition(k - 1)[:k] if k < n else np.arange(n)
+        return top[key[top].argsort()]
+    top = np.argsort(-total, kind="stable")[:k]
     if selected_row is not None:
         hit = np.flatnonzero(feasible[top] == selected_row)
         if len(hit):  # among the best: moved to the front
