@@ -189,6 +189,8 @@ class FGDScore(_GpuScore):
         ]
         self.state.frag = Fragmentation(typical, self.state.models)
         self._cache: dict[GpuRequest, tuple[Any, np.ndarray, np.ndarray, np.ndarray]] = {}
+        # each node's fragmentation as it stands, whatever the pod: (frag, amounts, versions, cpus)
+        self._now: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         if not pod.requests:
@@ -212,11 +214,28 @@ class FGDScore(_GpuScore):
             cpus[todo] = cpu_left[stale]
         return scores[srows]
 
+    def _current(self, frag: Fragmentation, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
+        """The fragmentation of ``srows`` as they stand, which no pod's shape changes: computed
+        again only for the nodes whose GPUs or free CPU changed since."""
+        g = self.state
+        size = len(g.names)
+        now = self._now
+        if now is None or now[0] is not frag or len(now[1]) < size:
+            now = self._now = (frag, np.zeros(size), np.full(size, -1, np.int64), np.full(size, -1, np.int64))
+        _, amounts, versions, cpus = now
+        stale = (versions[srows] != g.version[srows]) | (cpus[srows] != cpu_left)
+        if np.count_nonzero(stale):
+            todo = srows[stale]
+            amounts[todo] = frag.amount(cpu_left[stale], g.gpu_left[todo], g.model[todo])
+            versions[todo] = g.version[todo]
+            cpus[todo] = cpu_left[stale]
+        return amounts[srows]
+
     def _compute(self, frag: Fragmentation, req: GpuRequest, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
         g = self.state
         left = g.gpu_left[srows]
         model = g.model[srows]
-        old = frag.amount(cpu_left, left, model)
+        old = self._current(frag, srows, cpu_left)
         k = len(srows)
         if req.shares_gpu:
             # every (node, GPU) the share fits, GPUs with equal free shares once (fragmentation does
@@ -232,17 +251,15 @@ class FGDScore(_GpuScore):
             best = np.zeros(k, np.int64)
             np.maximum.at(best, node_i, each)
             return best
-        # NodeResource.Sub: the CPU, and the fullest GPUs with room for each whole GPU asked
-        order = np.argsort(left, axis=1, kind="stable")
-        ordered = np.take_along_axis(left, order, axis=1)
+        # NodeResource.Sub: the CPU, and the fullest GPUs with room for each whole GPU asked.
+        # Fragmentation sums over a node's GPUs, so the new state is kept in sorted order
+        ordered = np.sort(left, axis=1)
         if req.gpu_count:
             eligible = ordered >= req.gpu_milli
             chosen = eligible & (np.cumsum(eligible, axis=1) <= req.gpu_count)
             ordered = ordered - chosen * req.gpu_milli
-        new_left = np.empty_like(left)
-        np.put_along_axis(new_left, order, ordered, axis=1)
         fits = cpu_left >= req.cpu_milli
         new = frag.amount(
-            np.where(fits, cpu_left - req.cpu_milli, cpu_left), np.where(fits[:, None], new_left, left), model
+            np.where(fits, cpu_left - req.cpu_milli, cpu_left), np.where(fits[:, None], ordered, left), model
         )
         return np.trunc(sigmoid((old - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)
