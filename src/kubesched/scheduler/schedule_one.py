@@ -287,7 +287,8 @@ class ScheduleOne:
                 rec.post_filter_result(st.plugin or "", nominated or "", explicit)
         qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
         qp.pending_plugins = set(err.diagnosis.pending_plugins)
-        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (str(err),)), str(err), nominated, state.results)
+        message = str(err)  # counts every node's reasons: formatted once
+        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (message,)), message, nominated, state.results)
 
     def _write_results(self, pod: PodInfo, rec: PodResults, current: dict[str, Any] | None = None) -> None:
         """The simulator's storereflector: the attempt's results and history in one patch."""
