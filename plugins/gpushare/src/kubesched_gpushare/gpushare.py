@@ -178,11 +178,14 @@ def fgd_device(g: GpuState, row: int, req: GpuRequest) -> list[int]:
         return []
     cpu_left = _cpu_left(g, row, req)
     model = g.model[row : row + 1]
-    old = g.frag.amount(np.array([cpu_left]), left[None, :], model)[0]
-    states = np.repeat(left[None, :], len(cands), axis=0)
-    states[np.arange(len(cands)), cands] -= req.gpu_milli
-    new = g.frag.amount(np.full(len(cands), cpu_left - req.cpu_milli), states, np.repeat(model, len(cands)))
-    scores = np.trunc(sigmoid((old - new) / MILLI) * 100).astype(np.int64)
+    # the node as it is (state 0) and with the share on each candidate device, in one pass
+    k = len(cands)
+    states = np.repeat(left[None, :], k + 1, axis=0)
+    states[np.arange(1, k + 1), cands] -= req.gpu_milli
+    cpus = np.full(k + 1, cpu_left - req.cpu_milli)
+    cpus[0] = cpu_left
+    amounts = g.frag.amount(cpus, states, np.repeat(model, k + 1))
+    scores = np.trunc(sigmoid((amounts[0] - amounts[1:]) / MILLI) * 100).astype(np.int64)
     return [int(cands[int(np.argmax(scores))])]
 
 
