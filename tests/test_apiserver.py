@@ -296,6 +296,53 @@ def test_watch_replays_from_resource_version_and_transitions(server):
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "sel-a")]
 
 
+def test_watchers_of_one_event_each_get_their_own_view_of_it(server):
+    """An event is encoded once per view and shared: watchers with and without a selector, and
+    of core/v1 and events.k8s.io/v1 Events, each still get the line their request asks for."""
+    _, first = server.request("POST", "/api/v1/namespaces/default/pods", pod("views", app="in"))
+    rv = first["metadata"]["resourceVersion"]
+    paths = {
+        "all": "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dviews",
+        "selected": "/api/v1/namespaces/default/pods?labelSelector=app%3Din",
+        "core": "/api/v1/namespaces/default/events",
+        "events": "/apis/events.k8s.io/v1/namespaces/default/events",
+    }
+    got: dict[str, list[dict]] = {}
+
+    def watch(name: str, path: str) -> None:
+        sep = "&" if "?" in path else "?"
+        _, raw = server.request("GET", f"{path}{sep}watch=1&resourceVersion={rv}&timeoutSeconds=2", raw=True)
+        got[name] = [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+    threads = [threading.Thread(target=watch, args=item) for item in paths.items()]
+    for t in threads:
+        t.start()
+    server.request(
+        "PATCH",
+        "/api/v1/namespaces/default/pods/views",
+        {"metadata": {"labels": {"app": "out"}}},
+        content_type="application/merge-patch+json",
+    )
+    ref = {"kind": "Pod", "namespace": "default", "name": "views"}
+    event = {
+        "metadata": {"name": "views.1"},
+        "involvedObject": ref,
+        "reason": "Seen",
+        "message": "twice",
+        "type": "Normal",
+    }
+    assert server.request("POST", "/api/v1/namespaces/default/events", event)[0] == 201
+    for t in threads:
+        t.join(10)
+    assert [(e["type"], e["object"]["metadata"]["labels"]["app"]) for e in got["all"]] == [("MODIFIED", "out")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in got["selected"]] == [("DELETED", "views")]
+    assert [(e["object"]["message"], e["object"]["involvedObject"]["name"]) for e in got["core"]] == [
+        ("twice", "views")
+    ]
+    assert [(e["object"]["note"], e["object"]["regarding"]["name"]) for e in got["events"]] == [("twice", "views")]
+    assert got["events"][0]["object"]["apiVersion"] == "events.k8s.io/v1"
+
+
 def test_watch_from_compacted_revision_is_410_error_event(tmp_path):
     s = Server(tmp_path / "small", args=["--watch-history", "5"]).start()
     try:

@@ -20,6 +20,9 @@ class WatchEvent:
     obj: dict[str, Any]
     old: dict[str, Any] | None
     resource_version: int
+    # the event as a watch line, by how a watcher sees it: encoded once for all watchers, as the
+    # watch cache's ``cachingObject`` keeps each serialization of an object
+    wire: dict[Any, bytes] | None = None
 
 
 class Watch:

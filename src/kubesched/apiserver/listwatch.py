@@ -115,6 +115,8 @@ class ListWatch(ServerContext):
         resp.enable_chunked_encoding()
         await resp.prepare(request)
 
+        events_api = t.resource.group == "events.k8s.io"  # the one version _out converts to
+
         def line(type_: str, obj: dict[str, Any]) -> bytes:
             if as_table and type_ not in ("ERROR", "BOOKMARK"):
                 obj = table(kind, [obj], self.store.clock.now(), None, include=q.get("includeObject"))
@@ -159,7 +161,17 @@ class ListWatch(ServerContext):
                 for ev in watch.drain():
                     out = visible(ev, namespace, labels, fields)
                     if out is not None:
-                        batch.append(line(out[0], self._out(t, out[1])))
+                        if as_table:
+                            batch.append(line(out[0], self._out(t, out[1])))
+                        else:  # the same line for every watcher of this version
+                            wire = ev.wire
+                            if wire is None:
+                                wire = ev.wire = {}
+                            key = (out[0], events_api)
+                            data = wire.get(key)
+                            if data is None:
+                                data = wire[key] = line(out[0], self._out(t, out[1]))
+                            batch.append(data)
                     last_sent = ev.resource_version
                 if watch.overflowed:
                     break
