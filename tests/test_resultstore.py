@@ -325,7 +325,7 @@ def test_the_shape_cache_path_records_what_the_full_path_records() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.integers(0, 300), min_size=1, max_size=40),
+    st.lists(st.integers(-300, 300), min_size=1, max_size=40),
     st.integers(1, 12),
     st.data(),
     st.booleans(),

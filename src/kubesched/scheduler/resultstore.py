@@ -48,6 +48,7 @@ NODE_LIMIT = 10  # nodes listed one by one before the rest are grouped (--result
 EXAMPLES = 3  # node names kept per group
 ANNOTATION_LIMIT = 256 * 1024  # apimachinery's TotalAnnotationSizeLimitB
 _NONE = np.zeros(0, np.int64)
+_KEY_MIN = int(np.iinfo(np.int64).min)
 
 
 def go_json(value: Any) -> str:
@@ -212,23 +213,33 @@ def record_nodes(
     limit = res.node_limit
     grouped = n_feasible + len(rejected_rows) > limit
     listed = _listed(feasible, total, selected_row, limit if grouped else n_feasible)
-    passed = dict.fromkeys(ran, PASSED)
+    passed = dict.fromkeys(ran, PASSED)  # one map for every feasible node listed: read, never changed
+    listed_list = listed.tolist()
     listed_nodes = [names[r] for r in feasible[listed].tolist()]
     for node in listed_nodes:
-        res.filter[node] = dict(passed)
-    if scores is not None and len(listed):
-        # every plugin's column at once: raw, and normalized × weight, of the listed nodes
+        res.filter[node] = passed
+    if scores is not None and listed_list:
+        # every plugin's column at once: raw, and normalized × weight, of the listed nodes, one row
+        # per node; nodes with equal rows share one map (read, never changed)
         plugins = list(scores)
-        raws = zip(*(map(str, scores[p][0][listed].tolist()) for p in plugins), strict=True)
-        finals = zip(*(map(str, (scores[p][1][listed] * scores[p][2]).tolist()) for p in plugins), strict=True)
+        cols = [scores[p] for p in plugins]
+        raws = zip(*[c[0][listed].tolist() for c in cols], strict=True)
+        finals = zip(*[(c[1][listed] * c[2]).tolist() for c in cols], strict=True)
+        maps: dict[tuple[int, ...], dict[str, str]] = {}
         for node, raw, final in zip(listed_nodes, raws, finals, strict=True):
-            res.score[node] = dict(zip(plugins, raw, strict=True))
-            res.final_score[node] = dict(zip(plugins, final, strict=True))
-    if n_feasible > len(listed):
-        shown = set(listed.tolist())  # the first feasible nodes not listed, as examples
+            m = maps.get(raw)
+            if m is None:
+                m = maps[raw] = dict(zip(plugins, map(str, raw), strict=True))
+            res.score[node] = m
+            m = maps.get(final)
+            if m is None:
+                m = maps[final] = dict(zip(plugins, map(str, final), strict=True))
+            res.final_score[node] = m
+    if n_feasible > len(listed_list):
+        shown = set(listed_list)  # the first feasible nodes not listed, as examples
         examples = [i for i in range(min(n_feasible, len(shown) + EXAMPLES)) if i not in shown][:EXAMPLES]
         res.groups.append(_group("", PASSED, feasible[examples], names))
-        res.groups[-1]["nodes"] = n_feasible - len(listed)
+        res.groups[-1]["nodes"] = n_feasible - len(listed_list)
     if not len(rejected_rows):
         return
     plugin_names = diagnosis.plugin_names
@@ -261,14 +272,14 @@ def _listed(feasible: np.ndarray, total: np.ndarray | None, selected_row: int | 
     n = len(feasible)
     if total is None or n <= 1:
         return np.arange(min(n, k))
-    if total.dtype.kind in "iu" and n < (1 << 20) and int(np.abs(total).max(initial=0)) < (1 << 40):
+    if total.dtype.kind in "iu" and n < (1 << 20) and int(total.min()) > -(1 << 40) and int(total.max()) < (1 << 40):
         # one integer key per node: higher score first, then the earlier position; the node
         # picked gets the smallest key, so one partial sort of the keys gives the whole order
         key = total.astype(np.int64) * -n + np.arange(n)
         if selected_row is not None:
             pick = np.flatnonzero(feasible == selected_row)
             if len(pick):
-                key[pick[0]] = np.iinfo(np.int64).min
+                key[pick[0]] = _KEY_MIN
         top = key.argpartition(k - 1)[:k] if k < n else np.arange(n)
         return top[key[top].argsort()]
     top = np.argsort(-total, kind="stable")[:k]
@@ -302,7 +313,7 @@ def _group(plugin: str, reason: str, rows: np.ndarray, names: list[str]) -> dict
         "plugin": plugin,
         "reason": reason,
         "nodes": len(rows),
-        "examples": [names[int(r)] for r in rows[:EXAMPLES]],
+        "examples": [names[r] for r in rows[:EXAMPLES].tolist()],
     }
 
 
