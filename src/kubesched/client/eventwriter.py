@@ -25,7 +25,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from kubesched.client.eventseries import Due, EventSeriesCache, series_patch
 from kubesched.client.ratelimit import TokenBucket
-from kubesched.client.rest import api_error, checked
+from kubesched.client.rest import api_error, checked, path_segment, send_json
 from kubesched.clock import EPOCH_UNIX
 
 log = logging.getLogger("kubesched.client")
@@ -52,7 +52,7 @@ class EventWriter:
     """The sink side of the broadcaster for one events.k8s.io/v1 client."""
 
     def __init__(self, api: k8s.ApiClient, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP) -> None:
-        self.events = k8s.EventsV1Api(api)
+        self._api = api
         self.series = EventSeriesCache(now())
         self.retry_sleep = retry_sleep
         self.limiter = TokenBucket(qps, burst)
@@ -99,6 +99,7 @@ class EventWriter:
         again, and why it failed."""
         meta = event["metadata"]
         namespace, name = meta["namespace"], meta["name"]
+        base = f"/apis/events.k8s.io/v1/namespaces/{path_segment(namespace)}/events"
         async with self._slots:
             await self.limiter.wait()
             status: int | None = None
@@ -106,18 +107,15 @@ class EventWriter:
                 if event.get("series") is not None:
                     try:
                         patch = series_patch(event)
-                        await checked(
-                            self.events.patch_namespaced_event(
-                                name, namespace, patch, _content_type=STRATEGIC_MERGE, _preload_content=False
-                            )
-                        )
+                        path = f"{base}/{path_segment(name)}"
+                        await checked(send_json(self._api, "PATCH", path, patch, STRATEGIC_MERGE))
                         return False, ""
                     except ApiException as exc:
                         if exc.status != 404:
                             raise
                     await self.limiter.wait()
                 created = {**event, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-                await checked(self.events.create_namespaced_event(namespace, created, _preload_content=False))
+                await checked(send_json(self._api, "POST", base, created))
                 return False, ""
             except ApiException as exc:
                 status, why = exc.status, api_error(exc).message

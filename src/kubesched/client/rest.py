@@ -51,12 +51,14 @@ async def checked(coro: Coroutine[Any, Any, Any]) -> Any:
     return orjson.loads(body) if body else None
 
 
-async def send_json(api: k8s.ApiClient, method: str, path: str, body: Any) -> aiohttp.ClientResponse:
+async def send_json(
+    api: k8s.ApiClient, method: str, path: str, body: Any, content_type: str = "application/json"
+) -> aiohttp.ClientResponse:
     """A raw JSON request through the library's session, default headers and bearer-token auth
     (refreshed as its generated calls refresh it), with the body serialized by orjson: the generated
     calls walk the body (``sanitize_for_serialization``) and encode it with the stdlib's json, which
     cost more than the request itself for a binding that carries scheduling results."""
-    headers = {**api.default_headers, "Accept": "application/json", "Content-Type": "application/json"}
+    headers = {**api.default_headers, "Accept": "application/json", "Content-Type": content_type}
     await api.update_params_for_auth(headers, [], ["BearerToken"])
     rest = api.rest_client
     extra: dict[str, Any] = {}
