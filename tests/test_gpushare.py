@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import kubesched.framework.gpushare as gpushare_module
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
@@ -160,9 +161,21 @@ _node = st.tuples(
 )
 
 
+@pytest.mark.parametrize("search_from", [0, 10**9], ids=["binary-search", "broadcast"])
 @settings(max_examples=150, deadline=None)
 @given(typical=_typical, nodes=st.lists(_node, min_size=1, max_size=12))
-def test_fragmentation_equals_the_simulators_loop(typical, nodes):
+def test_fragmentation_equals_the_simulators_loop(search_from, typical, nodes):
+    """Both ways of counting the GPUs too full for a share (every GPU against every share for few
+    states, binary search over sorted states for many) against the simulator's loop."""
+    saved = gpushare_module.SEARCH_MIN_STATES
+    gpushare_module.SEARCH_MIN_STATES = search_from
+    try:
+        _check_fragmentation(typical, nodes)
+    finally:
+        gpushare_module.SEARCH_MIN_STATES = saved
+
+
+def _check_fragmentation(typical, nodes):
     total = sum(w for *_, w in typical)
     tps = [
         TypicalPod(GpuRequest(cpu, 0 if n == 0 else milli, n, spec if n else ""), w / total)

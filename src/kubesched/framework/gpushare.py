@@ -152,6 +152,9 @@ def typical_pods(
     return [TypicalPod(shape, n / covered) for shape, n in chosen]
 
 
+SEARCH_MIN_STATES = 48  # from this many node states on, Fragmentation counts by binary search
+
+
 class Fragmentation:
     """The expected fragmented GPU milli of node states for a workload's typical pods.
 
@@ -178,15 +181,37 @@ class Fragmentation:
         ).reshape(len(self.models) + 1, len(gpu))
         self._any_model = any(t.request.gpu_model for t in gpu)
 
+    def _room(self, gpu_left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per state and distinct share (K, G): the GPUs with room for it, and the milli on the
+        GPUs too full for it."""
+        k, gpus = gpu_left.shape
+        if k < SEARCH_MIN_STATES:  # compare every GPU with every share: fewest calls
+            fits = gpu_left[:, :, None] >= self._milli  # (K, 8, G)
+            return fits.sum(axis=1), np.where(fits, 0, gpu_left[:, :, None]).sum(axis=1, dtype=np.int64)
+        # many states: each state's GPUs sorted and offset by row make one sorted column, so one
+        # binary search per (state, share) counts the GPUs too full, and prefix sums give their milli
+        ordered = np.sort(gpu_left, axis=1)
+        low = min(0, int(ordered[:, 0].min()))  # no GPU has less than nothing; if one did
+        stride = int(ordered[:, -1].max()) - low + int(self._milli[-1]) + 1
+        row = np.arange(k, dtype=np.int64)
+        offset = row * stride - low
+        too_full = (
+            np.searchsorted(
+                (ordered + offset[:, None]).ravel(), (offset[:, None] + self._milli).ravel(), side="left"
+            ).reshape(k, len(self._milli))
+            - (row * gpus)[:, None]
+        )
+        prefix = np.zeros((k, gpus + 1), np.int64)
+        np.cumsum(ordered, axis=1, out=prefix[:, 1:])
+        return gpus - too_full, prefix[row[:, None], too_full]
+
     def amount(self, cpu_left: np.ndarray, gpu_left: np.ndarray, model: np.ndarray) -> np.ndarray:
         """Fragmented GPU milli of each state (``NodeGpuShareFragAmountScore``), float64 (K,)."""
         total = gpu_left.sum(axis=1, dtype=np.int64).astype(np.float64)
         frag = total * self._cpu_only_weight
         if not len(self._weight):
             return frag
-        fits = gpu_left[:, :, None] >= self._milli  # (K, 8, G)
-        room = fits.sum(axis=1)  # GPUs with room for each share
-        small = np.where(fits, 0, gpu_left[:, :, None]).sum(axis=1, dtype=np.int64)  # milli on GPUs too full
+        room, small = self._room(gpu_left)
         ok = (room[:, self._group] >= self._count) & (cpu_left[:, None] >= self._cpu)  # (K, T)
         if self._any_model:
             ok &= self._access[np.where(model < 0, len(self.models), model)]
