@@ -205,14 +205,17 @@ def test_leader_killed_over_and_over_every_pod_bound_once(tmp_path):
     took = [f.bound for f in failovers]
     print(
         f"\nfailover after SIGKILL ({kills} kills): median {statistics.median(took):.2f}s, max {max(took):.2f}s; "
-        f"leaseDuration + retryPeriod = {LEASE + RETRY:.1f}s"
+        f"leaseDuration + retryPeriod = {LEASE + RETRY:.1f}s; acquired after max "
+        f"{max(f.acquired for f in failovers):.2f}s, first binding after acquiring max "
+        f"{max(f.bound - f.acquired for f in failovers):.2f}s"
     )
     for f in failovers:
         # expiry is judged from a follower's first read of the last renewal (one jittered retry
         # period, up to 2.2 of them, after the kill at worst), and its next attempt acquires, as no
         # request fails here; 1 s is for a loaded 2-core machine
         assert f.acquired <= LEASE + 2 * RETRY * 2.2 + 1.0, failovers
-        assert f.bound - f.acquired <= 1.0, failovers  # its queue is full: one cycle and a binding
+        # its queue is full: one cycle and a binding away (2 s: a loaded 2-core machine)
+        assert f.bound - f.acquired <= 2.0, failovers
 
 
 def test_graceful_stop_releases_the_lease_and_a_follower_takes_over_quickly(tmp_path):
