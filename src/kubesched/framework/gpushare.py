@@ -201,7 +201,8 @@ class Fragmentation:
             ).reshape(k, len(self._milli))
             - (row * gpus)[:, None]
         )
-        prefix = np.zeros((k, gpus + 1), np.int64)
+        prefix = np.empty((k, gpus + 1), np.int64)
+        prefix[:, 0] = 0
         np.cumsum(ordered, axis=1, out=prefix[:, 1:])
         return gpus - too_full, prefix[row[:, None], too_full]
 
