@@ -256,3 +256,19 @@ def test_a_failed_commit_leaves_memory_as_before_and_no_watcher_sees_it(tmp_path
     names = {o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects}
     assert names == {"kept", "doomed", "after"}
     store.close()
+
+
+def test_pods_by_node_follows_binds_and_deletes():
+    """The nodeName index the node lifecycle controller and the hollow kubelet share: a bound pod
+    is found under its node, an unbound one nowhere, a deleted one no more."""
+    from kubesched.api.podindex import PodsByNode
+
+    idx = PodsByNode()
+    bound = {"metadata": {"namespace": "ns", "name": "a"}, "spec": {"nodeName": "n1"}}
+    assert idx.track({"metadata": {"name": "pending"}, "spec": {}}, deleted=False) is None
+    assert idx.track(bound, deleted=False) == "n1"
+    idx.track({"metadata": {"name": "b"}, "spec": {"nodeName": "n1"}}, deleted=False)
+    assert idx.keys("n1") == [("ns", "a"), ("default", "b")]
+    assert idx.track(bound, deleted=True) == "n1"
+    assert idx.keys("n1") == [("default", "b")]
+    assert idx.keys("n2") == []

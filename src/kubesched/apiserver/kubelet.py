@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.podindex import PodsByNode
 from kubesched.api.watch import DELETED
 from kubesched.clock import parse_rfc3339, rfc3339, rfc3339_micro
 from kubesched.cluster.store import Store
@@ -109,9 +110,9 @@ class HollowKubelet:
         self._node_index: dict[str, int] = {}
         self._next_ip: dict[str, int] = {}
         # each node's pods, as the kubelet's own pod source (pods bound to it) gives them
-        self._pods_on: dict[str, dict[tuple[str, str], None]] = {}
+        self._pods_on = PodsByNode()
         for pod in store.list("Pod")[0]:
-            self._track(pod, deleted=False)
+            self._pods_on.track(pod, deleted=False)
         for node in store.list("Node")[0]:
             self._node(node)
         for pod in store.list("Pod")[0]:
@@ -131,7 +132,7 @@ class HollowKubelet:
         events = list(self._watch.drain())
         for ev in events:  # the index first: a node taken up below finds the pods bound meanwhile
             if ev.kind == "Pod":
-                self._track(ev.obj, deleted=ev.type == DELETED)
+                self._pods_on.track(ev.obj, deleted=ev.type == DELETED)
         for ev in events:
             if ev.type == DELETED:
                 if ev.kind == "Node":
@@ -148,22 +149,6 @@ class HollowKubelet:
                 self._node(current)
             else:
                 self._pod(current)
-
-    def _track(self, pod: dict[str, Any], *, deleted: bool) -> None:
-        """Keep a bound pod under its node (a bound pod never moves)."""
-        node = (pod.get("spec") or {}).get("nodeName")
-        if not node:
-            return
-        meta = pod.get("metadata") or {}
-        key = (meta.get("namespace") or "default", meta.get("name") or "")
-        if not deleted:
-            self._pods_on.setdefault(node, {})[key] = None
-            return
-        on = self._pods_on.get(node)
-        if on is not None:
-            on.pop(key, None)
-            if not on:
-                del self._pods_on[node]
 
     # -- nodes ---------------------------------------------------------------------------------
     def _index(self, name: str) -> int:
@@ -297,7 +282,7 @@ class HollowKubelet:
         self.renew_lease(name)
         with contextlib.suppress(ApiError):
             self.store.mutate("Node", "", name, ready)
-        for ns, pod_name in list(self._pods_on.get(name, ())):
+        for ns, pod_name in self._pods_on.keys(name):
             found = self.store.try_get("Pod", ns, pod_name)
             if found is None or (found.get("spec") or {}).get("nodeName") != name:
                 continue

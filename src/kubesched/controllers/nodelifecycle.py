@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.podindex import PodsByNode
 from kubesched.api.selectors import Taint, Toleration
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
@@ -92,9 +93,9 @@ class NodeLifecycleController:
         self._dirty_nodes: dict[str, None] = {n["metadata"]["name"]: None for n in client.list("Node")}
         # pods by node name, as upstream's pod indexer (``nodeNameKeyIndex``): a node's pods are
         # looked up, not found by listing every pod
-        self._pods_on: dict[str, dict[tuple[str, str], None]] = {}
+        self._pods_on = PodsByNode()
         for pod in client.list("Pod"):
-            self._index_pod(pod, deleted=False)
+            self._pods_on.track(pod, deleted=False)
         self._later = Later(client, self._pod_due, self.wake)
         self._tick()
 
@@ -109,27 +110,10 @@ class NodeLifecycleController:
     def _pod_due(self, key: tuple[str, str, str]) -> None:
         self._dirty_nodes[key[0]] = None  # a pod's toleration ran out: its node is looked at again
 
-    def _index_pod(self, pod: dict[str, Any], *, deleted: bool) -> str | None:
-        """Keep the pod under its node (a bound pod never moves); its node's name, if any."""
-        node = (pod.get("spec") or {}).get("nodeName")
-        if not node:
-            return None
-        meta = pod.get("metadata") or {}
-        key = (meta.get("namespace") or "default", meta.get("name") or "")
-        if deleted:
-            on = self._pods_on.get(node)
-            if on is not None:
-                on.pop(key, None)
-                if not on:
-                    del self._pods_on[node]
-        else:
-            self._pods_on.setdefault(node, {})[key] = None
-        return str(node)
-
     def _pods_of(self, node: str) -> list[dict[str, Any]]:
         """The node's pods as they are now."""
         out = []
-        for ns, name in list(self._pods_on.get(node, ())):
+        for ns, name in self._pods_on.keys(node):
             pod = self.client.get("Pod", ns, name)
             if pod is not None and (pod.get("spec") or {}).get("nodeName") == node:
                 out.append(pod)
@@ -139,7 +123,7 @@ class NodeLifecycleController:
         if ev.kind == "Node":
             self._dirty_nodes[ev.obj["metadata"]["name"]] = None
         elif ev.kind == "Pod":
-            node = self._index_pod(ev.obj, deleted=ev.type == DELETED)
+            node = self._pods_on.track(ev.obj, deleted=ev.type == DELETED)
             if node:
                 self._dirty_nodes[node] = None
 
