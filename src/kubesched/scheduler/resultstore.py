@@ -282,18 +282,9 @@ def _listed(feasible: np.ndarray, total: np.ndarray | None, selected_row: int | 
                 key[pick[0]] = _KEY_MIN
         top = key.argpartition(k - 1)[:k] if k < n else np.arange(n)
         return top[key[top].argsort()]
-    top = np.argsort(-total, kind="stable")[:k]
-    if selected_row is not None:
-        hit = np.flatnonzero(feasible[top] == selected_row)
-        if len(hit):  # among the best: moved to the front
-            i = int(hit[0])
-            if i:
-                top = np.concatenate((top[i : i + 1], top[:i], top[i + 1 :]))
-        else:  # picked among equals past the k listed
-            pick = np.flatnonzero(feasible == selected_row)
-            if len(pick):
-                top = np.concatenate((pick[:1], top[: k - 1]))
-    return top
+    # any other score type: the same order by a full sort (picked first, score, position)
+    picked = feasible == selected_row if selected_row is not None else np.zeros(n, bool)
+    return np.lexsort((np.arange(n), -total, ~picked))[:k]
 
 
 def _verdicts(ran: list[str], plugin: str | None, message: str) -> dict[str, str]:
