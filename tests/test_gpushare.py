@@ -246,8 +246,14 @@ def gpu_pod(name: str, cpu: int, count: int = 0, milli: int = 0, *, model: str =
 
 
 def scores_for(policy: str, nodes, bound, pod, typical) -> dict[str, int]:
-    """Each feasible node's (normalized) score from the policy's plugin, as the scheduler computed it."""
+    """Each feasible node's (normalized) score from the policy's plugin, as the scheduler computed it
+    on a new cluster."""
     store, sched = _cluster(nodes, bound, policy, typical)
+    return _scores(store, sched, policy, pod)
+
+
+def _scores(store, sched, policy: str, pod) -> dict[str, int]:
+    """One scheduling cycle of ``pod`` in a running cluster: each feasible node's score."""
     store.create("Pod", pod)
     sched.process_events()
     qp = sched.queue.pop()
@@ -418,6 +424,33 @@ def test_policy_scores_equal_the_simulators(policy, state, req):
             else:
                 want[n] = ref_fgd(cpu_left, left, model, req, TYPICAL)
     assert got == want
+
+
+def test_fgd_scores_follow_the_nodes_as_they_change_between_cycles():
+    """FGD keeps scores per pod shape and each node's fragmentation between cycles: a node whose
+    GPUs or free CPU changed is scored afresh, against the simulator's formula on the new state."""
+    before = [
+        ((96000, 8, "G2"), [0] * 8, 0),
+        ((16000, 8, "G2"), [500, 0, 0, 0, 0, 0, 0, 0], 0),
+        ((64000, 4, "T4"), [0] * 8, 1),
+    ]
+    # n1's allocatable CPU is cut to 4,000 (a node update, no pod moves): its free CPU falls from
+    # 15,000 to 3,000, below what the typical pods ask, its GPUs as they were
+    after = [((96000, 8, "G2"), [460, 1000, 0, 0, 0, 0, 0, 0], 2), ((4000, 8, "G2"), before[1][1], 0), before[2]]
+    nodes, bound, _ = _build_state(before)
+    store, sched = _cluster(nodes, bound, "FGD", TYPICAL)
+    shapes = [GpuRequest(2000, 460, 1), GpuRequest(2000, 1000, 1)]
+    for i, req in enumerate(shapes):  # fills the caches
+        _scores(store, sched, "FGD", gpu_pod(f"first-{i}", req.cpu_milli, req.gpu_count, req.gpu_milli))
+    for p in _build_state(after)[1]:  # n0 gets a share, a whole GPU and CPU-only pods
+        if p["metadata"]["name"] not in {q["metadata"]["name"] for q in bound}:
+            store.create("Pod", p)
+    store.mutate("Node", "", "n1", lambda n: {**n, "status": gpu_node("n1", 4000, 8, "G2")["status"]})
+    _, _, view = _build_state(after)
+    for i, req in enumerate(shapes):
+        got = _scores(store, sched, "FGD", gpu_pod(f"again-{i}", req.cpu_milli, req.gpu_count, req.gpu_milli))
+        want = {n: ref_fgd(view[n][0], view[n][1], view[n][3], req, TYPICAL) for n in _feasible(view, req)}
+        assert got == want, req
 
 
 def test_random_policy_scores_one_feasible_node():

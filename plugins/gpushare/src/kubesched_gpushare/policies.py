@@ -8,6 +8,7 @@ integer truncations; the paper runs each alone in its profile, weight 1000, scor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,6 +168,39 @@ class FGDArgs:
                 raise InputError("Invalid value: must not be negative", field=f"typicalPods[{i}]")
 
 
+class _NodeMemo:
+    """A value per GPU-state row, computed again only for the rows whose devices (their version)
+    or free CPU changed since: FGD's scores for one pod shape, or each node's fragmentation."""
+
+    def __init__(self, frag: Fragmentation, size: int, dtype: Any) -> None:
+        self.frag = frag
+        self.values = np.zeros(size, dtype)
+        self.versions = np.full(size, -1, np.int64)
+        self.cpus = np.full(size, -1, np.int64)
+
+    def serves(self, frag: Fragmentation, size: int) -> bool:
+        """Made for this workload's fragmentation and large enough for every state row."""
+        return self.frag is frag and len(self.values) >= size
+
+    def get(
+        self,
+        g: GpuState,
+        srows: np.ndarray,
+        cpu_left: np.ndarray,
+        compute: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    ) -> np.ndarray:
+        """The values of ``srows`` (free CPU ``cpu_left``); ``compute(rows, their cpu_left)``
+        for the stale ones."""
+        stale = (self.versions[srows] != g.version[srows]) | (self.cpus[srows] != cpu_left)
+        if np.count_nonzero(stale):
+            todo = srows[stale]
+            left = cpu_left[stale]
+            self.values[todo] = compute(todo, left)
+            self.versions[todo] = g.version[todo]
+            self.cpus[todo] = left
+        return self.values[srows]
+
+
 class FGDScore(_GpuScore):
     """Fragmentation gradient descent. A node's fragmentation for a workload is the GPU milli it
     has free that a task drawn from the workload's typical tasks could not use: all of it when the
@@ -188,9 +222,8 @@ class FGDScore(_GpuScore):
             for t in self.args.typical_pods
         ]
         self.state.frag = Fragmentation(typical, self.state.models)
-        self._cache: dict[GpuRequest, tuple[Any, np.ndarray, np.ndarray, np.ndarray]] = {}
-        # each node's fragmentation as it stands, whatever the pod: (frag, amounts, versions, cpus)
-        self._now: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._cache: dict[GpuRequest, _NodeMemo] = {}  # scores, per pod shape
+        self._now: _NodeMemo | None = None  # each node's fragmentation as it stands, whatever the pod
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         if not pod.requests:
@@ -199,37 +232,17 @@ class FGDScore(_GpuScore):
         g = self.state
         frag = g.frag
         assert frag is not None
-        size = len(g.names)
-        cached = self._cache.get(req)
-        if cached is None or cached[0] is not frag or len(cached[1]) < size:
-            grown = np.full(size, -1, np.int64)
-            cached = (frag, np.zeros(size, np.int64), grown, np.full(size, -1, np.int64))
-            self._cache[req] = cached
-        _, scores, versions, cpus = cached
-        stale = (versions[srows] != g.version[srows]) | (cpus[srows] != cpu_left)
-        if stale.any():
-            todo = srows[stale]
-            scores[todo] = self._compute(frag, req, todo, cpu_left[stale])
-            versions[todo] = g.version[todo]
-            cpus[todo] = cpu_left[stale]
-        return scores[srows]
+        memo = self._cache.get(req)
+        if memo is None or not memo.serves(frag, len(g.names)):
+            memo = self._cache[req] = _NodeMemo(frag, len(g.names), np.int64)
+        return memo.get(g, srows, cpu_left, lambda todo, left: self._compute(frag, req, todo, left))
 
     def _current(self, frag: Fragmentation, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
-        """The fragmentation of ``srows`` as they stand, which no pod's shape changes: computed
-        again only for the nodes whose GPUs or free CPU changed since."""
+        """The fragmentation of ``srows`` as they stand, which no pod's shape changes."""
         g = self.state
-        size = len(g.names)
-        now = self._now
-        if now is None or now[0] is not frag or len(now[1]) < size:
-            now = self._now = (frag, np.zeros(size), np.full(size, -1, np.int64), np.full(size, -1, np.int64))
-        _, amounts, versions, cpus = now
-        stale = (versions[srows] != g.version[srows]) | (cpus[srows] != cpu_left)
-        if np.count_nonzero(stale):
-            todo = srows[stale]
-            amounts[todo] = frag.amount(cpu_left[stale], g.gpu_left[todo], g.model[todo])
-            versions[todo] = g.version[todo]
-            cpus[todo] = cpu_left[stale]
-        return amounts[srows]
+        if self._now is None or not self._now.serves(frag, len(g.names)):
+            self._now = _NodeMemo(frag, len(g.names), np.float64)
+        return self._now.get(g, srows, cpu_left, lambda todo, left: frag.amount(left, g.gpu_left[todo], g.model[todo]))
 
     def _compute(self, frag: Fragmentation, req: GpuRequest, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
         g = self.state
