@@ -33,6 +33,8 @@ from pathlib import Path
 import aiohttp
 import yaml
 
+from kubesched import eventloop
+
 KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
 
 
@@ -177,7 +179,7 @@ def main() -> None:
         help="the server's --watch-history: memory grows until this many events are kept, then stays flat",
     )
     args = parser.parse_args()
-    result = asyncio.run(main_async(args))
+    result = eventloop.run(main_async(args))
     print(
         f"{result['requests_per_second']:,} requests/s over {result['seconds']} s from {args.clients} clients, "
         f"outcomes {result['outcomes']}; {result['watches_closed_by_server']} slow watches closed by the server; "

@@ -35,6 +35,7 @@ import aiohttp
 import orjson
 import yaml
 
+from kubesched import eventloop
 from scheduler_perf import node, pod
 
 KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
@@ -232,7 +233,7 @@ def main() -> None:
     sched: subprocess.Popen[bytes] | None = None
     try:
         wait_for(data / "kubeconfig", server)
-        result, sched = asyncio.run(
+        result, sched = eventloop.run(
             measure(
                 data / "kubeconfig",
                 args.nodes,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -77,8 +77,8 @@ class _Refuse(asyncio.Protocol):
     """A connection over the cap: answered 429 at once and closed, whatever it sends."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(_refusal())
+        # a write transport, though not always a subclass of asyncio's (uvloop's TLS transport)
+        cast(asyncio.WriteTransport, transport).write(_refusal())
         transport.close()
 
 

@@ -276,5 +276,7 @@ def visible(ev: WatchEvent, namespace: str | None, labels: Any, fields: Any) -> 
 
 def abort_unless(ended: asyncio.Event, transport: asyncio.BaseTransport) -> None:
     """Abort a watch's connection unless its handler ended the response meanwhile."""
-    if not ended.is_set() and isinstance(transport, asyncio.WriteTransport):
-        transport.abort()
+    # a write transport, though not always a subclass of asyncio's (uvloop's TLS transport)
+    abort = getattr(transport, "abort", None)
+    if not ended.is_set() and callable(abort):
+        abort()

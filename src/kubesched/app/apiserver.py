@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kubesched import eventloop
 from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver import bootstrap_policy
 from kubesched.apiserver.authn import Authenticator, load_token_file
@@ -266,6 +267,6 @@ async def event_rounds(client: InProcessClient, stop: asyncio.Event) -> None:
 
 def run(opts: ServerOptions) -> None:
     try:
-        asyncio.run(serve(opts))
+        eventloop.run(serve(opts))
     except OSError as exc:
         raise InputError(f"cannot listen on {opts.host}:{opts.port}: {exc.strerror or exc}") from None

@@ -9,13 +9,13 @@ and one scheduling cycle runs over that snapshot; nothing is written to the clus
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
+from kubesched import eventloop
 from kubesched.apiserver.resources import BY_KIND
 from kubesched.app.scheduler import INFORMER_KINDS, _check_kubeconfig
 from kubesched.errors import InputError
@@ -64,7 +64,7 @@ async def _fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> 
 def fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     _check_kubeconfig(kubeconfig)
     try:
-        return asyncio.run(_fetch(kubeconfig, namespace, name, snapshot))
+        return eventloop.run(_fetch(kubeconfig, namespace, name, snapshot))
     except InputError:
         raise
     except Exception as exc:  # an unreachable server

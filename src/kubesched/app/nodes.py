@@ -4,11 +4,10 @@ node's ``kubesched.io/kubelet-stopped`` annotation, which the hollow kubelet obe
 
 from __future__ import annotations
 
-import asyncio
-
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
+from kubesched import eventloop
 from kubesched.apiserver.kubelet import STOPPED_ANNOTATION
 from kubesched.app.scheduler import _check_kubeconfig
 from kubesched.errors import InputError
@@ -33,7 +32,7 @@ def set_stopped(kubeconfig: str, names: list[str], stop: bool) -> list[str]:
     """Stop (or start) the hollow kubelets of NAMES; one line per node."""
     _check_kubeconfig(kubeconfig)
     try:
-        return asyncio.run(_set(kubeconfig, names, stop))
+        return eventloop.run(_set(kubeconfig, names, stop))
     except InputError:
         raise
     except Exception as exc:  # an unreachable server

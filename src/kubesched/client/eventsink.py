@@ -21,6 +21,7 @@ from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kubesched import eventloop
 from kubesched.client.connection import api_client
 from kubesched.client.eventwriter import MAX_QUEUED, RETRY_SLEEP, EventWriter
 
@@ -100,7 +101,7 @@ def serve(
     """The child: POST every event received until the pipe closes."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_pump(kubeconfig, conn, qps, burst, retry_sleep))
+        eventloop.run(_pump(kubeconfig, conn, qps, burst, retry_sleep))
 
 
 async def _pump(

@@ -28,6 +28,7 @@ import orjson
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from kubesched import eventloop
 from kubesched.api import errors
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.client.connection import api_client
@@ -77,7 +78,7 @@ class RemoteClient:
         self._cache: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in self.kinds}
         self._watches: list[Watch] = []
         self._synced = {k: threading.Event() for k in self.kinds}
-        self._loop = asyncio.new_event_loop()
+        self._loop = eventloop.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kubesched-client", daemon=True)
         self._thread.start()
         self._tasks: list[asyncio.Future[Any]] = []
