@@ -1,4 +1,4 @@
-"""``--report``: the HTML files of simulate, replay and sweep, opened in a real headless Chromium
+"""``--report``: the HTML files of simulate, replay, sweep and drain, opened in a real headless Chromium
 (Debian's, installed by .ci/run) through Playwright: every plot renders, no script error, and the
 page asks the network for nothing."""
 
@@ -218,4 +218,59 @@ def test_replay_report_tables(browser, tmp_path):
     section.locator("input").fill("T4")
     t4 = sum(1 for r in placements if r["GPU model"] == "T4")
     assert section.locator("tbody tr").count() == min(t4, 500) > 0
+    page.close()
+
+
+def test_drain_report_pods_replacements_and_capacity_before_and_after(browser, tmp_path):
+    """The drain what-if of tests/test_drain.py's cluster (web 4 × 3 cores, one per node of
+    spot-1, spot-2, base-1, base-2; an agent DaemonSet of 100m; a budget of minAvailable 3) with
+    the spot pool drained: one web pod evicted whose replacement fits nowhere, the other refused."""
+    from test_drain import cluster
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(cluster(web_cpu="3", pdb={"minAvailable": 3})))
+    out = tmp_path / "drain.html"
+    args = ["drain", str(path), "-l", "karpenter.sh/nodepool=spot", "--timeout", "60s", "--report", str(out)]
+    r = subprocess.run([*KUBESCHED, *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr  # the pods do not all fit elsewhere
+    check(browser, out, 2)
+    page = browser.new_page(accept_downloads=True)
+    page.goto(out.resolve().as_uri())
+    page.wait_for_function("window.kubeschedTables === 5", timeout=30_000)
+    pods = _csv_of(page, "pods")
+    assert sorted((p["controller"].split("/")[0], p["outcome"]) for p in pods) == [
+        ("DaemonSet", "left"),
+        ("DaemonSet", "left"),
+        ("ReplicaSet", "blocked"),
+        ("ReplicaSet", "evicted"),
+    ]
+    assert {p["drained node"] for p in pods} == {"spot-1", "spot-2"}
+    blocked = next(p for p in pods if p["outcome"] == "blocked")
+    assert blocked["why / what kubectl drain needs"].startswith("Cannot evict pod as it would violate")
+    [replacement] = _csv_of(page, "replacements")
+    assert (replacement["placed on"], replacement["outcome"]) == ("", "Unschedulable")
+    [pending] = _csv_of(page, "pending")
+    assert pending["pods"] == "1" and pending["examples"] == replacement["pod"]
+    assert pending["last scheduling message"].startswith(
+        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) were unschedulable."
+    )
+
+    def capacity(key: str) -> dict[tuple[str, str, str], dict[str, str]]:
+        return {(c["grouped by"], c["group"], c["resource"]): c for c in _csv_of(page, key)}
+
+    before, after = capacity("capacity-before"), capacity("capacity-after")
+    # before: 4 nodes of 4 cores holding 4 × 3 + 4 × 0.1; after: base-1 and base-2 alone, each
+    # still holding its web pod and its agent (the replacement waits)
+    assert [float(before[("cluster", "all nodes", "cpu")][k]) for k in ("allocatable", "requested", "spare")] == [
+        16,
+        12.4,
+        3.6,
+    ]
+    assert [float(after[("cluster", "all nodes", "cpu")][k]) for k in ("nodes", "allocatable", "requested")] == [
+        2,
+        8,
+        6.2,
+    ]
+    assert {k[1] for k in before if k[0] == "node pool"} == {"spot", "base"}
+    assert {k[1] for k in after if k[0] == "node pool"} == {"base"}
     page.close()

@@ -822,6 +822,7 @@ def size_command(
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for tie-breaks.")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
 def drain_command(
     cluster: tuple[str, ...],
     node_names: tuple[str, ...],
@@ -830,6 +831,7 @@ def drain_command(
     timeout: str,
     seed: int,
     output: str,
+    report_path: str | None,
 ) -> None:
     """What if these nodes were drained: do their pods fit elsewhere? CLUSTER (manifests: nodes,
     workloads, pods, PodDisruptionBudgets) runs as under ``kubesched up`` on the virtual clock,
@@ -856,6 +858,11 @@ def drain_command(
         built = build(objects, config, seed)
         nodes = select_nodes(built, list(node_names), selector)
         result = drain(built, nodes, seconds)
+        if report_path is not None:
+            from kubesched.report import write_drain_report
+
+            params = {"paths": list(cluster), "config": config_path, "timeout": timeout, "seed": seed}
+            write_drain_report(result, report_path, params)
     except InputError as exc:
         _fail(exc)
     if output == "json":

@@ -23,6 +23,7 @@ from kubesched.cluster.loader import Manifest
 from kubesched.errors import InputError
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.simulate.runner import create_objects, pending_reason
+from kubesched.simulate.usage import node_usage
 from kubesched.testing import Cluster
 
 EVICTION_RETRY = 5.0  # kubectl drain: "(will retry after 5s)"
@@ -66,6 +67,10 @@ class DrainResult:
     others: list[Replacement] = field(default_factory=list)
     pending_before: int = 0  # pods pending before the drain began (not the drain's doing)
     seconds: float = 0.0  # virtual seconds from the cordon to the last eviction
+    # each node's pool, zone and use (``simulate/usage.node_usage``) before the cordon and at the
+    # end, for the report's capacity tables
+    usage_before: list[dict[str, Any]] = field(default_factory=list)
+    usage_after: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def blocked(self) -> list[PodOutcome]:
@@ -193,7 +198,7 @@ def drain(cluster: Cluster, nodes: list[str], timeout: float) -> DrainResult:
     """Cordon ``nodes`` and evict their pods as kubectl drain does, for up to ``timeout`` virtual
     seconds of retries; then let the replacements be placed."""
     store = cluster.store
-    result = DrainResult(nodes)
+    result = DrainResult(nodes, usage_before=node_usage(cluster.sched.cache.table))
     before = {p["metadata"]["uid"] for p in store.list("Pod")[0]}
     result.pending_before = sum(
         1 for p in store.list("Pod")[0] if not (p.get("spec") or {}).get("nodeName") and _active(p)
@@ -264,6 +269,7 @@ def drain(cluster: Cluster, nodes: list[str], timeout: float) -> DrainResult:
             result.replacements.append(made)
         else:
             result.others.append(made)
+    result.usage_after = node_usage(cluster.sched.cache.table)
     return result
 
 
