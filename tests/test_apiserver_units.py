@@ -225,6 +225,35 @@ def test_group_commit_holds_writes_until_the_scheduled_flush(tmp_path):
     assert "c" in {o["metadata"]["name"] for _, o in SQLiteBackend(tmp_path / "s.db").load().objects}
 
 
+def test_a_watch_from_a_revision_opened_before_a_commit_gets_each_write_once_and_only_once_committed(tmp_path):
+    """A watch from a past revision replays the committed log; writes still waiting for the group
+    commit reach it when they commit, once, as they reach every other watcher. (Replaying them
+    too gave a watcher opened between a write and its commit that event twice, and a rolled-back
+    one it should never have seen.)"""
+    backend = SQLiteBackend(tmp_path / "s.db")
+    store = Store(VirtualClock(), backend=backend)
+    store.commit_soon = lambda: None
+    first = store.create("Namespace", {"metadata": {"name": "a"}})
+    store.commit()
+    rv = int(first["metadata"]["resourceVersion"])
+    store.create("Namespace", {"metadata": {"name": "b"}})  # written, not yet committed
+    store.create("Namespace", {"metadata": {"name": "c"}})
+    watch = store.watch(["Namespace"], rv - 1)
+    assert [ev.obj["metadata"]["name"] for ev in watch.drain()] == ["a"]  # committed only
+    store.commit()
+    assert [ev.obj["metadata"]["name"] for ev in watch.drain()] == ["b", "c"]
+    store.create("Namespace", {"metadata": {"name": "d"}})
+    late = store.watch(["Namespace"], rv)
+    pages = backend._db.execute("PRAGMA page_count").fetchone()[0]
+    backend._db.execute(f"PRAGMA max_page_count = {pages}")
+    store.create("Namespace", {"metadata": {"name": "big", "annotations": {"x": "y" * 20_000}}})
+    with pytest.raises(StorageError):
+        store.commit()  # d and big roll back: no watcher saw either
+    assert [ev.obj["metadata"]["name"] for ev in late.drain()] == ["b", "c"]
+    assert not watch
+    store.close()
+
+
 def test_a_failed_commit_leaves_memory_as_before_and_no_watcher_sees_it(tmp_path):
     """SQLite refusing to grow (``max_page_count``: its "database or disk is full") fails the
     commit: the created, updated and deleted objects are as before, no watch event is sent, the

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import random
 from collections import deque
@@ -369,7 +370,10 @@ class Store:
         after = self._rv if resource_version is None else resource_version
         w = Watch(frozenset(kinds) if kinds is not None else None, notify, after)
         if resource_version is not None:
-            for ev in self._history:
+            # the committed log only: the writes still waiting for the group commit (the log's
+            # tail) reach this watch when they commit, as they reach every other
+            committed = max(len(self._history) - len(self._uncommitted), 0)
+            for ev in itertools.islice(self._history, committed):
                 if ev.resource_version > resource_version:
                     w._offer(ev)
         self._watches.append(w)
