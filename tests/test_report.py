@@ -1,4 +1,4 @@
-"""``--report``: the HTML files of simulate, replay, sweep and drain, opened in a real headless Chromium
+"""``--report``: the HTML files of simulate, replay, sweep, drain and size, opened in a real headless Chromium
 (Debian's, installed by .ci/run) through Playwright: every plot renders, no script error, and the
 page asks the network for nothing."""
 
@@ -273,4 +273,42 @@ def test_drain_report_pods_replacements_and_capacity_before_and_after(browser, t
     ]
     assert {k[1] for k in before if k[0] == "node pool"} == {"spot", "base"}
     assert {k[1] for k in after if k[0] == "node pool"} == {"base"}
+    page.close()
+
+
+def test_size_report_answer_trials_and_what_one_node_fewer_leaves_pending(browser, tmp_path):
+    """tests/test_size.py's workload: 23 pods of 900m / 2Gi and one that asks for an ssd node no
+    template has; m5-xlarge (4 cores, 0.192) against m5-2xlarge (8 cores, 0.5)."""
+    from helpers import make_node, make_pod
+
+    tpl, big, work = tmp_path / "tpl.yaml", tmp_path / "big.yaml", tmp_path / "w.yaml"
+    tpl.write_text(yaml.safe_dump({"apiVersion": "v1", **make_node("m5-xlarge", cpu="4", memory="16Gi")}))
+    big.write_text(yaml.safe_dump({"apiVersion": "v1", **make_node("m5-2xlarge", cpu="8", memory="32Gi")}))
+    pods = [make_pod(f"web-{i}", cpu="900m", memory="2Gi", ns="shop") for i in range(23)]
+    pods.append(make_pod("picky", cpu="100m", spec={"nodeSelector": {"disk": "ssd"}}))
+    work.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **p} for p in pods]))
+    out = tmp_path / "size.html"
+    args = [str(work), "--node-template", f"{tpl}:0.192", "--node-template", f"{big}:0.5", "--max-nodes", "40"]
+    kubesched("size", *args, "--report", str(out))
+    check(browser, out, 1)
+    page = browser.new_page(accept_downloads=True)
+    page.goto(out.resolve().as_uri())
+    page.wait_for_function("window.kubeschedTables === 4", timeout=30_000)
+    options = {r["node template"]: r for r in _csv_of(page, "options")}
+    assert [(options[t]["nodes to add"], options[t]["cost"], options[t]["cheapest"]) for t in options] == [
+        ("6", "1.152", "true"),
+        ("3", "1.5", "false"),
+    ]
+    trials = _csv_of(page, "trials")
+    small = {int(r["nodes"]): r["every pod placed"] for r in trials if r["node template"] == "m5-xlarge"}
+    assert small[6] == "true" and small.get(5, "false") == "false"
+    assert len(trials) == sum(int(r["trials"]) for r in options.values())
+    short = _csv_of(page, "short")
+    assert [(r["node template"], r["pods"]) for r in short] == [("m5-xlarge", "3"), ("m5-2xlarge", "7")]
+    assert all("Insufficient cpu" in r["last scheduling message"] for r in short)
+    unplaceable = _csv_of(page, "unplaceable")
+    assert [(r["node template"], r["pods"], r["examples"]) for r in unplaceable] == [
+        ("m5-xlarge", "1", "picky"),
+        ("m5-2xlarge", "1", "picky"),
+    ]
     page.close()

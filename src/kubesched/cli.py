@@ -769,6 +769,7 @@ def explain(
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for tie-breaks.")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
 def size_command(
     workload: tuple[str, ...],
     templates: tuple[str, ...],
@@ -778,6 +779,7 @@ def size_command(
     policy: str | None,
     seed: int,
     output: str,
+    report_path: str | None,
 ) -> None:
     """How many nodes of a template WORKLOAD needs: the smallest count that leaves no pod pending
     (bisection over simulations on the virtual clock), and why one node fewer is not enough.
@@ -793,6 +795,11 @@ def size_command(
         if config_path is not None:
             config = _load_config(config_path)
         results = [size(objects, t, config, seed=seed, max_nodes=max_nodes) for t in tpls]
+        if report_path is not None:
+            from kubesched.report import write_size_report
+
+            params = {"workload": list(workload), "cluster": list(cluster), "templates": list(templates)}
+            write_size_report(size_json(results), report_path, {**params, "maxNodes": max_nodes, "seed": seed})
     except InputError as exc:
         _fail(exc)
     if output == "json":

@@ -1,0 +1,102 @@
+"""``kubesched size --report``: the sizing answer as a planner sends it. Per node template, the
+smallest count that leaves no pod pending and what it costs; the trials of the bisection (count →
+whether every pod was placed); the pods one node fewer leaves pending, grouped by message (what
+the last node fixes); and the pods no count of the template places."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from kubesched.report.page import Section, Table, page, write
+from kubesched.report.tables import pending_groups
+
+OPTION_COLUMNS = (
+    ("template", "node template"),
+    ("file", "file"),
+    ("nodes", "nodes to add"),
+    ("costPerNode", "cost per node"),
+    ("cost", "cost"),
+    ("trials", "trials"),
+    ("cheapest", "cheapest"),
+)
+TRIAL_COLUMNS = (
+    ("template", "node template"),
+    ("nodes", "nodes"),
+    ("fits", "every pod placed"),
+    ("cutShort", "cut short at the first pending pod"),
+)
+GROUP_COLUMNS = (
+    ("template", "node template"),
+    ("pods", "pods"),
+    ("reason", "reason"),
+    ("message", "last scheduling message"),
+    ("examples", "examples"),
+)
+
+
+def write_size_report(doc: dict[str, Any], path: str, params: dict[str, Any]) -> None:
+    """``doc``: what ``kubesched size -o json`` prints (``planning/output.size_json``)."""
+    options = doc["options"]
+    rows = [
+        {
+            **o,
+            "cost": None if o["cost"] is None else round(o["cost"], 6),  # 6 × 0.192 is 1.1520000000000001
+            "trials": len(o["trials"]),
+            "cheapest": o["template"] == doc["template"] and o["nodes"] is not None,
+        }
+        for o in options
+    ]
+    sections: list[Section] = [
+        Table("options", "The answer per node template", OPTION_COLUMNS, rows, note=_note(doc)),
+        ("The bisection's trials: nodes tried and whether every pod was placed", _trials_figure(options)),
+        Table(
+            "trials",
+            "Trials",
+            TRIAL_COLUMNS,
+            [{"template": o["template"], **t} for o in options for t in o["trials"]],
+        ),
+        Table(
+            "short",
+            "Pending with one node fewer, by reason (what the last node fixes)",
+            GROUP_COLUMNS,
+            [g for o in options for g in _groups(o["template"], o["pendingWithOneFewer"])],
+        ),
+        Table(
+            "unplaceable",
+            "Pods no number of the template's nodes places, by reason",
+            GROUP_COLUMNS,
+            [g for o in options for g in _groups(o["template"], o["unplaceable"])],
+        ),
+    ]
+    summary = {"nodes": doc["nodes"], "template": doc["template"], "cost": doc["cost"]}
+    write(path, page("kubesched size", {**params, **summary}, sections))
+
+
+def _note(doc: dict[str, Any]) -> str:
+    if doc["nodes"] is None:
+        return "No count of any template, up to --max-nodes, leaves every pod placed."
+    return f"Cheapest: {doc['nodes']} × {doc['template']} (cost {doc['cost']:g})."
+
+
+def _groups(template: str, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"template": template, **g} for g in pending_groups(pods)]
+
+
+def _trials_figure(options: list[dict[str, Any]]) -> go.Figure:
+    fig = go.Figure()
+    for o in options:
+        trials = sorted(o["trials"], key=lambda t: t["nodes"])
+        fig.add_scatter(
+            name=o["template"],
+            mode="markers+lines",
+            x=[t["nodes"] for t in trials],
+            y=[1 if t["fits"] else 0 for t in trials],
+        )
+    fig.update_layout(
+        xaxis_title="nodes of the template",
+        yaxis={"title": "every pod placed", "tickvals": [0, 1], "ticktext": ["no", "yes"]},
+        legend_title="node template",
+    )
+    return fig
