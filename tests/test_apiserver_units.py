@@ -301,3 +301,23 @@ def test_pods_by_node_follows_binds_and_deletes():
     assert idx.track(bound, deleted=True) == "n1"
     assert idx.keys("n1") == [("default", "b")]
     assert idx.keys("n2") == []
+
+
+def test_encoded_watch_lines_are_kept_for_the_last_events_only():
+    """The watch lines an event's watchers share are dropped once it is WIRE_EVENTS events old:
+    the store's log keeps events far longer, and with their lines the server would grow by every
+    line it ever sent."""
+    from collections import deque
+
+    from kubesched.api.watch import ADDED, WatchEvent
+    from kubesched.apiserver.listwatch import WIRE_EVENTS, ListWatch
+
+    lw = ListWatch.__new__(ListWatch)
+    lw._encoded = deque()
+    events = [WatchEvent(ADDED, "Pod", {"metadata": {"name": f"p{i}"}}, None, i) for i in range(WIRE_EVENTS + 5)]
+    for ev in events:
+        ev.wire = lw._keep_lines(ev)
+        ev.wire[(ADDED, False)] = b"line\n"
+    assert [ev.wire for ev in events[:5]] == [None] * 5
+    assert all(ev.wire == {(ADDED, False): b"line\n"} for ev in events[5:])
+    assert len(lw._encoded) == WIRE_EVENTS

@@ -6,11 +6,13 @@ namespace against its path."""
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, NotFound
+from kubesched.api.watch import WatchEvent
 from kubesched.apiserver.request import Target
 from kubesched.apiserver.selectors import parse_field_selector, parse_label_selector
 from kubesched.cluster.events import from_core, to_core
@@ -29,6 +31,7 @@ class ServerContext:
     watch_queue_length: int
     _closing: asyncio.Event
     _wakes: set[asyncio.Event]
+    _encoded: deque[WatchEvent]  # the events whose watch lines are kept (listwatch.py)
 
     def _out(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
         """The stored object as this endpoint's version presents it."""

@@ -35,6 +35,9 @@ BOOKMARK_EVERY = 30.0
 # events a watcher may fall behind before it is closed (kube-apiserver's cacher closes a watcher
 # whose channel stays full past its dispatch budget); the client lists and watches again
 WATCH_QUEUE_LENGTH = 10_000
+# events whose encoded watch lines are kept for their other watchers (the watch cache's
+# cachingObject lives as long as its event in the cache's ring of recent events)
+WIRE_EVENTS = 1_024
 MAX_WATCH_SECONDS = 1800.0  # --min-request-timeout 1800: a watch without timeoutSeconds lasts up to this
 
 
@@ -42,6 +45,16 @@ class ListWatch(ServerContext):
     """The ApiServer's list and watch handlers; a part of ``ApiServer``."""
 
     # -- list and watch -----------------------------------------------------------------------------
+    def _keep_lines(self, ev: WatchEvent) -> dict[Any, bytes]:
+        """A new map for ``ev``'s encoded watch lines, kept while it is among the last
+        ``WIRE_EVENTS`` events encoded: the watchers of one event read it within moments of
+        each other, and the store's log keeps events far longer (100,000 of them), which with
+        their lines held would grow the server by every line ever sent."""
+        self._encoded.append(ev)
+        if len(self._encoded) > WIRE_EVENTS:
+            self._encoded.popleft().wire = None
+        return {}
+
     def _list(self, request: web.Request, t: Target) -> web.Response:
         labels, fields = self._selectors(request, t)
         q = request.query
@@ -166,7 +179,7 @@ class ListWatch(ServerContext):
                         else:  # the same line for every watcher of this version
                             wire = ev.wire
                             if wire is None:
-                                wire = ev.wire = {}
+                                wire = ev.wire = self._keep_lines(ev)
                             key = (out[0], events_api)
                             data = wire.get(key)
                             if data is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from kubesched.api.errors import (
     RequestEntityTooLarge,
     Unauthorized,
 )
+from kubesched.api.watch import WatchEvent
 from kubesched.apiserver import discovery, openapi
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.authn import ADMIN, Authenticator, token_matches
@@ -78,6 +80,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._closing = asyncio.Event()
         self._wakes: set[asyncio.Event] = set()
+        self._encoded: deque[WatchEvent] = deque()
         # Prometheus registries /metrics serves (the in-process scheduler's, under `kubesched up`)
         self.metrics_registries: list[Any] = []
 
