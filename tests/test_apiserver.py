@@ -286,14 +286,15 @@ def test_watch_replays_from_resource_version_and_transitions(server):
     )
     events = [json.loads(line) for line in raw.splitlines() if line.strip()]
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "w1"), ("DELETED", "w1")]
+    # resourceVersion=0: the objects stored now, as ADDED, then the changes
+    server.request("POST", "/api/v1/namespaces/default/pods", pod("w2", app="in"))
     _code, raw = server.request(
         "GET",
-        "/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&timeoutSeconds=1"
-        "&fieldSelector=metadata.name%3Dsel-a",
+        "/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&timeoutSeconds=1&fieldSelector=metadata.name%3Dw2",
         raw=True,
     )
     events = [json.loads(line) for line in raw.splitlines() if line.strip()]
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "sel-a")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "w2")]
 
 
 def test_watchers_of_one_event_each_get_their_own_view_of_it(server):

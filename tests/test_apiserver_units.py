@@ -254,6 +254,23 @@ def test_a_watch_from_a_revision_opened_before_a_commit_gets_each_write_once_and
     store.close()
 
 
+@pytest.mark.parametrize("back", [0, 1, 7, 49, 50])
+def test_a_watch_from_a_revision_gets_every_later_event_of_its_kinds_in_order(back):
+    """The log is read from its end back to the revision: the events after it, oldest first,
+    of the kinds asked for; none from the newest revision, all from an older one than the log."""
+    store = Store(VirtualClock())
+    for i in range(25):
+        store.create("Namespace", {"metadata": {"name": f"n{i}"}})
+        store.create("ConfigMap", {"metadata": {"name": f"c{i}", "namespace": f"n{i}"}})
+    rv = store.resource_version - back
+    got = [(ev.kind, ev.resource_version) for ev in store.watch(["Namespace"], rv).drain()]
+    want = [
+        (ev.kind, ev.resource_version) for ev in store._history if ev.kind == "Namespace" and ev.resource_version > rv
+    ]
+    assert got == want
+    assert len(got) == back // 2  # every other event, the newest a ConfigMap
+
+
 def test_a_failed_commit_leaves_memory_as_before_and_no_watcher_sees_it(tmp_path):
     """SQLite refusing to grow (``max_page_count``: its "database or disk is full") fails the
     commit: the created, updated and deleted objects are as before, no watch event is sent, the

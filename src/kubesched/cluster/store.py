@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 import random
 from collections import deque
@@ -371,11 +370,20 @@ class Store:
         w = Watch(frozenset(kinds) if kinds is not None else None, notify, after)
         if resource_version is not None:
             # the committed log only: the writes still waiting for the group commit (the log's
-            # tail) reach this watch when they commit, as they reach every other
-            committed = max(len(self._history) - len(self._uncommitted), 0)
-            for ev in itertools.islice(self._history, committed):
-                if ev.resource_version > resource_version:
-                    w._offer(ev)
+            # tail) reach this watch when they commit, as they reach every other. The log is in
+            # revision order and a watch usually resumes near its end: it is read backwards from
+            # the last committed event to the first at or before the revision
+            skip = len(self._uncommitted)
+            newer: list[WatchEvent] = []
+            for ev in reversed(self._history):
+                if skip:
+                    skip -= 1
+                    continue
+                if ev.resource_version <= resource_version:
+                    break
+                newer.append(ev)
+            for ev in reversed(newer):
+                w._offer(ev)
         self._watches.append(w)
         return w
 
