@@ -864,7 +864,7 @@ def drain_command(
             config = _load_config(config_path)
         built = build(objects, config, seed)
         nodes = select_nodes(built, list(node_names), selector)
-        result = drain(built, nodes, seconds)
+        result = drain(built, nodes, seconds, usage=report_path is not None)
         if report_path is not None:
             from kubesched.report import write_drain_report
 

@@ -194,11 +194,12 @@ def build(manifests: list[Manifest], config: SchedulerConfig, seed: int = 0) -> 
     return cluster
 
 
-def drain(cluster: Cluster, nodes: list[str], timeout: float) -> DrainResult:
+def drain(cluster: Cluster, nodes: list[str], timeout: float, *, usage: bool = False) -> DrainResult:
     """Cordon ``nodes`` and evict their pods as kubectl drain does, for up to ``timeout`` virtual
-    seconds of retries; then let the replacements be placed."""
+    seconds of retries; then let the replacements be placed. ``usage``: keep each node's use
+    before and after (what the report's capacity tables need)."""
     store = cluster.store
-    result = DrainResult(nodes, usage_before=node_usage(cluster.sched.cache.table))
+    result = DrainResult(nodes, usage_before=node_usage(cluster.sched.cache.table) if usage else [])
     before = {p["metadata"]["uid"] for p in store.list("Pod")[0]}
     result.pending_before = sum(
         1 for p in store.list("Pod")[0] if not (p.get("spec") or {}).get("nodeName") and _active(p)
@@ -269,7 +270,8 @@ def drain(cluster: Cluster, nodes: list[str], timeout: float) -> DrainResult:
             result.replacements.append(made)
         else:
             result.others.append(made)
-    result.usage_after = node_usage(cluster.sched.cache.table)
+    if usage:
+        result.usage_after = node_usage(cluster.sched.cache.table)
     return result
 
 
