@@ -142,3 +142,76 @@ def test_a_filter_plugins_verdicts_are_labelled_with_a_status_code(codes, label)
     assert _status_of(verdicts) == label
     assert _status_of(None) == "Success"
     assert _status_of((None, Status.of(Code.UNSCHEDULABLE, "no"))) == "Unschedulable"
+
+
+def _cluster_metrics(pods: list[tuple[str, str]]) -> str:
+    """The exposition text after scheduling ``pods`` (name, cpu) on two 2-CPU nodes in process.
+    PodTopologySpread has no default constraints, so that the pods can be signed (batched)."""
+    from kubesched.client import InProcessClient
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster import admission
+    from kubesched.cluster.store import Store
+    from kubesched.scheduler.config import parse_config
+    from kubesched.scheduler.scheduler import Scheduler
+
+    config = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}],
+                }
+            ],
+        }
+    )
+
+    store = Store(VirtualClock())
+    admission.install(store)
+    for i in range(2):
+        cap = {"cpu": "2", "memory": "4Gi", "pods": "110"}
+        store.create("Node", {"metadata": {"name": f"n{i}"}, "status": {"capacity": cap, "allocatable": cap}})
+    sched = Scheduler(InProcessClient(store), config, store.clock)
+    sched.start()
+    for name, cpu in pods:
+        container = {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu, "memory": "100Mi"}}}
+        store.create("Pod", {"metadata": {"name": name, "namespace": "default"}, "spec": {"containers": [container]}})
+    sched.process_events()
+    while sched.schedule_one():
+        sched.process_events()
+    return generate_latest(sched.metrics.registry).decode()
+
+
+def _point_count(text: str, point: str, status: str = "Success") -> float | None:
+    return sample(
+        text,
+        "scheduler_framework_extension_point_duration_seconds_count",
+        extension_point=point,
+        profile="default-scheduler",
+        status=status,
+    )
+
+
+def test_every_extension_point_is_observed_once_per_cycle_and_filter_once_per_search():
+    """framework_extension_point_duration_seconds as upstream records it: each Run*Plugins call
+    once, and Filter once per node search (``findNodesThatPassFilters``), not for the Filter
+    runs Opportunistic Batching makes on the previous pod's node before it (three pods of one
+    signature here: the second and third each check it)."""
+    text = _cluster_metrics([("a", "100m"), ("b", "100m"), ("c", "100m")])
+    for point in ("PreFilter", "Filter", "PreScore", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind"):
+        assert _point_count(text, point) == 3, point
+    assert _point_count(text, "PostFilter") is None
+    assert sample(text, "scheduler_batch_cache_flushed_total", profile="default-scheduler", reason="node_not_full")
+
+
+def test_an_unschedulable_pods_cycle_is_labelled_by_what_each_point_returned():
+    """No node has 3 CPUs: PreFilter and the search succeed (the nodes' rejections are not the
+    search's status), PostFilter's preemption finds nothing (Unschedulable), and nothing after
+    Filter runs."""
+    text = _cluster_metrics([("big", "3")])
+    assert _point_count(text, "PreFilter") == 1
+    assert _point_count(text, "Filter") == 1
+    assert _point_count(text, "PostFilter", "Unschedulable") == 1
+    for point in ("PreScore", "Score", "Reserve", "Bind"):
+        assert _point_count(text, point) is None, point

@@ -22,10 +22,12 @@ from prometheus_client.registry import Collector
 
 from kubesched.framework.interface import NodeVerdicts
 from kubesched.framework.status import Code
+from kubesched.scheduler.framework.point_times import POINTS, PointTimes
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10  # pluginMetricsSamplePercent in framework/runtime
 MAX_ATTEMPTS_LABEL = 15  # the SLI's attempts label stops at "15+"
 FOLD_EVERY = 4096  # observations buffered before they are folded into buckets: bounded memory
+FOLD_CYCLES = 256  # cycles between folds of the extension points' buffers (a few calls each a cycle)
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -222,10 +224,17 @@ class SchedulerMetrics(Collector):
         self.sampling = False  # this cycle's plugins are timed (10 % of cycles, as upstream samples)
         self.plugin_timers: list[_PluginTimers] = []
         self._rng = random.Random(seed)
+        self._cycles = 0
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self)
 
     def start_cycle(self) -> None:
+        """A scheduling cycle begins: whether its plugins are timed (a sample of the cycles), and
+        now and then the extension points' buffered durations folded into their buckets."""
+        self._cycles += 1
+        if not self._cycles % FOLD_CYCLES:
+            for h in self.extension_point_duration.series.values():
+                h.fold()
         sampling = self._rng.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
         if sampling != self.sampling:
             self.sampling = sampling
@@ -365,21 +374,6 @@ def _status_of(ret: Any) -> str:
     return _label(ret) if ret is None or hasattr(ret, "code") else "Success"
 
 
-# framework method → (extension point label, where its Status is in what it returns)
-_FRAMEWORK_POINTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "run_pre_filter": ("PreFilter", lambda r: r[1]),
-    "run_filters": ("Filter", lambda r: r.error),
-    "run_post_filter": ("PostFilter", lambda r: r[1]),
-    "run_pre_score": ("PreScore", lambda r: r),
-    "run_score": ("Score", lambda r: r[1]),
-    "score_from_shape": ("Score", lambda r: None),
-    "run_reserve": ("Reserve", lambda r: r),
-    "run_unreserve": ("Unreserve", lambda r: None),
-    "run_permit": ("Permit", lambda r: r[0]),
-    "run_pre_bind": ("PreBind", lambda r: r),
-    "run_bind": ("Bind", lambda r: r),
-    "run_post_bind": ("PostBind", lambda r: None),
-}
 _PLUGIN_POINTS = {
     "pre_filter": "PreFilter",
     "filter_nodes": "Filter",
@@ -430,36 +424,22 @@ def _timed_plugin(metrics: SchedulerMetrics, fn: Callable[..., Any], plugin: str
 
 
 def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
-    """Time a framework's extension points (every call) and its plugins (in sampled cycles),
-    as ``frameworkImpl`` records ``framework_extension_point_duration_seconds`` and
+    """Record a framework's extension points (every call, which the framework times itself:
+    ``framework/point_times.py``) and time its plugins in sampled cycles, as ``frameworkImpl``
+    records ``framework_extension_point_duration_seconds`` and
     ``plugin_execution_duration_seconds``."""
-    series = metrics.extension_point_duration.series
-    bounds = metrics.extension_point_duration.bounds
+    vec = metrics.extension_point_duration
+    series, bounds = vec.series, vec.bounds
+    # a Success, the common case, is appended to its series' buffer directly; the metrics fold
+    # the buffers every so many cycles (``start_cycle``) and when read
+    ok = {p: series.setdefault((p, "Success", profile), Histogram(bounds))._buf for p in POINTS}
 
-    def timed_point(fn: Callable[..., Any], point: str, status_of: Callable[[Any], Any]) -> Callable[..., Any]:
-        ok = series.setdefault((point, "Success", profile), Histogram(bounds))
-        ok_buf = ok._buf  # appended to directly: a Success is the common case
+    def other(point: str, code: str, seconds: float) -> None:
+        key = (point, code, profile)
+        h = series.get(key)
+        if h is None:
+            h = series[key] = Histogram(bounds)
+        h.observe(seconds)
 
-        def run(*args: Any, **kwargs: Any) -> Any:
-            t0 = perf_counter()
-            ret = fn(*args, **kwargs)
-            dt = perf_counter() - t0
-            st = status_of(ret)
-            if st is None:
-                ok_buf.append(dt)
-                if len(ok_buf) >= FOLD_EVERY:
-                    ok.fold()
-                return ret
-            key = (point, str(st.code), profile)
-            h = series.get(key)
-            if h is None:
-                h = series[key] = Histogram(bounds)
-            h.observe(dt)
-            return ret
-
-        return run
-
-    for method, (point, status_of) in _FRAMEWORK_POINTS.items():
-        if hasattr(fwk, method):
-            setattr(fwk, method, timed_point(getattr(fwk, method), point, status_of))
+    fwk.point_times = PointTimes(ok, other)
     metrics.plugin_timers.append(_PluginTimers(fwk, metrics))

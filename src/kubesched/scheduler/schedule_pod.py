@@ -15,6 +15,7 @@ import random
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
 from kubesched.scheduler.framework.nominated_pods import active_extensions, add_to, nominated_slots
+from kubesched.scheduler.framework.point_times import FILTER
 from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
 from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
@@ -36,6 +38,7 @@ from kubesched.scheduler.queue import SchedulingQueue
 log = logging.getLogger("kubesched.scheduler")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+_FILTER_ERROR = Status(Code.ERROR)  # the Filter extension point's label when the search failed
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
@@ -268,7 +271,9 @@ class Algorithm:
     ) -> bool:
         """``evaluateNominatedNode`` on the hinted node: the filters, then again with the nominated
         pods of equal or higher priority there. An error there only sends the pod to the search."""
+        started = perf_counter()
         outcome = self._filter_row(fwk, state, pod, nodes, row)
+        fwk.point_times.done(FILTER, started, outcome.error and _FILTER_ERROR)
         if outcome.error is not None or outcome.codes[0] != 0:
             return False
         passed = np.zeros(nodes.n, bool)
@@ -354,6 +359,30 @@ class Algorithm:
                 if self._hint_fits(fwk, state, pod, nodes, queue, row):
                     facts.taken = True
                     return np.array([row], np.int64), Diagnosis.empty(nodes.names)
+        started = perf_counter()
+        try:
+            found = self._pass_filters(fwk, state, pod, nodes, queue, pre_res, plugins, explain, facts)
+        except PluginError:
+            fwk.point_times.done(FILTER, started, _FILTER_ERROR)
+            raise
+        fwk.point_times.done(FILTER, started, None)
+        return found
+
+    def _pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        pre_res: PreFilterResult,
+        plugins: set[str],
+        explain: bool,
+        facts: CycleFacts,
+    ) -> tuple[np.ndarray, Diagnosis]:
+        """``findNodesThatPassFilters`` with the nominated pods: over the shape cache's verdicts
+        or fresh ones, the first nodes of the search that pass (the Filter extension point's
+        duration, as upstream times it there)."""
         if (
             pre_res.all_nodes()
             and facts.signature is None

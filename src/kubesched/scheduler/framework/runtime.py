@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,19 @@ from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, Pl
 from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
 from kubesched.scheduler.framework.handle import Handle
+from kubesched.scheduler.framework.point_times import (
+    BIND,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_FILTER,
+    PRE_SCORE,
+    RESERVE,
+    SCORE,
+    UNRESERVE,
+    PointTimes,
+)
 from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, ShapePlugin, Window
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
@@ -110,6 +124,8 @@ class Framework:
         self.profile = profile
         self.profile_name = profile.scheduler_name
         self.handle = handle
+        # framework_extension_point_duration_seconds (the metrics set where they go)
+        self.point_times = PointTimes()
         profile.multi_point.enabled = [
             p for p in profile.multi_point.enabled if not (p.default and p.name not in registry)
         ]
@@ -379,6 +395,19 @@ class Framework:
     def run_pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult, Status | None, set[str]]:
+        """RunPreFilterPlugins: the nodes PreFilter results allow (all when none narrows), the
+        first rejection or error, and the plugins that rejected or narrowed."""
+        started = perf_counter()
+        out = self._run_pre_filter(state, pod, nodes)
+        if out[1] is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[PRE_FILTER].append(perf_counter() - started)
+        else:
+            self.point_times.done(PRE_FILTER, started, out[1])
+        return out
+
+    def _run_pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult, Status | None, set[str]]:
         result = PreFilterResult()
         narrowing: list[str] = []
         rejected: Status | None = None
@@ -477,6 +506,12 @@ class Framework:
 
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[Any, Status]:
         """RunPostFilterPlugins: first success or unresolvable wins, else reasons accumulate."""
+        started = perf_counter()
+        out = self._run_post_filter(state, pod, diagnosis)
+        self.point_times.done(POST_FILTER, started, out[1])
+        return out
+
+    def _run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[Any, Status]:
         reasons: list[str] = []
         first_rejector = ""
         result = None
@@ -504,6 +539,22 @@ class Framework:
     ) -> Status | None:
         """RunPreScorePlugins; each plugin's status is recorded in the attempt's results and,
         given ``statuses``, there as the results word it."""
+        started = perf_counter()
+        st = self._run_pre_score(state, pod, nodes, rows, statuses)
+        if st is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[PRE_SCORE].append(perf_counter() - started)
+        else:
+            self.point_times.done(PRE_SCORE, started, st)
+        return st
+
+    def _run_pre_score(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        rows: np.ndarray,
+        statuses: dict[str, str] | None,
+    ) -> Status | None:
         rec = state.results
         for p in self.pre_score:
             st = p.pre_score(state, pod, nodes, rows)
@@ -523,6 +574,17 @@ class Framework:
         self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, *, keep: bool = False
     ) -> tuple[ScoreOutcome | None, Status | None]:
         """RunScorePlugins, NormalizeScore and the weighted sum over ``rows``."""
+        started = perf_counter()
+        out = self._run_score(state, pod, nodes, rows, keep)
+        if out[1] is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[SCORE].append(perf_counter() - started)
+        else:
+            self.point_times.done(SCORE, started, out[1])
+        return out
+
+    def _run_score(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray, keep: bool
+    ) -> tuple[ScoreOutcome | None, Status | None]:
         total: np.ndarray | None = None
         by_plugin: dict[str, np.ndarray] = {}
         raw_by_plugin: dict[str, np.ndarray] = {}
@@ -631,9 +693,22 @@ class Framework:
     def score_from_shape(self, entry: ShapeEntry, pod: PodInfo, window: Window) -> np.ndarray:
         """RunScorePlugins from a shape cache entry: NormalizeScore over the window's nodes and
         the weighted sum (up to a constant)."""
-        return entry.totals(pod, window)
+        started = perf_counter()
+        total = entry.totals(pod, window)
+        self.point_times.ok[SCORE].append(perf_counter() - started)
+        return total
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        """RunReservePluginsReserve: the first plugin that fails stops the others."""
+        started = perf_counter()
+        st = self._run_reserve(state, pod, node)
+        if st is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[RESERVE].append(perf_counter() - started)
+        else:
+            self.point_times.done(RESERVE, started, st)
+        return st
+
+    def _run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         rec = state.results
         if rec is not None:
             rec.selected_node = node  # the simulator's Reserve wrapper records it first
@@ -648,10 +723,24 @@ class Framework:
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        """RunReservePluginsUnreserve, in the reverse order of Reserve."""
+        started = perf_counter()
         for p in reversed(self.reserve):
             p.unreserve(state, pod, node)
+        self.point_times.done(UNRESERVE, started, None)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
+        """RunPermitPlugins: a rejection or error stops the others; the waits asked, each cut to
+        the maximum timeout."""
+        started = perf_counter()
+        out = self._run_permit(state, pod, node)
+        if out[0] is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[PERMIT].append(perf_counter() - started)
+        else:
+            self.point_times.done(PERMIT, started, out[0])
+        return out
+
+    def _run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
         waits: dict[str, float] = {}
         rec = state.results
         for p in self.permit:
@@ -673,6 +762,16 @@ class Framework:
         return None, {}
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        """RunPreBindPlugins: the first plugin that fails stops the others."""
+        started = perf_counter()
+        st = self._run_pre_bind(state, pod, node)
+        if st is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[PRE_BIND].append(perf_counter() - started)
+        else:
+            self.point_times.done(PRE_BIND, started, st)
+        return st
+
+    def _run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         rec = state.results
         for p in self.pre_bind:
             st = p.pre_bind(state, pod, node)
@@ -685,6 +784,16 @@ class Framework:
         return None
 
     def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        """RunBindPlugins: the first plugin that does not skip binds."""
+        started = perf_counter()
+        st = self._run_bind(state, pod, node)
+        if st is None:  # a Success, appended to its buffer here: the common case costs no call
+            self.point_times.ok[BIND].append(perf_counter() - started)
+        else:
+            self.point_times.done(BIND, started, st)
+        return st
+
+    def _run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         rec = state.results
         for p in self.bind:
             st = p.bind(state, pod, node)
@@ -698,8 +807,11 @@ class Framework:
         return Status(Code.ERROR, ("all bind plugins skipped",))
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        """RunPostBindPlugins (informational: nothing they return is read)."""
+        started = perf_counter()
         for p in self.post_bind:
             p.post_bind(state, pod, node)
+        self.point_times.ok[POST_BIND].append(perf_counter() - started)
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)
