@@ -399,10 +399,7 @@ class Framework:
         first rejection or error, and the plugins that rejected or narrowed."""
         started = perf_counter()
         out = self._run_pre_filter(state, pod, nodes)
-        if out[1] is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[PRE_FILTER].append(perf_counter() - started)
-        else:
-            self.point_times.done(PRE_FILTER, started, out[1])
+        self.point_times.done(PRE_FILTER, started, out[1])
         return out
 
     def _run_pre_filter(
@@ -541,10 +538,7 @@ class Framework:
         given ``statuses``, there as the results word it."""
         started = perf_counter()
         st = self._run_pre_score(state, pod, nodes, rows, statuses)
-        if st is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[PRE_SCORE].append(perf_counter() - started)
-        else:
-            self.point_times.done(PRE_SCORE, started, st)
+        self.point_times.done(PRE_SCORE, started, st)
         return st
 
     def _run_pre_score(
@@ -576,10 +570,7 @@ class Framework:
         """RunScorePlugins, NormalizeScore and the weighted sum over ``rows``."""
         started = perf_counter()
         out = self._run_score(state, pod, nodes, rows, keep)
-        if out[1] is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[SCORE].append(perf_counter() - started)
-        else:
-            self.point_times.done(SCORE, started, out[1])
+        self.point_times.done(SCORE, started, out[1])
         return out
 
     def _run_score(
@@ -695,17 +686,14 @@ class Framework:
         the weighted sum (up to a constant)."""
         started = perf_counter()
         total = entry.totals(pod, window)
-        self.point_times.ok[SCORE].append(perf_counter() - started)
+        self.point_times.done(SCORE, started, None)
         return total
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         """RunReservePluginsReserve: the first plugin that fails stops the others."""
         started = perf_counter()
         st = self._run_reserve(state, pod, node)
-        if st is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[RESERVE].append(perf_counter() - started)
-        else:
-            self.point_times.done(RESERVE, started, st)
+        self.point_times.done(RESERVE, started, st)
         return st
 
     def _run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
@@ -734,10 +722,7 @@ class Framework:
         the maximum timeout."""
         started = perf_counter()
         out = self._run_permit(state, pod, node)
-        if out[0] is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[PERMIT].append(perf_counter() - started)
-        else:
-            self.point_times.done(PERMIT, started, out[0])
+        self.point_times.done(PERMIT, started, out[0])
         return out
 
     def _run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
@@ -765,10 +750,7 @@ class Framework:
         """RunPreBindPlugins: the first plugin that fails stops the others."""
         started = perf_counter()
         st = self._run_pre_bind(state, pod, node)
-        if st is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[PRE_BIND].append(perf_counter() - started)
-        else:
-            self.point_times.done(PRE_BIND, started, st)
+        self.point_times.done(PRE_BIND, started, st)
         return st
 
     def _run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
@@ -787,10 +769,7 @@ class Framework:
         """RunBindPlugins: the first plugin that does not skip binds."""
         started = perf_counter()
         st = self._run_bind(state, pod, node)
-        if st is None:  # a Success, appended to its buffer here: the common case costs no call
-            self.point_times.ok[BIND].append(perf_counter() - started)
-        else:
-            self.point_times.done(BIND, started, st)
+        self.point_times.done(BIND, started, st)
         return st
 
     def _run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
@@ -811,7 +790,7 @@ class Framework:
         started = perf_counter()
         for p in self.post_bind:
             p.post_bind(state, pod, node)
-        self.point_times.ok[POST_BIND].append(perf_counter() - started)
+        self.point_times.done(POST_BIND, started, None)
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)
