@@ -99,7 +99,8 @@ class OpportunisticBatch:
             self.count(metric, self.profile, label)
 
     def _flush(self, reason: str) -> None:
-        self._record("flushed", reason)
+        if self.count is not None:
+            self.count("flushed", self.profile, reason)
 
     def get_node_hint(
         self,
