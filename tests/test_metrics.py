@@ -215,3 +215,39 @@ def test_an_unschedulable_pods_cycle_is_labelled_by_what_each_point_returned():
     assert _point_count(text, "PostFilter", "Unschedulable") == 1
     for point in ("PreScore", "Score", "Reserve", "Bind"):
         assert _point_count(text, point) is None, point
+
+
+def test_a_sampled_cycles_timers_leave_a_plugins_own_methods_as_they_were():
+    """The timers of a sampled cycle are put on the plugin instance and taken off after it. A
+    method the plugin set on itself (not its class's) is put back, not deleted."""
+    from kubesched.scheduler.metrics import _PluginTimers
+
+    class Own:
+        name = "Own"
+
+        def __init__(self) -> None:
+            self.filter_nodes = self._verdicts  # set on the instance
+
+        def _verdicts(self, state, pod, nodes):
+            return None
+
+        def pre_filter(self, state, pod, nodes):  # the class's
+            return None, None
+
+    plugin = Own()
+    before = plugin.filter_nodes
+
+    class Fwk:
+        def __init__(self) -> None:
+            self.plugins = {"Own": plugin}
+
+    metrics = SchedulerMetrics()
+    timers = _PluginTimers(Fwk(), metrics)
+    timers.set(True)
+    assert plugin.filter_nodes is not before
+    assert plugin.filter_nodes(None, None, None) is None
+    assert plugin.pre_filter(None, None, None) == (None, None)
+    timers.set(False)
+    assert plugin.filter_nodes == before
+    assert "pre_filter" not in vars(plugin)
+    assert [k[:2] for k in metrics.plugin_duration.series] == [("Own", "Filter"), ("Own", "PreFilter")]

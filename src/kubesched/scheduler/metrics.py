@@ -389,28 +389,36 @@ _PLUGIN_POINTS = {
 }
 
 
+_CLASS_METHOD = object()  # a plugin method defined by its class, not set on the instance
+
+
 class _PluginTimers:
     """The timed wrappers of a framework's plugin methods, put in place only for sampled cycles
     (an untimed cycle calls the plugins directly)."""
 
     def __init__(self, fwk: Any, metrics: SchedulerMetrics) -> None:
-        self.wrappers: list[tuple[Any, str, Callable[..., Any]]] = []
+        # (plugin, method, its timed wrapper, what the instance itself held under that name)
+        self.wrappers: list[tuple[Any, str, Callable[..., Any], Any]] = []
         self.on = False
         for plugin in fwk.plugins.values():
+            own = getattr(plugin, "__dict__", {})
             for method, point in _PLUGIN_POINTS.items():
                 fn = getattr(plugin, method, None)
                 if fn is not None and callable(fn):
-                    self.wrappers.append((plugin, method, _timed_plugin(metrics, fn, plugin.name, point)))
+                    wrapper = _timed_plugin(metrics, fn, plugin.name, point)
+                    self.wrappers.append((plugin, method, wrapper, own.get(method, _CLASS_METHOD)))
 
     def set(self, on: bool) -> None:
         if on == self.on:
             return
         self.on = on
-        for plugin, method, wrapper in self.wrappers:
+        for plugin, method, wrapper, original in self.wrappers:
             if on:
                 setattr(plugin, method, wrapper)
+            elif original is _CLASS_METHOD:
+                delattr(plugin, method)  # the class's method shows through again
             else:
-                delattr(plugin, method)
+                setattr(plugin, method, original)  # a callable the plugin set on itself
 
 
 def _timed_plugin(metrics: SchedulerMetrics, fn: Callable[..., Any], plugin: str, point: str) -> Callable[..., Any]:
