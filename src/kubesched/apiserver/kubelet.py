@@ -19,6 +19,8 @@ from kubesched.api.podindex import PodsByNode
 from kubesched.api.watch import DELETED
 from kubesched.clock import parse_rfc3339, rfc3339, rfc3339_micro
 from kubesched.cluster.store import Store
+from kubesched.controllers.workqueue import ItemBackoff
+from kubesched.health import LoopHealth
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
@@ -98,8 +100,11 @@ class HollowKubelet:
         termination_delay: float = TERMINATION_DELAY,
         attach_limit: int = 0,
         run_seconds: float = POD_RUN_SECONDS,
+        health: LoopHealth | None = None,
     ) -> None:
         self.store = store
+        self.health = health or LoopHealth()
+        self._backoff = ItemBackoff()
         self.termination_delay = termination_delay
         self.run_seconds = run_seconds
         self._completing: set[str] = set()  # UIDs whose completion is scheduled
@@ -114,10 +119,32 @@ class HollowKubelet:
         for pod in store.list("Pod")[0]:
             self._pods_on.track(pod, deleted=False)
         for node in store.list("Node")[0]:
-            self._node(node)
+            self._guarded("Node", node)
         for pod in store.list("Pod")[0]:
-            self._pod(pod)
+            self._guarded("Pod", pod)
         self._renew_later()
+
+    def _guarded(self, kind: str, obj: dict[str, Any]) -> None:
+        """One node's or pod's sync; when it raises (a pod's spec the kubelet cannot run, a bug of
+        ours) the error is logged with the object and counted, the object is synced again after
+        its backoff (the pod workers' retry), and every other object goes on."""
+        meta = obj.get("metadata") or {}
+        key = (kind, meta.get("namespace") or "", meta.get("name") or "")
+        try:
+            if kind == "Node":
+                self._node(obj)
+            else:
+                self._pod(obj)
+        except Exception as exc:
+            self.health.error("kubelet", f"{kind} {key[1]}/{key[2]}" if key[1] else f"{kind} {key[2]}", exc)
+            self.store.clock.call_at(self.store.clock.now() + self._backoff.when(key), lambda: self._resync(key))
+        else:
+            self._backoff.forget(key)
+
+    def _resync(self, key: tuple[str, str, str]) -> None:
+        current = self.store.try_get(*key)
+        if current is not None:
+            self._guarded(key[0], current)
 
     def _renew_later(self) -> None:
         """Every kubelet renews its node's Lease each ``NODE_LEASE_RENEW`` seconds."""
@@ -145,10 +172,8 @@ class HollowKubelet:
             )
             if current is None or current is not ev.obj:
                 continue  # a later event carries the newer version
-            if ev.kind == "Node":
-                self._node(current)
-            else:
-                self._pod(current)
+            self._guarded(ev.kind, current)
+        self.health.ok("kubelet")
 
     # -- nodes ---------------------------------------------------------------------------------
     def _index(self, name: str) -> int:

@@ -46,10 +46,12 @@ from kubesched.apiserver.tables import table
 from kubesched.apiserver.virtual import Virtual
 from kubesched.apiserver.writes import Writes
 from kubesched.cluster.store import Store
+from kubesched.health import LoopHealth
 
 log = logging.getLogger("kubesched.apiserver")
 
 PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
+LOOPS_PATH = "/debug/kubesched/loops"  # each loop's last good sync and errors, as JSON
 
 
 class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
@@ -65,8 +67,10 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         limits: Limits | None = None,
         watch_queue_length: int = WATCH_QUEUE_LENGTH,
         authenticator: Authenticator | None = None,
+        health: LoopHealth | None = None,
     ) -> None:
         self.authenticator = authenticator  # None: the admin token alone
+        self.health = health or LoopHealth()  # the loops beside the server (controllers, kubelet, scheduler)
         self.authorizer = Authorizer(store)
         self.faults = faults  # None: fault injection is off
         self.limits = limits or Limits()
@@ -206,8 +210,10 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 }
             )
         head = parts[0]
-        if head in ("healthz", "livez", "readyz") and len(parts) == 1:
-            return web.Response(text="ok", content_type="text/plain")
+        if head in ("healthz", "livez", "readyz") and len(parts) <= 3:
+            return self._health_check(head, parts[1:], request.query)
+        if path == LOOPS_PATH and request.method in ("GET", "HEAD"):
+            return respond({"loops": self.health.report()})
         if head == "version" and len(parts) == 1:
             return respond(discovery.VERSION)
         if head == "metrics" and len(parts) == 1 and request.method in ("GET", "HEAD"):
@@ -243,6 +249,28 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 return respond(doc)
             return await self._resource(request, group, parts[2], parts[3:])
         raise NotFound("the server could not find the requested resource")
+
+    def _health_check(self, endpoint: str, only: list[str], query: Any) -> web.Response:
+        """kube-apiserver's ``/healthz``, ``/livez`` and ``/readyz`` (``pkg/server/healthz``): ``ping``
+        and, for ``/readyz`` and ``/healthz``, one ``loop/NAME`` check per loop beside the server, failed
+        when the loop has not finished a sync for ``health.stall`` seconds; ``/readyz/NAME`` runs one
+        check; ``?verbose`` lists each as ``[+]name ok`` or ``[-]name failed: reason withheld``."""
+        checks: dict[str, bool] = {"ping": True}
+        if endpoint != "livez":
+            stuck = set(self.health.stuck())
+            checks |= {f"loop/{name}": name not in stuck for name in sorted(self.health.loops)}
+        if only:
+            name = "/".join(only)
+            if name not in checks:
+                raise NotFound("the server could not find the requested resource")
+            ok = checks[name]
+            return web.Response(text="ok" if ok else f"internal server error: {name} failed", status=200 if ok else 500)
+        failed = [n for n, ok in checks.items() if not ok]
+        if not failed and "verbose" not in query:
+            return web.Response(text="ok", content_type="text/plain")
+        lines = [f"[+]{n} ok" if ok else f"[-]{n} failed: reason withheld" for n, ok in checks.items()]
+        lines.append(f"{endpoint} check failed" if failed else f"{endpoint} check passed")
+        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain", status=500 if failed else 200)
 
     def _discovery_root(self, request: web.Request, *, legacy: bool) -> web.Response:
         accept = request.headers.get("Accept", "")

@@ -49,6 +49,7 @@ from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
+from kubesched.health import LoopHealth
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
 
@@ -129,6 +130,7 @@ async def serve(opts: ServerOptions) -> None:
     bootstrap_policy.install(store)
     authenticator = Authenticator(token, load_or_create_signing_key(opts.data_dir), store, static)
     address = f"{opts.host}:{opts.port}"
+    health = LoopHealth()
     server = ApiServer(
         store,
         token,
@@ -137,6 +139,7 @@ async def serve(opts: ServerOptions) -> None:
         faults=Faults() if opts.fault_injection else None,
         limits=opts.limits,
         watch_queue_length=opts.watch_queue_length,
+        health=health,
     )
     changed = asyncio.Event()
     kubelet = (
@@ -146,6 +149,7 @@ async def serve(opts: ServerOptions) -> None:
             termination_delay=opts.pod_termination_delay,
             attach_limit=opts.attach_limit,
             run_seconds=opts.pod_run_seconds,
+            health=health,
         )
         if opts.kubelet
         else None
@@ -164,17 +168,32 @@ async def serve(opts: ServerOptions) -> None:
         wake=changed.set,
         syncers=syncers,
         node_monitor_grace=opts.node_monitor_grace,
+        health=health,
     )
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
 
+    health.register("controller-manager")
+    if kubelet is not None:
+        health.register("kubelet")
+
     async def controllers() -> None:
+        # one object's error is handled where it is synced; what escapes is a bug of a whole
+        # loop: logged with its traceback and counted, and the loop goes on after a pause
         while not stop.is_set():
             changed.clear()
-            if kubelet is not None:
-                kubelet.sync()
-            manager.sync()
+            for name, sync in (
+                ("kubelet", kubelet.sync if kubelet is not None else None),
+                ("controller-manager", manager.sync),
+            ):
+                if sync is None:
+                    continue
+                try:
+                    sync()
+                except Exception as exc:
+                    log.exception("the %s loop failed a sync; it goes on", name)
+                    health.error(name, "its sync", exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), 1.0)
 
@@ -221,6 +240,7 @@ async def serve(opts: ServerOptions) -> None:
             write_results=opts.write_results,
             results_node_limit=opts.results_node_limit,
             on_metrics=swap_metrics,
+            health=health,
         )
         service.start()
         tasks.append(asyncio.create_task(event_rounds(client, stop)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 
@@ -13,6 +14,7 @@ from kubesched.clock import RealClock
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler.scheduler import Scheduler
 
+log = logging.getLogger("kubesched.scheduler")
 BURST = 64  # cycles between two yields to the event loop
 MAX_IDLE = 1.0  # podBackoffQ is flushed at least every second
 
@@ -24,8 +26,21 @@ class RealtimeDriver:
         self._last_leftover_flush = clock.now()
 
     def step(self) -> float:
-        """One round: timers, events, flushes and up to BURST cycles. Returns how long the
-        caller may sleep (0: call again at once) unless woken by an event."""
+        """One round, whatever it raises: an error of a whole round (a timer, an event handler)
+        is logged with its traceback and counted in the scheduler's ``health``, and the loop goes
+        on after a pause (one pod's error is handled in its cycle); every good round is recorded."""
+        try:
+            wait = self._step()
+        except Exception as exc:
+            log.exception("a scheduling round failed; the scheduler goes on")
+            self.sched.health.error("scheduler", "a scheduling round", exc)
+            return 0.1
+        self.sched.health.ok("scheduler")
+        return wait
+
+    def _step(self) -> float:
+        """Timers, events, flushes and up to BURST cycles. Returns how long the caller may sleep
+        (0: call again at once) unless woken by an event."""
         sched, clock = self.sched, self.clock
         clock.fire_due()
         sched.process_events()
@@ -51,6 +66,7 @@ class RealtimeDriver:
     async def run_async(self, stop: asyncio.Event) -> None:
         wake = asyncio.Event()
         self.sched.start(notify=wake.set)
+        self.sched.health.register("scheduler")
         while not stop.is_set():
             wait = self.step()
             if wait <= 0:
@@ -76,10 +92,17 @@ class RealtimeDriver:
                 wake.set()
 
         self.sched.start(notify=notify)
+        self.sched.health.register("scheduler")
         while not stop.is_set():
             if active is not None and not active():
                 wake.clear()
-                self.sched.process_events()
+                try:
+                    self.sched.process_events()
+                except Exception as exc:
+                    log.exception("a follower's event round failed; the scheduler goes on")
+                    self.sched.health.error("scheduler", "an event round", exc)
+                else:
+                    self.sched.health.ok("scheduler")
                 if not self.sched.has_events():
                     wake.wait(MAX_IDLE)
                 continue

@@ -168,7 +168,9 @@ def run(
         # serving starts before the election (as kube-scheduler's): a port already taken is an error
         # before this replica can take the lease
         if serving.port:
-            checks = {} if elector is None else {"leaderElection": lambda: elector.check(WATCHDOG_TOLERANCE)}
+            checks: dict[str, Any] = {"loop/scheduler": lambda: "stuck" if sched.health.stuck() else None}
+            if elector is not None:
+                checks["leaderElection"] = lambda: elector.check(WATCHDOG_TOLERANCE)
             server = SchedulerServer(
                 serving.host,
                 serving.port,

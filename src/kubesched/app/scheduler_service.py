@@ -14,6 +14,7 @@ from typing import Any
 from kubesched.app.driver import RealtimeDriver
 from kubesched.client import InProcessClient
 from kubesched.clock import RealClock
+from kubesched.health import LoopHealth
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.scheduler import Scheduler
@@ -32,12 +33,14 @@ class SchedulerService:
         write_results: bool,
         results_node_limit: int,
         on_metrics: Callable[[Any, Any], None] | None = None,
+        health: LoopHealth | None = None,
     ) -> None:
         self.client = client
         self.config = config
         self.write_results = write_results
         self.results_node_limit = results_node_limit
         self.on_metrics = on_metrics  # (old registry or None, new registry): the API server's /metrics
+        self.health = health or LoopHealth()
         self.scheduler: Scheduler | None = None
         self.restarts = 0
         self._task: asyncio.Task[None] | None = None
@@ -52,6 +55,8 @@ class SchedulerService:
             write_results=self.write_results,
             results_node_limit=self.results_node_limit,
         )
+        sched.health = self.health
+        self.health.register("scheduler")
         old = self.scheduler.metrics.registry if self.scheduler is not None else None
         self.scheduler = sched
         if self.on_metrics is not None:

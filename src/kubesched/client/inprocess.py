@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kubesched.api.errors import AlreadyExists, NotFound
+from kubesched.api.errors import AlreadyExists, ApiError, NotFound
 from kubesched.api.watch import Watch
 from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.events import EventRecorder, to_core
 from kubesched.cluster.store import Store
+
+log = logging.getLogger("kubesched.client")
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
 
@@ -164,13 +167,24 @@ class InProcessClient:
             self._write_event(due.event)
 
     def _write_event(self, ev: dict[str, Any]) -> None:
-        """``recordEvent``: a series is PATCHed onto the stored event (created when it is gone)."""
+        """``recordEvent``: a series is PATCHed onto the stored event (created when it is gone). The
+        recorder never fails its caller: an event the server refuses (its namespace is terminating,
+        a quota) is logged and dropped, as client-go's broadcaster drops it."""
         meta = ev["metadata"]
-        if ev.get("series") is not None:
-            series = ev["series"]
-            try:
-                self.store.mutate("Event", meta["namespace"], meta["name"], lambda o: {**o, "series": series})
-                return
-            except NotFound:
-                pass
-        self.store.create("Event", to_core(ev))
+        try:
+            if ev.get("series") is not None:
+                series = ev["series"]
+                try:
+                    self.store.mutate("Event", meta["namespace"], meta["name"], lambda o: {**o, "series": series})
+                    return
+                except NotFound:
+                    pass
+            self.store.create("Event", to_core(ev))
+        except ApiError as exc:  # tools/events recordEvent: "Server rejected event (will not retry!)"
+            log.error(
+                '"Server rejected event (will not retry!)" event="%s/%s" reason="%s" err="%s"',
+                meta.get("namespace"),
+                meta.get("name"),
+                ev.get("reason"),
+                exc.message,
+            )

@@ -17,6 +17,8 @@ from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339
 from kubesched.controllers.events import Recorder
+from kubesched.controllers.workqueue import Later, Retries
+from kubesched.health import LoopHealth, describe
 
 Key = tuple[str, str]  # (namespace, name)
 # apimachinery's util/rand alphabet (no vowels, no confusable digits): SafeEncodeString's letters
@@ -100,45 +102,27 @@ class OwnerIndex:
         return out
 
 
-class Later:
-    """Timers that mark work due again (the workqueue's ``AddAfter``): one pending per key; when
-    it fires, ``due(key)`` runs and the manager is woken."""
-
-    def __init__(self, client: ObjectClient, due: Callable[[Any], None], wake: Callable[[], None]) -> None:
-        self.client = client
-        self.due = due
-        self.wake = wake
-        self._pending: set[Any] = set()
-
-    def at(self, key: Any, when: float) -> None:
-        if key in self._pending:
-            return
-        self._pending.add(key)
-
-        def fire() -> None:
-            self._pending.discard(key)
-            self.due(key)
-            self.wake()
-
-        self.client.clock.call_at(when, fire)
-
-
 class Controller:
     """A reconcile loop over keys of one kind: events mark keys dirty, ``run`` reconciles each
     once (the workqueue), and ``requeue_after`` brings a key back when time alone changes its
-    answer (minReadySeconds, a pod's run time)."""
+    answer (minReadySeconds, a pod's run time). A key whose reconcile raises is logged with its
+    object, counted in ``health`` and retried with the workqueue's per-item backoff, as upstream's
+    ``processNextWorkItem`` does; every other key goes on."""
 
     name = ""
     kind = ""
     # the kinds whose events this controller reacts to (besides its own kind)
     watches: tuple[str, ...] = ()
 
-    def __init__(self, client: ObjectClient, index: OwnerIndex, wake: Callable[[], None]) -> None:
+    def __init__(
+        self, client: ObjectClient, index: OwnerIndex, wake: Callable[[], None], health: LoopHealth | None = None
+    ) -> None:
         self.client = client
         self.index = index
         self.wake = wake
         self.dirty: dict[Key, None] = {}
         self._later = Later(client, self._due, wake)
+        self._retries = Retries(client, f"{self.name}-controller", self._due, wake, health)
         self.recorder = Recorder(client, f"{self.name}-controller")
         for obj in client.list(self.kind):
             self.dirty[key_of(obj)] = None
@@ -157,9 +141,12 @@ class Controller:
     def run(self) -> None:
         keys, self.dirty = list(self.dirty), {}
         for key in keys:
-            obj = self.client.get(self.kind, *key)
-            if obj is not None:
-                self.reconcile(obj)
+            self._retries.attempt(key, describe(self.kind, key), self._sync)
+
+    def _sync(self, key: Key) -> None:
+        obj = self.client.get(self.kind, *key)
+        if obj is not None:
+            self.reconcile(obj)
 
     def reconcile(self, obj: dict[str, Any]) -> None:
         raise NotImplementedError

@@ -6,13 +6,15 @@ an orphaning delete strips the owner's references from its dependents (``orphan`
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.cluster.store import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, is_namespaced
+from kubesched.controllers.workqueue import Retries
+from kubesched.health import LoopHealth, describe
 
 Ref = tuple[str, str, str]  # (kind, namespace, name)
 
@@ -29,9 +31,16 @@ def _owner_refs(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
 class GarbageCollector:
     name = "garbage-collector"
 
-    def __init__(self, client: ObjectClient, kinds: list[str]) -> None:
+    def __init__(
+        self,
+        client: ObjectClient,
+        kinds: list[str],
+        wake: Callable[[], None] | None = None,
+        health: LoopHealth | None = None,
+    ) -> None:
         self.client = client
         self.kinds = kinds
+        self._retries = Retries(client, "garbage-collector-controller", self._mark, wake or (lambda: None), health)
         self._dependents: dict[str, dict[Ref, None]] = {}  # owner uid → dependents
         self._dirty: dict[Ref, None] = {}  # dependents to check for absent owners
         self._owners: dict[Ref, None] = {}  # owners being deleted with a GC finalizer
@@ -85,14 +94,23 @@ class GarbageCollector:
     def run(self) -> None:
         owners, self._owners = list(self._owners), {}
         for ref in owners:
-            obj = self.client.get(*ref)
-            if obj is not None and self._finalizing(obj):
-                self._finish_owner(ref, obj)
+            self._retries.attempt(("owner", ref), describe(ref[0], ref[1:]), self._sync_owner)
         dirty, self._dirty = list(self._dirty), {}
         for ref in dirty:
-            obj = self.client.get(*ref)
-            if obj is not None:
-                self._check_dependent(ref, obj)
+            self._retries.attempt(("dependent", ref), describe(ref[0], ref[1:]), self._sync_dependent)
+
+    def _mark(self, key: tuple[str, Ref]) -> None:
+        (self._owners if key[0] == "owner" else self._dirty)[key[1]] = None
+
+    def _sync_owner(self, key: tuple[str, Ref]) -> None:
+        obj = self.client.get(*key[1])
+        if obj is not None and self._finalizing(obj):
+            self._finish_owner(key[1], obj)
+
+    def _sync_dependent(self, key: tuple[str, Ref]) -> None:
+        obj = self.client.get(*key[1])
+        if obj is not None:
+            self._check_dependent(key[1], obj)
 
     def _owner(self, dependent: Ref, r: Mapping[str, Any]) -> dict[str, Any] | None:
         kind = str(r.get("kind") or "")

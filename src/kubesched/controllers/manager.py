@@ -21,6 +21,7 @@ from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecy
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.errors import InputError
+from kubesched.health import LoopHealth
 
 WORKLOADS: dict[str, type[Controller]] = {
     "deployment-controller": DeploymentController,
@@ -99,47 +100,74 @@ class ControllerManager:
         wake: Callable[[], None] | None = None,
         syncers: list[Syncer] | None = None,
         node_monitor_grace: float = MONITOR_GRACE_PERIOD,
+        health: LoopHealth | None = None,
     ) -> None:
         self.client = client
         self.names = names
         self.wake = wake or (lambda: None)
+        self.health = health or LoopHealth()
         kinds = list(KNOWN_KINDS)
         self.watch: Watch = client.watch(kinds, notify=self.wake)
         self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim", "ControllerRevision"))
         self.controllers: list[Controller] = [
-            WORKLOADS[n](client, self.index, self.wake) for n in names if n in WORKLOADS
+            WORKLOADS[n](client, self.index, self.wake, self.health) for n in names if n in WORKLOADS
         ]
         self.loops: list[Loop] = []
         if "garbage-collector-controller" in names:
-            self.loops.append(GarbageCollector(client, kinds))
+            self.loops.append(GarbageCollector(client, kinds, self.wake, self.health))
         if "namespace-controller" in names:
-            self.loops.append(NamespaceController(client, kinds, self.wake))
+            self.loops.append(NamespaceController(client, kinds, self.wake, health=self.health))
         if "clusterrole-aggregation-controller" in names:
             self.loops.append(ClusterRoleAggregationController(client))
         if "node-lifecycle-controller" in names:
-            self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace))
+            self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
         self.syncers = syncers or []
 
     def sync(self) -> bool:
-        """One pass to quiescence; True when any controller had work."""
+        """One pass to quiescence; True when any controller had work. Nothing one object or one
+        controller raises stops the others: it is logged with the object and counted in
+        ``health`` (the workqueue controllers retry the key with backoff themselves)."""
         worked = False
         for _ in range(self.ROUNDS):
             events = self.watch.drain()
             for ev in events:
-                self.index.apply(ev)
-                for c in self.controllers:
-                    if ev.kind == c.kind or ev.kind in c.watches:
-                        c.on_event(ev)
+                try:
+                    self.index.apply(ev)
+                    for c in self.controllers:
+                        if ev.kind == c.kind or ev.kind in c.watches:
+                            c.on_event(ev)
+                except Exception as exc:
+                    self.health.error("controller-manager", _event_object(ev), exc)
                 for loop in self.loops:
-                    loop.on_event(ev)
+                    try:
+                        loop.on_event(ev)
+                    except Exception as exc:
+                        self.health.error(_loop_name(loop), _event_object(ev), exc)
             busy = bool(events) or any(c.dirty for c in self.controllers)
             for c in self.controllers:
                 c.run()
             for loop in self.loops:
-                loop.run()
+                try:
+                    loop.run()
+                except Exception as exc:
+                    self.health.error(_loop_name(loop), "its sync", exc)
             for s in self.syncers:
-                s.sync()
+                try:
+                    s.sync()
+                except Exception as exc:
+                    self.health.error(_loop_name(s), "its sync", exc)
             if not busy and not self.watch:
                 break
             worked = True
+        self.health.ok("controller-manager")
         return worked
+
+
+def _event_object(ev: WatchEvent) -> str:
+    meta = ev.obj.get("metadata") or {} if isinstance(ev.obj, dict) else {}
+    ns, name = meta.get("namespace") or "", meta.get("name") or ""
+    return f"{ev.kind} {ns}/{name}" if ns else f"{ev.kind} {name}"
+
+
+def _loop_name(part: object) -> str:
+    return str(getattr(part, "name", "") or type(part).__name__)

@@ -14,7 +14,8 @@ from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.cluster.store import KNOWN_KINDS, is_namespaced, resource_name
-from kubesched.controllers.base import Later
+from kubesched.controllers.workqueue import Later, Retries
+from kubesched.health import LoopHealth
 
 FINALIZER = "kubernetes"
 # namespace_controller.go's namespaceDeletionGracePeriod: content is deleted this long after the
@@ -32,12 +33,14 @@ class NamespaceController:
         kinds: list[str],
         wake: Callable[[], None] | None = None,
         grace: float = DELETION_GRACE_PERIOD,
+        health: LoopHealth | None = None,
     ) -> None:
         self.client = client
         self.grace = grace
         self.kinds = [k for k in kinds if k in KNOWN_KINDS and is_namespaced(k)]
         self._dirty: dict[str, None] = {}
         self._later = Later(client, self._mark, wake or (lambda: None))
+        self._retries = Retries(client, "namespace-controller", self._mark, wake or (lambda: None), health)
         for ns in client.list("Namespace"):
             if ns["metadata"].get("deletionTimestamp"):
                 self._dirty[ns["metadata"]["name"]] = None
@@ -57,16 +60,18 @@ class NamespaceController:
 
     def run(self) -> None:
         names, self._dirty = list(self._dirty), {}
-        now = self.client.clock.now()
         for name in names:
-            ns = self.client.get("Namespace", "", name)
-            if ns is None or not ns["metadata"].get("deletionTimestamp"):
-                continue
-            due = parse_rfc3339(ns["metadata"]["deletionTimestamp"]) + self.grace
-            if now < due:
-                self._later.at(name, due)
-                continue
-            self._delete_contents(ns)
+            self._retries.attempt(name, f"Namespace {name}", self._sync)
+
+    def _sync(self, name: str) -> None:
+        ns = self.client.get("Namespace", "", name)
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
+        due = parse_rfc3339(ns["metadata"]["deletionTimestamp"]) + self.grace
+        if self.client.clock.now() < due:
+            self._later.at(name, due)
+            return
+        self._delete_contents(ns)
 
     def _delete_contents(self, ns: dict[str, Any]) -> None:
         name = ns["metadata"]["name"]

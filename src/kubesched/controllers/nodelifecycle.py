@@ -19,8 +19,9 @@ from kubesched.api.selectors import Taint, Toleration
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
-from kubesched.controllers.base import Later
 from kubesched.controllers.events import Recorder
+from kubesched.controllers.workqueue import Later, Retries
+from kubesched.health import LoopHealth
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 MONITOR_PERIOD = 5.0  # --node-monitor-period
@@ -82,9 +83,11 @@ class NodeLifecycleController:
         wake: Callable[[], None] | None = None,
         grace: float = MONITOR_GRACE_PERIOD,
         period: float = MONITOR_PERIOD,
+        health: LoopHealth | None = None,
     ) -> None:
         self.client = client
         self.wake = wake or (lambda: None)
+        self._retries = Retries(client, "node-lifecycle-controller", self._mark, self.wake, health)
         self.grace = grace
         self.period = period
         self.recorder = Recorder(client, "node-controller")
@@ -133,10 +136,16 @@ class NodeLifecycleController:
             self._monitor()
         names, self._dirty_nodes = list(self._dirty_nodes), {}
         for name in names:
-            node = self.client.get("Node", "", name)
-            if node is not None:
-                self._taint(node)
-                self._evict(node)
+            self._retries.attempt(name, f"Node {name}", self._sync)
+
+    def _mark(self, name: str) -> None:
+        self._dirty_nodes[name] = None
+
+    def _sync(self, name: str) -> None:
+        node = self.client.get("Node", "", name)
+        if node is not None:
+            self._taint(node)
+            self._evict(node)
 
     # -- health --------------------------------------------------------------------------------
     def _monitor(self) -> None:

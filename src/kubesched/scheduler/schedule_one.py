@@ -21,6 +21,7 @@ from kubesched.clock import Clock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Code, Status
+from kubesched.health import LoopHealth
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.extender import ExtenderError, HTTPExtender
@@ -77,6 +78,7 @@ class ScheduleOne:
     cluster_generation: int
     explain_keys: set[str]
     explanations: dict[str, list[Explanation]]
+    health: LoopHealth
     write_results: bool  # kube-scheduler-simulator's annotations on every pod (scheduler/resultstore.py)
     results_node_limit: int
     last_message: dict[str, str]
@@ -90,10 +92,36 @@ class ScheduleOne:
 
     # -- the scheduling cycle ----------------------------------------------------------------------
     def schedule_one(self) -> bool:
-        """Pop one pod and run its scheduling cycle (and binding cycle). False if activeQ is empty."""
+        """Pop one pod and run its scheduling cycle (and binding cycle). False if activeQ is empty.
+        Nothing one pod's cycle raises stops the scheduler: the error is logged with the pod and
+        counted in ``health``, and the pod goes back to the queue with a SchedulerError, as a
+        plugin's Error status sends it (upstream's loop would restart the process)."""
         qp = self.queue.pop()
         if qp is None:
             return False
+        try:
+            self._scheduling_cycle(qp)
+        except Exception as exc:
+            self._cycle_failed(qp, exc)
+        return True
+
+    def _cycle_failed(self, qp: QueuedPodInfo, exc: Exception) -> None:
+        """A cycle that raised: the pod's assumption undone and the pod requeued, unless its
+        binding cycle already owns it (waiting at Permit, or binding)."""
+        pod = qp.pod
+        self.health.error("scheduler", f"Pod {pod.key}", exc)
+        if pod.uid not in self.queue.in_flight or self.waiting_pods.get(pod.uid) is not None:
+            return
+        try:
+            self.cache.forget_pod(pod.uid)
+            qp.unschedulable_plugins, qp.pending_plugins = set(), set()
+            message = f"{type(exc).__name__}: {exc}"
+            self._handle_failure(qp, Status.error(message), message, None)
+        except Exception as again:  # the pod waits for its next update event; the loop goes on
+            self.health.error("scheduler", f"Pod {pod.key}", again)
+            self.queue.done(pod.uid)
+
+    def _scheduling_cycle(self, qp: QueuedPodInfo) -> None:
         started = time.perf_counter()
         qp.attempt_started = started
         self.metrics.start_cycle()
@@ -101,16 +129,16 @@ class ScheduleOne:
         fwk = self._framework_for(pod)
         if fwk is None:
             self.queue.done(pod.uid)
-            return True
+            return
         if pod.deleting:
             self.client.record_event(
                 "Warning", "FailedScheduling", "Scheduling", pod.obj, f"skip schedule deleting pod: {pod.key}"
             )
             self.queue.done(pod.uid)
-            return True
+            return
         if self.cache.is_assumed(pod.uid):
             self.queue.done(pod.uid)
-            return True
+            return
         self.stats.attempts += 1
         state = CycleState()
         explain = bool(self.explain_keys) and pod.key in self.explain_keys
@@ -133,7 +161,7 @@ class ScheduleOne:
                 self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
             self._handle_fit_error(fwk, state, qp, err)
             self.stats.wall_seconds += time.perf_counter() - started
-            return True
+            return
         except _NoNodes:
             qp.unschedulable_plugins = {NO_NODES_PLUGIN}
             self._handle_failure(
@@ -143,11 +171,11 @@ class ScheduleOne:
                 None,
                 state.results,
             )
-            return True
+            return
         except PluginError as err:
             qp.unschedulable_plugins, qp.pending_plugins = set(), set()
             self._handle_failure(qp, err.status, err.status.message(), None, state.results)
-            return True
+            return
         self.metrics.algorithm_duration.observe(time.perf_counter() - started)
         if record and result.explain is not None:
             self._record_nodes(
@@ -160,13 +188,13 @@ class ScheduleOne:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(pod.uid)
             self._fail_after_assume(qp, st, state.results)
-            return True
+            return
         st, waits = fwk.run_permit(state, assumed, host)
         if st is not None and st.code != Code.WAIT:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(pod.uid)
             self._fail_after_assume(qp, st, state.results)
-            return True
+            return
         if state.pods_to_activate:
             self.queue.activate(state.pods_to_activate)
         if waits:
@@ -181,7 +209,6 @@ class ScheduleOne:
         else:
             self._binding_cycle(fwk, state, qp, assumed, host)
         self.stats.wall_seconds += time.perf_counter() - started
-        return True
 
     def _assume(self, pod: PodInfo, host: str) -> PodInfo:
         assumed = _copy_pod(pod, host)
@@ -249,6 +276,12 @@ class ScheduleOne:
         if rec is not None and rec.write and not rec.written:  # bound by another binder: a patch of its own
             self._write_results(pod, rec)
         self.cache.finish_binding(pod.uid)
+        try:
+            self._bound(fwk, state, qp, pod, host)
+        except Exception as exc:  # events, metrics, PostBind, observers: never the scheduler's end
+            self.health.error("scheduler", f"Pod {pod.key}", exc)
+
+    def _bound(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str) -> None:
         self.stats.scheduled += 1
         self.metrics.pod_scheduled(fwk.profile_name, time.perf_counter() - qp.attempt_started)
         if qp.initial_attempt_timestamp is not None:

@@ -24,6 +24,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Status
+from kubesched.health import LoopHealth
 from kubesched.scheduler.binding import Binding, InlineBinding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig
@@ -101,6 +102,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.handle.extenders = self.extenders
         self.algorithm.node_object = self.cache.node_object
         self.stats = Stats()
+        self.health = LoopHealth()  # the process's, when it has one (``kubesched up``, ``scheduler``)
         self.cluster_generation = 0
         self.explain_keys = explain or set()
         self.write_results = write_results
