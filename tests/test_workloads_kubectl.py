@@ -496,3 +496,37 @@ def test_statefulset_and_daemonset_history_and_undo(cluster):
         if not p["metadata"].get("deletionTimestamp")
     ]
     assert {p["spec"]["containers"][0]["image"] for p in live} == {"busybox"}
+
+
+def test_deleting_a_running_job_deletes_its_pods_instead_of_leaving_them_terminating(cluster):
+    """The job-tracking finalizer of a deleted Job's pods is removed (``syncOrphanPod``), so
+    ``kubectl delete job`` (background cascading) leaves no pod Terminating on its node."""
+    home = temp_home()
+    running = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "forever"},
+        "spec": {
+            "parallelism": 2,
+            "completions": 4,
+            "template": {
+                "metadata": {"annotations": {"kubesched.io/run-seconds": "-1"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
+    path = Path(home) / "forever.json"
+    path.write_text(json.dumps(running))
+    kubectl(cluster, "apply", "-f", str(path), home=home)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pods = get(cluster, "pods", "-l", "job-name=forever", home=home)["items"]
+        if len(pods) == 2 and all(p["status"].get("phase") == "Running" for p in pods):
+            break
+        time.sleep(0.2)
+    assert all("batch.kubernetes.io/job-tracking" in p["metadata"]["finalizers"] for p in pods)
+    assert 'job.batch "forever" deleted' in kubectl(cluster, "delete", "job", "forever", home=home)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and get(cluster, "pods", "-l", "job-name=forever", home=home)["items"]:
+        time.sleep(0.2)
+    assert get(cluster, "pods", "-l", "job-name=forever", home=home)["items"] == []

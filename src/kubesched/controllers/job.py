@@ -3,7 +3,9 @@
 finished pods counted through the ``batch.kubernetes.io/job-tracking`` finalizer, a Job failed
 once more than ``backoffLimit`` pods failed or past ``activeDeadlineSeconds``, and the
 conditions of v1.36: SuccessCriteriaMet / FailureTarget first, Complete / Failed when no pod is
-left running, so ``kubectl wait --for=condition=complete`` returns."""
+left running, so ``kubectl wait --for=condition=complete`` returns. A pod whose Job is gone (or
+finished) loses the tracking finalizer (``syncOrphanPod``), so deleting a Job never leaves its
+pods Terminating."""
 
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ import contextlib
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.base import (
     Controller,
+    controller_of,
     is_active,
     is_ready,
     is_terminating,
@@ -67,6 +71,54 @@ class JobController(Controller):
     name = "job"
     kind = "Job"
     watches = ("Pod",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._orphans: dict[tuple[str, str], None] = {}  # the orphan pod queue, by pod key
+        for pod in self.client.list("Pod"):  # after a restart: pods whose Job went meanwhile
+            if self._orphaned(pod):
+                self._orphans[key_of(pod)] = None
+
+    def on_event(self, ev: WatchEvent) -> None:
+        """``deleteJob`` queues the deleted Job's pods that hold the finalizer; a pod event of a
+        pod whose Job is gone queues that pod (``updatePod``/``deletePod``)."""
+        super().on_event(ev)
+        if ev.kind == "Job" and ev.type == DELETED:
+            for pod in self.index.owned("Pod", str(ev.obj["metadata"].get("uid") or "")):
+                if TRACKING_FINALIZER in (pod["metadata"].get("finalizers") or []):
+                    self._orphans[key_of(pod)] = None
+        elif ev.kind == "Pod" and ev.type != DELETED and self._orphaned(ev.obj):
+            self._orphans[key_of(ev.obj)] = None
+
+    def run(self) -> None:
+        keys, self._orphans = list(self._orphans), {}
+        for key in keys:
+            self._retries.attempt(("orphan", key), f"Pod {key[0]}/{key[1]}", self._sync_orphan)
+        super().run()
+
+    def _due(self, key: Any) -> None:
+        if isinstance(key[1], tuple):  # ("orphan", pod key), not a Job's (namespace, name)
+            self._orphans[key[1]] = None
+        else:
+            super()._due(key)
+
+    def _orphaned(self, pod: dict[str, Any]) -> bool:
+        """Holds the finalizer while its Job is gone, is another Job of that name, or is finished."""
+        if TRACKING_FINALIZER not in ((pod.get("metadata") or {}).get("finalizers") or []):
+            return False
+        ref = controller_of(pod)
+        if ref is None or ref.get("kind") != "Job":
+            return True
+        job = self.client.get("Job", pod["metadata"].get("namespace") or "", str(ref.get("name") or ""))
+        if job is None or job["metadata"].get("uid") != ref.get("uid"):
+            return True
+        conditions = (job.get("status") or {}).get("conditions") or []
+        return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in conditions)
+
+    def _sync_orphan(self, key: tuple[str, tuple[str, str]]) -> None:
+        pod = self.client.get("Pod", *key[1])
+        if pod is not None and self._orphaned(pod):
+            self._release(pod)
 
     def reconcile(self, job: dict[str, Any]) -> None:
         meta, spec = job["metadata"], job.get("spec") or {}
