@@ -464,7 +464,7 @@ def test_healthz_and_the_master_status_metric_on_each_replica(tmp_path):
             assert _https_get(port, "/livez") == (200, "ok")
             assert _https_get(port, "/healthz?verbose") == (
                 200,
-                "[+]ping ok\n[+]leaderElection ok\nhealthz check passed\n",
+                "[+]ping ok\n[+]loop/scheduler ok\n[+]leaderElection ok\nhealthz check passed\n",
             )
             assert _https_get(port, "/metrics")[0] == 401
             assert _https_get(port, "/metrics", "wrong")[0] == 401

@@ -11,11 +11,17 @@ JOB_NAME = "batch.kubernetes.io/job-name"
 
 
 def _rolling(spec: dict[str, Any], key: str, defaults: dict[str, Any]) -> None:
-    strategy = dict(spec.get(key) or {})
+    strategy = _present(spec.get(key) or {})
     strategy.setdefault("type", "RollingUpdate")
     if strategy["type"] == "RollingUpdate":
-        strategy["rollingUpdate"] = {**defaults, **(strategy.get("rollingUpdate") or {})}
+        strategy["rollingUpdate"] = {**defaults, **_present(strategy.get("rollingUpdate") or {})}
     spec[key] = strategy
+
+
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields that are set: JSON null decodes to Go's nil pointer, which defaulting fills as
+    if the field were absent (``replicas: null`` is 1)."""
+    return {k: v for k, v in fields.items() if v is not None} if isinstance(fields, dict) else fields
 
 
 def default_pod_template(template: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +46,7 @@ def _template_defaults(spec: dict[str, Any]) -> None:
 def default_workload(kind: str, obj: dict[str, Any], uid: str) -> dict[str, Any]:
     """``obj`` with its kind's defaults; ``uid`` is the one the object is about to get (the Job
     selector names it)."""
-    spec = dict(obj.get("spec") or {})
+    spec = _present(dict(obj.get("spec") or {}))
     if kind == "Deployment":
         spec.setdefault("replicas", 1)
         _rolling(spec, "strategy", {"maxUnavailable": "25%", "maxSurge": "25%"})

@@ -30,9 +30,11 @@ def invalid(r: Resource, name: str, field: str, message: str, value: Any = None)
 
 
 def field_error(r: Resource, name: str, field: str, message: str, reason: str) -> Invalid:
-    """A 422 with one cause (``field.Error``): ``reason`` is FieldValueInvalid, FieldValueForbidden..."""
+    """A 422 with one cause (``field.Error``): ``reason`` is FieldValueInvalid, FieldValueForbidden...;
+    the kind is group-qualified as ``NewInvalid`` names it (``Deployment.apps``)."""
+    kind = f"{r.kind}.{r.group}" if r.group else r.kind
     return Invalid(
-        f'{r.kind} "{name}" is invalid: {field}: {message}',
+        f'{kind} "{name}" is invalid: {field}: {message}',
         details={
             "name": name,
             "group": r.group,
@@ -66,7 +68,19 @@ def validate(r: Resource, obj: dict[str, Any]) -> None:
     try:
         object_validation.validate(r.kind, obj)
     except InputError as exc:
-        raise invalid(r, name, exc.field or "spec", exc.message) from None
+        reason = next((v for k, v in CAUSE_REASONS.items() if exc.message.startswith(k)), "FieldValueInvalid")
+        raise field_error(r, name, exc.field or "spec", exc.message, reason) from None
+
+
+# a field.Error's type by the words its message starts with (``field.ErrorType.String``)
+CAUSE_REASONS = {
+    "Required value": "FieldValueRequired",
+    "Unsupported value": "FieldValueNotSupported",
+    "Forbidden": "FieldValueForbidden",
+    "Duplicate value": "FieldValueDuplicate",
+    "Too long": "FieldValueTooLong",
+    "Too many": "FieldValueTooMany",
+}
 
 
 FIELD_VALIDATION_MODES = ("Ignore", "Warn", "Strict")

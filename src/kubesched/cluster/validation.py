@@ -12,9 +12,10 @@ from typing import Any
 from kubesched.api import schema, validation
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
+from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
+from kubesched.api.validation_workloads import validate_workload
 from kubesched.cluster.disruption import validate_budget
 from kubesched.cluster.store import is_namespaced
-from kubesched.errors import InputError
 
 # kind -> API group, for the kinds a manifest may hold without an apiVersion we can trust
 _GROUPS = {
@@ -76,16 +77,5 @@ def validate(kind: str, obj: dict[str, Any]) -> None:
         validation.validate_persistent_volume_claim(obj)
     elif kind == "StorageClass":
         validation.validate_storage_class(obj)
-    elif kind == "Job":
-        validate_job(obj)
-
-
-def validate_job(obj: dict[str, Any]) -> None:
-    """The part of ``ValidateJob`` a template's defaults leave to the user: a Job's pods must not
-    restart forever."""
-    policy = ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("restartPolicy")) or "Always"
-    if policy not in ("OnFailure", "Never"):
-        raise InputError(
-            f'Unsupported value: "{policy}": supported values: "OnFailure", "Never"',
-            field="spec.template.spec.restartPolicy",
-        )
+    elif kind in WORKLOAD_VALIDATORS:
+        validate_workload(kind, obj)
