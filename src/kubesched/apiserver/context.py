@@ -20,6 +20,7 @@ from kubesched.cluster.store import Store
 
 if TYPE_CHECKING:
     from kubesched.apiserver.commit import GroupCommit
+    from kubesched.apiserver.escalation import EscalationCheck
 
 
 class ServerContext:
@@ -28,6 +29,7 @@ class ServerContext:
 
     store: Store
     commit: GroupCommit
+    escalation: EscalationCheck
     watch_queue_length: int
     _closing: asyncio.Event
     _wakes: set[asyncio.Event]
@@ -43,6 +45,12 @@ class ServerContext:
         if t.resource.group == "events.k8s.io":
             return to_core(obj)
         return obj
+
+    def _check_escalation(self, request: web.Request, t: Target, obj: dict[str, Any]) -> None:
+        """Roles and bindings grant nothing their writer does not hold (``escalation.py``)."""
+        user = request.get("user")
+        if user is not None:
+            self.escalation.check(user, t.resource.kind, obj)
 
     def _ns(self, t: Target) -> str:
         return (t.namespace or "default") if t.resource.namespaced else ""

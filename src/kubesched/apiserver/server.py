@@ -34,6 +34,7 @@ from kubesched.apiserver.authn import ADMIN, Authenticator, token_matches
 from kubesched.apiserver.bodies import read_object
 from kubesched.apiserver.commit import GroupCommit
 from kubesched.apiserver.context import ServerContext
+from kubesched.apiserver.escalation import EscalationCheck
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH, ListWatch
@@ -72,6 +73,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self.authenticator = authenticator  # None: the admin token alone
         self.health = health or LoopHealth()  # the loops beside the server (controllers, kubelet, scheduler)
         self.authorizer = Authorizer(store)
+        self.escalation = EscalationCheck(self.authorizer)
         self.faults = faults  # None: fault injection is off
         self.limits = limits or Limits()
         self.inflight = Inflight(self.limits)

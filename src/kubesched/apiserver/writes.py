@@ -76,6 +76,7 @@ class Writes(ServerContext):
         elif manager:
             body = fieldmanager.update(None, body, manager, t.resource.group_version, self._now())
         check_object_size(body)
+        self._check_escalation(request, t, body)
         created = self.store.create(t.resource.stored, body, dry_run=dry_run(request))
         return respond(self._out(t, created), 201)
 
@@ -95,6 +96,8 @@ class Writes(ServerContext):
         check_meta(t.resource, new)
         validate(t.resource, new)
         check_object_size(new)
+        if not t.subresource:
+            self._check_escalation(request, t, new)
         if dry_run(request):
             return respond(self._out(t, new))
         return respond(self._out(t, self.store.update(t.resource.stored, new)))
