@@ -248,3 +248,64 @@ def test_kubectl_create_token_can_i_and_the_python_client(server):
     assert json.loads(err.value.body)["message"].startswith(
         'secrets is forbidden: User "system:serviceaccount:kube-system:sched"'
     )
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "query", "expected"),
+    [
+        # a watch is authorized as a watch however the flag is spelled, as it is served as one
+        ("GET", "/api/v1/namespaces/default/pods", {"watch": "t"}, ("watch", "pods", "", "default", "")),
+        ("GET", "/api/v1/namespaces/default/pods", {"watch": "TRUE"}, ("watch", "pods", "", "default", "")),
+        ("GET", "/api/v1/namespaces/default/pods", {"watch": "yes"}, ("watch", "pods", "", "default", "")),
+        ("GET", "/api/v1/namespaces/default/pods", {"watch": "False"}, ("list", "pods", "", "default", "")),
+        ("GET", "/api/v1/namespaces/default/pods", {"watch": "0"}, ("list", "pods", "", "default", "")),
+        # a namespace's status and finalize are subresources of namespaces, not resources
+        ("PUT", "/api/v1/namespaces/team/status", {}, ("update", "namespaces", "status", "team", "team")),
+        ("PUT", "/api/v1/namespaces/team/finalize", {}, ("update", "namespaces", "finalize", "team", "team")),
+        ("GET", "/api/v1/namespaces/team", {}, ("get", "namespaces", "", "team", "team")),
+        ("GET", "/api/v1/namespaces/team/pods/p/status", {}, ("get", "pods", "status", "team", "p")),
+        # a list or watch of one object by field selector is about that name (resourceNames rules)
+        (
+            "GET",
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+            {"watch": "1", "fieldSelector": "metadata.name=kube-scheduler"},
+            ("watch", "leases", "", "kube-system", "kube-scheduler"),
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/pods",
+            {"fieldSelector": "metadata.name!=x"},
+            ("list", "pods", "", "default", ""),
+        ),
+    ],
+)
+def test_request_attributes_match_what_is_served(method, path, query, expected):
+    from kubesched.apiserver.requestinfo import request_attributes
+
+    a = request_attributes(BOB, method, path, query)
+    assert (a.verb, a.resource, a.subresource, a.namespace, a.name) == expected
+
+
+def test_a_watch_spelled_t_needs_the_watch_verb_over_http(server):
+    """``?watch=t`` was authorized as a list yet served as a watch: a list-only user watched."""
+    lister = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "configmap-lister"},
+        "rules": [rule(("list",), ("",), ("configmaps",))],
+    }
+    assert server.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", lister)[0] == 201
+    bind = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "alice-lists"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "configmap-lister"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}],
+    }
+    assert server.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", bind)[0] == 201
+    assert server.request("GET", "/api/v1/configmaps", token="alice-token")[0] == 200
+    status, body = server.request("GET", "/api/v1/configmaps?watch=t&timeoutSeconds=1", token="alice-token")
+    assert status == 403
+    assert body["message"] == (
+        'configmaps is forbidden: User "alice" cannot watch resource "configmaps" in API group "" at the cluster scope'
+    )

@@ -46,8 +46,10 @@ def success(code: int = 201) -> web.Response:
 
 
 def parse_bool(value: str | None) -> bool:
-    """Go's ``strconv.ParseBool`` (clients send ``true``, ``True``, ``1``)."""
-    return value in ("1", "t", "T", "true", "TRUE", "True")
+    """A boolean query parameter as apimachinery's ``Convert_Slice_string_To_bool`` decodes it:
+    absent is false, ``0`` and ``false`` (any case) are false, and anything else is true. RBAC's
+    request attributes decode it the same way, so what is authorized is what is served."""
+    return value is not None and value != "0" and value.lower() != "false"
 
 
 def wants_table(accept: str) -> bool:
