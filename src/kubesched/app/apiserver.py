@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,9 @@ from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
+from kubesched.app import datadir
 from kubesched.app.certs import ensure_certs, server_context
+from kubesched.app.datadir import DataDirLock
 from kubesched.app.kubeconfig import load_or_create_signing_key, load_or_create_token, write_kubeconfig
 from kubesched.app.scheduler_service import SchedulerService
 from kubesched.client import InProcessClient
@@ -92,22 +93,18 @@ def load_manifests(store: Store, paths: list[str]) -> list[str]:
     return [f"{r['kind']} {r['namespace'] or ''}/{r['name']}: {r['message']}" for r in rejected]
 
 
-def prepare_data_dir(data_dir: Path) -> None:
-    """The data directory, created readable by its owner only (it holds the token and the
-    cluster's state); one clear InputError when it cannot be used."""
-    if data_dir.exists() and not data_dir.is_dir():
-        raise InputError("not a directory; --data-dir must name a directory", file=str(data_dir))
-    try:
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the data directory: {exc.strerror or exc}", file=str(data_dir)) from None
-    if not os.access(data_dir, os.W_OK | os.X_OK):
-        raise InputError("the data directory is not writable", file=str(data_dir))
-
-
 async def serve(opts: ServerOptions) -> None:
-    """Run until SIGINT/SIGTERM; every acknowledged write is in ``DATA_DIR/state.db``."""
-    prepare_data_dir(opts.data_dir)
+    """Run until SIGINT/SIGTERM; every acknowledged write is in ``DATA_DIR/state.db``. The data
+    directory is this process's alone while it runs (a second server on it is refused)."""
+    datadir.prepare(opts.data_dir)
+    lock = DataDirLock(opts.data_dir).acquire()
+    try:
+        await _serve(opts)
+    finally:
+        lock.release()
+
+
+async def _serve(opts: ServerOptions) -> None:
     loop = asyncio.get_running_loop()
     store = Store(
         WallClock(loop),

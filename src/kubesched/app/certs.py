@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import ssl
 from pathlib import Path
 
@@ -15,18 +14,14 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from kubesched.app.datadir import check_private, write_private
 from kubesched.errors import InputError
 
 VALID_DAYS = 365
 
 
-def _write(path: Path, data: bytes, mode: int = 0o600) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+def _write(path: Path, data: bytes) -> None:
+    write_private(path, data)
 
 
 def _names(host: str) -> list[x509.GeneralName]:
@@ -47,6 +42,7 @@ def ensure_certs(data_dir: Path, host: str) -> tuple[Path, Path, Path]:
     ca_crt, crt, key = data_dir / "ca.crt", data_dir / "server.crt", data_dir / "server.key"
     names = _names(host)
     if ca_crt.exists() and crt.exists() and key.exists():
+        check_private(key, "serving key")
         try:
             cert = x509.load_pem_x509_certificate(crt.read_bytes())
             san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

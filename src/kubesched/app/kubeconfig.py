@@ -10,14 +10,16 @@ from pathlib import Path
 
 import yaml
 
+from kubesched.app.datadir import check_private, write_private
 from kubesched.errors import InputError
 
 
 def _load_or_create_secret(path: Path, what: str) -> str:
     """A secret kept in the data directory (0600), made on first use; one clear InputError when
-    the file is empty or unusable."""
+    the file is empty, unusable, a link, or readable by others."""
     try:
-        if path.exists():
+        if path.exists() or path.is_symlink():
+            check_private(path, what)
             secret = path.read_text().strip()
             if secret:
                 return secret
@@ -54,12 +56,6 @@ def write_kubeconfig(path: Path, server: str, token: str, ca_pem: bytes, name: s
         "current-context": name,
         "preferences": {},
     }
-    # written aside and renamed: a client polling for the file never reads half of it
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            yaml.safe_dump(config, fh, sort_keys=False)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write the kubeconfig: {exc.strerror or exc}", file=str(path)) from None
+    # written aside and renamed: a client polling for the file never reads half of it, and a link
+    # planted at either name is replaced, never followed
+    write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
