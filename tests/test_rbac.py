@@ -122,7 +122,9 @@ def test_service_account_tokens_expire_and_die_with_their_account(monkeypatch):
     user = a.authenticate(f"Bearer {token}")
     assert user is not None and user.name == "system:serviceaccount:ns:s"
     assert user.groups == ("system:serviceaccounts", "system:serviceaccounts:ns", "system:authenticated")
-    monkeypatch.setattr(authn.time, "time", lambda: now + 600)
+    monkeypatch.setattr(authn.time, "time", lambda: now + 660)  # go-jose's minute of leeway
+    assert a.authenticate(f"Bearer {token}") is not None
+    monkeypatch.setattr(authn.time, "time", lambda: now + 661)
     assert a.authenticate(f"Bearer {token}") is None  # expired
     monkeypatch.setattr(authn.time, "time", lambda: now + 1)
     forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
@@ -130,6 +132,80 @@ def test_service_account_tokens_expire_and_die_with_their_account(monkeypatch):
     assert authn.Authenticator("admin", b"other-key" * 4, store).authenticate(f"Bearer {token}") is None
     store.delete("ServiceAccount", "ns", "s")
     assert a.authenticate(f"Bearer {token}") is None
+
+
+def _signed(a: authn.Authenticator, claims: dict, header: dict | None = None) -> str:
+    """A token with these claims, signed with the authenticator's key (as only the server can)."""
+    import hashlib
+    import hmac
+
+    head = authn._b64(json.dumps(header or {"alg": "HS256", "kid": "kubesched"}).encode())
+    body = authn._b64(json.dumps(claims).encode())
+    sig = authn._b64(hmac.new(a.key, f"{head}.{body}".encode(), hashlib.sha256).digest())
+    return f"{head}.{body}.{sig}"
+
+
+NOW = 1_700_000_000
+
+
+@pytest.mark.parametrize(
+    ("change", "accepted"),
+    [
+        ({}, True),
+        ({"aud": "https://kubernetes.default.svc.cluster.local"}, True),  # one audience as a string
+        ({"aud": ["vault"]}, False),  # minted for another audience
+        ({"aud": "vault"}, False),
+        ({"aud": [1]}, False),  # not a string: jwt.Audience does not decode it
+        ({"aud": {"x": "https://kubernetes.default.svc.cluster.local"}}, False),
+        ({"aud": None}, False),
+        ({"iss": "https://evil.example"}, False),
+        ({"nbf": NOW + 120}, False),  # not valid yet (beyond the minute of leeway)
+        ({"nbf": NOW + 30}, True),
+        ({"iat": NOW + 120}, False),  # issued in the future
+        ({"exp": NOW - 61}, False),
+        ({"exp": "9999999999"}, False),  # times are numbers
+        ({"exp": None}, False),
+        ({"kubernetes.io": {"namespace": "ns", "serviceaccount": {"name": "s", "uid": 7}}}, False),
+    ],
+)
+def test_service_account_token_claims_are_checked_as_kube_apiservers(change, accepted):
+    store = Store(VirtualClock())
+    sa = store.create(
+        "ServiceAccount", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "s", "namespace": "ns"}}
+    )
+    a = authn.Authenticator("admin", b"k" * 32, store)
+    claims = {
+        "aud": ["https://kubernetes.default.svc.cluster.local"],
+        "exp": NOW + 3600,
+        "iat": NOW,
+        "nbf": NOW,
+        "iss": "https://kubernetes.default.svc.cluster.local",
+        "sub": "system:serviceaccount:ns:s",
+        "kubernetes.io": {"namespace": "ns", "serviceaccount": {"name": "s", "uid": sa["metadata"]["uid"]}},
+    }
+    claims.update(change)
+    claims = {k: v for k, v in claims.items() if v is not None}
+    user = a._service_account(_signed(a, claims).encode(), now=NOW)
+    assert (user is not None) is accepted
+
+
+def test_a_token_with_padding_another_algorithm_or_junk_is_refused():
+    store = Store(VirtualClock())
+    sa = store.create(
+        "ServiceAccount", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "s", "namespace": "ns"}}
+    )
+    a = authn.Authenticator("admin", b"k" * 32, store)
+    token, _ = a.issue("ns", "s", sa["metadata"]["uid"], 3600, [], NOW)
+    assert a._service_account(token.encode(), now=NOW) is not None
+    head, body, sig = token.split(".")
+    padded = f"{head}.{body}.{sig}" + "=" * (-len(sig) % 4 or 4)
+    assert a._service_account(padded.encode(), now=NOW) is None  # RawURLEncoding has no padding
+    assert a._service_account(f"{head}.{body}.{sig}.".encode(), now=NOW) is None
+    assert a._service_account(f"{head} .{body}.{sig}".encode(), now=NOW) is None
+    none_alg = _signed(a, json.loads(authn._unb64(body)), {"alg": "none"})
+    assert a._service_account(none_alg.encode(), now=NOW) is None
+    only_api = authn.Authenticator("admin", b"k" * 32, store, audiences=("vault",))
+    assert only_api._service_account(token.encode(), now=NOW) is None  # --api-audiences decides
 
 
 def test_token_file_parsing(tmp_path):
@@ -309,3 +385,31 @@ def test_a_watch_spelled_t_needs_the_watch_verb_over_http(server):
     assert body["message"] == (
         'configmaps is forbidden: User "alice" cannot watch resource "configmaps" in API group "" at the cluster scope'
     )
+
+
+def test_token_requests_over_http_bound_audiences_and_lifetimes(server):
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}
+    assert server.request("POST", "/api/v1/namespaces/default/serviceaccounts", sa)[0] == 201
+    path = "/api/v1/namespaces/default/serviceaccounts/robot/token"
+
+    def token_request(spec: dict) -> tuple[int, dict]:
+        return server.request(
+            "POST", path, {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+        )
+
+    status, body = token_request({"expirationSeconds": 2**32 + 1})
+    assert status == 422 and body["message"] == (
+        'TokenRequest.authentication.k8s.io "robot" is invalid: spec.expirationSeconds: Invalid value: 4294967297: '
+        "may not specify a duration larger than 2^32 seconds"
+    )
+    status, body = token_request({"audiences": [1]})
+    assert status == 400 and body["message"] == (
+        'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal number into Go '
+        "struct field TokenRequestSpec.spec.audiences of type string"
+    )
+    status, body = token_request({"audiences": ["vault"]})  # a token for another service
+    assert status == 201 and body["spec"]["audiences"] == ["vault"]
+    assert server.request("GET", "/api/v1/namespaces/default/pods", token=body["status"]["token"])[0] == 401
+    status, body = token_request({})
+    assert status == 201
+    assert server.request("GET", "/api/v1/namespaces/default/pods", token=body["status"]["token"])[0] == 403

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import io
 import json
+import re
 import secrets
 import time
 from pathlib import Path
@@ -48,6 +49,9 @@ AUDIENCES = (ISSUER,)
 SA_PREFIX = "system:serviceaccount:"
 DEFAULT_EXPIRATION = 3600  # TokenRequest's default expirationSeconds
 MIN_EXPIRATION = 600  # "may not specify a duration less than 10 minutes"
+MAX_EXPIRATION = 1 << 32  # authentication validation's MaxTokenAgeSec: "larger than 2^32 seconds"
+LEEWAY = 60  # go-jose's jwt.DefaultLeeway, which the service account token validator allows
+_SEGMENT = re.compile(rb"^[A-Za-z0-9_-]+$")  # base64url without padding (RawURLEncoding)
 
 
 def _b64(data: bytes) -> str:
@@ -90,11 +94,19 @@ class Authenticator:
     token of its kubeconfig (``system:masters``), static tokens (``--token-auth-file``), and
     service account tokens it issued (TokenRequest: signed, bound to the account's UID, expiring)."""
 
-    def __init__(self, admin_token: str, key: bytes, store: Any, static: dict[str, UserInfo] | None = None) -> None:
+    def __init__(
+        self,
+        admin_token: str,
+        key: bytes,
+        store: Any,
+        static: dict[str, UserInfo] | None = None,
+        audiences: tuple[str, ...] = AUDIENCES,
+    ) -> None:
         self.admin_token = admin_token.encode()
         self.key = key
         self.store = store
         self.static = {k.encode(): v for k, v in (static or {}).items()}
+        self.audiences = audiences  # --api-audiences: a token must be meant for one of them
 
     def authenticate(self, header: str | None) -> UserInfo | None:
         token = bearer_token(header)
@@ -127,23 +139,62 @@ class Authenticator:
         signature = _b64(hmac.new(self.key, f"{header}.{payload}".encode(), hashlib.sha256).digest())
         return f"{header}.{payload}.{signature}", exp
 
-    def _service_account(self, token: bytes) -> UserInfo | None:
+    def _service_account(self, token: bytes, now: float | None = None) -> UserInfo | None:
+        """A token this server issued, checked as kube-apiserver's service account authenticator
+        checks one (``pkg/serviceaccount``): a compact JWS of three unpadded base64url parts, HS256
+        signed with this server's key, from this issuer, for one of the API's audiences (a string
+        or a list of strings), within its validity (``nbf``/``iat``/``exp``, a minute's leeway), and
+        of an account that still exists with the UID it names."""
         parts = token.split(b".")
-        if len(parts) != 3:
+        if len(parts) != 3 or not all(_SEGMENT.match(p) for p in parts):
             return None
         expected = hmac.new(self.key, parts[0] + b"." + parts[1], hashlib.sha256).digest()
         try:
             if not hmac.compare_digest(_unb64(parts[2].decode()), expected):
                 return None
+            header = json.loads(_unb64(parts[0].decode()))
             claims = json.loads(_unb64(parts[1].decode()))
         except (ValueError, UnicodeDecodeError):
             return None
-        k8s = claims.get("kubernetes.io") or {}
-        sa = k8s.get("serviceaccount") or {}
-        if not isinstance(claims.get("exp"), int) or claims["exp"] <= time.time():
+        if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
             return None
-        namespace, name = str(k8s.get("namespace") or ""), str(sa.get("name") or "")
+        if claims.get("iss") != ISSUER or not _audiences_match(claims.get("aud"), self.audiences):
+            return None
+        now = time.time() if now is None else now
+        if not _times_valid(claims, now):
+            return None
+        k8s = claims.get("kubernetes.io")
+        sa = k8s.get("serviceaccount") if isinstance(k8s, dict) else None
+        if not isinstance(sa, dict):
+            return None
+        namespace, name, uid = k8s.get("namespace"), sa.get("name"), sa.get("uid")  # type: ignore[union-attr]
+        if not all(isinstance(v, str) and v for v in (namespace, name, uid)):
+            return None
         live = self.store.try_get("ServiceAccount", namespace, name)
-        if live is None or live["metadata"].get("uid") != sa.get("uid"):
+        if live is None or live["metadata"].get("uid") != uid:
             return None  # the account is gone (or was recreated): its tokens are void
-        return service_account_user(namespace, name, str(sa.get("uid") or ""))
+        return service_account_user(str(namespace), str(name), str(uid))
+
+
+def _audiences_match(aud: Any, accepted: tuple[str, ...]) -> bool:
+    """``jwt.Audience``: one string or a list of strings (anything else does not decode), and at
+    least one of them is an audience the API server accepts."""
+    if isinstance(aud, str):
+        aud = [aud]
+    if not isinstance(aud, list) or not all(isinstance(a, str) for a in aud):
+        return False
+    return any(a in accepted for a in aud)
+
+
+def _times_valid(claims: dict[str, Any], now: float) -> bool:
+    """``ValidateWithLeeway``: not expired, valid already, not issued in the future; each time a
+    whole number of seconds (``exp`` is required of a bound token)."""
+    times = {k: claims.get(k) for k in ("exp", "nbf", "iat")}
+    if any(v is not None and (isinstance(v, bool) or not isinstance(v, int)) for v in times.values()):
+        return False
+    exp, nbf, iat = times["exp"], times["nbf"], times["iat"]
+    if exp is None or now > exp + LEEWAY:
+        return False
+    if nbf is not None and now < nbf - LEEWAY:
+        return False
+    return iat is None or iat <= now + LEEWAY

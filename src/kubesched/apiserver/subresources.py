@@ -11,9 +11,10 @@ from typing import Any
 
 from aiohttp import web
 
+from kubesched.api import schema
 from kubesched.api.errors import BadRequest, Invalid, MethodNotAllowed, UnsupportedMediaType
 from kubesched.api.selectors import format_label_selector
-from kubesched.apiserver.authn import AUDIENCES, DEFAULT_EXPIRATION, MIN_EXPIRATION, Authenticator
+from kubesched.apiserver.authn import AUDIENCES, DEFAULT_EXPIRATION, MAX_EXPIRATION, MIN_EXPIRATION, Authenticator
 from kubesched.apiserver.bodies import decode_json, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.objects import invalid
@@ -187,12 +188,20 @@ class Subresources(ServerContext):
         body = await read_object(request)
         if body.get("kind") not in (None, "TokenRequest"):
             raise BadRequest(f'{body.get("kind")} in version "v1" cannot be handled as a TokenRequest')
+        try:  # decoded as its Go type: an audience that is not a string is a 400, never coerced
+            body, _ = schema.decode("authentication.TokenRequest", body)
+        except schema.DecodeError as exc:
+            raise BadRequest(
+                f'TokenRequest in version "v1" cannot be handled as a TokenRequest: {exc.message}'
+            ) from None
         spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
         assert isinstance(spec, dict)
-        seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
+        seconds = spec.get("expirationSeconds") or DEFAULT_EXPIRATION
         name = t.name or ""
-        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < MIN_EXPIRATION:
-            message = f"Invalid value: {json.dumps(seconds)}: may not specify a duration less than 10 minutes"
+        # ValidateTokenRequest: at least 10 minutes, at most 2^32 seconds
+        if seconds < MIN_EXPIRATION or seconds > MAX_EXPIRATION:
+            bound = "less than 10 minutes" if seconds < MIN_EXPIRATION else "larger than 2^32 seconds"
+            message = f"Invalid value: {json.dumps(seconds)}: may not specify a duration {bound}"
             raise Invalid(
                 f'TokenRequest.authentication.k8s.io "{name}" is invalid: spec.expirationSeconds: {message}',
                 details={
@@ -202,7 +211,7 @@ class Subresources(ServerContext):
                     "causes": [{"reason": "FieldValueInvalid", "message": message, "field": "spec.expirationSeconds"}],
                 },
             )
-        audiences = [str(a) for a in spec.get("audiences") or []] or list(AUDIENCES)
+        audiences = list(spec.get("audiences") or []) or list(AUDIENCES)
         assert self.authenticator is not None
         now = time.time()
         token, expires = self.authenticator.issue(
