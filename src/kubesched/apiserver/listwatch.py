@@ -18,6 +18,7 @@ from aiohttp import web
 
 from kubesched.api.errors import ApiError, BadRequest, Expired
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, WatchEvent
+from kubesched.apiserver import memory
 from kubesched.apiserver.bodies import JSON
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.request import Target, dumps, int_param, parse_bool, respond, wants_table
@@ -39,6 +40,16 @@ WATCH_QUEUE_LENGTH = 10_000
 # cachingObject lives as long as its event in the cache's ring of recent events)
 WIRE_EVENTS = 1_024
 MAX_WATCH_SECONDS = 1800.0  # --min-request-timeout 1800: a watch without timeoutSeconds lasts up to this
+# a watch goes out in writes of about this many bytes, each waiting for the client to take the
+# previous ones (the initial list too: it is encoded as it is sent, never all at once)
+WATCH_CHUNK = 64 * 1024
+# a watcher whose client takes nothing for this long is closed and its buffers given back (the
+# cacher's dispatch budget for a blocked watcher; HTTP/2 flow control bounds kube-apiserver's)
+WATCH_WRITE_STALL = 10.0
+
+
+class _WatchEnded(Exception):
+    """The watch's client stopped reading, or its timeoutSeconds ran out during a write."""
 
 
 class ListWatch(ServerContext):
@@ -135,8 +146,38 @@ class ListWatch(ServerContext):
                 obj = table(kind, [obj], self.store.clock.now(), None, include=q.get("includeObject"))
             return dumps({"type": type_, "object": obj}) + b"\n"
 
+        transport = request.transport
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+
+        async def write(data: bytes) -> None:
+            """One write, bounded in time: the client takes it within WATCH_WRITE_STALL seconds and
+            before the watch's timeoutSeconds, or the connection is closed (freeing what it buffered)."""
+            budget = min(WATCH_WRITE_STALL, deadline - loop.time())
+            try:
+                await asyncio.wait_for(resp.write(data), max(budget, 0.001))
+            except TimeoutError:
+                log.info("closing a watch of %s whose client stopped reading or ran out of time", t.resource.plural)
+                abort = getattr(transport, "abort", None)
+                if callable(abort):
+                    abort()
+                raise _WatchEnded from None
+
+        async def write_lines(lines: Any) -> None:
+            """Lines in writes of about WATCH_CHUNK bytes."""
+            chunk: list[bytes] = []
+            size = 0
+            for data in lines:
+                chunk.append(data)
+                size += len(data)
+                if size >= WATCH_CHUNK:
+                    await write(b"".join(chunk))
+                    chunk, size = [], 0
+            if chunk:
+                await write(b"".join(chunk))
+
         async def send(type_: str, obj: dict[str, Any]) -> None:
-            await resp.write(line(type_, obj))
+            await write(line(type_, obj))
 
         if expired is not None:
             self._wakes.discard(wake)
@@ -144,7 +185,6 @@ class ListWatch(ServerContext):
             return resp
         assert watch is not None
         watch.limit = self.watch_queue_length
-        transport = request.transport
         ended = asyncio.Event()
 
         def fell_behind() -> None:
@@ -156,17 +196,16 @@ class ListWatch(ServerContext):
                 asyncio.get_running_loop().call_later(2.0, abort_unless, ended, transport)
 
         watch.on_overflow = fell_behind
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         last_sent = self.store.resource_version
+        aborted = False
         try:
             try:
                 await self.commit.durable()  # the initial list holds only what is stored
             except StorageError as exc:
                 await send("ERROR", exc.status())
                 return resp
-            for i in range(0, len(initial), 500):
-                await resp.write(b"".join(line(ADDED, self._out(t, o)) for o in initial[i : i + 500]))
+            await write_lines(line(ADDED, self._out(t, o)) for o in initial)
+            initial = []
             while not self._closing.is_set() and not watch.overflowed:
                 # the events that piled up since the last wake-up go out in one chunk: one TLS
                 # record and one read on the other side instead of one per event
@@ -189,7 +228,8 @@ class ListWatch(ServerContext):
                 if watch.overflowed:
                     break
                 if batch:  # the store hands watchers committed events only
-                    await resp.write(b"".join(batch))
+                    await write_lines(batch)
+                    batch = []
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     break
@@ -209,14 +249,18 @@ class ListWatch(ServerContext):
                                 "metadata": {"resourceVersion": str(rv)},
                             },
                         )
+        except _WatchEnded:
+            aborted = True
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             ended.set()
             self.store.stop_watch(watch)
             self._wakes.discard(wake)
-        with contextlib.suppress(ConnectionResetError):
-            await resp.write_eof()
+            memory.release_soon()  # what its writes buffered goes back to the system
+        if not aborted:
+            with contextlib.suppress(ConnectionResetError, TimeoutError):
+                await asyncio.wait_for(resp.write_eof(), WATCH_WRITE_STALL)
         return resp
 
 
