@@ -108,7 +108,7 @@ def main() -> None:
             w.close()
         time.sleep(3.0)
         after = rss_mib(proc.pid)
-        print(f"stored objects: {stored:.0f} MiB in {args.objects} ConfigMaps; {args.watchers} watchers that never read")
+        print(f"stored: {stored:.0f} MiB in {args.objects} ConfigMaps; {args.watchers} watchers that never read")
         print(f"server RSS: before {before:.0f} MiB, peak {peak:.0f} MiB, after close {after:.0f} MiB")
         print(
             json.dumps(
