@@ -223,7 +223,7 @@ def test_token_file_parsing(tmp_path):
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("rbac")
     tokens = d / "tokens.csv"
-    tokens.write_text('alice-token,alice,1001,"devs"\n')
+    tokens.write_text('alice-token,alice,1001,"devs"\nbob-token,bob,1002\n')
     s = Server(d / "data", command="apiserver", nodes=1, args=["--token-auth-file", str(tokens)]).start()
     yield s
     s.stop()
@@ -413,3 +413,79 @@ def test_token_requests_over_http_bound_audiences_and_lifetimes(server):
     status, body = token_request({})
     assert status == 201
     assert server.request("GET", "/api/v1/namespaces/default/pods", token=body["status"]["token"])[0] == 403
+
+
+@pytest.fixture(scope="module")
+def impersonation(server):
+    """bob may impersonate the user alice and the group devs; nothing else."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "impersonate-alice"},
+        "rules": [
+            rule(("impersonate",), ("",), ("users",), ("alice",)),
+            rule(("impersonate",), ("",), ("groups",), ("devs",)),
+        ],
+    }
+    assert server.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)[0] == 201
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bob-impersonates"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "impersonate-alice"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "bob"}],
+    }
+    assert server.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)[0] == 201
+    return server
+
+
+def test_impersonation_headers_over_http(impersonation):
+    s = impersonation
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    path = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+    status, body = s.request("POST", path, review, token="bob-token", headers={"Impersonate-User": "alice"})
+    assert status == 201 and body["status"]["userInfo"] == {"username": "alice", "groups": ["system:authenticated"]}
+    status, body = s.request(
+        "POST", path, review, token="bob-token", headers={"Impersonate-User": "alice", "Impersonate-Group": "devs"}
+    )
+    assert status == 201 and body["status"]["userInfo"]["groups"] == ["devs", "system:authenticated"]
+    status, body = s.request("POST", path, review, token="bob-token", headers={"Impersonate-User": "carol"})
+    assert status == 403 and body["message"] == (
+        'users "carol" is forbidden: User "bob" cannot impersonate resource "users" in API group "" '
+        "at the cluster scope"
+    )
+    status, body = s.request(
+        "POST", path, review, token="bob-token", headers={"Impersonate-User": "alice", "Impersonate-Group": "admins"}
+    )
+    assert status == 403 and body["message"].startswith('groups "admins" is forbidden: User "bob" cannot impersonate')
+    status, body = s.request("POST", path, review, token="bob-token", headers={"Impersonate-Group": "devs"})
+    assert status == 400 and body["message"] == "requested [Group devs] without impersonating a user"
+    # the admin (system:masters) may impersonate anyone, a service account with its groups
+    status, body = s.request("POST", path, review, headers={"Impersonate-User": "system:serviceaccount:default:robot"})
+    assert status == 201 and body["status"]["userInfo"]["groups"] == [
+        "system:serviceaccounts",
+        "system:serviceaccounts:default",
+        "system:authenticated",
+    ]
+    # and the request is authorized as the impersonated user: alice cannot list secrets
+    status, body = s.request("GET", "/api/v1/namespaces/default/secrets", headers={"Impersonate-User": "alice"})
+    assert status == 403 and 'User "alice" cannot list resource "secrets"' in body["message"]
+
+
+@pytest.mark.skipif(NEWEST is None, reason="no kubectl binary on this machine (google-cloud-sdk's kubectl.1.XX)")
+def test_kubectl_as_answers_for_the_impersonated_user(impersonation):
+    s = impersonation
+    env = {**os.environ, "HOME": temp_home(), "KUBECONFIG": str(s.kubeconfig)}
+
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([BINARIES[NEWEST or ""], *args], capture_output=True, text=True, env=env, timeout=60)
+
+    admin = kubectl("auth", "can-i", "delete", "nodes")
+    assert admin.stdout.strip() == "yes"
+    as_alice = kubectl("--as=alice", "auth", "can-i", "delete", "nodes")
+    assert as_alice.stdout.strip() == "no" and as_alice.returncode == 1
+    whoami = kubectl("--as=alice", "--as-group=devs", "auth", "whoami", "-o", "json")
+    assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == "alice", whoami.stderr
+    refused = kubectl("--token=bob-token", "--as=carol", "get", "pods")
+    assert refused.returncode == 1
+    assert 'users "carol" is forbidden: User "bob" cannot impersonate resource "users"' in refused.stderr

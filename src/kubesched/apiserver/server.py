@@ -36,6 +36,7 @@ from kubesched.apiserver.commit import GroupCommit
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.escalation import EscalationCheck
 from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.impersonation import impersonate
 from kubesched.apiserver.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH, ListWatch
 from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Authorizer, UserInfo, forbidden_message
@@ -105,6 +106,10 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             user = self._authenticate(request)
             if user is None:
                 return status_response(Unauthorized("Unauthorized"))
+            try:
+                user = impersonate(request.headers, user, self.authorizer)
+            except ApiError as err:
+                return status_response(err)
             request["user"] = user
             denied = self._authorize(request, user)
             if denied is not None:

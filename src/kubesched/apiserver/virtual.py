@@ -67,6 +67,8 @@ class Virtual(ServerContext):
                 info: dict[str, Any] = {"username": user.name, "groups": list(user.groups)}
                 if user.uid:
                     info["uid"] = user.uid
+                if user.extra:
+                    info["extra"] = {k: list(v) for k, v in user.extra.items()}
                 review["status"] = {"userInfo": info}
             elif t.resource.kind == "SelfSubjectAccessReview":
                 review["spec"] = spec
