@@ -6,14 +6,19 @@ bound twice."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import ssl
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from tests.live import KUBESCHED, Server, kubectl_binaries, temp_home, wait_for
+from tests.live import KUBESCHED, Server, free_port, kubectl_binaries, temp_home, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -41,7 +46,7 @@ def pod(name: str) -> dict:
 class Replica:
     """One scheduler replica as its pod would run it: in-cluster environment and files."""
 
-    def __init__(self, root: Path, sa_dir: Path, config: Path, port: int, n: int) -> None:
+    def __init__(self, root: Path, sa_dir: Path, config: Path, port: int, n: int, secure_port: int = 0) -> None:
         env = {
             **os.environ,
             "KUBERNETES_SERVICE_HOST": "127.0.0.1",
@@ -57,7 +62,7 @@ class Replica:
                 "--config",
                 str(config),
                 "--secure-port",
-                "0",
+                str(secure_port),
                 "--leader-elect-lease-duration",
                 "2s",
                 "--leader-elect-renew-deadline",
@@ -77,6 +82,38 @@ class Replica:
             if "leader election identity" in line:
                 return line.rsplit(" ", 1)[-1]
         return ""
+
+
+def _scrape(port: int, token: str) -> tuple[int, str]:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # the replica's self-signed serving certificate
+    req = urllib.request.Request(f"https://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def scrape_as_prometheus(kubectl: Any, port: int) -> None:
+    """deploy/40-monitoring.yaml's binding lets monitoring/prometheus scrape a replica's /metrics:
+    the replica reviews the token (TokenReview) and the path (SubjectAccessReview) with the API
+    server, under the RBAC deploy/ grants it, as kube-scheduler does."""
+    kubectl("create", "namespace", "monitoring")
+    kubectl("create", "serviceaccount", "prometheus", "-n", "monitoring")
+    kubectl("create", "serviceaccount", "intruder", "-n", "monitoring")
+    prometheus = kubectl("create", "token", "prometheus", "-n", "monitoring").strip()
+    intruder = kubectl("create", "token", "intruder", "-n", "monitoring").strip()
+    wait_for(lambda: _scrape(port, "x")[0] == 401, 30)
+    code, text = _scrape(port, prometheus)
+    assert code == 200 and "scheduler_schedule_attempts_total" in text, text[:300]
+    code, text = _scrape(port, intruder)
+    assert code == 403
+    assert json.loads(text)["message"] == (
+        'forbidden: User "system:serviceaccount:monitoring:intruder" cannot get path "/metrics"'
+    )
+    assert json.loads(_scrape(port, "not-a-token")[1])["reason"] == "Unauthorized"
 
 
 def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
@@ -103,7 +140,8 @@ def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
         config_map = next(d for d in yaml.safe_load_all((DEPLOY / "20-config.yaml").read_text()) if d)
         config = tmp_path / "config.yaml"
         config.write_text(config_map["data"]["config.yaml"])
-        replicas = [Replica(tmp_path, sa, config, server.port, i) for i in range(2)]
+        metrics_port = free_port()
+        replicas = [Replica(tmp_path, sa, config, server.port, i, metrics_port if i == 0 else 0) for i in range(2)]
 
         for i in range(5):
             assert server.request("POST", "/api/v1/namespaces/default/pods", pod(f"a-{i}"))[0] == 201
@@ -114,6 +152,7 @@ def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
             return len(mine) == n and all(p["spec"].get("nodeName") for p in mine)
 
         wait_for(lambda: bound("a-", 5), 60)
+        scrape_as_prometheus(kubectl, metrics_port)
         holder = wait_for(lambda: (server.request("GET", LEASE)[1].get("spec") or {}).get("holderIdentity"), 30)
         leader = next(r for r in replicas if r.identity() == holder)
         leader.proc.send_signal(signal.SIGKILL)

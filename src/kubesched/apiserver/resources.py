@@ -110,6 +110,27 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(
         "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False, "clusterrolebinding"
     ),
+    # what delegating authenticators and authorizers ask (kube-scheduler's /metrics)
+    Resource(
+        "authentication.k8s.io",
+        "v1",
+        "tokenreviews",
+        "TokenReview",
+        False,
+        "tokenreview",
+        verbs=("create",),
+        virtual=True,
+    ),
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        False,
+        "subjectaccessreview",
+        verbs=("create",),
+        virtual=True,
+    ),
     # kubectl auth can-i (and --list)
     Resource(
         "authorization.k8s.io",

@@ -50,6 +50,8 @@ class Virtual(ServerContext):
     authorizer: Authorizer
 
     async def _virtual(self, request: web.Request, t: Target) -> web.Response:
+        if t.resource.kind in ("TokenReview", "SubjectAccessReview"):
+            return await self._delegated_review(request, t)
         if t.resource.kind in ("SelfSubjectReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"):
             if request.method != "POST" or t.name is not None:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -124,6 +126,44 @@ class Virtual(ServerContext):
         allowed = PRIVILEGED_GROUP in user.groups or self.authorizer.allowed(attrs)
         return {"allowed": allowed} if allowed else {"allowed": False, "reason": ""}
 
+    async def _delegated_review(self, request: web.Request, t: Target) -> web.Response:
+        """``tokenreviews`` and ``subjectaccessreviews``: a delegating server's questions."""
+        if request.method != "POST" or t.name is not None:
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        body = await read_object(request)
+        self._check_kind(t, body)
+        raw = body.get("spec")
+        spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if t.resource.kind == "TokenReview":
+            status = self._token_review(spec)
+        else:
+            status = self._access_review(_review_user(spec), spec)
+        review = {
+            "kind": t.resource.kind,
+            "apiVersion": t.resource.group_version,
+            "metadata": {"creationTimestamp": None},
+            "spec": spec,
+            "status": status,
+        }
+        return respond(review, 201)
+
+    def _token_review(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """``tokenreviews`` (what a delegating authenticator such as kube-scheduler's asks): who
+        ``spec.token`` authenticates as, through this server's own authenticators."""
+        token = spec.get("token")
+        authenticator = getattr(self, "authenticator", None)
+        user = None
+        if isinstance(token, str) and token and authenticator is not None:
+            user = authenticator.authenticate(f"Bearer {token}")
+        if user is None:
+            return {"user": {}, "error": "invalid bearer token"}
+        info: dict[str, Any] = {"username": user.name, "groups": list(user.groups)}
+        if user.uid:
+            info["uid"] = user.uid
+        if user.extra:
+            info["extra"] = {k: list(v) for k, v in user.extra.items()}
+        return {"authenticated": True, "user": info, "audiences": list(spec.get("audiences") or [])}
+
     def _rules_review(self, user: UserInfo, namespace: str) -> dict[str, Any]:
         """``kubectl auth can-i --list``: every rule the user holds there."""
         rules = self.authorizer.rules_for(user, namespace)
@@ -193,3 +233,15 @@ class Virtual(ServerContext):
                 }
             )
         return out
+
+
+def _review_user(spec: dict[str, Any]) -> UserInfo:
+    """The user a SubjectAccessReview asks about (``spec.user``, ``groups``, ``uid``, ``extra``)."""
+    extra = spec.get("extra") if isinstance(spec.get("extra"), dict) else {}
+    assert isinstance(extra, dict)
+    return UserInfo(
+        str(spec.get("user") or ""),
+        uid=str(spec.get("uid") or ""),
+        groups=tuple(str(g) for g in spec.get("groups") or []),
+        extra={str(k): tuple(str(v) for v in vs or []) for k, vs in extra.items()},
+    )

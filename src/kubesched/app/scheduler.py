@@ -90,6 +90,7 @@ def run(
 ) -> int:
     """Run until SIGINT/SIGTERM (0) or, with leader election, until the lease is lost (the
     process exits 1 at once, as kube-scheduler's OnStoppedLeading does)."""
+    from kubesched.app.delegated_auth import DelegatedAuth
     from kubesched.app.serving import WATCHDOG_TOLERANCE, SchedulerServer
     from kubesched.client.remote import RemoteClient
     from kubesched.leaderelection.elector import Callbacks, LeaderElector
@@ -177,6 +178,7 @@ def run(
                 kubeconfig_token(kubeconfig) if kubeconfig else in_cluster_token(),
                 checks,
                 [sched.metrics.registry],
+                DelegatedAuth(client.api),
             )
             try:
                 client.spawn(server.start()).result(10)
