@@ -530,3 +530,36 @@ def test_deleting_a_running_job_deletes_its_pods_instead_of_leaving_them_termina
     while time.monotonic() < deadline and get(cluster, "pods", "-l", "job-name=forever", home=home)["items"]:
         time.sleep(0.2)
     assert get(cluster, "pods", "-l", "job-name=forever", home=home)["items"] == []
+
+
+def test_a_wait_for_first_consumer_claim_binds_on_the_first_attempt(cluster):
+    """The claim's provisioning used to wait for a commit the PreBind itself held up: every new
+    WaitForFirstConsumer claim first failed PreBind with `binding volumes: context deadline
+    exceeded` (a false FailedScheduling) and bound on the retry."""
+    home = temp_home()
+    manifest = [
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "first-try"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "first-try"},
+            "spec": {
+                "containers": [{"name": "c", "image": "nginx"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "first-try"}}],
+            },
+        },
+    ]
+    path = Path(home) / "first-try.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifest}))
+    kubectl(cluster, "apply", "-f", str(path), home=home)
+    kubectl(cluster, "wait", "--for=condition=Ready", "pod/first-try", "--timeout=60s", home=home)
+    assert get(cluster, "pvc", "first-try", home=home)["status"]["phase"] == "Bound"
+    events = get(
+        cluster, "events", "--field-selector", "involvedObject.kind=Pod,involvedObject.name=first-try", home=home
+    )
+    assert [e["reason"] for e in events["items"]] == ["Scheduled"], [e["message"] for e in events["items"]]

@@ -14,7 +14,7 @@ from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.events import EventRecorder, to_core
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import StorageError, Store
 
 log = logging.getLogger("kubesched.client")
 
@@ -101,6 +101,16 @@ class InProcessClient:
         changed = False
         for sync in self.settlers:
             changed = bool(sync()) or changed
+        if not changed and self.store.pending():
+            # the controllers' watches show committed writes only, and the group commit waits for
+            # this loop iteration to end: commit what this cycle wrote (its claims' selected
+            # node) now, and look again, or a WaitForFirstConsumer claim's first PreBind times out
+            try:
+                self.store.commit()
+            except StorageError:
+                return False
+            for sync in self.settlers:
+                changed = bool(sync()) or changed
         return changed
 
     def update_volume(self, pv: dict[str, Any]) -> dict[str, Any]:
