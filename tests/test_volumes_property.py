@@ -6,7 +6,6 @@ claim has two pods, and no pod left pending could have run on any node."""
 
 from __future__ import annotations
 
-from itertools import permutations
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -100,17 +99,21 @@ def _feasible(c: Cluster, pod: dict[str, Any], node_name: str, running: list[dic
             waiting.append(claim)
     free = [v for v in c.store.list("PersistentVolume")[0] if not v["spec"].get("claimRef")]
     fits = [v for v in free if v["spec"]["storageClassName"] == "local" and node_affinity_allows(v, labels)]
-    choice = None
-    for picked in permutations(fits, len(waiting)):
-        if all(
-            volume_capacity(v) >= requested_storage(w)
+    # findMatchingVolumes is greedy, not a search: the smallest claims first, each taking the
+    # smallest free volume it fits (a bigger claim can find its only volume taken by a smaller
+    # one that had another choice, upstream as here)
+    taken: set[str] = set()
+    for w in sorted(waiting, key=requested_storage):
+        matching = [
+            v
+            for v in fits
+            if v["metadata"]["name"] not in taken
+            and volume_capacity(v) >= requested_storage(w)
             and set(w["spec"]["accessModes"]) <= set(v["spec"]["accessModes"])
-            for v, w in zip(picked, waiting, strict=True)
-        ):
-            choice = picked
-            break
-    if choice is None:
-        return False
+        ]
+        if not matching:
+            return False
+        taken.add(min(matching, key=lambda v: (volume_capacity(v), v["metadata"]["name"]))["metadata"]["name"])
     limit = _limits(c).get(node_name)
     return limit is None or len((on_node | new) - {None}) <= limit
 
