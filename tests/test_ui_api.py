@@ -62,16 +62,35 @@ def test_the_ui_needs_the_token(cluster: Server) -> None:
     assert set(state["queue"]) == {"activeQ", "backoffQ", "unschedulablePods", "gated", "inFlight"}
 
 
+ALIAS_BOMB = (
+    "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+    "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+    "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\ni: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n"
+)
+
+
 @pytest.mark.parametrize(
     ("body", "code", "words"),
     [
         ("kind: [unclosed", 400, "does not parse"),
         ("- just\n- a list\n", 400, "not an object with metadata"),
-        ("apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n", 400, "unknown kind v1/Gadget"),
+        ("apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n", 400, 'no matches for kind "Gadget" in version "v1"'),
         ("apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {}\n", 400, "metadata.name: Required value"),
         ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: when}\ndata: {at: 2026-11-25T10:00:00Z}\n", 200, "applied"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n", 422, "spec.containers"),
         ("", 400, "no object"),
+        # what the API server's own decoding refuses, refused here the same way, before parsing
+        (ALIAS_BOMB, 400, "aliases expand the document past"),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", 400, "nested more than 500 levels deep"),
+        # kubectl's strict field validation: an unknown field is refused, not dropped
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strict}\nbogus: 1\ndata: {a: b}\n",
+            400,
+            'unknown field "bogus"',
+        ),
+        # names are path segments: no traversal to another resource, no query injected
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: ../configmaps/victim}\n", 400, "may not contain '/'"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: '..'}\n", 400, "may not be '..'"),
     ],
 )
 def test_bad_yaml_is_a_4xx_never_a_500(cluster: Server, body: str, code: int, words: str) -> None:
@@ -99,3 +118,45 @@ def test_a_bad_configuration_leaves_the_scheduler_alone(cluster: Server, body: s
     got, doc = call(cluster, "PUT", "/api/config", body)
     assert got == 400 and words in doc["message"]
     assert call(cluster, "GET", "/api/config")[1]["restarts"] == before
+
+
+def raw_call(server: Server, method: str, path: str, body: bytes | None = None) -> tuple[int, dict]:
+    headers = {"Authorization": f"Bearer {token(server)}", "X-Kubesched-UI": "1", "Content-Type": "application/yaml"}
+    req = urllib.request.Request(ui(server, path), data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as err:
+        return err.code, json.load(err)
+
+
+def test_invalid_utf8_is_a_400_not_a_500(cluster: Server) -> None:
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \xff\xfe}\n"
+    code, doc = raw_call(cluster, "POST", "/api/apply", body)
+    assert code == 400 and doc["message"] == "the YAML is not UTF-8: invalid byte at offset 48"
+    code, doc = raw_call(cluster, "PUT", "/api/config", b"\xc3\x28")
+    assert code == 400 and "not UTF-8" in doc["message"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/objects/Pod/default/..%2Fconfigmaps%2Fvictim",
+        "/api/objects/Pod/default/victim%3FdryRun=All",
+        "/api/yaml/Pod/default/..%2Fconfigmaps%2Fvictim",
+        "/api/objects/ConfigMap/..%2F..%2Fapi%2Fv1%2Fnamespaces%2Fdefault%2Fconfigmaps/victim",
+    ],
+)
+def test_paths_built_from_url_parts_cannot_reach_another_resource(cluster: Server, path: str) -> None:
+    victim = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "victim"}, "data": {"a": "b"}}
+    cluster.request("POST", "/api/v1/namespaces/default/configmaps", victim)
+    method = "GET" if path.startswith("/api/yaml/") else "DELETE"
+    headers = {"Authorization": f"Bearer {token(cluster)}", "X-Kubesched-UI": "1"}
+    req = urllib.request.Request(ui(cluster, path), method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            code, body = resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        code, body = err.code, err.read()
+    assert code in (400, 404), (code, body[:300])
+    assert cluster.request("GET", "/api/v1/namespaces/default/configmaps/victim")[0] == 200

@@ -3,8 +3,10 @@ files from the package, a server-sent event stream of nodes, pods and the schedu
 a pod's scheduling results, YAML create/edit/delete and the scheduler configuration.
 
 Reads come from the Store and the running Scheduler in process; writes go to the API server
-over HTTPS as any client's would (server-side apply, delete), so they get its validation,
-admission and Status errors. Every route but the static files needs the cluster's token: as a
+over HTTPS as any client's would (server-side apply with strict field validation, delete), so
+they get its validation, admission and Status errors; a body is read and decoded under the API
+server's own limits (size, UTF-8, nesting and alias expansion), and every name in a path is a
+checked, escaped path segment. Every route but the static files needs the cluster's token: as a
 bearer token, or the cookie that ``/?token=…`` sets (the URL ``kubesched up`` prints)."""
 
 from __future__ import annotations
@@ -13,17 +15,23 @@ import asyncio
 import contextlib
 import hmac
 import json
+import logging
+import re
 import ssl
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import httpx
 import yaml
 from aiohttp import web
 
-from kubesched.api.errors import ApiError
+from kubesched.api.errors import ApiError, BadRequest
+from kubesched.api.validation import path_segment_errors
 from kubesched.api.watch import DELETED
+from kubesched.apiserver.bodies import read_body
 from kubesched.apiserver.resources import BY_KIND, Resource
+from kubesched.cluster.loader import YAML_LOADER, check_yaml_structure
 from kubesched.cluster.store import Store
 from kubesched.errors import InputError
 from kubesched.scheduler.config import SchedulerConfig, parse_config
@@ -32,7 +40,10 @@ from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.ui.views import node_view, pod_view, queue_view, results_view
 
+log = logging.getLogger("kubesched.ui")
 STATIC = Path(__file__).parent / "static"
+# kubectl's YAMLReader: a line starting with --- (then nothing but blanks or a comment) ends a document
+DOCUMENT_SEPARATOR = re.compile(rb"^---[ \t]*(?:#[^\n]*)?\r?$", re.MULTILINE)
 COOKIE = "kubesched-ui"
 WRITE_HEADER = "X-Kubesched-UI"  # a cross-site form cannot set it: writes need it (CSRF)
 FIELD_MANAGER = "kubesched-ui"
@@ -131,6 +142,13 @@ class UiServer:
             return await handler(request)
         except InputError as exc:
             return _status(400, "BadRequest", str(exc))
+        except ApiError as exc:
+            return _status(exc.code, exc.reason, exc.message)
+        except (asyncio.CancelledError, ConnectionResetError, web.HTTPException):
+            raise
+        except Exception:  # a bug of ours: logged, answered without a traceback
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return _status(500, "InternalError", "Internal error occurred: the web UI could not handle the request")
 
     # -- pages and reads -----------------------------------------------------------------------
     async def _index(self, request: web.Request) -> web.StreamResponse:
@@ -195,34 +213,47 @@ class UiServer:
     # -- writes, through the API server --------------------------------------------------------
     async def _apply(self, request: web.Request) -> web.Response:
         """Each YAML document server-side applied (created or updated, as ``kubectl apply
-        --server-side --force-conflicts``); the first failure is returned as the API server's
-        Status, with the document's position."""
-        text = await request.text()
-        try:
-            docs = [d for d in yaml.safe_load_all(text) if d is not None]
-        except yaml.YAMLError as exc:
-            return _status(400, "BadRequest", f"the YAML does not parse: {exc}")
+        --server-side --force-conflicts``, with kubectl's strict field validation); the first
+        failure is returned as the API server's Status, with the document's position. Each
+        document is sent as written, for the API server to decode and check."""
+        text = await _text(request, "the YAML")
+        docs = [d for d in DOCUMENT_SEPARATOR.split(text) if d is not None and d.strip() and not _comment_only(d)]
         if not docs:
             return _status(400, "BadRequest", "no object in the YAML")
         applied = []
-        for i, doc in enumerate(docs):
+        for i, raw in enumerate(docs):
+            try:
+                doc = _decode_yaml(raw, f"document {i + 1}")
+            except ApiError as exc:
+                return _status(exc.code, exc.reason, exc.message)
+            if doc is None:
+                continue
             if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict):
                 return _status(400, "BadRequest", f"document {i + 1}: not an object with metadata")
             kind = BY_KIND.get(str(doc.get("kind")))
             if kind is None or doc.get("apiVersion") != kind.group_version:
                 return _status(
-                    400, "BadRequest", f"document {i + 1}: unknown kind {doc.get('apiVersion')}/{doc.get('kind')}"
+                    400,
+                    "BadRequest",
+                    f'document {i + 1}: no matches for kind "{doc.get("kind")}" in version "{doc.get("apiVersion")}"',
                 )
             name = doc["metadata"].get("name")
             if not name or not isinstance(name, str):
                 return _status(400, "BadRequest", f"document {i + 1}: metadata.name: Required value")
             ns = (doc["metadata"].get("namespace") or "default") if kind.namespaced else ""
-            doc["metadata"].pop("resourceVersion", None)
-            doc["metadata"].pop("managedFields", None)
+            if not isinstance(ns, str):
+                return _status(400, "BadRequest", f"document {i + 1}: metadata.namespace: must be a string")
+            path = self._path(kind, ns, name, what=f"document {i + 1}: metadata")
+            if doc["metadata"].get("resourceVersion") or doc["metadata"].get("managedFields"):
+                doc["metadata"].pop("resourceVersion", None)
+                doc["metadata"].pop("managedFields", None)
+                body = json.dumps(doc, default=str).encode()  # a YAML timestamp is a string to the API
+            else:
+                body = raw
             resp = await self._client().patch(
-                self._path(kind, ns, name),
-                params={"fieldManager": FIELD_MANAGER, "force": "true"},
-                content=json.dumps(doc, default=str),  # a YAML timestamp is a string to the API
+                path,
+                params={"fieldManager": FIELD_MANAGER, "force": "true", "fieldValidation": "Strict"},
+                content=body,
                 headers={"Content-Type": "application/apply-patch+yaml"},
             )
             if resp.status_code >= 300:
@@ -233,7 +264,8 @@ class UiServer:
     async def _delete(self, request: web.Request) -> web.Response:
         kind = self._kind(request.match_info["kind"])
         ns = request.match_info["namespace"]
-        resp = await self._client().delete(self._path(kind, "" if ns == "-" else ns, request.match_info["name"]))
+        path = self._path(kind, "" if ns == "-" else ns, request.match_info["name"])
+        resp = await self._client().delete(path)
         return web.Response(status=resp.status_code, body=resp.content, content_type="application/json")
 
     async def _config(self, request: web.Request) -> web.Response:
@@ -249,10 +281,7 @@ class UiServer:
     async def _put_config(self, request: web.Request) -> web.Response:
         """A new KubeSchedulerConfiguration: validated as ``kubesched config validate``, then
         the scheduler restarts with it (an invalid one leaves the running scheduler alone)."""
-        try:
-            raw = yaml.safe_load(await request.text())
-        except yaml.YAMLError as exc:
-            return _status(400, "BadRequest", f"the configuration's YAML does not parse: {exc}")
+        raw = _decode_yaml(await _text(request, "the configuration"), "the configuration")
         if not isinstance(raw, dict):
             return _status(400, "BadRequest", "the configuration must be a KubeSchedulerConfiguration object")
         cfg = parse_config(raw, "the web UI's configuration")
@@ -318,10 +347,18 @@ class UiServer:
         return kind
 
     @staticmethod
-    def _path(kind: Resource, namespace: str, name: str) -> str:
+    def _path(kind: Resource, namespace: str, name: str, what: str = "the path") -> str:
+        """The object's API path; its namespace and name must each be one path segment (no ``/``,
+        ``%``, ``.`` or ``..``, as ``path.IsValidPathSegmentName``), and are escaped (``?``, ``#``)."""
+        for field, value in (("namespace", namespace), ("name", name)):
+            errors = path_segment_errors(value) if value or field == "name" else []
+            if field == "name" and not value:
+                errors = ["Required value"]
+            if errors:
+                raise BadRequest(f"{what}: {field}: Invalid value: {json.dumps(value)}: {errors[0]}")
         root = f"/api/{kind.version}" if not kind.group else f"/apis/{kind.group}/{kind.version}"
-        scope = f"/namespaces/{namespace}" if kind.namespaced else ""
-        return f"{root}{scope}/{kind.plural}/{name}"
+        scope = f"/namespaces/{quote(namespace, safe='')}" if kind.namespaced else ""
+        return f"{root}{scope}/{kind.plural}/{quote(name, safe='')}"
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -338,6 +375,32 @@ class UiServer:
     async def _close(self, app: web.Application) -> None:
         if self._http is not None:
             await self._http.aclose()
+
+
+async def _text(request: web.Request, what: str) -> bytes:
+    """A body under the API server's size limit (413), which must be UTF-8 (400)."""
+    data = await read_body(request)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"{what} is not UTF-8: invalid byte at offset {exc.start}") from None
+    return data
+
+
+def _decode_yaml(data: bytes, what: str) -> Any:
+    """One YAML document, refused with 400 when nested too deep, when its aliases expand past the
+    limit (the scan runs before the parser composes anything), or when it does not parse."""
+    try:
+        check_yaml_structure(data.decode("utf-8"), what)
+        return yaml.load(data, Loader=YAML_LOADER)
+    except InputError as exc:
+        raise BadRequest(str(exc)) from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        raise BadRequest(f"{what}: the YAML does not parse: {str(exc).splitlines()[0]}") from None
+
+
+def _comment_only(doc: bytes) -> bool:
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in doc.splitlines())
 
 
 async def _send(resp: web.StreamResponse, event: str, data: Any) -> None:
