@@ -85,6 +85,15 @@ class Server:
             self.proc.wait(10)
             raise
 
+    def ui_login_url(self) -> str:
+        """The one-time login address ``kubesched up`` printed for its web UI."""
+        log = (self.data_dir.parent / f"{self.data_dir.name}.log").read_text(errors="replace")
+        found = [
+            line.rsplit(" ", 1)[-1] for line in log.splitlines() if "web UI on" in line and "log in once at" in line
+        ]
+        assert found, "kubesched up printed no login address"
+        return found[-1]
+
     def stop(self, sig: int = signal.SIGTERM) -> int:
         assert self.proc is not None
         self.proc.send_signal(sig)

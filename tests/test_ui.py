@@ -52,7 +52,9 @@ def open_ui(browser, server: Server):
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(ui(server, f"/?token={token(server)}"))
+    page.goto(ui(server, "/"))  # no session yet: the login form
+    page.fill("input[name=token]", token(server))
+    page.click("button[type=submit]")
     page.wait_for_selector("[data-live=true]")
     return page, errors
 
@@ -162,7 +164,7 @@ spec:
     assert page.locator("table.results tr.win").get_attribute("data-node") == second
     # MostAllocated: the next pod joins a node that already has one
     page.goto(ui(cluster, "/#/config"))
-    page.wait_for_function("document.querySelector('textarea[name=config]').value.includes('profiles')")
+    wait_for(lambda: "profiles" in page.input_value("textarea[name=config]"))  # (the page's CSP forbids eval)
     config = yaml.safe_load(page.input_value("textarea[name=config]"))
     fit = next(pc for pc in config["profiles"][0]["pluginConfig"] if pc["name"] == "NodeResourcesFit")
     fit["args"]["scoringStrategy"]["type"] = "MostAllocated"
@@ -174,7 +176,7 @@ spec:
     assert errors == []
     # an invalid configuration is refused with the field named; the scheduler goes on
     page.goto(ui(cluster, "/#/config"))
-    page.wait_for_function("document.querySelector('textarea[name=config]').value.includes('profiles')")
+    wait_for(lambda: "profiles" in page.input_value("textarea[name=config]"))  # (the page's CSP forbids eval)
     fit["args"]["scoringStrategy"]["type"] = "Sideways"
     page.fill("textarea[name=config]", yaml.safe_dump(config))
     page.click("button[name=apply-config]")

@@ -38,16 +38,32 @@ def call(server: Server, method: str, path: str, body: str | None = None) -> tup
         return err.code, json.load(err)
 
 
-def test_the_ui_needs_the_token(cluster: Server) -> None:
-    for path, headers in (("/api/state", {}), ("/api/state", {"Cookie": "kubesched-ui=wrong"}), ("/", {})):
-        req = urllib.request.Request(ui(cluster, path), headers=headers)
-        with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(req, timeout=10)
-        assert err.value.code == 401
-    req = urllib.request.Request(ui(cluster, "/?token=nope"))
-    with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=10)
-    assert err.value.code == 401
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
+
+
+def fetch(server: Server, path: str, headers: dict[str, str] | None = None, data: bytes | None = None):
+    """(status, headers, body) without following redirects."""
+    req = urllib.request.Request(ui(server, path), data=data, headers=headers or {})
+    try:
+        with OPENER.open(req, timeout=10) as resp:
+            return resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers, err.read()
+
+
+def test_the_ui_needs_a_session_or_the_token(cluster: Server) -> None:
+    for path, headers in (("/api/state", {}), ("/api/state", {"Cookie": "kubesched-ui=wrong"})):
+        assert fetch(cluster, path, headers)[0] == 401
+    code, headers, _ = fetch(cluster, "/")
+    assert code == 302 and headers["Location"] == "/login"
+    # the cluster's token is never taken from the address, not even the right one
+    code, _, body = fetch(cluster, f"/?token={token(cluster)}")
+    assert code == 401 and b"no longer takes the cluster's token in its address" in body
     # a write without the UI's header is refused even with the token (a cross-site form)
     req = urllib.request.Request(
         ui(cluster, "/api/apply"), data=b"{}", method="POST", headers={"Authorization": f"Bearer {token(cluster)}"}
@@ -60,6 +76,50 @@ def test_the_ui_needs_the_token(cluster: Server) -> None:
         state = json.load(resp)
     assert [n["name"] for n in state["nodes"]] == ["node-0", "node-1", "node-2"]
     assert set(state["queue"]) == {"activeQ", "backoffQ", "unschedulablePods", "gated", "inFlight"}
+
+
+def session_of(headers) -> str:
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    return cookie.split(";")[0]
+
+
+def test_the_printed_login_address_opens_one_session_once(cluster: Server) -> None:
+    login = cluster.ui_login_url()
+    assert token(cluster) not in login
+    path = login.split(str(cluster.ui_port), 1)[1]
+    code, headers, _ = fetch(cluster, path)
+    assert code == 302 and headers["Location"] == "/"
+    cookie = session_of(headers)
+    assert token(cluster) not in cookie
+    assert fetch(cluster, "/api/state", {"Cookie": cookie})[0] == 200
+    code, _, body = fetch(cluster, path)  # spent
+    assert code == 401 and b"has been used or has expired" in body
+
+
+def test_the_login_form_takes_the_clusters_token_by_post(cluster: Server) -> None:
+    code, _, body = fetch(cluster, "/login", data=b"token=wrong")
+    assert code == 401 and b"not this cluster" in body
+    code, headers, _ = fetch(cluster, "/login", data=f"token={token(cluster)}".encode())
+    assert code == 302
+    assert fetch(cluster, "/api/state", {"Cookie": session_of(headers)})[0] == 200
+
+
+@pytest.mark.parametrize("path", ["/login", "/static/app.js", "/api/state"])
+def test_every_answer_forbids_framing_and_inline_code(cluster: Server, path: str) -> None:
+    _, headers, _ = fetch(cluster, path)
+    policy = headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert headers["X-Frame-Options"] == "DENY" and headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_request_for_another_host_is_refused(cluster: Server) -> None:
+    """A DNS-rebinding page (attacker.example resolving to 127.0.0.1) sends its own Host."""
+    auth = {"Authorization": f"Bearer {token(cluster)}"}
+    code, _, body = fetch(cluster, "/api/state", {**auth, "Host": f"attacker.example:{cluster.ui_port}"})
+    assert code == 403 and b"answers only for" in body
+    assert fetch(cluster, "/api/state", {**auth, "Host": f"localhost:{cluster.ui_port}"})[0] == 200
 
 
 ALIAS_BOMB = (

@@ -244,17 +244,37 @@ async def _serve(opts: ServerOptions) -> None:
     print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
     if service is not None and opts.ui_port:
         from kubesched.ui.server import UiServer
+        from kubesched.ui.session import is_loopback
 
-        ui = UiServer(store, service, token, f"https://{address}", ca, config_path=opts.config_path)
+        tls = not is_loopback(opts.host)  # beyond loopback the UI is served over TLS, as the API is
+        ui = UiServer(
+            store,
+            service,
+            token,
+            f"https://{address}",
+            ca,
+            config_path=opts.config_path,
+            host=opts.host,
+            port=opts.ui_port,
+            secure=tls,
+        )
         ui_runner = web.AppRunner(ui.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await ui_runner.setup()
         try:
-            await web.TCPSite(ui_runner, opts.host, opts.ui_port, reuse_address=True).start()
+            site = web.TCPSite(
+                ui_runner,
+                opts.host,
+                opts.ui_port,
+                reuse_address=True,
+                ssl_context=server_context(crt, key) if tls else None,
+            )
+            await site.start()
         except OSError as exc:
             raise InputError(
                 f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): {exc.strerror or exc}"
             ) from None
-        print(f"kubesched: web UI on http://{opts.host}:{opts.ui_port}/?token={token}", flush=True)
+        base = f"{'https' if tls else 'http'}://{opts.host}:{opts.ui_port}"
+        print(f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}", flush=True)
     await stop.wait()
     if service is not None:
         await service.stop()

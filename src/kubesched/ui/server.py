@@ -6,8 +6,11 @@ Reads come from the Store and the running Scheduler in process; writes go to the
 over HTTPS as any client's would (server-side apply with strict field validation, delete), so
 they get its validation, admission and Status errors; a body is read and decoded under the API
 server's own limits (size, UTF-8, nesting and alias expansion), and every name in a path is a
-checked, escaped path segment. Every route but the static files needs the cluster's token: as a
-bearer token, or the cookie that ``/?token=…`` sets (the URL ``kubesched up`` prints)."""
+checked, escaped path segment. A browser logs in with the one-time code ``kubesched up`` prints
+(or by posting the cluster's token) and then holds a session cookie of the UI's own; tools may
+send the cluster's token as a bearer token. Every answer carries a Content-Security-Policy and
+no-framing headers, and a request whose Host is not the UI's is refused (DNS rebinding). Every
+route but the static files and the login needs a session or the cluster's token."""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.config_defaults import to_document
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.ui.session import Sessions, allowed_hosts, security_headers
 from kubesched.ui.views import node_view, pod_view, queue_view, results_view
 
 log = logging.getLogger("kubesched.ui")
@@ -88,17 +92,27 @@ class UiServer:
         ca: Path,
         *,
         config_path: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        secure: bool = False,
     ) -> None:
         self.store = store
         self.service = service
         self.token = token
+        self.sessions = Sessions(token)
+        self.hosts = allowed_hosts(host, port)
+        self.secure = secure  # served over TLS: the session cookie is Secure
+        self.headers = security_headers(STATIC / "index.html")
         self.api_url = api_url
         self.ca = ca
         self.config_path = config_path
         self._http: httpx.AsyncClient | None = None
         self._streams: set[asyncio.Event] = set()
         app = web.Application(middlewares=[self._auth], client_max_size=4 * 1024 * 1024)
+        app.on_response_prepare.append(self._secure_headers)
         app.router.add_get("/", self._index)
+        app.router.add_get("/login", self._login)
+        app.router.add_post("/login", self._login)
         app.router.add_static("/static", STATIC, follow_symlinks=False)
         app.router.add_get("/api/state", self._state)
         app.router.add_get("/api/stream", self._stream)
@@ -114,28 +128,37 @@ class UiServer:
         self.app = app
 
     # -- authentication ------------------------------------------------------------------------
+    def login_url(self, base: str) -> str:
+        """A one-time login address (a new code each call) for ``base`` (``http://host:port``)."""
+        return f"{base}/login?code={self.sessions.new_code()}"
+
     def _authorized(self, request: web.Request) -> bool:
-        given = request.cookies.get(COOKIE, "")
         header = request.headers.get("Authorization", "")
         if header.startswith("Bearer "):
-            given = header[7:]
-        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+            return hmac.compare_digest(header[7:].encode(), self.token.encode())
+        return self.sessions.valid(request.cookies.get(COOKIE, ""))
+
+    async def _secure_headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        for name, value in self.headers.items():
+            response.headers.setdefault(name, value)
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.path.startswith("/static/"):
+        if request.host not in self.hosts:  # a rebound name pointing at this address
+            return _status(403, "Forbidden", f"the web UI answers only for {', '.join(sorted(self.hosts))}")
+        if request.path.startswith("/static/") or request.path == "/login":
             return await handler(request)
-        if request.path == "/" and "token" in request.query:
-            given = request.query["token"]
-            if not hmac.compare_digest(given.encode(), self.token.encode()):
-                return _status(401, "Unauthorized", "the token in the URL is not this cluster's")
-            resp = web.HTTPFound("/")
-            resp.set_cookie(COOKIE, given, httponly=True, samesite="Strict", path="/")
-            return resp
+        if "token" in request.query:
+            return _status(
+                401,
+                "Unauthorized",
+                "the web UI no longer takes the cluster's token in its address: open the login address "
+                "kubesched up printed, or log in at /login",
+            )
         if not self._authorized(request):
             if request.path == "/":
-                return web.Response(status=401, text=_LOGIN, content_type="text/html")
-            return _status(401, "Unauthorized", "open the URL kubesched up printed (it carries the token)")
+                raise web.HTTPFound("/login")
+            return _status(401, "Unauthorized", "log in first: open the login address kubesched up printed")
         if request.method not in ("GET", "HEAD") and request.headers.get(WRITE_HEADER) != "1":
             return _status(403, "Forbidden", f"writes need the {WRITE_HEADER} header")
         try:
@@ -149,6 +172,25 @@ class UiServer:
         except Exception:  # a bug of ours: logged, answered without a traceback
             log.exception("internal error serving %s %s", request.method, request.path)
             return _status(500, "InternalError", "Internal error occurred: the web UI could not handle the request")
+
+    async def _login(self, request: web.Request) -> web.StreamResponse:
+        """``GET /login?code=`` spends a printed code; ``POST /login`` takes the cluster's token from a
+        form (never the address). Either sets the session cookie and goes to the page."""
+        session = None
+        if request.method == "POST":
+            form = await request.post()
+            session = self.sessions.login(str(form.get("token") or ""))
+            failed = "that is not this cluster's token"
+        elif "code" in request.query:
+            session = self.sessions.redeem(request.query["code"])
+            failed = "this login address has been used or has expired; log in with the cluster's token"
+        else:
+            return web.Response(text=_LOGIN.format(note=""), content_type="text/html")
+        if session is None:
+            return web.Response(status=401, text=_LOGIN.format(note=f"<p>{failed}.</p>"), content_type="text/html")
+        resp = web.HTTPFound("/")
+        resp.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/", secure=self.secure)
+        return resp
 
     # -- pages and reads -----------------------------------------------------------------------
     async def _index(self, request: web.Request) -> web.StreamResponse:
@@ -422,6 +464,9 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 
 
 _LOGIN = """<!doctype html><meta charset="utf-8"><title>kubesched</title>
-<body style="font-family:sans-serif;margin:3em">
-<h1>kubesched</h1><p>This page needs the cluster's token. Open the address <code>kubesched up</code> printed
-(<code>http://…/?token=…</code>), or find the token in the data directory's kubeconfig.</p></body>"""
+<link rel="stylesheet" href="/static/style.css"><link rel="icon" href="data:,">
+<body class="login"><h1>kubesched</h1>{note}
+<p>Open the login address <code>kubesched up</code> printed, or paste the cluster's token (the
+<code>token</code> of the kubeconfig in the data directory):</p>
+<form method="post" action="/login"><input type="password" name="token" autocomplete="off" autofocus>
+<button type="submit">Log in</button></form></body>"""
