@@ -431,7 +431,15 @@ _server_flags = [
         show_default=True,
         help="The controllers to run, as kube-controller-manager's flag: '*' all, 'name' one, '-name' not that one "
         "(deployment, replicaset, statefulset, daemonset, job, garbage-collector, namespace, node-lifecycle, "
-        "disruption, persistentvolume-binder, resourceclaim).",
+        "pod-garbage-collector, disruption, persistentvolume-binder, resourceclaim).",
+    ),
+    click.option(
+        "--terminated-pod-gc-threshold",
+        type=click.IntRange(min=0),
+        default=12_500,
+        show_default=True,
+        help="Finished pods kept before the pod garbage collector deletes the oldest (0: never; "
+        "kube-controller-manager's flag).",
     ),
     click.option(
         "--node-monitor-grace-period",
@@ -503,6 +511,7 @@ def _serve(
             pod_run_seconds=flags["pod_run_seconds"],
             controllers=select_controllers(flags["controllers"]),
             node_monitor_grace=flags["node_monitor_grace_period"],
+            terminated_pod_gc_threshold=flags["terminated_pod_gc_threshold"],
             token_auth_file=flags["token_auth_file"],
             attach_limit=flags["attach_limit"],
             fault_injection=flags["fault_injection"],

@@ -47,6 +47,7 @@ from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
 from kubesched.controllers.manager import ControllerManager
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
+from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
 from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
@@ -69,6 +70,7 @@ class ServerOptions:
     pod_run_seconds: float = POD_RUN_SECONDS  # a run-to-completion pod's run time on a hollow node
     controllers: list[str] = field(default_factory=lambda: list(ALL_CONTROLLERS))
     node_monitor_grace: float = MONITOR_GRACE_PERIOD  # kube-controller-manager's --node-monitor-grace-period
+    terminated_pod_gc_threshold: int = TERMINATED_POD_THRESHOLD  # and its --terminated-pod-gc-threshold
     attach_limit: int = ATTACH_LIMIT  # the hollow CSI driver's volumes per node (0: no CSINodes)
     fault_injection: bool = False  # tests: /debug/kubesched/faults
     limits: Limits = field(default_factory=Limits)
@@ -165,6 +167,7 @@ async def _serve(opts: ServerOptions) -> None:
         wake=changed.set,
         syncers=syncers,
         node_monitor_grace=opts.node_monitor_grace,
+        terminated_pod_gc_threshold=opts.terminated_pod_gc_threshold,
         health=health,
     )
     stop = asyncio.Event()

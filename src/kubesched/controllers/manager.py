@@ -18,6 +18,7 @@ from kubesched.controllers.garbagecollector import GarbageCollector
 from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecycleController
+from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD, PodGarbageCollector
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.errors import InputError
@@ -37,6 +38,7 @@ ALL = (
     "garbage-collector-controller",
     "namespace-controller",
     "node-lifecycle-controller",
+    "pod-garbage-collector-controller",
     "clusterrole-aggregation-controller",
     "disruption-controller",
     "persistentvolume-binder-controller",
@@ -47,6 +49,7 @@ ALL = (
 WORKLOAD_CONTROLLERS = (*WORKLOADS, "garbage-collector-controller", "namespace-controller", "node-lifecycle-controller")
 ALIASES = {name.removesuffix("-controller"): name for name in ALL} | {
     "garbagecollector": "garbage-collector-controller",
+    "podgc": "pod-garbage-collector-controller",
     "persistentvolume-binder": "persistentvolume-binder-controller",
     "ephemeral-volume": "persistentvolume-binder-controller",
     "ephemeral-volume-controller": "persistentvolume-binder-controller",
@@ -101,6 +104,7 @@ class ControllerManager:
         syncers: list[Syncer] | None = None,
         node_monitor_grace: float = MONITOR_GRACE_PERIOD,
         health: LoopHealth | None = None,
+        terminated_pod_gc_threshold: int = TERMINATED_POD_THRESHOLD,
     ) -> None:
         self.client = client
         self.names = names
@@ -117,6 +121,10 @@ class ControllerManager:
             self.loops.append(GarbageCollector(client, kinds, self.wake, self.health))
         if "namespace-controller" in names:
             self.loops.append(NamespaceController(client, kinds, self.wake, health=self.health))
+        if "pod-garbage-collector-controller" in names:
+            self.loops.append(
+                PodGarbageCollector(client, self.wake, threshold=terminated_pod_gc_threshold, health=self.health)
+            )
         if "clusterrole-aggregation-controller" in names:
             self.loops.append(ClusterRoleAggregationController(client))
         if "node-lifecycle-controller" in names:
