@@ -130,9 +130,9 @@ def _selector_and_template(spec: Mapping[str, Any], what: str) -> None:
         raise _invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
 
 
-def _pod_template(spec: Mapping[str, Any], owner: str, *, restart: tuple[str, ...] = ("Always",)) -> None:
-    """``ValidatePodTemplateSpec`` (the pod validation the scheduler relies on, under
-    ``spec.template``) and the restart policies the owner's pods may have."""
+def _template_pod(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``ValidatePodTemplateSpec``: the pod validation the scheduler relies on, under
+    ``spec.template``; the template's pod spec."""
     template = spec.get("template")
     if not isinstance(template, Mapping):
         raise _required("spec.template")
@@ -140,11 +140,16 @@ def _pod_template(spec: Mapping[str, Any], owner: str, *, restart: tuple[str, ..
         validate_pod({"spec": template.get("spec") or {}})
     except InputError as exc:
         raise InputError(exc.message, field=f"spec.template.{exc.field}" if exc.field else "spec.template") from None
-    pspec = template.get("spec") or {}
+    return template.get("spec") or {}
+
+
+def _pod_template(spec: Mapping[str, Any], owner: str) -> None:
+    """The template of a controller whose pods always restart (``Always`` is their only policy)."""
+    pspec = _template_pod(spec)
     policy = pspec.get("restartPolicy") or "Always"
-    if policy not in restart:
-        raise _unsupported("spec.template.spec.restartPolicy", policy, restart)
-    if owner and pspec.get("activeDeadlineSeconds") is not None:
+    if policy != "Always":
+        raise _unsupported("spec.template.spec.restartPolicy", policy, ("Always",))
+    if pspec.get("activeDeadlineSeconds") is not None:
         raise InputError(
             f"Forbidden: activeDeadlineSeconds in {owner} is not Supported",
             field="spec.template.spec.activeDeadlineSeconds",
@@ -299,14 +304,7 @@ def validate_job(obj: Mapping[str, Any]) -> None:
     replacement = spec.get("podReplacementPolicy")
     if replacement is not None and replacement not in ("Failed", "TerminatingOrFailed"):
         raise _unsupported("spec.podReplacementPolicy", replacement, ("Failed", "TerminatingOrFailed"))
-    template = spec.get("template")
-    if not isinstance(template, Mapping):
-        raise _required("spec.template")
-    try:
-        validate_pod({"spec": template.get("spec") or {}})
-    except InputError as exc:
-        raise InputError(exc.message, field=f"spec.template.{exc.field}" if exc.field else "spec.template") from None
-    policy = (template.get("spec") or {}).get("restartPolicy") or "Always"
+    policy = _template_pod(spec).get("restartPolicy") or "Always"
     if policy == "Always":
         raise _required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"')
     if policy not in ("OnFailure", "Never"):

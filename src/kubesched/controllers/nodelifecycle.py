@@ -20,7 +20,7 @@ from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.events import Recorder
-from kubesched.controllers.workqueue import Later, Retries
+from kubesched.controllers.workqueue import Later, Retries, every
 from kubesched.health import LoopHealth
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -100,15 +100,11 @@ class NodeLifecycleController:
         for pod in client.list("Pod"):
             self._pods_on.track(pod, deleted=False)
         self._later = Later(client, self._pod_due, self.wake)
-        self._tick()
+        every(client, self.period, self._mark_due)
 
-    def _tick(self) -> None:
-        def fire() -> None:
-            self._due = True
-            self.wake()
-            self._tick()
-
-        self.client.clock.call_at(self.client.clock.now() + self.period, fire)
+    def _mark_due(self) -> None:
+        self._due = True
+        self.wake()
 
     def _pod_due(self, key: tuple[str, str, str]) -> None:
         self._dirty_nodes[key[0]] = None  # a pod's toleration ran out: its node is looked at again

@@ -15,7 +15,7 @@ from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
-from kubesched.controllers.workqueue import Retries
+from kubesched.controllers.workqueue import Retries, every
 from kubesched.health import LoopHealth
 
 GC_PERIOD = 20.0  # gcCheckPeriod
@@ -51,15 +51,11 @@ class PodGarbageCollector:
         self._due = False
         self._gone_since: dict[str, float] = {}  # nodes seen deleted: when
         self._retries = Retries(client, "pod-garbage-collector-controller", lambda _key: None, self.wake, health)
-        self._tick()
+        every(client, period, self._mark_due)
 
-    def _tick(self) -> None:
-        def fire() -> None:
-            self._due = True
-            self.wake()
-            self._tick()
-
-        self.client.clock.call_at(self.client.clock.now() + self.period, fire)
+    def _mark_due(self) -> None:
+        self._due = True
+        self.wake()
 
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind == "Node":

@@ -37,6 +37,16 @@ class Later:
         self.client.clock.call_at(when, fire)
 
 
+def every(client: ObjectClient, period: float, due: Callable[[], None]) -> None:
+    """``wait.Until``: ``due()`` every ``period`` seconds of the client's clock, from now on."""
+
+    def fire() -> None:
+        due()
+        client.clock.call_at(client.clock.now() + period, fire)
+
+    client.clock.call_at(client.clock.now() + period, fire)
+
+
 class ItemBackoff:
     """``ItemExponentialFailureRateLimiter``: ``when`` counts a failure of ``key`` and returns how long
     to wait before its retry; ``forget`` clears the count after a good sync."""
