@@ -62,10 +62,11 @@ def open_ui(browser, server: Server):
 def apply_yaml(page, text: str) -> str:
     page.goto(page.url.split("#")[0] + "#/edit")
     page.wait_for_selector("textarea[name=yaml]")
+    before = page.locator("[data-message]").all_inner_texts()
     page.fill("textarea[name=yaml]", text)
     page.click("button[name=apply]")
-    msg = page.wait_for_selector("[data-message]")
-    return msg.inner_text()
+    # the answer to this apply, not the message an earlier one left on the page
+    return wait_for(lambda: next((m for m in page.locator("[data-message]").all_inner_texts() if [m] != before), None))
 
 
 def test_a_pod_from_the_editor_waits_then_lands_and_its_table_matches_the_annotations(browser, cluster) -> None:
