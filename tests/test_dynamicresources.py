@@ -110,15 +110,15 @@ def test_post_filter_reasons() -> None:
     assert (st.code, st.message()) == (Code.ERROR, "not found")  # PreFilter never ran: CycleState.Read's error
     plugin.pre_filter(state, pod("p"), table([make_node("n")]))
     _, st = plugin.post_filter(state, pod("p"), no_diagnosis())
-    assert (st.code, st.message()) == (Code.UNSCHEDULABLE, "no new claims to deallocate")
+    assert (st.code, st.message()) == (Code.UNSCHEDULABLE, "")  # v1.37: no reason of its own
 
 
-def test_failed_scheduling_messages_read_as_v1_36s() -> None:
+def test_failed_scheduling_messages_read_as_v1_37s() -> None:
     c = Cluster(make_node("n", cpu="1"))
     c.create(make_pod("big", cpu="2"))
     c.settle()
     assert c.events("FailedScheduling") == [
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
         "available: 1 Preemption is not helpful for scheduling."
     ]
 
@@ -295,7 +295,7 @@ def test_missing_class_or_template(mutate, message) -> None:
         assert (
             c.events("FailedScheduling")
             == [
-                f"0/1 nodes are available: {message}. no new claims to deallocate, "
+                f"0/1 nodes are available: {message}. "
                 "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
             ]
             or message in c.events("FailedScheduling")[0]

@@ -223,7 +223,7 @@ def test_a_pod_that_keeps_failing_gets_one_series():
     )
     assert [(e.get("series") or {}).get("count", 1) for e in failed] == [1, 4]
     assert failed[1]["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "0/1 nodes are available: 1 Insufficient cpu. "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     after = next(x for x in c.store.get("Pod", "default", "big")["status"]["conditions"])

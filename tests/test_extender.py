@@ -111,7 +111,7 @@ def test_filter_failures_enter_the_fit_error_and_unresolvable_nodes_are_not_pree
     c.settle()
     assert c.node_of("p") is None
     assert c.sched.last_message["default/p"] == (
-        "0/3 nodes are available: 1 never, 2 extender says no. no new claims to deallocate, "
+        "0/3 nodes are available: 1 never, 2 extender says no. "
         "preemption: 0/3 nodes are available: "
         "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
     )

@@ -189,7 +189,7 @@ def test_permit_wait_then_allow_binds_and_the_room_stays_reserved_meanwhile() ->
     assert c.node_of("other") is None
     assert c.sched.last_message["default/other"] == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
     wp.allow("Gate")
@@ -243,7 +243,7 @@ def test_nominated_pods_of_equal_or_higher_priority_hold_their_room() -> None:
     assert c.node_of("low") is None
     assert c.sched.last_message["default/low"] == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling."
     )

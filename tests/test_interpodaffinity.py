@@ -249,7 +249,7 @@ def test_anti_affinity_saturates_nodes_and_the_pod_left_over_says_why() -> None:
     left = next(f"default/web-{i}" for i in range(4) if c.node_of(f"web-{i}") is None)
     assert c.sched.last_message[left] == (
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
 
@@ -297,7 +297,7 @@ def test_nominated_pods_count_for_anti_affinity() -> None:
     assert c.node_of("p") is None
     assert c.sched.last_message["default/p"] == (
         "0/3 nodes are available: 1 node(s) didn't match pod anti-affinity rules, "
-        "2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, "
+        "2 node(s) didn't match Pod's node affinity/selector. "
         "preemption: 0/3 nodes are available: "
         "1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
     )

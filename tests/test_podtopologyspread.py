@@ -311,7 +311,7 @@ def test_pod_left_over_gets_the_spread_message() -> None:
     assert c.node_of("r3") is None
     assert c.sched.last_message["default/r3"] == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod topology spread constraints. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     )
 

@@ -87,7 +87,7 @@ def test_not_eligible_again_while_victims_terminate() -> None:
     for _ in range(11):
         c.advance(30)
     assert c.sched.last_message["default/hi"].endswith(
-        "no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node."
+        "preemption: not eligible due to a terminating pod on the nominated node."
     )
     assert len(c.events("Preempted")) == 1
 
@@ -97,7 +97,7 @@ def test_preemption_policy_never() -> None:
     c.create(make_pod("hi", cpu="2", priority_class="high-never"))
     c.settle()
     assert c.sched.last_message["default/hi"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "0/1 nodes are available: 1 Insufficient cpu. "
         "preemption: not eligible due to preemptionPolicy=Never."
     )
     assert c.events("Preempted") == []
@@ -161,7 +161,7 @@ def test_no_victims_message() -> None:
     c.settle()
     assert c.sched.last_message["default/hi"] == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
@@ -171,7 +171,7 @@ def test_still_not_fitting_without_victims_reports_the_filter_reason() -> None:
     c.create(make_pod("hi", cpu="2", priority_class="high"))
     c.settle()
     assert c.sched.last_message["default/hi"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "0/1 nodes are available: 1 Insufficient cpu. "
         "preemption: 0/1 nodes are available: 1 Insufficient cpu."
     )
     assert c.events("Preempted") == []

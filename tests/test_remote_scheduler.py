@@ -53,7 +53,7 @@ def test_binds_and_reports_failures(cluster):
     assert nodes == {"node-0", "node-1"}
     s.request("POST", "/api/v1/namespaces/default/pods", make_pod("big", "3"))
     message = (
-        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+        "0/2 nodes are available: 2 Insufficient cpu. "
         "preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod."
     )

@@ -232,7 +232,7 @@ def test_a_node_filled_since_is_seen_after_a_lap() -> None:
     assert sorted(hosts) == [f"n{i:03d}" for i in range(300)]  # type: ignore[type-var]
     assert c.node_of("p300") is None
     assert c.events("FailedScheduling") == [
-        "0/300 nodes are available: 300 Insufficient cpu. no new claims to deallocate, preemption: "
+        "0/300 nodes are available: 300 Insufficient cpu. preemption: "
         "0/300 nodes are available: 300 No preemption victims found for incoming pod."
     ]
     assert fwk.shape_cache.built == 1

@@ -36,10 +36,10 @@ def test_example_placements_and_messages() -> None:
     assert {pods["web-1"]["nodeName"], pods["web-2"]["nodeName"]} == {"node-a", "node-b"}  # host port 8080
     assert pods["batch-big"]["message"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     assert pods["trainer-2"]["message"] == (
-        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
         "preemption: 0/3 nodes are available: "
         "1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
     )
@@ -91,7 +91,7 @@ def test_topology_example_spreads_and_keeps_apart() -> None:
     assert len(set(where("etl-"))) == 4 and pods["etl-5"]["nodeName"] is None
     assert pods["etl-5"]["message"] == (
         "0/4 nodes are available: 4 node(s) didn't match pod anti-affinity rules. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
     )
 
@@ -138,7 +138,7 @@ def test_pods_bound_in_the_input_take_their_room(tmp_path: Path) -> None:
     assert pods["running"]["nodeName"] == "n"
     assert pods["new"]["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "no new claims to deallocate, "
+        ""
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 

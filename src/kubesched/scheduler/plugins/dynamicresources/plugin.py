@@ -13,9 +13,10 @@ DynamicResourceAllocation gate is on (GA since v1.34).
   claims to allocate must all fit the free devices the node reaches (``allocator``). Both
   verdicts are UnschedulableAndUnresolvable (``statusUnschedulable``): preemption does not try
   those nodes, as v1.36 does not preempt for DRA resources.
-* PostFilter: a pod with no claims says ``no new claims to deallocate``, which v1.36 joins into
-  every FailedScheduling message before DefaultPreemption's reason; a pod whose allocated claim
-  is unusable everywhere and reserved for nobody else gets it deallocated.
+* PostFilter: a pod with no claims is Unschedulable with no reason of its own (v1.37; v1.36 said
+  ``no new claims to deallocate``, which kube-scheduler v1.37.2 no longer puts in FailedScheduling
+  messages); a pod whose allocated claim is unusable everywhere and reserved for nobody else gets
+  it deallocated.
 * Reserve / Unreserve: the chosen devices are held in flight so that no other pod takes them
   before PreBind has written the claims; Unreserve gives them back.
 * PreBind: each claim gets its allocation and the pod in ``reservedFor`` (status subresource).
@@ -71,7 +72,6 @@ RESOURCE_SLICE = "ResourceSlice"
 STATE_KEY = "DynamicResources"
 # framework.ErrNotFound: what CycleState.Read returns for a key never written
 STATE_NOT_FOUND = "not found"
-NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 IN_USE = "resourceclaim in use"
@@ -552,7 +552,7 @@ class DynamicResources(
         if s is None:
             return None, Status.of(Code.ERROR, STATE_NOT_FOUND)
         if not s.claims and s.ext is None:
-            return None, Status.of(Code.UNSCHEDULABLE, NO_CLAIMS_TO_DEALLOCATE)
+            return None, Status.of(Code.UNSCHEDULABLE)  # v1.37: the fast path adds no reason
         client = self.handle.client if self.handle is not None else None
         for index in sorted(s.unavailable):
             claim = s.claims[index]
