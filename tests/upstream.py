@@ -1,0 +1,168 @@
+"""Upstream's own control plane for the tests that measure kubesched against it: the binaries built
+by ``scripts/build_upstream.sh`` (kube-apiserver, kube-scheduler, kubectl v1.37.2, etcd v3.7.0, from
+Go modules; built once per machine), and an etcd + kube-apiserver pair on loopback with a static
+admin token, as upstream's integration tests run them."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from tests.live import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSION = "v1.37.2"
+ADMIN_TOKEN = "upstream-admin-token"
+
+
+@functools.cache
+def binaries() -> Path:
+    """The folder of upstream's binaries, built now if this machine has not built them yet. A
+    machine without Go cannot build them: the test fails (it does not skip) with the script's line."""
+    if shutil.which("go") is None and not os.environ.get("KUBESCHED_UPSTREAM_CACHE"):
+        pytest.fail("Go is not installed: scripts/build_upstream.sh builds upstream's binaries with it")
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "build_upstream.sh")], capture_output=True, text=True, timeout=3000
+    )
+    if done.returncode != 0:
+        pytest.fail(f"scripts/build_upstream.sh failed:\n{done.stderr[-3000:]}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+class ControlPlane:
+    """etcd and kube-apiserver v1.37.2 on loopback; ``kubeconfig`` holds the static admin token
+    (system:masters). The ServiceAccount admission plugin is off: no controller manager makes the
+    namespaces' default accounts here."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.bin = binaries()
+        self.port = free_port()
+        self.etcd_port = free_port()
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.root / "kubeconfig"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def start(self) -> ControlPlane:
+        self.root.mkdir(parents=True, exist_ok=True)
+        certs = self.root / "certs"
+        certs.mkdir(exist_ok=True)
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        (self.root / "sa.key").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        (self.root / "sa.pub").write_bytes(
+            key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        )
+        (self.root / "tokens.csv").write_text(f'{ADMIN_TOKEN},admin,admin-uid,"system:masters"\n')
+        etcd_log = open(self.root / "etcd.log", "wb")  # noqa: SIM115
+        self.procs.append(
+            subprocess.Popen(
+                [
+                    str(self.bin / "etcd"),
+                    "--data-dir",
+                    str(self.root / "etcd"),
+                    "--listen-client-urls",
+                    f"http://127.0.0.1:{self.etcd_port}",
+                    "--advertise-client-urls",
+                    f"http://127.0.0.1:{self.etcd_port}",
+                    "--listen-peer-urls",
+                    f"http://127.0.0.1:{free_port()}",
+                    "--log-level",
+                    "warn",
+                ],
+                stdout=etcd_log,
+                stderr=etcd_log,
+            )
+        )
+        api_log = open(self.root / "kube-apiserver.log", "wb")  # noqa: SIM115
+        self.procs.append(
+            subprocess.Popen(
+                [
+                    str(self.bin / "kube-apiserver"),
+                    f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+                    f"--secure-port={self.port}",
+                    "--bind-address=127.0.0.1",
+                    "--advertise-address=127.0.0.1",
+                    f"--cert-dir={certs}",
+                    f"--token-auth-file={self.root / 'tokens.csv'}",
+                    "--authorization-mode=RBAC",
+                    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                    f"--service-account-key-file={self.root / 'sa.pub'}",
+                    f"--service-account-signing-key-file={self.root / 'sa.key'}",
+                    "--service-cluster-ip-range=10.0.0.0/24",
+                    "--disable-admission-plugins=ServiceAccount",
+                    "--endpoint-reconciler-type=none",  # a loopback address has no endpoints to keep
+                    "--v=1",
+                ],
+                stdout=api_log,
+                stderr=api_log,
+            )
+        )
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "upstream", "cluster": {"server": self.server, "insecure-skip-tls-verify": True}}],
+            "users": [{"name": "admin", "user": {"token": ADMIN_TOKEN}}],
+            "contexts": [{"name": "upstream", "context": {"cluster": "upstream", "user": "admin"}}],
+            "current-context": "upstream",
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(config))
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            for p in self.procs:
+                if p.poll() is not None:
+                    self.stop()
+                    raise RuntimeError(f"{p.args[0]} exited with {p.returncode}; see {self.root}")
+            if self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0:
+                return self
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"kube-apiserver was not ready within 90 s; see {self.root}")
+
+    def kubectl(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(self.bin / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args],
+            capture_output=True,
+            text=True,
+            input=stdin,
+            timeout=120,
+        )
+        if check:
+            assert done.returncode == 0, (args, done.stdout, done.stderr)
+        return done
+
+    def apply(self, *objects: dict[str, Any]) -> None:
+        self.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
+
+    def get(self, *args: str) -> Any:
+        return yaml.safe_load(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(10)
+        self.procs = []
