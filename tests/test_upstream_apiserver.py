@@ -6,6 +6,7 @@ unschedulable pod's PodScheduled condition; for the same pods, its messages are 
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import time
 from typing import Any
@@ -115,6 +116,11 @@ def test_kubesched_scheduler_binds_and_records_against_kube_apiserver(upstream, 
         assert ours["note"].startswith("0/3 nodes are available: 3 Insufficient cpu.")
         assert ours["note"] == theirs["note"]  # upstream's own message for the same pod
         assert (ours["type"], ours["action"]) == (theirs["type"], theirs["action"])
+        host = socket.gethostname()  # the events broadcaster's reportingInstance: "<controller>-<hostname>"
+        assert (ours["reportingInstance"], theirs["reportingInstance"]) == (
+            f"default-scheduler-{host}",
+            f"upstream-scheduler-{host}",
+        )
         scheduled = sorted(e["regarding"]["name"] for e in events() if e["reason"] == "Scheduled")
         assert scheduled == [f"p{i}" for i in range(5)]
         conditions = {}
@@ -130,3 +136,99 @@ def test_kubesched_scheduler_binds_and_records_against_kube_apiserver(upstream, 
         for proc in (sched, reference):
             proc.terminate()
             proc.wait(30)
+
+
+ELECTION = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: {kubeconfig}
+leaderElection:
+  leaderElect: true
+  leaseDuration: 2s
+  renewDeadline: 1500ms
+  retryPeriod: 500ms
+  resourceLock: leases
+  resourceName: kube-scheduler
+  resourceNamespace: kube-system
+"""
+FAST_ELECTION = [
+    "--leader-elect-lease-duration",
+    "2s",
+    "--leader-elect-renew-deadline",
+    "1.5s",
+    "--leader-elect-retry-period",
+    "0.5s",
+]
+
+
+def test_kube_scheduler_and_kubesched_hand_the_lease_over_on_sigkill(upstream, tmp_path):
+    """One Lease, two implementations: kube-scheduler v1.37.2 leads, is killed with SIGKILL, and a
+    kubesched replica takes over; then the other way round. Every pod is bound once, by the
+    leader of the moment."""
+    upstream.apply(node("h1"), node("h2"))
+    upstream.kubectl("taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-", check=False)
+    config = tmp_path / "election.yaml"
+    config.write_text(ELECTION.format(kubeconfig=upstream.kubeconfig))
+
+    def start_upstream(n: int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [str(upstream.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0", "--v=2"],
+            stdout=open(tmp_path / f"kube-scheduler-{n}.log", "wb"),
+            stderr=subprocess.STDOUT,
+        )
+
+    def start_kubesched(n: int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [*KUBESCHED, "scheduler", "--kubeconfig", str(upstream.kubeconfig), "--secure-port", "0", *FAST_ELECTION],
+            stdout=open(tmp_path / f"kubesched-{n}.log", "wb"),
+            stderr=subprocess.STDOUT,
+        )
+
+    def holder() -> str:
+        lease = upstream.get("lease", "kube-scheduler", "-n", "kube-system")
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    def bind_wave(prefix: str) -> None:
+        upstream.apply(*(pod(f"{prefix}-{i}") for i in range(4)))
+        wait_for(
+            lambda: all((upstream.get("pod", f"{prefix}-{i}").get("spec") or {}).get("nodeName") for i in range(4)),
+            60,
+        )
+
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        reference = start_upstream(1)
+        procs.append(reference)
+        first = wait_for(lambda: holder() if "kubesched" not in holder() and holder() else None, 60)
+        ours = start_kubesched(1)
+        procs.append(ours)
+        time.sleep(2.0)
+        assert holder() == first  # kubesched waits as a follower
+        bind_wave("a")
+        reference.kill()  # SIGKILL: no release; the lease must expire
+        reference.wait(10)
+        second = wait_for(lambda: holder() if holder() not in ("", first) else None, 30)
+        bind_wave("b")
+        again = start_upstream(2)
+        procs.append(again)
+        time.sleep(2.0)
+        assert holder() == second
+        ours.kill()
+        ours.wait(10)
+        third = wait_for(lambda: holder() if holder() not in ("", second) else None, 30)
+        assert third != first  # a new kube-scheduler identity
+        bind_wave("c")
+        events = upstream.get("events.v1.events.k8s.io", "-n", "default")["items"]
+        scheduled: dict[str, int] = {}
+        for e in events:
+            if e["reason"] == "Scheduled" and e["regarding"]["name"][:2] in ("a-", "b-", "c-"):
+                scheduled[e["regarding"]["name"]] = scheduled.get(e["regarding"]["name"], 0) + 1
+        assert sorted(scheduled) == sorted(f"{w}-{i}" for w in "abc" for i in range(4))
+        assert set(scheduled.values()) == {1}  # bound once each
+        kubesched_log = (tmp_path / "kubesched-1.log").read_text(errors="replace")
+        assert "started leading" in kubesched_log
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(30)

@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import socket
 import threading
 import time
 from collections import deque
@@ -62,7 +63,7 @@ class RemoteClient:
         *,
         kinds: Iterable[str],
         reporting_controller: str = "default-scheduler",
-        reporting_instance: str = "kubesched",
+        reporting_instance: str | None = None,
         event_process: bool = False,
         qps: float = -1,
         burst: int = 0,
@@ -72,7 +73,9 @@ class RemoteClient:
         ``clientConnection``'s client-side rate limit (< 0: none), for this client's requests and,
         separately, for the events' (kube-scheduler's event client is a clientset of its own)."""
         self.kubeconfig = kubeconfig
-        self.recorder = EventRecorder(reporting_controller, reporting_instance)
+        # client-go's events broadcaster names the instance "<controller>-<hostname>" (NewRecorder)
+        instance = reporting_instance or f"{reporting_controller}-{socket.gethostname()}"
+        self.recorder = EventRecorder(reporting_controller, instance)
         self.kinds = list(dict.fromkeys(kinds))
         self._lock = threading.RLock()
         self._cache: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in self.kinds}
