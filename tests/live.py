@@ -167,14 +167,20 @@ def wait_for(fn: Any, timeout: float = 20.0, interval: float = 0.05) -> Any:
     raise AssertionError(f"timed out after {timeout}s")
 
 
+UPSTREAM_KUBECTL = Path(__file__).resolve().parent.parent / ".cache" / "upstream" / "v1.37.2" / "kubectl"
+
+
 def kubectl_binaries() -> dict[str, str]:
-    """The real kubectl builds on this machine, by minor version (the image's google-cloud-sdk)."""
+    """The real kubectl builds on this machine, by minor version: the image's google-cloud-sdk ones
+    and v1.37.2, built from its Go module by scripts/build_upstream.sh (which .ci/run runs)."""
     found = {}
     for folder in ("/usr/lib/google-cloud-sdk/bin", "/usr/local/google-cloud-sdk/bin"):
         for minor in range(20, 40):
             path = os.path.join(folder, f"kubectl.1.{minor}")
             if os.access(path, os.X_OK):
                 found.setdefault(f"1.{minor}", path)
+    if os.access(UPSTREAM_KUBECTL, os.X_OK):
+        found.setdefault("1.37", str(UPSTREAM_KUBECTL))
     plain = shutil.which("kubectl")
     if plain and not found:
         found["default"] = plain
