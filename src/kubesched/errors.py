@@ -24,13 +24,20 @@ class InputError(Exception):
     """Bad user input (a manifest, a quantity, a configuration) with where it was found."""
 
     def __init__(
-        self, message: str, *, file: str | None = None, obj: str | None = None, field: str | None = None
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        obj: str | None = None,
+        field: str | None = None,
+        causes: list[tuple[str, str]] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.file = file
         self.obj = obj
         self.field = field
+        self.causes = causes or []  # several field errors at once: (field, message) each
 
     def located(self, *, file: str | None = None, obj: str | None = None) -> InputError:
         """Fill in the file/object when an outer layer knows them."""

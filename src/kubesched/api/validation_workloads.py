@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 from kubesched.api.validation import label_key_errors, label_value_errors, validate_pod
@@ -23,6 +23,11 @@ PERCENT_MSG = (
 )
 MAX_PARALLELISM_INDEXED = 100_000  # batch validation's maxParallelismForIndexedJob
 SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
+MISMATCH = "`selector` does not match template `labels`"
+
+
+class GoStruct(dict[str, Any]):
+    """A Go struct's JSON: its fields in declaration order (a plain dict is a Go map: sorted)."""
 
 
 def shown(value: Any) -> str:
@@ -31,11 +36,40 @@ def shown(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, int | float):
         return str(value)
-    return json.dumps(value, separators=(",", ":"), sort_keys=isinstance(value, Mapping))
+    return json.dumps(_ordered(value), separators=(",", ":"))
+
+
+def _ordered(value: Any) -> Any:
+    """Go's JSON order: struct fields as declared, map keys sorted."""
+    if isinstance(value, GoStruct):
+        return {k: _ordered(v) for k, v in value.items()}
+    if isinstance(value, Mapping):
+        return {k: _ordered(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
+
+
+def selector_json(selector: Any) -> Any:
+    """A ``metav1.LabelSelector`` as Go encodes it: matchLabels, then matchExpressions (each key,
+    operator, values), empty ones left out."""
+    if not isinstance(selector, Mapping):
+        return selector
+    out = GoStruct()
+    if selector.get("matchLabels"):
+        out["matchLabels"] = dict(selector["matchLabels"])
+    if selector.get("matchExpressions"):
+        out["matchExpressions"] = [
+            GoStruct({k: r[k] for k in ("key", "operator", "values") if isinstance(r, Mapping) and r.get(k)})
+            for r in selector["matchExpressions"]
+        ]
+    return out
 
 
 def _invalid(field: str, value: Any, detail: str) -> InputError:
-    return InputError(f"Invalid value: {shown(value)}: {detail}", field=field)
+    return InputError(
+        f"Invalid value: {shown(value)}: {detail}" if detail else f"Invalid value: {shown(value)}", field=field
+    )
 
 
 def _required(field: str, detail: str = "") -> InputError:
@@ -47,58 +81,92 @@ def _unsupported(field: str, value: Any, allowed: tuple[str, ...]) -> InputError
     return InputError(f"Unsupported value: {shown(value)}: supported values: {options}", field=field)
 
 
-def _int(spec: Mapping[str, Any], key: str, field: str) -> int | None:
+def _forbidden(field: str, detail: str) -> InputError:
+    return InputError(f"Forbidden: {detail}", field=field)
+
+
+Errors = Iterator[InputError]  # a validator yields every error it finds, in upstream's order
+
+
+def _int(spec: Mapping[str, Any], key: str, field: str) -> Generator[InputError, None, int | None]:
     """An integer field (None when absent); a value that is not one is refused as decoding would."""
     value = spec.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _invalid(field, value, "must be an integer")
+        yield _invalid(field, value, "must be an integer")
+        return None
     return value
 
 
-def _nonnegative(spec: Mapping[str, Any], key: str, field: str) -> int | None:
-    value = _int(spec, key, field)
+def _nonnegative(spec: Mapping[str, Any], key: str, field: str) -> Generator[InputError, None, int | None]:
+    value = yield from _int(spec, key, field)
     if value is not None and value < 0:
-        raise _invalid(field, value, NONNEGATIVE)
+        yield _invalid(field, value, NONNEGATIVE)
     return value
+
+
+def _go_struct(value: Any, names: dict[str, str]) -> Any:
+    """An internal (untagged) Go struct as field.Error prints it: JSON with Go's field names and
+    every field present (``{"Type":"BlueGreen","RollingUpdate":null}``)."""
+    if not isinstance(value, Mapping):
+        return value
+    return GoStruct({go: value.get(key) for key, go in names.items()})
+
+
+STRATEGY = {"type": "Type", "rollingUpdate": "RollingUpdate"}
+
+
+def _labels(template: Mapping[str, Any]) -> Any:
+    """A template's labels as Go holds them: a nil map (printed null) when there are none."""
+    return (template.get("metadata") or {}).get("labels")
 
 
 # -- label selectors (apimachinery meta/v1/validation) ----------------------------------------------
-def validate_label_selector(selector: Any, field: str) -> None:
+def label_selector_errors(selector: Any, field: str) -> Errors:
     """``ValidateLabelSelector``: each requirement's operator, values and key, and matchLabels."""
     if not isinstance(selector, Mapping):
-        raise _invalid(field, selector, "must be a label selector")
+        yield _invalid(field, selector, "must be a label selector")
+        return
     for i, req in enumerate(selector.get("matchExpressions") or []):
         at = f"{field}.matchExpressions[{i}]"
         if not isinstance(req, Mapping):
-            raise _invalid(at, req, "must be a label selector requirement")
+            yield _invalid(at, req, "must be a label selector requirement")
+            continue
         op, values = req.get("operator"), req.get("values") or []
         if op in ("In", "NotIn"):
             if not values:
-                raise _required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+                yield _required(f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'")
         elif op in ("Exists", "DoesNotExist"):
             if values:
-                raise InputError(
-                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                    field=f"{at}.values",
-                )
+                yield _forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
         else:
-            raise _invalid(f"{at}.operator", op, "not a valid selector operator")
+            yield _invalid(f"{at}.operator", op, "not a valid selector operator")
         errs = label_key_errors(str(req.get("key") or ""))
         if errs:
-            raise _invalid(f"{at}.key", req.get("key") or "", errs[0])
+            yield _invalid(f"{at}.key", req.get("key") or "", errs[0])
     for key, value in (selector.get("matchLabels") or {}).items():
         errs = label_key_errors(str(key))
         if errs:
-            raise _invalid(f"{field}.matchLabels", key, errs[0])
+            yield _invalid(f"{field}.matchLabels", key, errs[0])
         errs = label_value_errors(str(value))
         if errs:
-            raise _invalid(f"{field}.matchLabels", value, errs[0])
+            yield _invalid(f"{field}.matchLabels", value, errs[0])
 
 
-def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
-    """``LabelSelectorAsSelector(...).Matches``: every matchLabel and every requirement."""
+def selector_convertible(selector: Any) -> bool:
+    """Whether ``LabelSelectorAsSelector`` takes it (a nil selector is, and selects nothing)."""
+    if selector is None:
+        return True
+    return isinstance(selector, Mapping) and not any(True for _ in label_selector_errors(selector, ""))
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, Any] | None) -> bool:
+    """``LabelSelectorAsSelector(...).Matches``: every matchLabel and every requirement; a nil
+    selector matches nothing, an empty one everything."""
+    if selector is None:
+        return False
+    labels = labels or {}
     if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
         return False
     for req in selector.get("matchExpressions") or []:
@@ -114,217 +182,259 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> 
     return True
 
 
-def _selector_and_template(spec: Mapping[str, Any], what: str) -> None:
-    """The selector is set, valid and (but for a Job's) not empty, and selects the template's labels."""
+def _selected(selector: Any) -> bool:
+    """``!selector.Empty()``: a nil selector (labels.Nothing) is not empty; ``{}`` is."""
+    return selector is None or bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+
+
+def _selector_checks(spec: Mapping[str, Any], what: str) -> Errors:
+    """The selector is set, valid, and not empty."""
     selector = spec.get("selector")
     if selector is None:
-        raise _required("spec.selector")
-    validate_label_selector(selector, "spec.selector")
-    if what != "job" and not (selector.get("matchLabels") or selector.get("matchExpressions")):
-        raise _invalid("spec.selector", selector, f"empty selector is invalid for {what}")
-    template = spec.get("template")
-    if not isinstance(template, Mapping):
-        raise _required("spec.template")
-    labels = (template.get("metadata") or {}).get("labels") or {}
-    if not selector_matches(selector, labels):
-        raise _invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
+        yield _required("spec.selector")
+        return
+    yield from label_selector_errors(selector, "spec.selector")
+    if isinstance(selector, Mapping) and not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        yield _invalid("spec.selector", selector_json(selector), f"empty selector is invalid for {what}")
 
 
-def _template_pod(spec: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``ValidatePodTemplateSpec``: the pod validation the scheduler relies on, under
-    ``spec.template``; the template's pod spec."""
-    template = spec.get("template")
-    if not isinstance(template, Mapping):
-        raise _required("spec.template")
-    try:
-        validate_pod({"spec": template.get("spec") or {}})
-    except InputError as exc:
-        raise InputError(exc.message, field=f"spec.template.{exc.field}" if exc.field else "spec.template") from None
-    return template.get("spec") or {}
-
-
-def _pod_template(spec: Mapping[str, Any], owner: str) -> None:
-    """The template of a controller whose pods always restart (``Always`` is their only policy)."""
-    pspec = _template_pod(spec)
-    policy = pspec.get("restartPolicy") or "Always"
-    if policy != "Always":
-        raise _unsupported("spec.template.spec.restartPolicy", policy, ("Always",))
-    if pspec.get("activeDeadlineSeconds") is not None:
-        raise InputError(
-            f"Forbidden: activeDeadlineSeconds in {owner} is not Supported",
-            field="spec.template.spec.activeDeadlineSeconds",
+def _template_matches(spec: Mapping[str, Any]) -> Errors:
+    selector, template = spec.get("selector"), spec.get("template") or {}
+    if _selected(selector) and not selector_matches(selector, _labels(template)):
+        yield _invalid(
+            "spec.template.metadata.labels", _labels(template), "`selector` does not match template `labels`"
         )
 
 
-def _int_or_percent(value: Any, field: str) -> int:
-    """``ValidatePositiveIntOrPercent`` and ``getIntOrPercentValue``: the value as a number."""
+def _template_pod(spec: Mapping[str, Any]) -> Errors:
+    """``ValidatePodTemplateSpec``: the pod validation the scheduler relies on, under ``spec.template``."""
+    template = spec.get("template") or {}
+    try:
+        validate_pod({"spec": template.get("spec") or {}})
+    except InputError as exc:
+        yield InputError(exc.message, field=f"spec.template.{exc.field}" if exc.field else "spec.template")
+
+
+def _always_restarts(spec: Mapping[str, Any], owner: str) -> Errors:
+    """The pods of a controller that keeps them running restart ``Always``, with no deadline."""
+    pspec = (spec.get("template") or {}).get("spec") or {}
+    policy = pspec.get("restartPolicy") or "Always"
+    if policy != "Always":
+        yield _unsupported("spec.template.spec.restartPolicy", policy, ("Always",))
+    if pspec.get("activeDeadlineSeconds") is not None:
+        yield _forbidden(
+            "spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {owner} is not Supported"
+        )
+
+
+def _int_or_percent(value: Any, field: str) -> Generator[InputError, None, int]:
+    """``ValidatePositiveIntOrPercent``, then ``getIntOrPercentValue``: the value as a number (a
+    string that is no percentage counts as 0, as IntValue parses it)."""
     if isinstance(value, str):
         if not _PERCENT.match(value):
-            raise _invalid(field, value, PERCENT_MSG)
+            yield _invalid(field, value, PERCENT_MSG)
+            return int(value) if value.isdigit() else 0
         return int(value[:-1])
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _invalid(field, value, "must be an integer or percentage (e.g '5%')")
+        yield _invalid(field, value, "must be an integer or percentage (e.g '5%')")
+        return 0
     if value < 0:
-        raise _invalid(field, value, NONNEGATIVE)
+        yield _invalid(field, value, NONNEGATIVE)
     return value
 
 
-def _at_most_100_percent(value: Any, field: str) -> None:
+def _at_most_100_percent(value: Any, field: str) -> Errors:
     if isinstance(value, str) and _PERCENT.match(value) and int(value[:-1]) > 100:
-        raise _invalid(field, value, "must not be greater than 100%")
+        yield _invalid(field, value, "must not be greater than 100%")
 
 
 # -- the kinds -------------------------------------------------------------------------------------
-def validate_deployment(obj: Mapping[str, Any]) -> None:
+def _replica_set_template(spec: Mapping[str, Any], what: str) -> Errors:
+    """The selector and, when it converts, ``ValidatePodTemplateSpecForReplicaSet``."""
+    yield from _selector_checks(spec, what)
+    if not selector_convertible(spec.get("selector")):
+        yield _invalid("spec.selector", selector_json(spec.get("selector")), "invalid label selector")
+        return
+    yield from _template_matches(spec)
+    yield from _template_pod(spec)
+    yield from _always_restarts(spec, "ReplicaSet")
+
+
+def deployment_errors(obj: Mapping[str, Any]) -> Errors:
     """``ValidateDeploymentSpec``."""
     spec = obj.get("spec") or {}
-    _nonnegative(spec, "replicas", "spec.replicas")
-    _selector_and_template(spec, "deployment")
-    _pod_template(spec, "ReplicaSet")
+    yield from _nonnegative(spec, "replicas", "spec.replicas")
+    yield from _replica_set_template(spec, "deployment")
     strategy = spec.get("strategy") or {}
     kind = strategy.get("type")
     rolling = strategy.get("rollingUpdate")
     if kind == "Recreate":
         if rolling is not None:
-            raise InputError(
-                "Forbidden: may not be specified when strategy `type` is 'Recreate'",
-                field="spec.strategy.rollingUpdate",
-            )
+            yield _forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")
     elif kind == "RollingUpdate":
         rolling = rolling or {}
         at = "spec.strategy.rollingUpdate"
-        unavailable = _int_or_percent(rolling.get("maxUnavailable"), f"{at}.maxUnavailable")
-        surge = _int_or_percent(rolling.get("maxSurge"), f"{at}.maxSurge")
+        unavailable = yield from _int_or_percent(rolling.get("maxUnavailable"), f"{at}.maxUnavailable")
+        surge = yield from _int_or_percent(rolling.get("maxSurge"), f"{at}.maxSurge")
         if unavailable == 0 and surge == 0:
-            raise _invalid(f"{at}.maxUnavailable", rolling.get("maxUnavailable"), "may not be 0 when `maxSurge` is 0")
-        _at_most_100_percent(rolling.get("maxUnavailable"), f"{at}.maxUnavailable")
+            yield _invalid(f"{at}.maxUnavailable", rolling.get("maxUnavailable"), "may not be 0 when `maxSurge` is 0")
+        yield from _at_most_100_percent(rolling.get("maxUnavailable"), f"{at}.maxUnavailable")
     else:
-        raise _unsupported("spec.strategy", strategy, ("Recreate", "RollingUpdate"))
-    min_ready = _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds") or 0
-    _nonnegative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit")
-    deadline = _nonnegative(spec, "progressDeadlineSeconds", "spec.progressDeadlineSeconds")
+        yield _unsupported("spec.strategy", _go_struct(strategy, STRATEGY), ("Recreate", "RollingUpdate"))
+    min_ready = (yield from _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")) or 0
+    yield from _nonnegative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit")
+    deadline = yield from _nonnegative(spec, "progressDeadlineSeconds", "spec.progressDeadlineSeconds")
     if deadline is not None and deadline <= min_ready:
-        raise _invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds")
+        yield _invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds")
 
 
-def validate_replica_set(obj: Mapping[str, Any]) -> None:
+def replica_set_errors(obj: Mapping[str, Any]) -> Errors:
     """``ValidateReplicaSetSpec`` (its empty-selector message names a deployment, as upstream's)."""
     spec = obj.get("spec") or {}
-    _nonnegative(spec, "replicas", "spec.replicas")
-    _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")
-    _selector_and_template(spec, "deployment")
-    _pod_template(spec, "ReplicaSet")
+    yield from _nonnegative(spec, "replicas", "spec.replicas")
+    yield from _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")
+    yield from _replica_set_template(spec, "deployment")
 
 
-def validate_stateful_set(obj: Mapping[str, Any]) -> None:
+def stateful_set_errors(obj: Mapping[str, Any]) -> Errors:
     """``ValidateStatefulSetSpec``."""
     spec = obj.get("spec") or {}
     policy = spec.get("podManagementPolicy")
     if policy not in ("OrderedReady", "Parallel"):
-        raise _invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
+        yield _invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
     strategy = spec.get("updateStrategy") or {}
     kind = strategy.get("type")
     if kind == "OnDelete":
         if strategy.get("rollingUpdate") is not None:
-            raise _invalid(
+            yield _invalid(
                 "spec.updateStrategy.rollingUpdate",
-                strategy["rollingUpdate"],
+                _go_struct(strategy["rollingUpdate"], {"partition": "Partition", "maxUnavailable": "MaxUnavailable"}),
                 "only allowed for updateStrategy 'RollingUpdate'",
             )
     elif kind == "RollingUpdate":
         rolling = strategy.get("rollingUpdate") or {}
         at = "spec.updateStrategy.rollingUpdate"
-        _nonnegative(rolling, "partition", f"{at}.partition")
+        yield from _nonnegative(rolling, "partition", f"{at}.partition")
         if rolling.get("maxUnavailable") is not None:
-            if _int_or_percent(rolling["maxUnavailable"], f"{at}.maxUnavailable") == 0:
-                raise _invalid(f"{at}.maxUnavailable", rolling["maxUnavailable"], "cannot be 0")
-            _at_most_100_percent(rolling["maxUnavailable"], f"{at}.maxUnavailable")
+            if (yield from _int_or_percent(rolling["maxUnavailable"], f"{at}.maxUnavailable")) == 0:
+                yield _invalid(f"{at}.maxUnavailable", rolling["maxUnavailable"], "cannot be 0")
+            yield from _at_most_100_percent(rolling["maxUnavailable"], f"{at}.maxUnavailable")
     else:
-        raise _invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'")
+        yield _invalid("spec.updateStrategy", _go_struct(strategy, STRATEGY), "must be 'RollingUpdate' or 'OnDelete'")
     retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
     for key in ("whenDeleted", "whenScaled"):
         if retention.get(key) not in ("Retain", "Delete"):
-            raise _unsupported(
-                f"spec.persistentVolumeClaimRetentionPolicy.{key}", retention.get(key), ("Retain", "Delete")
-            )
-    _nonnegative(spec, "replicas", "spec.replicas")
-    _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")
-    _nonnegative(spec.get("ordinals") or {}, "start", "spec.ordinals.start")
-    _selector_and_template(spec, "statefulset")
-    _pod_template(spec, "StatefulSet")
+            field = f"spec.persistentVolumeClaimRetentionPolicy.{key}"
+            yield _unsupported(field, retention.get(key), ("Retain", "Delete"))
+    yield from _nonnegative(spec, "replicas", "spec.replicas")
+    yield from _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")
+    yield from _nonnegative(spec.get("ordinals") or {}, "start", "spec.ordinals.start")
+    yield from _selector_checks(spec, "statefulset")
+    if not selector_convertible(spec.get("selector")):
+        yield _invalid("spec.selector", selector_json(spec.get("selector")), "")
+    else:
+        yield from _template_matches(spec)
+        yield from _template_pod(spec)
+    yield from _always_restarts(spec, "StatefulSet")
 
 
-def validate_daemon_set(obj: Mapping[str, Any]) -> None:
+def daemon_set_errors(obj: Mapping[str, Any]) -> Errors:
     """``ValidateDaemonSetSpec``."""
     spec = obj.get("spec") or {}
-    _selector_and_template(spec, "daemonset")
-    _pod_template(spec, "DaemonSet")
-    _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")
+    selector = spec.get("selector")
+    if selector is not None:
+        yield from label_selector_errors(selector, "spec.selector")
+    if selector is not None and selector_convertible(selector):
+        yield from _template_matches(spec)
+    if isinstance(selector, Mapping) and not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        yield _invalid("spec.selector", selector_json(selector), "empty selector is invalid for daemonset")
+    yield from _template_pod(spec)
+    yield from _always_restarts(spec, "DaemonSet")
+    yield from _nonnegative(spec, "minReadySeconds", "spec.minReadySeconds")
     strategy = spec.get("updateStrategy") or {}
     kind = strategy.get("type")
     if kind == "RollingUpdate":
         rolling = strategy.get("rollingUpdate")
         at = "spec.updateStrategy.rollingUpdate"
         if rolling is None:
-            raise _required(at)
-        unavailable = _int_or_percent(rolling.get("maxUnavailable", 0), f"{at}.maxUnavailable")
-        surge = _int_or_percent(rolling.get("maxSurge", 0), f"{at}.maxSurge")
-        _at_most_100_percent(rolling.get("maxUnavailable"), f"{at}.maxUnavailable")
-        _at_most_100_percent(rolling.get("maxSurge"), f"{at}.maxSurge")
-        if unavailable and surge:
-            raise _invalid(f"{at}.maxSurge", rolling.get("maxSurge"), "may not be set when maxUnavailable is non-zero")
-        if not unavailable and not surge:
-            raise _required(f"{at}.maxUnavailable", "cannot be 0 when maxSurge is 0")
+            yield _required(at)
+        else:
+            unavailable = yield from _int_or_percent(rolling.get("maxUnavailable", 0), f"{at}.maxUnavailable")
+            surge = yield from _int_or_percent(rolling.get("maxSurge", 0), f"{at}.maxSurge")
+            yield from _at_most_100_percent(rolling.get("maxUnavailable"), f"{at}.maxUnavailable")
+            yield from _at_most_100_percent(rolling.get("maxSurge"), f"{at}.maxSurge")
+            if unavailable and surge:
+                yield _invalid(
+                    f"{at}.maxSurge", rolling.get("maxSurge"), "may not be set when maxUnavailable is non-zero"
+                )
+            if not unavailable and not surge:
+                yield _required(f"{at}.maxUnavailable", "cannot be 0 when maxSurge is 0")
     elif kind != "OnDelete":
-        raise _unsupported("spec.updateStrategy", strategy, ("RollingUpdate", "OnDelete"))
-    _nonnegative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit")
+        yield _unsupported("spec.updateStrategy", _go_struct(strategy, STRATEGY), ("RollingUpdate", "OnDelete"))
+    yield from _nonnegative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit")
 
 
-def validate_job(obj: Mapping[str, Any]) -> None:
-    """``ValidateJob``: the generated selector and the spec (``validateJobSpec``)."""
+def job_errors(obj: Mapping[str, Any]) -> Errors:
+    """``ValidateJob``: the spec (``validateJobSpec``), then the selector against the template."""
     spec = obj.get("spec") or {}
-    parallelism = _nonnegative(spec, "parallelism", "spec.parallelism")
-    completions = _nonnegative(spec, "completions", "spec.completions")
-    _nonnegative(spec, "activeDeadlineSeconds", "spec.activeDeadlineSeconds")
-    _nonnegative(spec, "backoffLimit", "spec.backoffLimit")
-    _nonnegative(spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished")
+    parallelism = yield from _nonnegative(spec, "parallelism", "spec.parallelism")
+    completions = yield from _nonnegative(spec, "completions", "spec.completions")
+    yield from _nonnegative(spec, "activeDeadlineSeconds", "spec.activeDeadlineSeconds")
+    yield from _nonnegative(spec, "backoffLimit", "spec.backoffLimit")
+    yield from _nonnegative(spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished")
     mode = spec.get("completionMode")
     if mode is not None:
         if mode not in ("NonIndexed", "Indexed"):
-            raise _unsupported("spec.completionMode", mode, ("NonIndexed", "Indexed"))
+            yield _unsupported("spec.completionMode", mode, ("NonIndexed", "Indexed"))
         if mode == "Indexed":
             if completions is None:
-                raise _required("spec.completions", "when completion mode is Indexed")
+                yield _required("spec.completions", "when completion mode is Indexed")
             if parallelism is not None and parallelism > MAX_PARALLELISM_INDEXED:
-                raise _invalid(
+                yield _invalid(
                     "spec.parallelism",
                     parallelism,
                     f"must be less than or equal to {MAX_PARALLELISM_INDEXED} when completion mode is Indexed",
                 )
     replacement = spec.get("podReplacementPolicy")
     if replacement is not None and replacement not in ("Failed", "TerminatingOrFailed"):
-        raise _unsupported("spec.podReplacementPolicy", replacement, ("Failed", "TerminatingOrFailed"))
-    policy = _template_pod(spec).get("restartPolicy") or "Always"
+        yield _unsupported("spec.podReplacementPolicy", replacement, ("Failed", "TerminatingOrFailed"))
+    yield from _template_pod(spec)
+    policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") or "Always"
     if policy == "Always":
-        raise _required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"')
-    if policy not in ("OnFailure", "Never"):
-        raise _unsupported("spec.template.spec.restartPolicy", policy, ("OnFailure", "Never"))
-    _selector_and_template(spec, "job")
+        yield _required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"')
+    elif policy not in ("OnFailure", "Never"):
+        yield _unsupported("spec.template.spec.restartPolicy", policy, ("OnFailure", "Never"))
+    selector = spec.get("selector")
+    if selector is None:
+        yield _required("spec.selector")
+    else:
+        yield from label_selector_errors(selector, "spec.selector")
+        if selector_convertible(selector) and not selector_matches(selector, _labels(spec.get("template") or {})):
+            labels = _labels(spec.get("template") or {})
+            yield _invalid("spec.template.metadata.labels", labels, MISMATCH)
 
 
-VALIDATORS = {
-    "Deployment": validate_deployment,
-    "ReplicaSet": validate_replica_set,
-    "StatefulSet": validate_stateful_set,
-    "DaemonSet": validate_daemon_set,
-    "Job": validate_job,
+VALIDATORS: dict[str, Callable[[Mapping[str, Any]], Errors]] = {
+    "Deployment": deployment_errors,
+    "ReplicaSet": replica_set_errors,
+    "StatefulSet": stateful_set_errors,
+    "DaemonSet": daemon_set_errors,
+    "Job": job_errors,
 }
 
 
 def validate_workload(kind: str, obj: Mapping[str, Any]) -> None:
-    """The kind's validation, on the object with its API defaults (a manifest before it is
-    stored has none yet; defaulting is idempotent, so a stored one is unchanged)."""
-    check = VALIDATORS.get(kind)
-    if check is not None:
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
-        check(default_workload(kind, dict(obj), uid))
+    """The kind's validation, on the object with its API defaults (a manifest before it is stored
+    has none yet; defaulting is idempotent, so a stored one is unchanged). One error is raised as
+    it is; several as one InputError whose ``causes`` hold them all and whose message lists them
+    as kube-apiserver's aggregate does (``[spec.a: …, spec.b: …]``)."""
+    errors_of = VALIDATORS.get(kind)
+    if errors_of is None:
+        return
+    uid = str((obj.get("metadata") or {}).get("uid") or "")
+    errors = list(errors_of(default_workload(kind, dict(obj), uid)))
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        listed = ", ".join(f"{e.field}: {e.message}" for e in errors)
+        raise InputError(f"[{listed}]", causes=[(e.field or "", e.message) for e in errors])

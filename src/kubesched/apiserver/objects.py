@@ -68,8 +68,22 @@ def validate(r: Resource, obj: dict[str, Any]) -> None:
     try:
         object_validation.validate(r.kind, obj)
     except InputError as exc:
-        reason = next((v for k, v in CAUSE_REASONS.items() if exc.message.startswith(k)), "FieldValueInvalid")
-        raise field_error(r, name, exc.field or "spec", exc.message, reason) from None
+        if exc.causes:  # an aggregate: every cause in the Status, the list in its message
+            kind = f"{r.kind}.{r.group}" if r.group else r.kind
+            raise Invalid(
+                f'{kind} "{name}" is invalid: {exc.message}',
+                details={
+                    "name": name,
+                    "group": r.group,
+                    "kind": r.kind,
+                    "causes": [{"reason": _cause_reason(m), "message": m, "field": f} for f, m in exc.causes],
+                },
+            ) from None
+        raise field_error(r, name, exc.field or "spec", exc.message, _cause_reason(exc.message)) from None
+
+
+def _cause_reason(message: str) -> str:
+    return next((v for k, v in CAUSE_REASONS.items() if message.startswith(k)), "FieldValueInvalid")
 
 
 # a field.Error's type by the words its message starts with (``field.ErrorType.String``)
