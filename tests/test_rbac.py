@@ -399,7 +399,7 @@ def test_token_requests_over_http_bound_audiences_and_lifetimes(server):
 
     status, body = token_request({"expirationSeconds": 2**32 + 1})
     assert status == 422 and body["message"] == (
-        'TokenRequest.authentication.k8s.io "robot" is invalid: spec.expirationSeconds: Invalid value: 4294967297: '
+        'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 4294967297: '
         "may not specify a duration larger than 2^32 seconds"
     )
     status, body = token_request({"audiences": [1]})

@@ -6,11 +6,15 @@ admin token, as upstream's integration tests run them."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +48,10 @@ class ControlPlane:
     (system:masters). The ServiceAccount admission plugin is off: no controller manager makes the
     namespaces' default accounts here."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, users: str = "") -> None:
+        """``users``: more lines of the static token file (``token,user,uid[,"groups"]``)."""
         self.root = root
+        self.users = users
         self.bin = binaries()
         self.port = free_port()
         self.etcd_port = free_port()
@@ -72,7 +78,7 @@ class ControlPlane:
         (self.root / "sa.pub").write_bytes(
             key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
         )
-        (self.root / "tokens.csv").write_text(f'{ADMIN_TOKEN},admin,admin-uid,"system:masters"\n')
+        (self.root / "tokens.csv").write_text(f'{ADMIN_TOKEN},admin,admin-uid,"system:masters"\n{self.users}')
         etcd_log = open(self.root / "etcd.log", "wb")  # noqa: SIM115
         self.procs.append(
             subprocess.Popen(
@@ -149,6 +155,32 @@ class ControlPlane:
         if check:
             assert done.returncode == 0, (args, done.stdout, done.stderr)
         return done
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str = ADMIN_TOKEN,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """One HTTPS request to kube-apiserver; the status code and the decoded JSON body."""
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # kube-apiserver's self-signed serving certificate
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
+        try:
+            with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read() or b"null")
 
     def apply(self, *objects: dict[str, Any]) -> None:
         self.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(objects))

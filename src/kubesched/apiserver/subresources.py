@@ -202,10 +202,10 @@ class Subresources(ServerContext):
         if seconds < MIN_EXPIRATION or seconds > MAX_EXPIRATION:
             bound = "less than 10 minutes" if seconds < MIN_EXPIRATION else "larger than 2^32 seconds"
             message = f"Invalid value: {json.dumps(seconds)}: may not specify a duration {bound}"
-            raise Invalid(
-                f'TokenRequest.authentication.k8s.io "{name}" is invalid: spec.expirationSeconds: {message}',
+            raise Invalid(  # named "" as upstream's token REST names it (validation runs on the request)
+                f'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: {message}',
                 details={
-                    "name": name,
+                    "name": "",
                     "group": "authentication.k8s.io",
                     "kind": "TokenRequest",
                     "causes": [{"reason": "FieldValueInvalid", "message": message, "field": "spec.expirationSeconds"}],
