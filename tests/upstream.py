@@ -164,6 +164,7 @@ class ControlPlane:
         *,
         token: str = ADMIN_TOKEN,
         headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> tuple[int, Any]:
         """One HTTPS request to kube-apiserver; the status code and the decoded JSON body."""
         ctx = ssl.create_default_context()
@@ -173,7 +174,7 @@ class ControlPlane:
         req = urllib.request.Request(self.server + path, data=data, method=method)
         req.add_header("Authorization", f"Bearer {token}")
         if data is not None:
-            req.add_header("Content-Type", "application/json")
+            req.add_header("Content-Type", content_type)
         for k, v in (headers or {}).items():
             req.add_header(k, v)
         try:
