@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build upstream's kube-apiserver, kube-scheduler and kubectl v1.37.2 and etcd v3.7.0 from their Go
-# modules (upstream/go.mod) into a cache folder git ignores, once per machine; print that folder.
+# modules (upstream/go.mod), and the oracle (upstream/cmd/oracle: kube-scheduler's scheduler run in
+# process on a cluster file), into a cache folder git ignores, once per machine; print that folder.
 # The reference kubesched is measured against, never part of the product. Needs Go >= 1.26 and the
 # Go module proxy. KUBESCHED_UPSTREAM_CACHE overrides where the binaries go.
 set -euo pipefail
@@ -19,8 +20,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   stamp+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=37"
   stamp+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=2026-01-01T00:00:00Z"
 done
-build() {  # name, package
-  if [ -x "$out/$1" ] && [ "$out/$1" -nt "$root/upstream/go.sum" ]; then
+build() {  # name, package: built again when anything under upstream/ is newer than the binary
+  if [ -x "$out/$1" ] && [ -z "$(find "$root/upstream" -type f -newer "$out/$1" -print -quit)" ]; then
     return
   fi
   echo "build_upstream: building $1 ($2)" >&2
@@ -31,4 +32,5 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build etcd ./cmd/etcd
+build oracle ./cmd/oracle
 echo "$out"
