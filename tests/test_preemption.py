@@ -97,8 +97,7 @@ def test_preemption_policy_never() -> None:
     c.create(make_pod("hi", cpu="2", priority_class="high-never"))
     c.settle()
     assert c.sched.last_message["default/hi"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: not eligible due to preemptionPolicy=Never."
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
     )
     assert c.events("Preempted") == []
 
@@ -171,8 +170,7 @@ def test_still_not_fitting_without_victims_reports_the_filter_reason() -> None:
     c.create(make_pod("hi", cpu="2", priority_class="high"))
     c.settle()
     assert c.sched.last_message["default/hi"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 Insufficient cpu."
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu."
     )
     assert c.events("Preempted") == []
 

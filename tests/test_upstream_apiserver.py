@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from tests.live import KUBESCHED, wait_for
-from tests.upstream import ControlPlane
+from tests.upstream import REFERENCE_SCHEDULER, ControlPlane
 
 
 def node(name: str, cpu: str = "4") -> dict[str, Any]:
@@ -41,17 +41,6 @@ def pod(name: str, cpu: str = "100m", scheduler: str = "default-scheduler") -> d
     }
 
 
-UPSTREAM_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: {kubeconfig}
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: upstream-scheduler
-"""
-
-
 @pytest.fixture(scope="module")
 def upstream(tmp_path_factory: pytest.TempPathFactory):
     plane = ControlPlane(tmp_path_factory.mktemp("upstream")).start()
@@ -72,7 +61,7 @@ def test_kubesched_scheduler_binds_and_records_against_kube_apiserver(upstream, 
         stderr=subprocess.STDOUT,
     )
     config = tmp_path / "upstream-scheduler.yaml"
-    config.write_text(UPSTREAM_CONFIG.format(kubeconfig=upstream.kubeconfig))
+    config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=upstream.kubeconfig))
     reference = subprocess.Popen(
         [str(upstream.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0", "--v=2"],
         stdout=open(tmp_path / "kube-scheduler.log", "wb"),  # noqa: SIM115

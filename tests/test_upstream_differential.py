@@ -17,20 +17,11 @@ from typing import Any
 
 import pytest
 from tests.live import KUBESCHED
-from tests.upstream import ControlPlane
+from tests.upstream import REFERENCE_SCHEDULER, ControlPlane
 
 SEED = 37
 CASES = 40
 SIDES = {"up": "upstream-scheduler", "ks": "default-scheduler"}
-UPSTREAM_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: {kubeconfig}
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: upstream-scheduler
-"""
 
 
 def make_case(rng: random.Random, n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -132,7 +123,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory):
     high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
     assert p.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", high)[0] == 201
     config = root / "upstream-scheduler.yaml"
-    config.write_text(UPSTREAM_CONFIG.format(kubeconfig=p.kubeconfig))
+    config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=p.kubeconfig))
     procs = [
         subprocess.Popen(
             [str(p.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"],

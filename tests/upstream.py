@@ -27,6 +27,15 @@ from tests.live import free_port
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = "v1.37.2"
 ADMIN_TOKEN = "upstream-admin-token"
+REFERENCE_SCHEDULER = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: {kubeconfig}
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: upstream-scheduler
+"""  # kube-scheduler v1.37.2 beside kubesched: its own schedulerName, no Lease
 
 
 @functools.cache

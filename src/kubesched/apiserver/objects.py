@@ -30,17 +30,17 @@ def invalid(r: Resource, name: str, field: str, message: str, value: Any = None)
 
 
 def field_error(r: Resource, name: str, field: str, message: str, reason: str) -> Invalid:
-    """A 422 with one cause (``field.Error``): ``reason`` is FieldValueInvalid, FieldValueForbidden...;
-    the kind is group-qualified as ``NewInvalid`` names it (``Deployment.apps``)."""
+    """A 422 with one cause (``field.Error``): ``reason`` is FieldValueInvalid, FieldValueForbidden..."""
+    return invalid_causes(r, name, f"{field}: {message}", [{"reason": reason, "message": message, "field": field}])
+
+
+def invalid_causes(r: Resource, name: str, listed: str, causes: list[dict[str, str]]) -> Invalid:
+    """``errors.NewInvalid``: the group-qualified kind (``Deployment.apps``), the name, the errors as
+    listed (one as it is, several as ``[a, b]``) and a cause each."""
     kind = f"{r.kind}.{r.group}" if r.group else r.kind
     return Invalid(
-        f'{kind} "{name}" is invalid: {field}: {message}',
-        details={
-            "name": name,
-            "group": r.group,
-            "kind": r.kind,
-            "causes": [{"reason": reason, "message": message, "field": field}],
-        },
+        f'{kind} "{name}" is invalid: {listed}',
+        details={"name": name, "group": r.group, "kind": r.kind, "causes": causes},
     )
 
 
@@ -69,16 +69,8 @@ def validate(r: Resource, obj: dict[str, Any]) -> None:
         object_validation.validate(r.kind, obj)
     except InputError as exc:
         if exc.causes:  # an aggregate: every cause in the Status, the list in its message
-            kind = f"{r.kind}.{r.group}" if r.group else r.kind
-            raise Invalid(
-                f'{kind} "{name}" is invalid: {exc.message}',
-                details={
-                    "name": name,
-                    "group": r.group,
-                    "kind": r.kind,
-                    "causes": [{"reason": _cause_reason(m), "message": m, "field": f} for f, m in exc.causes],
-                },
-            ) from None
+            causes = [{"reason": _cause_reason(m), "message": m, "field": f} for f, m in exc.causes]
+            raise invalid_causes(r, name, exc.message, causes) from None
         raise field_error(r, name, exc.field or "spec", exc.message, _cause_reason(exc.message)) from None
 
 
