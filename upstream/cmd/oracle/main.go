@@ -197,6 +197,10 @@ func run(path string) ([]result, error) {
 	}
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
+	// every object listed has reached the scheduler's handlers (its cache), as Run waits for
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return nil, err
+	}
 	go sched.SchedulingQueue.Run(klog.FromContext(ctx))
 
 	var results []result
