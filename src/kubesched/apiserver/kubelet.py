@@ -20,7 +20,7 @@ from kubesched.api.watch import DELETED
 from kubesched.clock import parse_rfc3339, rfc3339, rfc3339_micro
 from kubesched.cluster.store import Store
 from kubesched.controllers.workqueue import ItemBackoff
-from kubesched.health import LoopHealth
+from kubesched.health import LoopHealth, describe
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
@@ -136,7 +136,7 @@ class HollowKubelet:
             else:
                 self._pod(obj)
         except Exception as exc:
-            self.health.error("kubelet", f"{kind} {key[1]}/{key[2]}" if key[1] else f"{kind} {key[2]}", exc)
+            self.health.error("kubelet", describe(kind, key[1:]), exc)
             self.store.clock.call_at(self.store.clock.now() + self._backoff.when(key), lambda: self._resync(key))
         else:
             self._backoff.forget(key)

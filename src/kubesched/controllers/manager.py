@@ -22,7 +22,7 @@ from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD, PodGarbageColl
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.errors import InputError
-from kubesched.health import LoopHealth
+from kubesched.health import LoopHealth, describe
 
 WORKLOADS: dict[str, type[Controller]] = {
     "deployment-controller": DeploymentController,
@@ -172,9 +172,8 @@ class ControllerManager:
 
 
 def _event_object(ev: WatchEvent) -> str:
-    meta = ev.obj.get("metadata") or {} if isinstance(ev.obj, dict) else {}
-    ns, name = meta.get("namespace") or "", meta.get("name") or ""
-    return f"{ev.kind} {ns}/{name}" if ns else f"{ev.kind} {name}"
+    meta = (ev.obj.get("metadata") or {}) if isinstance(ev.obj, dict) else {}
+    return describe(ev.kind, (meta.get("namespace") or "", meta.get("name") or ""))
 
 
 def _loop_name(part: object) -> str:

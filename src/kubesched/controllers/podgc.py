@@ -16,7 +16,7 @@ from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.workqueue import Retries, every
-from kubesched.health import LoopHealth
+from kubesched.health import LoopHealth, describe
 
 GC_PERIOD = 20.0  # gcCheckPeriod
 TERMINATED_POD_THRESHOLD = 12_500  # kube-controller-manager's --terminated-pod-gc-threshold
@@ -83,7 +83,7 @@ class PodGarbageCollector:
             return
         finished.sort(key=lambda p: (not _evicted(p), _created(p), p["metadata"].get("name") or ""))
         for pod in finished[:excess]:
-            self._retries.attempt(_key(pod), f"Pod {_key(pod)[0]}/{_key(pod)[1]}", partial(self._delete, pod))
+            self._retries.attempt(_key(pod), describe("Pod", _key(pod)), partial(self._delete, pod))
 
     def _gc_orphaned(self, pods: list[dict[str, Any]]) -> None:
         """``gcOrphaned``: pods of nodes gone past the quarantine."""
@@ -96,13 +96,13 @@ class PodGarbageCollector:
             since = self._gone_since.setdefault(node, now)
             if now - since < QUARANTINE:
                 continue
-            self._retries.attempt(_key(pod), f"Pod {_key(pod)[0]}/{_key(pod)[1]}", partial(self._fail, pod))
+            self._retries.attempt(_key(pod), describe("Pod", _key(pod)), partial(self._fail, pod))
 
     def _gc_unscheduled_terminating(self, pods: list[dict[str, Any]]) -> None:
         """``gcUnscheduledTerminating``: a pod being deleted that no node will ever confirm."""
         for pod in pods:
             if pod["metadata"].get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
-                self._retries.attempt(_key(pod), f"Pod {_key(pod)[0]}/{_key(pod)[1]}", partial(self._delete, pod))
+                self._retries.attempt(_key(pod), describe("Pod", _key(pod)), partial(self._delete, pod))
 
     def _fail(self, pod: dict[str, Any], _queued: object = None) -> None:
         """``markFailedAndDeletePodWithCondition``: Failed, DisruptionTarget, then a forced delete."""
