@@ -81,7 +81,7 @@ def test_devices_of_the_class_are_allocated_through_a_claim_the_scheduler_create
     assert devices == {"gpu-0", "gpu-1"}
     # NodeResourcesFit left the resource to DynamicResources, which found no device left
     assert c.events("FailedScheduling")[-1] == (
-        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "0/1 nodes are available: 1 cannot allocate all claims. "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     # the pod's claim goes with it; the waiting pod gets the device

@@ -135,7 +135,8 @@ def test_a_profile_without_it_says_only_the_preemption_part() -> None:
 
 
 def test_successful_preemption_drops_the_plugins_reason() -> None:
-    """RunPostFilterPlugins returns DefaultPreemption's success alone: the message has no PostFilter part."""
+    """RunPostFilterPlugins returns DefaultPreemption's success alone: DynamicResources adds no
+    reason, and v1.37's success says where and how many (the oracle's message)."""
     c = Cluster(make_node("n", cpu="1"), make_priority_class("high", 100))
     c.create(make_pod("low", cpu="1"))
     c.settle()
@@ -143,7 +144,10 @@ def test_successful_preemption_drops_the_plugins_reason() -> None:
     del high["spec"]["priority"]
     c.create(high)
     c.settle()
-    assert c.events("FailedScheduling")[0] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert c.events("FailedScheduling")[0] == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node n, preempting 1 victims"
+    )
 
 
 DRIVER = "gpu.example.com"
@@ -229,7 +233,7 @@ def test_claims_from_templates_are_allocated_reserved_and_released() -> None:
     assert results == [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
     assert claim_of(c, "b")["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"
     assert c.events("FailedScheduling")[-1] == (
-        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
+        "0/2 nodes are available: 2 cannot allocate all claims. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     # a deleted pod's claim goes with it, its device is free again, and the waiting pod gets it
@@ -331,7 +335,7 @@ def test_preemption_frees_no_devices_as_in_v1_36() -> None:
     assert c.node_of("high") is None and c.node_of("low") == "n1"
     # DynamicResources' verdicts are UnschedulableAndUnresolvable (statusUnschedulable): no dry run
     assert c.events("FailedScheduling")[-1] == (
-        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "0/1 nodes are available: 1 cannot allocate all claims. "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 

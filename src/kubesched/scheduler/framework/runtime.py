@@ -516,13 +516,14 @@ class Framework:
         for p in self.post_filter:
             res, st = p.post_filter(state, pod, diagnosis)
             if st is None or st.is_success():
-                return res, Status(Code.SUCCESS, (), p.name)
+                return res, Status(Code.SUCCESS, st.reasons if st is not None else (), p.name)
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return res, Status(st.code, st.reasons, p.name)
             if not st.is_rejected():
                 return None, Status(Code.ERROR, st.reasons, p.name)
             if not first_rejector:
                 first_rejector = p.name
+            if res is not None:  # the last meaningful result (framework/runtime/framework.go)
                 result = res
             reasons.extend(st.reasons)
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), first_rejector)

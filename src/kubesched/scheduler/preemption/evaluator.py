@@ -184,7 +184,10 @@ class Evaluator:
         if metrics is not None:
             metrics.preemption_victims.observe(len(best.victims))
         self.prepare(best, pod)
-        return PostFilterResult(best.node), Status(Code.SUCCESS)
+        # v1.37 says where and how many on success too; the FitError message carries it
+        # (framework/preemption/preemption.go, Preempt)
+        placement = f"found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
+        return PostFilterResult(best.node), Status(Code.SUCCESS, (placement,))
 
     def _cached_pod(self, uid: str) -> PodInfo:
         """A pod the cache holds (the extenders named it among a node's pods)."""

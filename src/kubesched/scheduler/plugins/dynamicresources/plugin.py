@@ -575,7 +575,8 @@ class DynamicResources(
             except ApiError as exc:
                 return None, Status.of(Code.ERROR, exc.message)
             return None, Status.of(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
-        return None, Status.of(Code.UNSCHEDULABLE, "still not schedulable")
+        # nothing to deallocate: v1.37 adds no reason (dynamicresources.go, deallocateOrDeletePodClaims)
+        return None, Status.of(Code.UNSCHEDULABLE)
 
     # -- Reserve / Unreserve ------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
