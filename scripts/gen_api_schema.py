@@ -3,9 +3,11 @@ read from the Go types of k8s.io/api and k8s.io/apimachinery (the same structs k
 decodes request bodies into).
 
     python scripts/gen_api_schema.py /path/to/kubernetes+api/repo /path/to/kubernetes+apimachinery/repo [REF]
+    m=$(go env GOMODCACHE); python scripts/gen_api_schema.py $m/k8s.io/api@v0.37.2 $m/k8s.io/apimachinery@v0.37.2
 
-Both arguments are git directories (bare clones are fine: files are read with ``git show REF:...``);
-REF defaults to v0.36.3, the staging tag of Kubernetes v1.36.3, the release kubesched follows.
+The arguments are git directories (bare clones are fine: files are read with ``git show REF:...``)
+or module folders as the Go module cache holds them (``scripts/build_upstream.sh`` fetches them);
+REF defaults to v0.37.2, the staging tag of Kubernetes v1.37.2, the release kubesched follows.
 Each struct becomes ``{"json name": type}``; a type is ``int32``/``int64``/``float64``/``bool``/
 ``string`` (with the Go name of a named string type after a colon, for messages), ``Quantity``,
 ``IntOrString``, ``Time``, ``raw`` (any JSON), ``[]T``, ``map[string]T`` or a struct's key.
@@ -19,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REF = "v0.36.3"
+REF = "v0.37.2"
 # (repo index, path, package key, display package)
 FILES = [
     (0, "core/v1/types.go", "core", "v1"),
@@ -35,6 +37,7 @@ FILES = [
     (0, "events/v1/types.go", "events", "v1"),
     (0, "resource/v1/types.go", "resource", "v1"),
     (0, "storage/v1/types.go", "storage", "v1"),
+    (0, "node/v1/types.go", "node", "v1"),
     (1, "pkg/apis/meta/v1/types.go", "meta", "v1"),
 ]
 IMPORTS = {
@@ -96,6 +99,7 @@ ROOTS = [
     "storage.CSIDriver",
     "storage.CSIStorageCapacity",
     "storage.VolumeAttachment",
+    "node.RuntimeClass",
 ]
 SCALARS = {"string", "bool", "int32", "int64", "float64", "int", "uint64", "uint32", "float32"}
 _FIELD = re.compile(r'^\s+(\w+)\s+([^\s`]+)\s+`json:"([^"]*)"')
@@ -104,6 +108,8 @@ _TYPE = re.compile(r"^type (\w+) (.+)$")
 
 
 def read(repo: str, path: str, ref: str = REF) -> str:
+    if (Path(repo) / path).is_file():  # a module folder: its version is its name's
+        return (Path(repo) / path).read_text()
     return subprocess.run(
         ["git", "--git-dir", repo, "show", f"{ref}:{path}"], check=True, capture_output=True, text=True
     ).stdout
@@ -259,7 +265,9 @@ def main(api: str, machinery: str, ref: str = REF) -> None:
         merged[""] = DOCS.get(key, {}).get("", "")
         docs[key] = {f: d for f, d in merged.items() if f == "" or f in out[key]}
     target = Path(__file__).resolve().parent.parent / "src/kubesched/api/descriptions.json"
-    target.write_text(json.dumps({"source": doc["source"], "types": dict(sorted(docs.items()))}, separators=(",", ":")) + "\n")
+    target.write_text(
+        json.dumps({"source": doc["source"], "types": dict(sorted(docs.items()))}, separators=(",", ":")) + "\n"
+    )
     print(f"{target}: {len(docs)} types", file=sys.stderr)
 
 

@@ -6,7 +6,8 @@ replicas of 0 is not the same as none).
 
     python scripts/gen_protobuf_schema.py /path/to/kubernetes+api/repo /path/to/kubernetes+apimachinery/repo [REF]
 
-Both arguments are git directories (bare clones are fine); REF defaults to v0.36.3.
+The arguments are git directories (bare clones are fine) or module folders as the Go module cache
+holds them (``$(go env GOMODCACHE)/k8s.io/api@v0.37.2``); REF defaults to v0.37.2.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REF = "v0.36.3"
+REF = "v0.37.2"
 API_GROUPS = [
     "core/v1",
     "apps/v1",
@@ -32,6 +33,7 @@ API_GROUPS = [
     "authentication/v1",
     "authorization/v1",
     "rbac/v1",
+    "node/v1",
 ]
 MACHINERY = ["pkg/apis/meta/v1", "pkg/runtime", "pkg/api/resource", "pkg/util/intstr"]
 # (apiVersion, kind) of every top-level object a client may send in protobuf
@@ -61,6 +63,7 @@ KINDS = {
     "authentication.k8s.io/v1": ["SelfSubjectReview", "TokenRequest"],
     "authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SelfSubjectRulesReview"],
     "rbac.authorization.k8s.io/v1": ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"],
+    "node.k8s.io/v1": ["RuntimeClass"],
 }
 _MESSAGE = re.compile(r"^message (\w+) \{")
 _FIELD = re.compile(r"^\s+(optional|repeated)?\s*([\w.<>, ]+?)\s+(\w+) = (\d+);")
@@ -69,6 +72,8 @@ _GO_TYPE = re.compile(r"^type (\w+) struct \{")
 
 
 def show(repo: str, path: str, ref: str) -> str:
+    if (Path(repo) / path).is_file():  # a module folder: its version is its name's
+        return (Path(repo) / path).read_text()
     out = subprocess.run(["git", "--git-dir", repo, "show", f"{ref}:{path}"], capture_output=True, text=True)
     return out.stdout if out.returncode == 0 else ""
 

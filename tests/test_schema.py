@@ -89,6 +89,11 @@ def test_free_form_values_are_bounded() -> None:
         schema.decode("core.Pod", {"metadata": {"managedFields": [{"fieldsV1": deep}]}})
 
 
+# alpha fields the installed client library still has and v1.37's API no longer does: kube-apiserver
+# v1.37.2 refuses them too (NodeAllocatableResourceClaimStatus was reshaped into mapping/overhead)
+GONE_IN_V1_37 = {("core.NodeAllocatableResourceClaimStatus", "resources")}
+
+
 @pytest.mark.parametrize(
     "kind",
     [
@@ -122,6 +127,8 @@ def test_the_schema_knows_every_field_the_client_library_sends(kind: str) -> Non
         cls = getattr(models, model)
         fields = types[key]
         for attr, jname in cls.attribute_map.items():
+            if (key, jname) in GONE_IN_V1_37:
+                continue
             assert jname in fields, f"{key} lacks {jname}"
             typ, mtype = fields[jname], cls.openapi_types[attr]
             inner_schema = typ.removeprefix("[]").removeprefix("map[string]")

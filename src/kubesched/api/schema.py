@@ -53,6 +53,7 @@ _KIND_TYPES = {
     ("events.k8s.io", "Event"): "events.Event",
     ("coordination.k8s.io", "Lease"): "coordination.Lease",
     ("scheduling.k8s.io", "PriorityClass"): "scheduling.PriorityClass",
+    ("node.k8s.io", "RuntimeClass"): "node.RuntimeClass",
     ("policy", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
     ("policy", "Eviction"): "policy.Eviction",
     ("resource.k8s.io", "DeviceClass"): "resource.DeviceClass",
