@@ -82,6 +82,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)),
+    Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "runtimeclass"),
     Resource(
         "policy",
         "v1",

@@ -282,6 +282,11 @@ def _lease_row(o: dict[str, Any], now: float) -> Row:
     return [meta.get("name"), spec.get("holderIdentity") or "", _age(now, meta.get("creationTimestamp"))]
 
 
+def _runtimeclass_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), o.get("handler") or "", _age(now, meta.get("creationTimestamp"))]
+
+
 def _pc_row(o: dict[str, Any], now: float) -> Row:
     meta = o.get("metadata") or {}
     return [
@@ -560,6 +565,7 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     ),
     "Event": ([_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")], _event_row),
     "Lease": ([_name_col(), _col("Holder"), _col("Age")], _lease_row),
+    "RuntimeClass": ([_name_col(), _col("Handler"), _col("Age")], _runtimeclass_row),
     "PriorityClass": (
         [
             _name_col(),

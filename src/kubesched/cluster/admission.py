@@ -1,9 +1,14 @@
-"""Admission on create: pod defaulting and the Priority admission plugin.
+"""Admission on create: pod defaulting and the Priority and RuntimeClass admission plugins.
 
 Priority (``plugin/pkg/admission/priority``): a pod's ``priorityClassName`` resolves to
 ``spec.priority`` and ``spec.preemptionPolicy``; with no name the globalDefault class applies
 (else 0); an unknown name is refused. PriorityClass writes are validated (value range, one
 globalDefault, reserved ``system-`` names).
+
+RuntimeClass (``plugin/pkg/admission/runtimeclass``): a pod's ``runtimeClassName`` must name a
+class; the class's ``overhead.podFixed`` becomes the pod's ``spec.overhead`` (an overhead the pod
+sets must equal it, and none may be set without a class that defines one), and the class's
+``scheduling`` node selector and tolerations are merged into the pod's.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import Any
 
 from kubesched.api.errors import Forbidden, Invalid
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
+from kubesched.api.quantity import parse_quantity
 from kubesched.cluster.store import Store
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -33,6 +39,14 @@ def builtin_priority_classes() -> list[dict[str, Any]]:
         }
         for name, value in SYSTEM_PRIORITY_CLASSES.items()
     ]
+
+
+def same_quantities(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two resource lists equal as quantities (``apiequality.Semantic``: 1000m is 1)."""
+    try:
+        return a.keys() == b.keys() and all(parse_quantity(a[k]) == parse_quantity(b[k]) for k in a)
+    except ValueError:
+        return False
 
 
 def default_containers(containers: list[Any]) -> list[Any]:
@@ -100,8 +114,37 @@ class Admission:
                 best = pc
         return best
 
+    def _runtime_class(self, spec: dict[str, Any]) -> None:
+        name = spec.get("runtimeClassName")
+        rc = self.store.try_get("RuntimeClass", "", name) if name else None
+        if name and rc is None:
+            raise Forbidden(f'pod rejected: RuntimeClass "{name}" not found')
+        fixed = ((rc or {}).get("overhead") or {}).get("podFixed")
+        if fixed is None:
+            if spec.get("overhead") is not None:
+                raise Forbidden("pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+        elif spec.get("overhead") and not same_quantities(spec["overhead"], fixed):
+            raise Forbidden("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+        else:
+            spec["overhead"] = dict(fixed)
+        scheduling = (rc or {}).get("scheduling") or {}
+        if scheduling.get("nodeSelector"):
+            selector = dict(spec.get("nodeSelector") or {})
+            for key, value in scheduling["nodeSelector"].items():
+                if key in selector and selector[key] != value:
+                    raise Forbidden(
+                        f"conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; "
+                        f"pod.spec.nodeSelector[{key}] = {selector[key]}"
+                    )
+                selector[key] = value
+            spec["nodeSelector"] = selector
+        if scheduling.get("tolerations"):
+            tolerations = list(spec.get("tolerations") or [])
+            spec["tolerations"] = tolerations + [t for t in scheduling["tolerations"] if t not in tolerations]
+
     def _admit_pod(self, obj: dict[str, Any]) -> dict[str, Any]:
         spec = dict(obj.get("spec") or {})
+        self._runtime_class(spec)
         spec["containers"] = default_containers(spec.get("containers") or [])
         if spec.get("initContainers"):
             spec["initContainers"] = default_containers(spec["initContainers"])

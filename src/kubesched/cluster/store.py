@@ -35,6 +35,7 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "PersistentVolumeClaim": ("v1", True, "persistentvolumeclaims"),
     "PersistentVolume": ("v1", False, "persistentvolumes"),
     "PriorityClass": ("scheduling.k8s.io/v1", False, "priorityclasses"),
+    "RuntimeClass": ("node.k8s.io/v1", False, "runtimeclasses"),
     "PodDisruptionBudget": ("policy/v1", True, "poddisruptionbudgets"),
     "Deployment": ("apps/v1", True, "deployments"),
     "ReplicaSet": ("apps/v1", True, "replicasets"),

@@ -20,6 +20,7 @@ from kubesched.cluster.store import is_namespaced
 # kind -> API group, for the kinds a manifest may hold without an apiVersion we can trust
 _GROUPS = {
     "PriorityClass": "scheduling.k8s.io",
+    "RuntimeClass": "node.k8s.io",
     "PodDisruptionBudget": "policy",
     "ReplicaSet": "apps",
     "StatefulSet": "apps",

@@ -37,6 +37,7 @@ from kubesched.simulate.usage import node_usage
 CREATE_ORDER = {
     "Namespace": 0,
     "PriorityClass": 1,
+    "RuntimeClass": 1,
     "Node": 2,
     "PodDisruptionBudget": 3,
     "DeviceClass": 4,
