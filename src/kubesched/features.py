@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from kubesched.errors import InputError
 
 OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
+STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
 
 # name -> (v1.36 default, stage)
 KNOWN: dict[str, tuple[bool, str]] = {
     OPPORTUNISTIC_BATCHING: (True, "BETA"),  # KEP-5598: beta and on by default since v1.35
+    STORAGE_CAPACITY_SCORING: (True, "BETA"),  # KEP-4049: beta and on by default in v1.37
 }
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}

@@ -24,7 +24,11 @@ DEFAULT_ARGS: dict[str, dict[str, Any]] = {
     "NodeResourcesBalancedAllocation": {"resources": DEFAULT_RESOURCES},
     "NodeResourcesFit": {"scoringStrategy": {"type": "LeastAllocated", "resources": DEFAULT_RESOURCES}},
     "PodTopologySpread": {"defaultingType": "System"},
-    "VolumeBinding": {"bindTimeoutSeconds": 600},  # shape only under StorageCapacityScoring (alpha)
+    # the shape is defaulted under StorageCapacityScoring (beta, on in v1.37)
+    "VolumeBinding": {
+        "bindTimeoutSeconds": 600,
+        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+    },
 }
 
 

@@ -69,6 +69,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.handle = Handle(client, self.cache, self.waiting_pods, clock)
         self.handle.listers = self.listers
         self.handle.rng = random.Random(seed)
+        self.handle.features = config.feature_gates
         self.profiles = build_profiles(config, self.handle, registry)
         self.metrics = SchedulerMetrics(seed)
         self.handle.metrics = self.metrics

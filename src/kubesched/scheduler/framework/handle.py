@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from kubesched.features import FeatureGates
 from kubesched.framework.nodes import NodeInfo, NodeTableView
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.snapshot import Snapshot
@@ -34,6 +35,7 @@ class Handle:
         self.listers = Listers()  # namespaces, services, controllers; the scheduler's own
         self.metrics: SchedulerMetrics | None = None  # DefaultPreemption counts its attempts
         self.extenders: list[HTTPExtender] = []  # for preemption's ProcessPreemption
+        self.features = FeatureGates()  # what in-tree plugins' factories get as feature.Features
 
     @property
     def snapshot(self) -> Snapshot:

@@ -283,22 +283,47 @@ class VolumeBinder:
         for cap in self.listers.all("CSIStorageCapacity"):
             if cap.get("storageClassName") != class_name or not _capacity_sufficient(cap, need):
                 continue
-            selector_raw = cap.get("nodeTopology")
-            if selector_raw is None:
-                continue
-            try:
-                selector = parse_label_selector(selector_raw, "nodeTopology")
-            except InputError:
-                continue
-            if selector is None:
-                continue
-            mask = np.ones(n, bool)
-            for key, value in selector.match_labels:
-                mask &= nodes.match_requirement(Requirement(key, "In", (value,)))
-            for req in selector.expressions:
-                mask &= nodes.match_requirement(req)
-            out |= mask
+            out |= self._reachable(cap, nodes)
         return out
+
+    def node_capacity(self, pvc: Mapping[str, Any], nodes: NodeTableView) -> np.ndarray:
+        """The ``capacity`` of the CSIStorageCapacity ``hasEnoughCapacity`` finds for the claim on
+        each row (the first of its class, large enough, reachable; -1: none or not tracked)."""
+        out = np.full(nodes.n, -1, np.int64)
+        class_name = claim_class(pvc)
+        cls = self.listers.get("StorageClass", "", class_name) if class_name else None
+        size = ((pvc.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage")
+        driver = self.listers.get("CSIDriver", "", str((cls or {}).get("provisioner") or ""))
+        if size is None or driver is None or not (driver.get("spec") or {}).get("storageCapacity"):
+            return out
+        need = requested_storage(pvc)
+        for cap in self.listers.all("CSIStorageCapacity"):
+            if cap.get("storageClassName") != class_name or not _capacity_sufficient(cap, need):
+                continue
+            mask = self._reachable(cap, nodes) & (out < 0)
+            try:
+                out[mask] = quantity_value(cap["capacity"]) if cap.get("capacity") is not None else 0
+            except (InputError, ValueError):
+                out[mask] = 0
+        return out
+
+    def _reachable(self, cap: Mapping[str, Any], nodes: NodeTableView) -> np.ndarray:
+        """``nodeHasAccess``: the rows the capacity's node topology selects."""
+        selector_raw = cap.get("nodeTopology")
+        if selector_raw is None:
+            return np.zeros(nodes.n, bool)
+        try:
+            selector = parse_label_selector(selector_raw, "nodeTopology")
+        except InputError:
+            return np.zeros(nodes.n, bool)
+        if selector is None:
+            return np.zeros(nodes.n, bool)
+        mask = np.ones(nodes.n, bool)
+        for key, value in selector.match_labels:
+            mask &= nodes.match_requirement(Requirement(key, "In", (value,)))
+        for req in selector.expressions:
+            mask &= nodes.match_requirement(req)
+        return mask
 
     def pod_volumes(self, found: Found, row: int) -> PodVolumes:
         """The PodVolumes FindPodVolumes gave the chosen row."""

@@ -3,7 +3,8 @@ bound to volumes whose node affinity admits the node, or bindable or provisionab
 scheduler's choice is assumed at Reserve and written at PreBind, which waits for the PV
 controller to finish (``pkg/scheduler/framework/plugins/volumebinding/volume_binding.go``).
 
-Score only counts under the alpha gate StorageCapacityScoring, off in v1.36: PreScore skips.
+Score (``scorer.py``) under StorageCapacityScoring, beta and on in v1.37; with the gate off
+PreScore skips.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kubesched.api.volumes import (
     pod_claim_names,
 )
 from kubesched.errors import InputError
+from kubesched.features import STORAGE_CAPACITY_SCORING
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.handle import Handle
@@ -50,6 +52,7 @@ from kubesched.scheduler.plugins.volumebinding.binder import (
     PodVolumes,
     VolumeBinder,
 )
+from kubesched.scheduler.plugins.volumebinding.scorer import score, shape_of
 
 STATE_KEY = "VolumeBinding"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
@@ -59,8 +62,8 @@ POLL_SECONDS = 1.0  # wait.PollUntilContextTimeout's interval in BindPodVolumes
 
 @dataclass(slots=True)
 class VolumeBindingArgs:
-    """``VolumeBindingArgs``: how long PreBind waits for the bindings (``shape`` only matters
-    under StorageCapacityScoring)."""
+    """``VolumeBindingArgs``: how long PreBind waits for the bindings, and the score's shape
+    under StorageCapacityScoring (upstream's default when unset)."""
 
     bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
     shape: list[Any] | None = None
@@ -95,7 +98,7 @@ class VolumeBinding(
     VolumeSignPlugin,
 ):
     name = "VolumeBinding"
-    scores_bounded = True  # PreScore always skips: no score to check
+    scores_bounded = True  # the shape's scores lie in 0..10, scaled to 0..100
     Args = VolumeBindingArgs
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
@@ -105,6 +108,8 @@ class VolumeBinding(
             raise InputError("VolumeBinding needs the scheduler's handle")
         own = internal(handle)
         self.binder = VolumeBinder(own.listers, self._node_labels)
+        # upstream builds the scorer only under the gate (volume_binding.go, New)
+        self.shape = shape_of(self.args.shape) if own.features.enabled(STORAGE_CAPACITY_SCORING) else None
 
     def _node_labels(self, node: str) -> Mapping[str, str]:
         assert self.handle is not None
@@ -179,12 +184,29 @@ class VolumeBinding(
 
         return NodeVerdicts(code, reason, describe)
 
-    # -- PreScore / Score (StorageCapacityScoring is off) -----------------------------------------------
+    # -- PreScore / Score (StorageCapacityScoring) ------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
-        return Status(Code.SKIP)
+        return Status(Code.SKIP) if self.shape is None else None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
-        return np.zeros(len(rows), np.int64)
+        out = np.zeros(len(rows), np.int64)
+        s: StateData | None = state.get(STATE_KEY)
+        if self.shape is None or s is None or s.found is None or s.nodes is None:
+            return out
+        seen = s.nodes
+        if seen.names is nodes.names:
+            at = np.asarray(rows, np.int64)
+        else:  # the rows Filter saw, by name
+            at = np.array([seen.index.get(nodes.names[r], -1) for r in rows.tolist()], np.int64)
+        known = at >= 0
+        if not known.any():
+            return out
+        at = at[known]
+        found = s.found
+        matching = [(pvc, candidates, choice[at]) for pvc, candidates, choice in found.matching]
+        every = self.binder.node_capacity
+        out[known] = score(len(at), matching, found.provision_first, lambda pvc: every(pvc, seen)[at], self.shape)
+        return out
 
     # -- Reserve / Unreserve ----------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
