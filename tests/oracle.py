@@ -1,0 +1,75 @@
+"""Upstream's scheduler as the judge of a cluster file: ``upstream/cmd/oracle`` (kube-scheduler
+v1.37.2's scheduler in process, built by ``scripts/build_upstream.sh``) and ``kubesched simulate``
+run on the same files, and ``disagreement`` says what differs: a pending pod's FailedScheduling
+message word for word, the node its preemption nominated and the victims, its node (one of
+upstream's top-scored nodes: upstream picks among ties at random), and every plugin's weighted
+score on every node in the attempt that placed it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kubesched.simulate.output import explain_dict
+from kubesched.simulate.runner import simulate
+
+
+def upstream(
+    oracle: Path, paths: Sequence[Path], *, config: Path | None = None, gates: str = ""
+) -> list[list[dict[str, Any]]]:
+    """Each file's pending pods' outcomes, as the oracle prints them (one JSON line per file)."""
+    args = [str(oracle), *(["--config", str(config)] if config else []), *(["--feature-gates", gates] if gates else [])]
+    done = subprocess.run([*args, *map(str, paths)], capture_output=True, text=True, timeout=60 + 5 * len(paths))
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip())
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def kubesched(path: Path, pod: str = "default/incoming", *, config: Path | None = None) -> dict[str, Any]:
+    """The same outcome from ``kubesched simulate``: node, last FailedScheduling message, nominated
+    node, victims, and the weighted scores of the attempt that placed it."""
+    result = simulate([str(path)], config_path=str(config) if config else None, explain=[pod])
+    namespace, name = pod.split("/")
+    mine = next(p for p in result.pods if p["namespace"] == namespace and p["name"] == name)
+    failures = [
+        e["message"]
+        for e in result.events
+        if e["reason"] == "FailedScheduling" and e["namespace"] == namespace and e["name"] == name
+    ]
+    history = result.explain.get(pod) or []
+    final = explain_dict(history[-1]).get("finalscore-result") or {} if history and mine["nodeName"] else {}
+    return {
+        "pod": pod,
+        "node": mine["nodeName"],
+        "message": failures[-1] if failures else None,
+        "nominatedNode": mine.get("nominatedNodeName"),
+        "victims": sorted(
+            f"{d['namespace']}/{d['name']}" for d in result.deleted_pods if d.get("reason") == "PreemptionByScheduler"
+        ),
+        "scores": {n: {p: int(v) for p, v in s.items()} for n, s in final.items()},
+    }
+
+
+def disagreement(theirs: dict[str, Any], mine: dict[str, Any]) -> str:
+    """What kubesched did otherwise than upstream, or "" when they agree."""
+    if (theirs.get("message") or None) != mine["message"]:
+        return f"message: upstream {theirs.get('message')!r}, kubesched {mine['message']!r}"
+    if theirs.get("victims", []) != mine["victims"]:
+        upstream_side = f"{theirs.get('victims', [])} on {theirs.get('nominatedNode')}"
+        return f"victims: upstream {upstream_side}, kubesched {mine['victims']} on {mine['nominatedNode']}"
+    if theirs.get("nominatedNode") and theirs["nominatedNode"] != mine["nominatedNode"]:
+        return f"nominated node: upstream {theirs['nominatedNode']}, kubesched {mine['nominatedNode']}"
+    if not theirs.get("node"):
+        return f"upstream left it pending, kubesched bound it to {mine['node']}" if mine["node"] else ""
+    top = theirs.get("topNodes") or [theirs["node"]]
+    if mine["node"] not in top:
+        return f"node: upstream chose among {top}, kubesched {mine['node']}"
+    for node_name, plugins in (theirs.get("scores") or {}).items():
+        here = mine["scores"].get(node_name) or {}
+        for plugin in sorted({*plugins, *here} - {"total"}):
+            if here.get(plugin, 0) != plugins.get(plugin, 0):
+                return f"{plugin} on {node_name}: upstream {plugins.get(plugin, 0)}, kubesched {here.get(plugin, 0)}"
+    return ""
