@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.pod_defaults import default_pod_spec
+
 JOB_CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
 
@@ -33,13 +35,7 @@ def default_pod_template(template: dict[str, Any]) -> dict[str, Any]:
 
 def _template_defaults(spec: dict[str, Any]) -> None:
     template = dict(spec.get("template") or {})
-    pspec = dict(template.get("spec") or {})
-    pspec.setdefault("restartPolicy", "Always")
-    pspec.setdefault("terminationGracePeriodSeconds", 30)
-    pspec.setdefault("dnsPolicy", "ClusterFirst")
-    pspec.setdefault("schedulerName", "default-scheduler")
-    pspec.setdefault("securityContext", {})
-    template["spec"] = pspec
+    template["spec"] = default_pod_spec(dict(template.get("spec") or {}))
     spec["template"] = template
 
 
