@@ -29,8 +29,8 @@ class ApiError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
-        if self.details:
-            body["details"] = self.details
+        if self.details is not None and (self.details or isinstance(self, Invalid)):
+            body["details"] = self.details  # an Invalid's empty details are written, as upstream's
         return body
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from kubesched.api.errors import Conflict
 from kubesched.apiserver.patch import MERGE_KEYS, PRIMITIVE_MERGE
+from kubesched.apiserver.protobuf import field_shape
 
 Path = tuple[str, ...]
 # metadata fields that are the server's, never a manager's (fieldmanager's "reset" fields)
@@ -203,7 +204,19 @@ class Managers:
         self.entries[ident] = (entry, paths)
 
     def encoded(self) -> list[dict[str, Any]]:
-        return [e for e, paths in self.entries.values() if paths]
+        """The entries with fields, in ``sortEncodedManagedFields``' order: by operation, time,
+        manager, apiVersion and subresource."""
+        entries = [e for e, paths in self.entries.values() if paths]
+        return sorted(
+            entries,
+            key=lambda e: (
+                str(e.get("operation") or ""),
+                str(e.get("time") or ""),
+                str(e.get("manager") or ""),
+                str(e.get("apiVersion") or ""),
+                str(e.get("subresource") or ""),
+            ),
+        )
 
 
 def _label(ident: tuple[str, str, str, str]) -> str:
@@ -291,6 +304,7 @@ def update(
     before = field_set(old) if old is not None else set()
     after = field_set(new)
     changed = {p for p in after if old is None or p not in before or value_at(new, p) != value_at(old, p)}
+    changed |= _added_nodes(old, new, changed)
     gone = before - after
     me = Managers.ident(manager, "Update", api_version, subresource)
     for ident, (entry, owned) in list(managers.entries.items()):
@@ -304,6 +318,29 @@ def update(
     out["metadata"] = {**(new.get("metadata") or {}), "managedFields": managers.encoded()}
     if not out["metadata"]["managedFields"]:
         out["metadata"].pop("managedFields")
+    return out
+
+
+def _added_nodes(old: dict[str, Any] | None, new: dict[str, Any], changed: set[Path]) -> set[Path]:
+    """The ``.`` members an update adds: a map or list the request created where the Go field
+    omits its empty value (labels, data, finalizers, ports; not containers, always written)."""
+    api_version, kind = str(new.get("apiVersion") or ""), str(new.get("kind") or "")
+    out: set[Path] = set()
+    seen: set[Path] = set()
+    for path in changed:
+        for end in range(1, len(path)):
+            prefix = path[:end]
+            if prefix in seen or prefix[-1].startswith(("k:", "v:")) or prefix[-1] == ".":
+                continue
+            seen.add(prefix)
+            if old is not None and value_at(old, prefix) is not _ABSENT:
+                continue
+            shape = field_shape(api_version, kind, prefix)
+            if shape is None:
+                continue
+            type_, keep = shape
+            if not keep and (type_.startswith("repeated ") or type_.startswith("map<")):
+                out.add((*prefix, "."))
     return out
 
 

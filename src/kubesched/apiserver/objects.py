@@ -100,7 +100,13 @@ def field_validation_mode(query: Any) -> str:
     return mode
 
 
-def decode(r: Resource, obj: dict[str, Any], mode: str, version: str) -> tuple[dict[str, Any], list[str]]:
+class StrictPatchError(BadRequest):
+    """A strict patch's unknown fields; the PATCH handler turns it into upstream's 422."""
+
+
+def decode(
+    r: Resource, obj: dict[str, Any], mode: str, version: str, *, patch: bool = False
+) -> tuple[dict[str, Any], list[str]]:
     """A request body decoded into the kind's Go type (shared with the loader): a value of the
     wrong type is a 400 ``... cannot be handled as a Kind: json: cannot unmarshal ...``; unknown
     fields follow ``fieldValidation``: a 400 under Strict, warnings under Warn, dropped always."""
@@ -111,7 +117,11 @@ def decode(r: Resource, obj: dict[str, Any], mode: str, version: str) -> tuple[d
     if not unknown or mode == "Ignore":
         return out, []
     if mode == "Strict":
-        raise BadRequest(schema.unknown_field_message(unknown))
+        if patch:  # the caller answers as patch.go does, quoting what it decoded
+            raise StrictPatchError(schema.unknown_field_message(unknown))
+        raise BadRequest(
+            f'{r.kind} in version "{version}" cannot be handled as a {r.kind}: {schema.unknown_field_message(unknown)}'
+        )
     return out, [f'unknown field "{p}"' for p in unknown]
 
 
@@ -130,6 +140,20 @@ def _qos(spec: dict[str, Any]) -> str:
     if not any_set:
         return "BestEffort"
     return "Guaranteed" if guaranteed else "Burstable"
+
+
+# the status a create starts with, where the strategy's PrepareForCreate resets it: the Go struct's
+# zero value as JSON writes it (fields without omitempty are written as 0)
+ZERO_STATUS: dict[str, dict[str, Any]] = {
+    "Deployment": {},
+    "ReplicaSet": {"replicas": 0},
+    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
+    "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0},
+    "Job": {},
+    "ReplicationController": {"replicas": 0},
+    "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
+    "Service": {"loadBalancer": {}},
+}
 
 
 def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
@@ -165,8 +189,8 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": meta.get("name", "")}
         obj["spec"] = {"finalizers": ["kubernetes"], **(obj.get("spec") or {})}
         obj["status"] = {"phase": "Active"}
-    elif r.kind == "PodDisruptionBudget":
-        obj.pop("status", None)
+    elif r.kind in ZERO_STATUS:
+        obj["status"] = dict(ZERO_STATUS[r.kind])
     return obj
 
 

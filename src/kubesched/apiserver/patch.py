@@ -93,7 +93,7 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
             result[k] = _merge_list(result.get(k) or [], v, MERGE_KEYS[k])
         elif isinstance(v, list) and k in PRIMITIVE_MERGE:
             have = list(result.get(k) or [])
-            result[k] = have + [x for x in v if x not in have]
+            result[k] = _element_order(have + [x for x in v if x not in have], v, have, None)
         else:
             result[k] = copy.deepcopy(v)
     retain = patch.get("$retainKeys")
@@ -112,6 +112,7 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
 def _merge_list(target: list[Any], patch: list[Any], key: str) -> list[Any]:
     if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
         return [copy.deepcopy(p) for p in patch if not (isinstance(p, dict) and p.get("$patch") == "replace")]
+    original = list(target)
     result = list(target)
     for item in patch:
         if not isinstance(item, dict) or key not in item:
@@ -126,7 +127,46 @@ def _merge_list(target: list[Any], patch: list[Any], key: str) -> list[Any]:
             result.append(strategic_merge_patch({}, item))
         else:
             result[at] = strategic_merge_patch(result[at], item)
-    return result
+    return _element_order(result, patch, original, key)
+
+
+def _element_order(merged: list[Any], patch: list[Any], original: list[Any], key: str | None) -> list[Any]:
+    """strategicpatch's ``normalizeElementOrder``: the merged items the patch names, in the patch's
+    order, interleaved with the others in the live object's order; an item the live object lacks
+    goes before the server-only items that follow it (``mergeSortedSlice``)."""
+
+    def ident(item: Any) -> Any:
+        return item.get(key) if key is not None and isinstance(item, dict) else item
+
+    named = [ident(p) for p in patch if not (isinstance(p, dict) and p.get("$patch") == "delete")]
+    live = [ident(o) for o in original]
+
+    def rank(order: list[Any], item: Any) -> int:
+        try:
+            return order.index(ident(item))
+        except ValueError:
+            return -1
+
+    patched = sorted((m for m in merged if ident(m) in named), key=lambda m: rank(named, m))
+    server_only = [m for m in merged if ident(m) not in named]
+    out: list[Any] = []
+    i = j = 0
+    while i < len(server_only) or j < len(patched):
+        if j >= len(patched):
+            out.append(server_only[i])
+            i += 1
+        elif i >= len(server_only):
+            out.append(patched[j])
+            j += 1
+        else:
+            left, right = rank(live, server_only[i]), rank(live, patched[j])
+            if left >= 0 and right >= 0 and left < right:
+                out.append(server_only[i])
+                i += 1
+            else:
+                out.append(patched[j])
+                j += 1
+    return out
 
 
 def json_patch(doc: Any, ops: Any) -> Any:
@@ -141,9 +181,9 @@ def json_patch(doc: Any, ops: Any) -> Any:
             raise BadRequest(f"json: cannot unmarshal {json_kind(op)} into Go value of type jsonpatch.Operation")
     try:
         return jsonpatch.JsonPatch(ops).apply(doc)  # works on a deep copy: ``doc`` is never touched
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError, TypeError) as exc:
-        cause = {"causes": [{"message": str(exc)}]}
-        raise Invalid("the server rejected our request due to an error in our request", details=cause) from None
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError, TypeError):
+        # kube-apiserver v1.37.2 answers with empty details, the library's reason in its log only
+        raise Invalid("the server rejected our request due to an error in our request", details={}) from None
 
 
 def patched(ctype: str, current: Any, patch: Any) -> Any:

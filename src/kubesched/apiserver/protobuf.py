@@ -45,6 +45,30 @@ def _schema() -> dict[str, Any]:
     return doc
 
 
+def field_shape(api_version: str, kind: str, path: tuple[str, ...]) -> tuple[str, bool] | None:
+    """The Go field a FieldsV1 path (``f:`` fields, ``k:`` keyed items) ends at: its type in the
+    generated.proto's terms and whether JSON keeps its zero value (a pointer, or no omitempty);
+    None where the schema does not reach."""
+    doc = _schema()
+    message = doc["kinds"].get(f"{api_version} {kind}")
+    type_, keep = message, True
+    for el in path:
+        if el.startswith("k:"):
+            continue  # the keyed item is the list's element message, already stepped into
+        if not el.startswith("f:") or message is None:
+            return None
+        fields = doc["messages"].get(message) or {}
+        found = next((f for f in fields.values() if f[0] == el[2:]), None)
+        if found is None:
+            return None
+        type_, flags = found[1], found[2] if len(found) > 2 else ""
+        keep = "keep" in flags
+        if "repeated" in flags:
+            type_ = "repeated " + type_
+        message = found[1] if found[1] in doc["messages"] else None
+    return type_, keep
+
+
 def kinds() -> list[str]:
     """The ``apiVersion kind`` pairs a protobuf body may hold."""
     return sorted(_schema()["kinds"])

@@ -282,6 +282,18 @@ def _lease_row(o: dict[str, Any], now: float) -> Row:
     return [meta.get("name"), spec.get("holderIdentity") or "", _age(now, meta.get("creationTimestamp"))]
 
 
+def _configmap_row(o: dict[str, Any], now: float) -> Row:
+    """``printConfigMap``: how many keys, in data and binaryData together."""
+    meta = o.get("metadata") or {}
+    keys = len(o.get("data") or {}) + len(o.get("binaryData") or {})
+    return [meta.get("name"), keys, _age(now, meta.get("creationTimestamp"))]
+
+
+def _serviceaccount_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), len(o.get("secrets") or []), _age(now, meta.get("creationTimestamp"))]
+
+
 def _runtimeclass_row(o: dict[str, Any], now: float) -> Row:
     meta = o.get("metadata") or {}
     return [meta.get("name"), o.get("handler") or "", _age(now, meta.get("creationTimestamp"))]
@@ -566,6 +578,9 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "Event": ([_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")], _event_row),
     "Lease": ([_name_col(), _col("Holder"), _col("Age")], _lease_row),
     "RuntimeClass": ([_name_col(), _col("Handler"), _col("Age")], _runtimeclass_row),
+    # pkg/printers/internalversion/printers.go: Data and Secrets are declared strings, counted
+    "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
+    "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
     "PriorityClass": (
         [
             _name_col(),

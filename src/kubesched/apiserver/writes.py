@@ -14,11 +14,19 @@ from kubesched.apiserver import fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.fieldmanager import manager_name
-from kubesched.apiserver.objects import check_meta, decode, field_validation_mode, prepare_for_update, validate
+from kubesched.apiserver.objects import (
+    StrictPatchError,
+    check_meta,
+    decode,
+    field_validation_mode,
+    prepare_for_update,
+    validate,
+)
 from kubesched.apiserver.patch import patched as patch_object
 from kubesched.apiserver.patch import strategic_merge_patch
 from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
 from kubesched.apiserver.selectors import fields_match, labels_match
+from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
 from kubesched.clock import rfc3339
 
 PATCH_TYPES = (
@@ -46,8 +54,10 @@ class Writes(ServerContext):
         return with_warnings(self._store_create(request, t, body), warnings)
 
     @staticmethod
-    def _validate_fields(request: web.Request, t: Target, body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        return decode(t.resource, body, field_validation_mode(request.query), t.resource.version)
+    def _validate_fields(
+        request: web.Request, t: Target, body: dict[str, Any], *, patch: bool = False
+    ) -> tuple[dict[str, Any], list[str]]:
+        return decode(t.resource, body, field_validation_mode(request.query), t.resource.version, patch=patch)
 
     def _manager(self, request: web.Request) -> str:
         return manager_name(request.query.get("fieldManager"), request.headers.get("User-Agent"))
@@ -100,6 +110,8 @@ class Writes(ServerContext):
             self._check_escalation(request, t, new)
         if dry_run(request):
             return respond(self._out(t, new))
+        if _unchanged(new, old):  # GuaranteedUpdate writes nothing when the bytes are the same
+            return respond(self._out(t, old))
         return respond(self._out(t, self.store.update(t.resource.stored, new)))
 
     async def _update(self, request: web.Request, t: Target) -> web.Response:
@@ -132,8 +144,22 @@ class Writes(ServerContext):
         patch = decode_yaml(data) if ctype == "application/apply-patch+yaml" else decode_json(data)
         warnings: list[str] = []
         if isinstance(patch, dict):  # a merge, strategic or apply patch has the object's shape
-            patch, warnings = self._validate_fields(request, t, patch)
+            try:
+                patch, warnings = self._validate_fields(request, t, patch, patch=True)
+            except StrictPatchError as exc:
+                raise self._strict_patch_error(t, ctype, patch, exc.message) from None
         return with_warnings(self._patch_with(request, t, ctype, patch), warnings)
+
+    def _strict_patch_error(self, t: Target, ctype: str, patch: dict[str, Any], reason: str) -> Exception:
+        """What patch.go answers: the decoded patch (strategic) or the patched object (merge)."""
+        if ctype == "application/strategic-merge-patch+json":
+            return strict_patch_error(go_value(patch), reason)
+        if ctype == "application/merge-patch+json":
+            stored = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
+            if stored is not None:
+                patched = patch_object(ctype, self._out(t, stored), patch)
+                return strict_patch_error(go_json(patched, patch), reason)
+        return BadRequest(reason)
 
     def _patch_with(self, request: web.Request, t: Target, ctype: str, patch: Any) -> web.Response:
         stored = self.store.try_get(t.resource.stored, self._ns(t), t.name or "")
@@ -288,3 +314,13 @@ def patch_resource_version(patch: Any) -> str | None:
         rv = (patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch.get("metadata"), dict) else None
         return str(rv) if rv else None
     return None
+
+
+def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whether an update leaves the object as it is (its resourceVersion aside)."""
+
+    def content(obj: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}
+        return {**obj, "metadata": meta}
+
+    return content(new) == content(old)
