@@ -556,8 +556,9 @@ def test_field_validation_strict_warn_ignore(server):
     assert (code, body["reason"], body["message"]) == (
         400,
         "BadRequest",
+        'Pod in version "v1" cannot be handled as a Pod: '
         'strict decoding error: unknown field "spec.containers[0].imagee", unknown field "spec.nodeSelectr"',
-    )
+    )  # kube-apiserver v1.37.2's words
     assert server.request("GET", base + "/fv")[0] == 404
     code, body = server.request("POST", base, typo)
     assert code == 201

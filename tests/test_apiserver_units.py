@@ -44,7 +44,13 @@ POD = {
                 == [("Ready", "True"), ("PodScheduled", "True")]
             ),
         ),
-        ({"metadata": {"finalizers": ["y", "x"]}}, lambda o: o["metadata"]["finalizers"] == ["x", "y"]),
+        # normalizeElementOrder: the patch's items in the patch's order (kube-apiserver agrees:
+        # tests/test_upstream_kubectl_session.py)
+        ({"metadata": {"finalizers": ["y", "x"]}}, lambda o: o["metadata"]["finalizers"] == ["y", "x"]),
+        (
+            {"spec": {"containers": [{"name": "z", "image": "v"}]}},
+            lambda o: [c["name"] for c in o["spec"]["containers"]] == ["z", "c", "d"],
+        ),
         ({"metadata": {"$deleteFromPrimitiveList/finalizers": ["x"]}}, lambda o: o["metadata"]["finalizers"] == []),
         (
             {"spec": {"$setElementOrder/containers": [{"name": "d"}, {"name": "c"}], "containers": [{"name": "c"}]}},
@@ -96,7 +102,8 @@ def test_a_json_patch_that_cannot_apply_is_refused_and_changes_nothing(ops, erro
         json_patch(doc, ops)
     assert doc == {"a": [1, 2], "b": {"c": 1}}
     if error is Invalid:
-        assert raised.value.code == 422 and raised.value.details["causes"][0]["message"]
+        # kube-apiserver v1.37.2 writes empty details, the reason only in its log
+        assert raised.value.code == 422 and raised.value.status()["details"] == {}
 
 
 @pytest.mark.parametrize(

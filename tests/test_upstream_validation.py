@@ -5,6 +5,7 @@ table is sent to both, and the answers must agree in status code, reason, messag
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import urllib.error
 import urllib.request
@@ -62,3 +63,36 @@ def test_kube_apiserver_and_kubesched_refuse_alike(servers, kind, spec, causes):
     theirs = answer(*upstream_post(plane, PATHS[kind], obj))
     mine = answer(*ours.request("POST", PATHS[kind], obj))
     assert mine == theirs
+
+
+def _blank(text: str | None) -> str | None:
+    """A message quoting a stored object, with what differs between two servers blanked."""
+    if text is None:
+        return None
+    for key in ("uid", "resourceVersion", "creationTimestamp", "time"):
+        text = re.sub(rf'(\\"{key}\\":\\")[^\\]*(\\")', r"\1X\2", text)
+    return text
+
+
+@pytest.mark.parametrize(
+    ("content_type", "patch"),
+    [
+        ("application/strategic-merge-patch+json", {"metadata": {"labelz": {"a": "b", "n": 1.5}}}),
+        ("application/merge-patch+json", {"metadata": {"labelz": {"a": "<b>"}}, "data": {"k": "v2"}}),
+    ],
+    ids=["strategic", "merge"],
+)
+def test_a_strict_patch_with_unknown_fields_is_refused_alike(servers, content_type, patch):
+    """patch.go quotes what it decoded: the patch as Go prints a map, or the patched object's JSON."""
+    plane, ours = servers
+    path = "/api/v1/namespaces/default/configmaps"
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "strict"}, "data": {"k": "v"}}
+    plane.request("POST", path, body)
+    ours.request("POST", path, body)
+    url = f"{path}/strict?fieldValidation=Strict"
+    theirs = answer(*plane.request("PATCH", url, patch, content_type=content_type))
+    mine = answer(*ours.request("PATCH", url, patch, content_type=content_type))
+    assert theirs["code"] == 422 and "strict decoding error" in theirs["message"]
+    blank = {**theirs, "message": _blank(theirs["message"]), "causes": None}
+    assert {**mine, "message": _blank(mine["message"]), "causes": None} == blank
+    assert [c["field"] for c in mine["causes"]] == [c["field"] for c in theirs["causes"]] == ["patch"]
