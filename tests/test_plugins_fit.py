@@ -23,42 +23,42 @@ def verdict(existing: dict, incoming: dict) -> tuple[int, tuple[str, ...]]:
     return int(v.code[0]), v.describe(v.reason_at(0))
 
 
-@pytest.mark.parametrize(
-    ("existing", "incoming", "code", "reasons"),
-    [
-        (
-            dict(cpu="10m", memory="20"),
-            dict(cpu="1m", memory="1"),
-            Code.UNSCHEDULABLE,
-            ("Insufficient cpu", "Insufficient memory"),
-        ),
-        (
-            dict(cpu="8m", memory="19"),
-            dict(cpu="1m", memory="1", inits=[{"name": "i", "resources": {"requests": {"cpu": "3m", "memory": "1"}}}]),
-            Code.UNSCHEDULABLE,
-            ("Insufficient cpu",),
-        ),
-        (
-            dict(cpu="9m", memory="19"),
-            dict(cpu="1m", memory="1", inits=[{"name": "i", "resources": {"requests": {"cpu": "1m", "memory": "1"}}}]),
-            0,
-            (),
-        ),
-        (dict(cpu="5m", memory="19"), dict(cpu="5m", memory="1"), 0, ()),
-        (
-            {},
-            dict(extra={"example.com/aaa": "10"}),
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            ("Insufficient example.com/aaa",),
-        ),
-        (
-            dict(extra={"example.com/aaa": "5"}),
-            dict(extra={"example.com/aaa": "1"}),
-            Code.UNSCHEDULABLE,
-            ("Insufficient example.com/aaa",),
-        ),
-    ],
-)
+ENOUGH_REQUESTS_CASES = [
+    (
+        dict(cpu="10m", memory="20"),
+        dict(cpu="1m", memory="1"),
+        Code.UNSCHEDULABLE,
+        ("Insufficient cpu", "Insufficient memory"),
+    ),
+    (
+        dict(cpu="8m", memory="19"),
+        dict(cpu="1m", memory="1", inits=[{"name": "i", "resources": {"requests": {"cpu": "3m", "memory": "1"}}}]),
+        Code.UNSCHEDULABLE,
+        ("Insufficient cpu",),
+    ),
+    (
+        dict(cpu="9m", memory="19"),
+        dict(cpu="1m", memory="1", inits=[{"name": "i", "resources": {"requests": {"cpu": "1m", "memory": "1"}}}]),
+        0,
+        (),
+    ),
+    (dict(cpu="5m", memory="19"), dict(cpu="5m", memory="1"), 0, ()),
+    (
+        {},
+        dict(extra={"example.com/aaa": "10"}),
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ("Insufficient example.com/aaa",),
+    ),
+    (
+        dict(extra={"example.com/aaa": "5"}),
+        dict(extra={"example.com/aaa": "1"}),
+        Code.UNSCHEDULABLE,
+        ("Insufficient example.com/aaa",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("existing", "incoming", "code", "reasons"), ENOUGH_REQUESTS_CASES)
 def test_enough_requests(existing: dict, incoming: dict, code: int, reasons: tuple) -> None:
     assert verdict(existing, incoming) == (code, reasons)
 

@@ -25,17 +25,17 @@ def tol(key, value="", effect="", op="Equal"):
     return {"key": key, "value": value, "effect": effect, "operator": op}
 
 
-@pytest.mark.parametrize(
-    ("tolerations", "taints", "fits"),
-    [
-        ([], [taint("dedicated", "user1", "NoSchedule")], False),
-        ([tol("dedicated", "user2", "NoSchedule")], [taint("dedicated", "user1", "NoSchedule")], False),
-        ([tol("foo", effect="NoSchedule", op="Exists")], [taint("foo", "bar", "NoSchedule")], True),
-        ([tol("foo", "bar", "PreferNoSchedule")], [taint("foo", "bar", "NoSchedule")], False),
-        ([tol("foo", "bar")], [taint("foo", "bar", "NoSchedule")], True),
-        ([], [taint("foo", "bar", "PreferNoSchedule")], True),
-    ],
-)
+TAINT_FILTER_CASES = [
+    ([], [taint("dedicated", "user1", "NoSchedule")], False),
+    ([tol("dedicated", "user2", "NoSchedule")], [taint("dedicated", "user1", "NoSchedule")], False),
+    ([tol("foo", effect="NoSchedule", op="Exists")], [taint("foo", "bar", "NoSchedule")], True),
+    ([tol("foo", "bar", "PreferNoSchedule")], [taint("foo", "bar", "NoSchedule")], False),
+    ([tol("foo", "bar")], [taint("foo", "bar", "NoSchedule")], True),
+    ([], [taint("foo", "bar", "PreferNoSchedule")], True),
+]
+
+
+@pytest.mark.parametrize(("tolerations", "taints", "fits"), TAINT_FILTER_CASES)
 def test_taint_toleration_filter(tolerations, taints, fits) -> None:
     t = table([make_node("n", taints=taints)])
     v = TaintToleration().filter_nodes(CycleState(), pod("p", spec={"tolerations": tolerations}), t)
@@ -82,39 +82,39 @@ NODES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("spec", "fits"),
-    [
-        ({"nodeSelector": {"zone": "z1"}}, [True, False, False]),
-        (
-            affinity({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]}]}),
-            [True, True, False],
+NODE_AFFINITY_CASES = [
+    ({"nodeSelector": {"zone": "z1"}}, [True, False, False]),
+    (
+        affinity({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]}]}),
+        [True, True, False],
+    ),
+    (affinity({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["z1"]}]}), [False, True, True]),
+    (affinity({"matchExpressions": [{"key": "zone", "operator": "Exists"}]}), [True, True, False]),
+    (affinity({"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}), [False, False, True]),
+    (affinity({"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}), [False, True, False]),
+    (affinity({"matchExpressions": [{"key": "gen", "operator": "Lt", "values": ["4"]}]}), [True, False, False]),
+    (
+        affinity(
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]},
         ),
-        (affinity({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["z1"]}]}), [False, True, True]),
-        (affinity({"matchExpressions": [{"key": "zone", "operator": "Exists"}]}), [True, True, False]),
-        (affinity({"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}), [False, False, True]),
-        (affinity({"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}), [False, True, False]),
-        (affinity({"matchExpressions": [{"key": "gen", "operator": "Lt", "values": ["4"]}]}), [True, False, False]),
-        (
-            affinity(
-                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]},
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]},
-            ),
-            [True, False, True],
+        [True, False, True],
+    ),
+    (
+        affinity(
+            {
+                "matchExpressions": [
+                    {"key": "zone", "operator": "Exists"},
+                    {"key": "gen", "operator": "In", "values": ["5"]},
+                ]
+            }
         ),
-        (
-            affinity(
-                {
-                    "matchExpressions": [
-                        {"key": "zone", "operator": "Exists"},
-                        {"key": "gen", "operator": "In", "values": ["5"]},
-                    ]
-                }
-            ),
-            [False, True, False],
-        ),
-    ],
-)
+        [False, True, False],
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "fits"), NODE_AFFINITY_CASES)
 def test_node_affinity_filter(spec, fits) -> None:
     v = NodeAffinity().filter_nodes(CycleState(), pod("p", spec=spec), table(NODES))
     got = [True] * 3 if v is None else (v.code == 0).tolist()

@@ -59,73 +59,73 @@ def run_filter(
     return {n: reason for n, (_, reason) in c.filter_verdicts("PodTopologySpread", pod).items()}
 
 
-@pytest.mark.parametrize(
-    ("name", "objects", "pod", "want"),
-    [
-        ("no existing pods", FOUR_NODES, incoming(constraint(ZONE)), {}),
-        (
-            "pods in another namespace do not count",
-            [*FOUR_NODES, foo("a1", "node-a", ns="ns1"), foo("a2", "node-a", ns="ns1")],
-            incoming(constraint(ZONE)),
-            {},
-        ),
-        (
-            "zones 3/3: every node fits",
-            [
-                *FOUR_NODES,
-                foo("a1", "node-a"),
-                foo("b1", "node-b"),
-                foo("b2", "node-b"),
-                foo("x1", "node-x"),
-                foo("y1", "node-y"),
-                foo("y2", "node-y"),
-            ],
-            incoming(constraint(ZONE)),
-            {},
-        ),
-        (
-            "zones 1/3 with node-b missing the zone label",
-            [
-                node("node-a", "zone1"),
-                node("node-b"),
-                node("node-x", "zone2"),
-                node("node-y", "zone2"),
-                foo("a1", "node-a"),
-                foo("b1", "node-b"),
-                foo("x1", "node-x"),
-                foo("y1", "node-y"),
-                foo("y2", "node-y"),
-            ],
-            incoming(constraint(ZONE)),
-            {"node-b": MISSING, "node-x": SKEW, "node-y": SKEW},
-        ),
-        ("no node has the key", FOUR_NODES, incoming(constraint("rack")), dict.fromkeys(["a", "b", "x", "y"], MISSING)),
-        (
-            "the incoming pod does not match its own selector: selfMatch 0",
-            [*FOUR_NODES, foo("a1", "node-a")],
-            incoming(constraint(ZONE), labels={"bar": ""}),
-            {},
-        ),
-        (
-            "zones 1/0: zone1 is over the skew",
-            [*FOUR_NODES, foo("a1", "node-a")],
-            incoming(constraint(ZONE)),
-            {"node-a": SKEW, "node-b": SKEW},
-        ),
-        (
-            "hostname: skew per node",
-            [*FOUR_NODES, foo("a1", "node-a"), foo("b1", "node-b"), foo("x1", "node-x")],
-            incoming(constraint(HOST)),
-            {"node-a": SKEW, "node-b": SKEW, "node-x": SKEW},
-        ),
-        (
-            "matchLabelKeys narrows the selector to the pod's own value",
-            [*FOUR_NODES, foo("a1", "node-a", app="y"), foo("b1", "node-b", app="y"), foo("x1", "node-x", app="x")],
-            incoming(constraint(ZONE, matchLabelKeys=["app"]), labels={"foo": "", "app": "x"}),
-            {"node-x": SKEW, "node-y": SKEW},
-        ),
-    ],
-)
+SINGLE_CONSTRAINT_CASES = [
+    ("no existing pods", FOUR_NODES, incoming(constraint(ZONE)), {}),
+    (
+        "pods in another namespace do not count",
+        [*FOUR_NODES, foo("a1", "node-a", ns="ns1"), foo("a2", "node-a", ns="ns1")],
+        incoming(constraint(ZONE)),
+        {},
+    ),
+    (
+        "zones 3/3: every node fits",
+        [
+            *FOUR_NODES,
+            foo("a1", "node-a"),
+            foo("b1", "node-b"),
+            foo("b2", "node-b"),
+            foo("x1", "node-x"),
+            foo("y1", "node-y"),
+            foo("y2", "node-y"),
+        ],
+        incoming(constraint(ZONE)),
+        {},
+    ),
+    (
+        "zones 1/3 with node-b missing the zone label",
+        [
+            node("node-a", "zone1"),
+            node("node-b"),
+            node("node-x", "zone2"),
+            node("node-y", "zone2"),
+            foo("a1", "node-a"),
+            foo("b1", "node-b"),
+            foo("x1", "node-x"),
+            foo("y1", "node-y"),
+            foo("y2", "node-y"),
+        ],
+        incoming(constraint(ZONE)),
+        {"node-b": MISSING, "node-x": SKEW, "node-y": SKEW},
+    ),
+    ("no node has the key", FOUR_NODES, incoming(constraint("rack")), dict.fromkeys(["a", "b", "x", "y"], MISSING)),
+    (
+        "the incoming pod does not match its own selector: selfMatch 0",
+        [*FOUR_NODES, foo("a1", "node-a")],
+        incoming(constraint(ZONE), labels={"bar": ""}),
+        {},
+    ),
+    (
+        "zones 1/0: zone1 is over the skew",
+        [*FOUR_NODES, foo("a1", "node-a")],
+        incoming(constraint(ZONE)),
+        {"node-a": SKEW, "node-b": SKEW},
+    ),
+    (
+        "hostname: skew per node",
+        [*FOUR_NODES, foo("a1", "node-a"), foo("b1", "node-b"), foo("x1", "node-x")],
+        incoming(constraint(HOST)),
+        {"node-a": SKEW, "node-b": SKEW, "node-x": SKEW},
+    ),
+    (
+        "matchLabelKeys narrows the selector to the pod's own value",
+        [*FOUR_NODES, foo("a1", "node-a", app="y"), foo("b1", "node-b", app="y"), foo("x1", "node-x", app="x")],
+        incoming(constraint(ZONE, matchLabelKeys=["app"]), labels={"foo": "", "app": "x"}),
+        {"node-x": SKEW, "node-y": SKEW},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "objects", "pod", "want"), SINGLE_CONSTRAINT_CASES)
 def test_single_constraint(name: str, objects: list, pod: dict, want: dict[str, str]) -> None:
     want = {(k if k.startswith("node-") else f"node-{k}"): v for k, v in want.items()}
     got = run_filter(objects, pod)

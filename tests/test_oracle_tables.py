@@ -1,0 +1,136 @@
+"""The upstream-style plugin tables, judged by upstream itself: each case of a table (the nodes, the
+pods on them, the pod to place) becomes a cluster that kube-scheduler v1.37.2's scheduler (the
+oracle) and ``kubesched simulate`` both schedule under a profile with only the plugin under test
+(plus ImageLocality, which scores 0 here, so that every feasible node is scored and so reported).
+The table's expectation, upstream's answer and kubesched's must all agree: the feasible nodes, and
+for a pod that fits nowhere the FailedScheduling message."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tests.helpers import make_node, make_pod
+from tests.oracle import kubesched, upstream
+from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE
+from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES
+from tests.test_podtopologyspread import SINGLE_CONSTRAINT_CASES
+from tests.upstream import binaries
+
+from kubesched.framework.status import Code
+
+
+def profile(plugin: str) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration whose one profile runs ``plugin`` alone (and the queue sort,
+    the binder and a witness score)."""
+    enabled = [{"name": n} for n in ("PrioritySort", plugin, "ImageLocality", "DefaultBinder")]
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}},
+            }
+        ],
+    }
+
+
+def cluster(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], incoming: dict[str, Any]) -> list[dict[str, Any]]:
+    objects = [copy.deepcopy(o) for o in (*nodes, *bound, incoming)]
+    for o in objects:
+        o.setdefault("apiVersion", "v1")
+        spec = o.get("spec") or {}
+        for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            c.setdefault("image", "pause")  # what the plugin's table leaves out and the API requires:
+            res = c.get("resources") or {}  # an image, limits at the requests of extended resources
+            extended = {k: v for k, v in (res.get("requests") or {}).items() if "/" in k}
+            if extended:
+                res["limits"] = {**extended, **(res.get("limits") or {})}
+        o["metadata"].setdefault("labels", {})
+        o["metadata"]["labels"].setdefault("kubernetes.io/hostname", o["metadata"]["name"]) if o[
+            "kind"
+        ] == "Node" else None
+    return objects
+
+
+def judge(
+    tmp_path: Path, plugin: str, cases: list[list[dict[str, Any]]], pod: str = "default/p"
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(upstream's outcome, kubesched's) for ``pod`` in each case, one oracle process for all."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(profile(plugin)))
+    paths = []
+    for i, objects in enumerate(cases):
+        path = tmp_path / f"case-{i}.yaml"
+        # every string quoted: Go's YAML reads a bare n or y as a boolean
+        path.write_text(yaml.safe_dump_all(objects, default_style='"'))
+        paths.append(path)
+    theirs = upstream(binaries() / "oracle", paths, config=config)
+    mine = [kubesched(path, pod, config=config) for path in paths]
+    return [(next(r for r in t if r["pod"] == pod), m) for t, m in zip(theirs, mine, strict=True)]
+
+
+def feasible(outcome: dict[str, Any]) -> set[str]:
+    """The nodes the pod could go to: every node scored, or the one it went to (one fits: no score)."""
+    if outcome.get("scores"):
+        return set(outcome["scores"])
+    return {outcome["node"]} if outcome.get("node") else set()
+
+
+def test_taint_toleration_table(tmp_path):
+    cases = [
+        cluster([make_node("n", taints=taints)], [], make_pod("p", spec={"tolerations": tolerations}))
+        for tolerations, taints, _ in TAINT_FILTER_CASES
+    ]
+    for (_, _, fits), (theirs, mine) in zip(TAINT_FILTER_CASES, judge(tmp_path, "TaintToleration", cases), strict=True):
+        assert feasible(theirs) == feasible(mine) == ({"n"} if fits else set())
+        if not fits:
+            assert (
+                theirs["message"] == mine["message"] == "0/1 nodes are available: 1 node(s) had untolerated taint(s)."
+            )
+
+
+def test_node_affinity_table(tmp_path):
+    names = [n["metadata"]["name"] for n in NODES]
+    cases = [cluster(NODES, [], make_pod("p", spec=spec)) for spec, _ in NODE_AFFINITY_CASES]
+    for (_, fits), (theirs, mine) in zip(NODE_AFFINITY_CASES, judge(tmp_path, "NodeAffinity", cases), strict=True):
+        want = {n for n, ok in zip(names, fits, strict=True) if ok}
+        assert feasible(theirs) == feasible(mine) == want
+        if not want:
+            assert theirs["message"] == mine["message"]
+
+
+@pytest.mark.parametrize("plugin", ["NodeResourcesFit"])
+def test_enough_requests_table(tmp_path, plugin):
+    cases = [
+        cluster([NODE], [make_pod("old", node="n", **existing)], make_pod("p", **incoming))
+        for existing, incoming, _, _ in ENOUGH_REQUESTS_CASES
+    ]
+    for (_, _, code, reasons), (theirs, mine) in zip(
+        ENOUGH_REQUESTS_CASES, judge(tmp_path, plugin, cases), strict=True
+    ):
+        assert feasible(theirs) == feasible(mine) == (set() if code != 0 else {"n"})
+        if code != Code.SUCCESS:
+            assert (
+                theirs["message"]
+                == mine["message"]
+                == f"0/1 nodes are available: {', '.join(f'1 {r}' for r in sorted(reasons))}."
+            )
+
+
+def test_pod_topology_spread_table(tmp_path):
+    cases = [
+        cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"], pod)
+        for _, objects, pod, _ in SINGLE_CONSTRAINT_CASES
+    ]
+    outcomes = judge(tmp_path, "PodTopologySpread", cases, pod="default/incoming")
+    for (name, objects, _, want), (theirs, mine) in zip(SINGLE_CONSTRAINT_CASES, outcomes, strict=True):
+        nodes = {o["metadata"]["name"] for o in objects if o["kind"] == "Node"}
+        failing = {k if k.startswith("node-") else f"node-{k}" for k in want}
+        assert feasible(theirs) == feasible(mine) == nodes - failing, name
+        if failing == nodes:
+            assert theirs["message"] == mine["message"], name
