@@ -576,7 +576,9 @@ def test_field_validation_strict_warn_ignore(server):
         {"metadata": {"labelz": {"a": "b"}}},
         content_type="application/merge-patch+json",
     )
-    assert (code, body["message"]) == (400, 'strict decoding error: unknown field "metadata.labelz"')
+    # patch.go's 422, quoting the patched object (kube-apiserver v1.37.2 agrees: test_upstream_validation)
+    assert (code, body["reason"]) == (422, "Invalid") and body["details"]["causes"][0]["field"] == "patch"
+    assert body["message"].endswith('": strict decoding error: unknown field "metadata.labelz"')
     code, body = server.request("POST", base + "?fieldValidation=Loud", typo)
     assert (code, body["message"]) == (400, 'fieldValidation must be one of Ignore, Warn or Strict, not "Loud"')
 

@@ -27,7 +27,8 @@ def test_field_set_and_fields_v1_round_trip():
     assert ("f:spec", "f:replicas") in paths
     item = ("f:spec", "f:template", "f:spec", "f:containers", 'k:{"name":"c"}')
     assert (*item, ".") in paths and (*item, "f:image") in paths
-    assert (*item, "f:ports") in paths  # a list without a merge key here is atomic: one field
+    assert (*item, "f:ports", 'k:{"containerPort":80}', "f:containerPort") in paths  # ports merge by containerPort
+    assert (*item, "f:image") in paths and (*item, "f:ports") not in paths
     assert not any(p[0] in ("f:status", "f:apiVersion") or p[:2] == ("f:metadata", "f:uid") for p in paths)
     assert fm.from_fields_v1(fm.to_fields_v1(paths)) == paths
 

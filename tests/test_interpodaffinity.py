@@ -66,108 +66,108 @@ def run_filter(objects: list[dict], pod: dict, config: dict | None = None) -> di
 DB_ON_N1 = labelled("db", {"app": "db"}, on="n1")
 
 
-@pytest.mark.parametrize(
-    ("name", "objects", "pod", "want"),
-    [
-        (
-            "required affinity: the zone holding a match",
-            [DB_ON_N1],
-            labelled("p", {}, podAffinity=required(term(ZONE, app="db"))),
-            {"n3": AFFINITY},
+FILTER_CASES = [
+    (
+        "required affinity: the zone holding a match",
+        [DB_ON_N1],
+        labelled("p", {}, podAffinity=required(term(ZONE, app="db"))),
+        {"n3": AFFINITY},
+    ),
+    (
+        "required affinity by hostname",
+        [DB_ON_N1],
+        labelled("p", {}, podAffinity=required(term(HOST, app="db"))),
+        {"n2": AFFINITY, "n3": AFFINITY},
+    ),
+    (
+        "an existing pod must match all the terms",
+        [DB_ON_N1, labelled("cache", {"app": "cache"}, on="n3")],
+        labelled("p", {}, podAffinity=required(term(ZONE, app="db"), term(ZONE, app="cache"))),
+        {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+    ),
+    (
+        "first pod of a group matching its own terms goes anywhere",
+        [],
+        labelled("p", {"app": "db"}, podAffinity=required(term(ZONE, app="db"))),
+        {},
+    ),
+    (
+        "first pod of a group not matching its own terms goes nowhere",
+        [],
+        labelled("p", {"app": "web"}, podAffinity=required(term(ZONE, app="db"))),
+        {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+    ),
+    (
+        "a node missing the topology key never satisfies affinity",
+        [DB_ON_N1],
+        labelled("p", {}, podAffinity=required(term("rack", app="db"))),
+        {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+    ),
+    (
+        "required anti-affinity by hostname",
+        [labelled("web", {"app": "web"}, on="n1")],
+        labelled("p", {}, podAntiAffinity=required(term(HOST, app="web"))),
+        {"n1": ANTI},
+    ),
+    (
+        "required anti-affinity by zone",
+        [labelled("web", {"app": "web"}, on="n1")],
+        labelled("p", {}, podAntiAffinity=required(term(ZONE, app="web"))),
+        {"n1": ANTI, "n2": ANTI},
+    ),
+    (
+        "existing pod's anti-affinity keeps the incoming pod out of its zone",
+        [labelled("loner", {}, on="n1", podAntiAffinity=required(term(ZONE, app="web")))],
+        labelled("p", {"app": "web"}),
+        {"n1": EXISTING, "n2": EXISTING},
+    ),
+    (
+        "existing pod's anti-affinity toward other labels does not matter",
+        [labelled("loner", {}, on="n1", podAntiAffinity=required(term(ZONE, app="db")))],
+        labelled("p", {"app": "web"}),
+        {},
+    ),
+    (
+        "pods in other namespaces do not match a term without namespaces",
+        [labelled("db", {"app": "db"}, on="n1", ns="team-a")],
+        labelled("p", {}, podAffinity=required(term(ZONE, app="db"))),
+        {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
+    ),
+    (
+        "namespaceSelector picks namespaces by label",
+        [namespace("team-a", team="a"), labelled("db", {"app": "db"}, on="n1", ns="team-a")],
+        labelled("p", {}, podAffinity=required(term(ZONE, ns_selector={"matchLabels": {"team": "a"}}, app="db"))),
+        {"n3": AFFINITY},
+    ),
+    (
+        "an empty namespaceSelector means every namespace",
+        [labelled("db", {"app": "db"}, on="n3", ns="team-b")],
+        labelled("p", {}, podAffinity=required(term(ZONE, ns_selector={}, app="db"))),
+        {"n1": AFFINITY, "n2": AFFINITY},
+    ),
+    (
+        "namespaces list",
+        [labelled("db", {"app": "db"}, on="n3", ns="team-b")],
+        labelled("p", {}, podAffinity=required(term(ZONE, namespaces=["team-b"], app="db"))),
+        {"n1": AFFINITY, "n2": AFFINITY},
+    ),
+    (
+        "mismatchLabelKeys: only other tenants' pods repel",
+        [
+            labelled("w1", {"app": "web", "tenant": "a"}, on="n1"),
+            labelled("w2", {"app": "web", "tenant": "b"}, on="n3"),
+        ],
+        labelled(
+            "p",
+            {"tenant": "a"},
+            podAntiAffinity=required({**term(ZONE, app="web"), "mismatchLabelKeys": ["tenant"]}),
         ),
-        (
-            "required affinity by hostname",
-            [DB_ON_N1],
-            labelled("p", {}, podAffinity=required(term(HOST, app="db"))),
-            {"n2": AFFINITY, "n3": AFFINITY},
-        ),
-        (
-            "an existing pod must match all the terms",
-            [DB_ON_N1, labelled("cache", {"app": "cache"}, on="n3")],
-            labelled("p", {}, podAffinity=required(term(ZONE, app="db"), term(ZONE, app="cache"))),
-            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
-        ),
-        (
-            "first pod of a group matching its own terms goes anywhere",
-            [],
-            labelled("p", {"app": "db"}, podAffinity=required(term(ZONE, app="db"))),
-            {},
-        ),
-        (
-            "first pod of a group not matching its own terms goes nowhere",
-            [],
-            labelled("p", {"app": "web"}, podAffinity=required(term(ZONE, app="db"))),
-            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
-        ),
-        (
-            "a node missing the topology key never satisfies affinity",
-            [DB_ON_N1],
-            labelled("p", {}, podAffinity=required(term("rack", app="db"))),
-            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
-        ),
-        (
-            "required anti-affinity by hostname",
-            [labelled("web", {"app": "web"}, on="n1")],
-            labelled("p", {}, podAntiAffinity=required(term(HOST, app="web"))),
-            {"n1": ANTI},
-        ),
-        (
-            "required anti-affinity by zone",
-            [labelled("web", {"app": "web"}, on="n1")],
-            labelled("p", {}, podAntiAffinity=required(term(ZONE, app="web"))),
-            {"n1": ANTI, "n2": ANTI},
-        ),
-        (
-            "existing pod's anti-affinity keeps the incoming pod out of its zone",
-            [labelled("loner", {}, on="n1", podAntiAffinity=required(term(ZONE, app="web")))],
-            labelled("p", {"app": "web"}),
-            {"n1": EXISTING, "n2": EXISTING},
-        ),
-        (
-            "existing pod's anti-affinity toward other labels does not matter",
-            [labelled("loner", {}, on="n1", podAntiAffinity=required(term(ZONE, app="db")))],
-            labelled("p", {"app": "web"}),
-            {},
-        ),
-        (
-            "pods in other namespaces do not match a term without namespaces",
-            [labelled("db", {"app": "db"}, on="n1", ns="team-a")],
-            labelled("p", {}, podAffinity=required(term(ZONE, app="db"))),
-            {"n1": AFFINITY, "n2": AFFINITY, "n3": AFFINITY},
-        ),
-        (
-            "namespaceSelector picks namespaces by label",
-            [namespace("team-a", team="a"), labelled("db", {"app": "db"}, on="n1", ns="team-a")],
-            labelled("p", {}, podAffinity=required(term(ZONE, ns_selector={"matchLabels": {"team": "a"}}, app="db"))),
-            {"n3": AFFINITY},
-        ),
-        (
-            "an empty namespaceSelector means every namespace",
-            [labelled("db", {"app": "db"}, on="n3", ns="team-b")],
-            labelled("p", {}, podAffinity=required(term(ZONE, ns_selector={}, app="db"))),
-            {"n1": AFFINITY, "n2": AFFINITY},
-        ),
-        (
-            "namespaces list",
-            [labelled("db", {"app": "db"}, on="n3", ns="team-b")],
-            labelled("p", {}, podAffinity=required(term(ZONE, namespaces=["team-b"], app="db"))),
-            {"n1": AFFINITY, "n2": AFFINITY},
-        ),
-        (
-            "mismatchLabelKeys: only other tenants' pods repel",
-            [
-                labelled("w1", {"app": "web", "tenant": "a"}, on="n1"),
-                labelled("w2", {"app": "web", "tenant": "b"}, on="n3"),
-            ],
-            labelled(
-                "p",
-                {"tenant": "a"},
-                podAntiAffinity=required({**term(ZONE, app="web"), "mismatchLabelKeys": ["tenant"]}),
-            ),
-            {"n3": ANTI},
-        ),
-    ],
-)
+        {"n3": ANTI},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "objects", "pod", "want"), FILTER_CASES)
 def test_filter(name: str, objects: list, pod: dict, want: dict[str, str]) -> None:
     got = run_filter(objects, pod)
     assert got == {n: want.get(n, "") for n in got}, name

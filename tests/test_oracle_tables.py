@@ -15,6 +15,8 @@ import pytest
 import yaml
 from tests.helpers import make_node, make_pod
 from tests.oracle import kubesched, upstream
+from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
+from tests.test_interpodaffinity import NODES as AFFINITY_NODES
 from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE
 from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES
 from tests.test_podtopologyspread import SINGLE_CONSTRAINT_CASES
@@ -133,4 +135,19 @@ def test_pod_topology_spread_table(tmp_path):
         failing = {k if k.startswith("node-") else f"node-{k}" for k in want}
         assert feasible(theirs) == feasible(mine) == nodes - failing, name
         if failing == nodes:
+            assert theirs["message"] == mine["message"], name
+
+
+def test_inter_pod_affinity_table(tmp_path):
+    def split(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        pods = [o for o in objects if o["kind"] == "Pod"]
+        return [*AFFINITY_NODES, *(o for o in objects if o["kind"] != "Pod")], pods
+
+    cases = [cluster(*split(objects), pod) for _, objects, pod, _ in AFFINITY_CASES]
+    names = {n["metadata"]["name"] for n in AFFINITY_NODES}
+    for (name, _, _, want), (theirs, mine) in zip(
+        AFFINITY_CASES, judge(tmp_path, "InterPodAffinity", cases), strict=True
+    ):
+        assert feasible(theirs) == feasible(mine) == names - set(want), name
+        if set(want) == names:
             assert theirs["message"] == mine["message"], name

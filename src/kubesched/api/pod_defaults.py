@@ -127,3 +127,55 @@ def default_pod(spec: dict[str, Any]) -> dict[str, Any]:
     if isinstance(grace, int) and grace < 0:
         out["terminationGracePeriodSeconds"] = 1
     return out
+
+
+def _with_label_keys(selector: Any, labels: dict[str, Any], keys: Any, operator: str) -> Any:
+    if not isinstance(selector, dict) or not isinstance(keys, list):
+        return selector
+    added = [{"key": k, "operator": operator, "values": [labels[k]]} for k in keys if k in labels]
+    if not added:
+        return selector
+    return {**selector, "matchExpressions": [*(selector.get("matchExpressions") or []), *added]}
+
+
+def merge_label_keys(spec: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
+    """What the pod strategy's PrepareForCreate does to a new pod (``pkg/registry/core/pod/strategy.go``:
+    mutatePodAffinity, mutateTopologySpreadConstraints): each (anti-)affinity term's matchLabelKeys
+    and mismatchLabelKeys, and each spread constraint's matchLabelKeys, become ``In`` and ``NotIn``
+    requirements on the pod's own label values in the term's selector."""
+    out = dict(spec)
+
+    def term(t: Any) -> Any:
+        if not isinstance(t, dict) or not (t.get("matchLabelKeys") or t.get("mismatchLabelKeys")):
+            return t
+        selector = _with_label_keys(t.get("labelSelector"), labels, t.get("matchLabelKeys"), "In")
+        return {**t, "labelSelector": _with_label_keys(selector, labels, t.get("mismatchLabelKeys"), "NotIn")}
+
+    affinity = out.get("affinity")
+    if isinstance(affinity, dict):
+        affinity = dict(affinity)
+        for kind in ("podAffinity", "podAntiAffinity"):
+            terms = affinity.get(kind)
+            if not isinstance(terms, dict):
+                continue
+            terms = dict(terms)
+            required = terms.get("requiredDuringSchedulingIgnoredDuringExecution")
+            if isinstance(required, list):
+                terms["requiredDuringSchedulingIgnoredDuringExecution"] = [term(t) for t in required]
+            preferred = terms.get("preferredDuringSchedulingIgnoredDuringExecution")
+            if isinstance(preferred, list):
+                terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {**w, "podAffinityTerm": term(w.get("podAffinityTerm"))} if isinstance(w, dict) else w
+                    for w in preferred
+                ]
+            affinity[kind] = terms
+        out["affinity"] = affinity
+    constraints = out.get("topologySpreadConstraints")
+    if isinstance(constraints, list):
+        out["topologySpreadConstraints"] = [
+            {**c, "labelSelector": _with_label_keys(c.get("labelSelector"), labels, c.get("matchLabelKeys"), "In")}
+            if isinstance(c, dict) and c.get("matchLabelKeys") and c.get("labelSelector") is not None
+            else c
+            for c in constraints
+        ]
+    return out

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api.errors import Conflict
-from kubesched.apiserver.patch import MERGE_KEYS, PRIMITIVE_MERGE
+from kubesched.apiserver.patch import PRIMITIVE_MERGE, merge_key
 from kubesched.apiserver.protobuf import field_shape
 
 Path = tuple[str, ...]
@@ -57,15 +57,19 @@ def _walk(name: str, value: Any, path: Path, out: set[Path]) -> None:
         for k, v in value.items():
             _walk(k, v, (*path, "f:" + k), out)
         return
-    if isinstance(value, list) and value and name in MERGE_KEYS:
-        key = MERGE_KEYS[name]
-        if all(isinstance(i, Mapping) and key in i for i in value):
-            for item in value:
-                item_path = (*path, "k:" + json.dumps({key: item[key]}, separators=(",", ":")))
-                out.add((*item_path, "."))
-                for k, v in item.items():
-                    _walk(k, v, (*item_path, "f:" + k), out)
-            return
+    key = merge_key(name, value)
+    if (
+        isinstance(value, list)
+        and value
+        and key is not None
+        and all(isinstance(i, Mapping) and key in i for i in value)
+    ):
+        for item in value:
+            item_path = (*path, "k:" + json.dumps({key: item[key]}, separators=(",", ":")))
+            out.add((*item_path, "."))
+            for k, v in item.items():
+                _walk(k, v, (*item_path, "f:" + k), out)
+        return
     if isinstance(value, list) and value and name in PRIMITIVE_MERGE:
         for item in value:
             out.add((*path, "v:" + json.dumps(item, separators=(",", ":"))))

@@ -39,6 +39,18 @@ MERGE_KEYS: dict[str, str] = {
     "schedulingGates": "name",
     "resourceClaims": "name",
 }
+# "ports" merge by containerPort in a container, by port in a Service's spec
+PORT_KEYS = ("containerPort", "port")
+
+
+def merge_key(field: str, items: Any) -> str | None:
+    """The patchMergeKey of the list ``field`` holding ``items`` (None: replaced whole)."""
+    if field == "ports" and isinstance(items, list):
+        present = [k for k in PORT_KEYS if any(isinstance(i, dict) and k in i for i in items)]
+        return present[0] if present else PORT_KEYS[0]
+    return MERGE_KEYS.get(field)
+
+
 # primitive lists with patchStrategy "merge" (set union)
 PRIMITIVE_MERGE = {"finalizers"}
 
@@ -89,8 +101,8 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
                 result.pop(k, None)
             else:
                 result[k] = merged
-        elif isinstance(v, list) and k in MERGE_KEYS:
-            result[k] = _merge_list(result.get(k) or [], v, MERGE_KEYS[k])
+        elif isinstance(v, list) and (key := merge_key(k, [*(result.get(k) or []), *v])) is not None:
+            result[k] = _merge_list(result.get(k) or [], v, key)
         elif isinstance(v, list) and k in PRIMITIVE_MERGE:
             have = list(result.get(k) or [])
             result[k] = _element_order(have + [x for x in v if x not in have], v, have, None)
@@ -100,8 +112,8 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
     if isinstance(retain, list):
         result = {k: v for k, v in result.items() if k in retain}
     for field, order in orders.items():
-        key = MERGE_KEYS.get(field)
         items = result.get(field)
+        key = merge_key(field, items)
         if key is None or not isinstance(items, list):
             continue
         rank = {(o.get(key) if isinstance(o, dict) else o): i for i, o in enumerate(order)}

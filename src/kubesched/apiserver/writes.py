@@ -110,7 +110,7 @@ class Writes(ServerContext):
             self._check_escalation(request, t, new)
         if dry_run(request):
             return respond(self._out(t, new))
-        if _unchanged(new, old):  # GuaranteedUpdate writes nothing when the bytes are the same
+        if _unchanged(new, old):  # GuaranteedUpdate: past the precondition, the same bytes are not written
             return respond(self._out(t, old))
         return respond(self._out(t, self.store.update(t.resource.stored, new)))
 
@@ -323,4 +323,7 @@ def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:
         meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}
         return {**obj, "metadata": meta}
 
+    sent = (new.get("metadata") or {}).get("resourceVersion")
+    if sent and sent != (old.get("metadata") or {}).get("resourceVersion"):
+        return False  # a stale version: the store answers 409 Conflict
     return content(new) == content(old)

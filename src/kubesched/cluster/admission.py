@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.api.errors import Forbidden, Invalid
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
+from kubesched.api.pod_defaults import default_pod, merge_label_keys
 from kubesched.api.quantity import parse_quantity
 from kubesched.cluster.store import Store
 
@@ -143,7 +144,9 @@ class Admission:
             spec["tolerations"] = tolerations + [t for t in scheduling["tolerations"] if t not in tolerations]
 
     def _admit_pod(self, obj: dict[str, Any]) -> dict[str, Any]:
-        spec = dict(obj.get("spec") or {})
+        spec = default_pod(dict(obj.get("spec") or {}))  # the API's defaults, as decoding applies them
+        # the pod strategy's PrepareForCreate: label keys merged into the terms' selectors
+        spec = merge_label_keys(spec, dict((obj.get("metadata") or {}).get("labels") or {}))
         self._runtime_class(spec)
         spec["containers"] = default_containers(spec.get("containers") or [])
         if spec.get("initContainers"):

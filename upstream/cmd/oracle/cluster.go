@@ -18,9 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // the API's defaults, as kube-apiserver applies them
+	"k8s.io/kubernetes/pkg/features"
 )
 
 // load reads a cluster file's objects with the API's defaults and a UID each, as kube-apiserver
@@ -59,6 +61,11 @@ func load(path string) ([]runtime.Object, error) {
 			}
 		}
 		out = append(out, obj)
+	}
+	for _, obj := range out {
+		if pod, ok := obj.(*v1.Pod); ok {
+			mergeLabelKeys(pod)
+		}
 	}
 	if err := admitRuntimeClass(out); err != nil {
 		return nil, err
@@ -218,6 +225,58 @@ func volumeStatus(objects []runtime.Object) {
 		// what kube-apiserver's strategy gives a new claim (PrepareForCreate)
 		if pvc, ok := obj.(*v1.PersistentVolumeClaim); ok && pvc.Status.Phase == "" {
 			pvc.Status.Phase = v1.ClaimPending
+		}
+	}
+}
+
+// mergeLabelKeys does what the pod strategy's PrepareForCreate does to a new pod: each pod
+// (anti-)affinity term's matchLabelKeys and mismatchLabelKeys, and each spread constraint's
+// matchLabelKeys, become requirements on the pod's own label values in the term's selector
+// (pkg/registry/core/pod/strategy.go: mutatePodAffinity, mutateTopologySpreadConstraints).
+func mergeLabelKeys(pod *v1.Pod) {
+	apply := func(selector *metav1.LabelSelector, keys []string, op metav1.LabelSelectorOperator) {
+		for _, key := range keys {
+			if value, ok := pod.Labels[key]; ok {
+				selector.MatchExpressions = append(selector.MatchExpressions,
+					metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: []string{value}})
+			}
+		}
+	}
+	term := func(t *v1.PodAffinityTerm) {
+		if t.LabelSelector == nil || (len(t.MatchLabelKeys) == 0 && len(t.MismatchLabelKeys) == 0) {
+			return
+		}
+		apply(t.LabelSelector, t.MatchLabelKeys, metav1.LabelSelectorOpIn)
+		apply(t.LabelSelector, t.MismatchLabelKeys, metav1.LabelSelectorOpNotIn)
+	}
+	if a := pod.Spec.Affinity; a != nil && utilfeature.DefaultFeatureGate.Enabled(features.MatchLabelKeysInPodAffinity) {
+		for _, terms := range []*v1.PodAffinity{a.PodAffinity} {
+			if terms == nil {
+				continue
+			}
+			for i := range terms.RequiredDuringSchedulingIgnoredDuringExecution {
+				term(&terms.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+			for i := range terms.PreferredDuringSchedulingIgnoredDuringExecution {
+				term(&terms.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+		}
+		if anti := a.PodAntiAffinity; anti != nil {
+			for i := range anti.RequiredDuringSchedulingIgnoredDuringExecution {
+				term(&anti.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+			for i := range anti.PreferredDuringSchedulingIgnoredDuringExecution {
+				term(&anti.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+		}
+	}
+	if utilfeature.DefaultFeatureGate.Enabled(features.MatchLabelKeysInPodTopologySpread) &&
+		utilfeature.DefaultFeatureGate.Enabled(features.MatchLabelKeysInPodTopologySpreadSelectorMerge) {
+		for i := range pod.Spec.TopologySpreadConstraints {
+			c := &pod.Spec.TopologySpreadConstraints[i]
+			if c.LabelSelector != nil && len(c.MatchLabelKeys) > 0 {
+				apply(c.LabelSelector, c.MatchLabelKeys, metav1.LabelSelectorOpIn)
+			}
 		}
 	}
 }
