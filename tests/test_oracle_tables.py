@@ -17,18 +17,20 @@ from tests.helpers import make_node, make_pod
 from tests.oracle import kubesched, upstream
 from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
 from tests.test_interpodaffinity import NODES as AFFINITY_NODES
-from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE
-from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES
+from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE, RTCR_CASES
+from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES, TAINT_SCORE_CASES
 from tests.test_podtopologyspread import SINGLE_CONSTRAINT_CASES
 from tests.upstream import binaries
 
 from kubesched.framework.status import Code
 
 
-def profile(plugin: str) -> dict[str, Any]:
-    """A KubeSchedulerConfiguration whose one profile runs ``plugin`` alone (and the queue sort,
-    the binder and a witness score)."""
-    enabled = [{"name": n} for n in ("PrioritySort", plugin, "ImageLocality", "DefaultBinder")]
+def profile(plugin: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration whose one profile runs ``plugin`` alone, its score weighted 1
+    (and the queue sort, the binder and a witness score)."""
+    enabled = [{"name": "PrioritySort"}, {"name": plugin, "weight": 1}, {"name": "ImageLocality"}]
+    enabled.append({"name": "DefaultBinder"})
+    config = [{"name": plugin, "args": args}] if args else []
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -36,6 +38,7 @@ def profile(plugin: str) -> dict[str, Any]:
             {
                 "schedulerName": "default-scheduler",
                 "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}},
+                "pluginConfig": config,
             }
         ],
     }
@@ -60,11 +63,15 @@ def cluster(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], incoming: 
 
 
 def judge(
-    tmp_path: Path, plugin: str, cases: list[list[dict[str, Any]]], pod: str = "default/p"
+    tmp_path: Path,
+    plugin: str,
+    cases: list[list[dict[str, Any]]],
+    pod: str = "default/p",
+    args: dict[str, Any] | None = None,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(upstream's outcome, kubesched's) for ``pod`` in each case, one oracle process for all."""
     config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(profile(plugin)))
+    config.write_text(yaml.safe_dump(profile(plugin, args)))
     paths = []
     for i, objects in enumerate(cases):
         path = tmp_path / f"case-{i}.yaml"
@@ -151,3 +158,28 @@ def test_inter_pod_affinity_table(tmp_path):
         assert feasible(theirs) == feasible(mine) == names - set(want), name
         if set(want) == names:
             assert theirs["message"] == mine["message"], name
+
+
+def test_taint_toleration_score_table(tmp_path):
+    cases = [
+        cluster(
+            [make_node(f"n{i}", taints=t) for i, t in enumerate(taints)], [], make_pod("p", spec={"tolerations": tol})
+        )
+        for tol, taints, _ in TAINT_SCORE_CASES
+    ]
+    for (_, _, want), (theirs, mine) in zip(TAINT_SCORE_CASES, judge(tmp_path, "TaintToleration", cases), strict=True):
+        scored = {f"n{i}": w for i, w in enumerate(want)}
+        assert {n: s["TaintToleration"] for n, s in theirs["scores"].items()} == scored
+        assert {n: s["TaintToleration"] for n, s in mine["scores"].items()} == scored
+
+
+@pytest.mark.parametrize(("resources", "expected"), RTCR_CASES)
+def test_requested_to_capacity_ratio_table(tmp_path, resources, expected):
+    """A rising shape over the configured resources; two like nodes, so that upstream scores them."""
+    rising = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    ratio = {"shape": rising}
+    strategy = {"type": "RequestedToCapacityRatio", "resources": resources, "requestedToCapacityRatio": ratio}
+    nodes = [make_node(n, cpu="4", memory="10000", extra={"nvidia.com/gpu": "4"}) for n in ("n1", "n2")]
+    case = cluster(nodes, [], make_pod("p", cpu="3", memory="5000"))
+    ((theirs, mine),) = judge(tmp_path, "NodeResourcesFit", [case], args={"scoringStrategy": strategy})
+    assert theirs["scores"]["n1"]["NodeResourcesFit"] == mine["scores"]["n1"]["NodeResourcesFit"] == expected[0]

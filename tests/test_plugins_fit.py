@@ -113,20 +113,20 @@ def _rtcr(resources: list[dict], shape: list[dict]) -> NodeResourcesFit:
     )
 
 
-@pytest.mark.parametrize(
-    ("resources", "expected"),
-    [
-        # cpu 3/4 → 75, memory 5000/10000 → 50 under a rising shape (score = utilization)
-        ([{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}], [63]),  # 62.5 rounds half up
-        ([{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}], [69]),  # 275 / 4 = 68.75
-        ([{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 3}], [56]),  # 225 / 4 = 56.25
-        # an extended resource the pod does not request is left out of the weighted mean
-        (
-            [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}],
-            [63],
-        ),
-    ],
-)
+RTCR_CASES = [
+    # cpu 3/4 → 75, memory 5000/10000 → 50 under a rising shape (score = utilization)
+    ([{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}], [63]),  # 62.5 rounds half up
+    ([{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}], [69]),  # 275 / 4 = 68.75
+    ([{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 3}], [56]),  # 225 / 4 = 56.25
+    # an extended resource the pod does not request is left out of the weighted mean
+    (
+        [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}],
+        [63],
+    ),
+]
+
+
+@pytest.mark.parametrize(("resources", "expected"), RTCR_CASES)
 def test_requested_to_capacity_ratio_weights_resources(resources: list[dict], expected: list[int]) -> None:
     rising = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
     nodes = [make_node("n1", cpu="4", memory="10000", extra={"nvidia.com/gpu": "4"})]

@@ -54,16 +54,26 @@ def score_taints(tolerations, node_taints) -> list[int]:
     return plugin.normalize_scores(state, p, plugin.score_nodes(state, p, t, np.arange(t.n))).tolist()
 
 
-def test_taint_toleration_scores() -> None:
-    pns = "PreferNoSchedule"
-    assert score_taints([tol("foo", "bar", pns)], [[taint("foo", "bar", pns)], [taint("foo", "blah", pns)]]) == [100, 0]
-    assert score_taints(
-        [tol("foo", "bar", pns)], [[], [taint("a", "1", pns)], [taint("a", "1", pns), taint("b", "2", pns)]]
-    ) == [100, 50, 0]
-    assert score_taints(
+PNS = "PreferNoSchedule"
+# (the pod's tolerations, each node's taints, the normalized scores)
+TAINT_SCORE_CASES = [
+    ([tol("foo", "bar", PNS)], [[taint("foo", "bar", PNS)], [taint("foo", "blah", PNS)]], [100, 0]),
+    (
+        [tol("foo", "bar", PNS)],
+        [[], [taint("a", "1", PNS)], [taint("a", "1", PNS), taint("b", "2", PNS)]],
+        [100, 50, 0],
+    ),
+    (
         [tol("cpu-type", "arm64", "NoSchedule")],
-        [[], [taint("cpu-type", "arm64", "NoSchedule")], [taint("a", "1", pns), taint("b", "2", pns)]],
-    ) == [100, 100, 0]
+        [[], [taint("cpu-type", "arm64", "NoSchedule")], [taint("a", "1", PNS), taint("b", "2", PNS)]],
+        [100, 100, 0],
+    ),
+]
+
+
+@pytest.mark.parametrize(("tolerations", "node_taints", "want"), TAINT_SCORE_CASES)
+def test_taint_toleration_scores(tolerations, node_taints, want) -> None:
+    assert score_taints(tolerations, node_taints) == want
 
 
 def affinity(*terms, preferred=()):
