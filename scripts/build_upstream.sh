@@ -20,8 +20,11 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   stamp+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=37"
   stamp+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=2026-01-01T00:00:00Z"
 done
-build() {  # name, package: built again when anything under upstream/ is newer than the binary
-  if [ -x "$out/$1" ] && [ -z "$(find "$root/upstream" -type f -newer "$out/$1" -print -quit)" ]; then
+build() {  # name, package: built again when the module files or the package's own are newer
+  local own=()
+  case "$2" in ./*) own=("$root/upstream/${2#./}") ;; esac
+  if [ -x "$out/$1" ] && [ -z "$(find "$root/upstream/go.mod" "$root/upstream/go.sum" "$root/upstream/tools.go" \
+    "${own[@]}" -type f -newer "$out/$1" -print -quit)" ]; then
     return
   fi
   echo "build_upstream: building $1 ($2)" >&2

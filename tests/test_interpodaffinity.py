@@ -177,50 +177,79 @@ def run_score(objects: list[dict], pod: dict, config: dict | None = None) -> tup
     return Cluster(*NODES, *objects, config=config).plugin_scores("InterPodAffinity", pod)
 
 
-def test_score_preferred_affinity() -> None:
-    objects = [DB_ON_N1, labelled("db2", {"app": "db"}, on="n2")]
-    got = run_score(objects, labelled("p", {}, podAffinity=preferred((5, term(ZONE, app="db")))))
-    assert got == ({"n1": 10, "n2": 10, "n3": 0}, {"n1": 100, "n2": 100, "n3": 0})
+def _hard(weight: int) -> dict:
+    return {"hardPodAffinityWeight": weight}
 
 
-def test_score_preferred_anti_affinity() -> None:
-    objects = [labelled("web", {"app": "web"}, on="n1")]
-    got = run_score(objects, labelled("p", {}, podAntiAffinity=preferred((3, term(HOST, app="web")))))
-    assert got == ({"n1": -3, "n2": 0, "n3": 0}, {"n1": 0, "n2": 100, "n3": 100})
-
-
-def test_score_mixed_terms_min_max() -> None:
-    # affinity 4 to db (zone) and anti-affinity 1 to web (hostname): n1 4−1=3, n2 4, n3 0
-    objects = [DB_ON_N1, labelled("web", {"app": "web"}, on="n1")]
-    pod = labelled(
-        "p", {}, podAffinity=preferred((4, term(ZONE, app="db"))), podAntiAffinity=preferred((1, term(HOST, app="web")))
-    )
-    assert run_score(objects, pod) == ({"n1": 3, "n2": 4, "n3": 0}, {"n1": 75, "n2": 100, "n3": 0})
-
-
-@pytest.mark.parametrize(("weight", "want"), [(None, {"n1": 0, "n2": 0, "n3": 1}), (7, {"n1": 0, "n2": 0, "n3": 7})])
-def test_score_existing_required_affinity_uses_hard_weight(weight: int | None, want: dict) -> None:
-    objects = [labelled("fan", {}, on="n3", podAffinity=required(term(ZONE, app="web")))]
-    config = None
-    if weight is not None:
-        args = {"hardPodAffinityWeight": weight}
-        config = {"profiles": [{"pluginConfig": [{"name": "InterPodAffinity", "args": args}]}]}
-    got = run_score(objects, labelled("p", {"app": "web"}), config)
-    assert got == (want, {"n1": 0, "n2": 0, "n3": 100})
-
-
-def test_score_existing_preferred_terms_and_ignoring_them() -> None:
-    objects = [labelled("fan", {}, on="n1", podAntiAffinity=preferred((2, term(ZONE, app="web"))))]
-    assert run_score(objects, labelled("p", {"app": "web"})) == (
+# (name, pods on the nodes, the pod, InterPodAffinity's args, raw scores, normalized scores); after
+# upstream's scoring_test.go
+SCORE_CASES = [
+    (
+        "preferred affinity",
+        [DB_ON_N1, labelled("db2", {"app": "db"}, on="n2")],
+        labelled("p", {}, podAffinity=preferred((5, term(ZONE, app="db")))),
+        None,
+        {"n1": 10, "n2": 10, "n3": 0},
+        {"n1": 100, "n2": 100, "n3": 0},
+    ),
+    (
+        "preferred anti-affinity",
+        [labelled("web", {"app": "web"}, on="n1")],
+        labelled("p", {}, podAntiAffinity=preferred((3, term(HOST, app="web")))),
+        None,
+        {"n1": -3, "n2": 0, "n3": 0},
+        {"n1": 0, "n2": 100, "n3": 100},
+    ),
+    (
+        # affinity 4 to db (zone) and anti-affinity 1 to web (hostname): n1 4-1=3, n2 4, n3 0
+        "mixed terms: min and max",
+        [DB_ON_N1, labelled("web", {"app": "web"}, on="n1")],
+        labelled(
+            "p",
+            {},
+            podAffinity=preferred((4, term(ZONE, app="db"))),
+            podAntiAffinity=preferred((1, term(HOST, app="web"))),
+        ),
+        None,
+        {"n1": 3, "n2": 4, "n3": 0},
+        {"n1": 75, "n2": 100, "n3": 0},
+    ),
+    *(
+        (
+            f"an existing pod's required affinity counts hardPodAffinityWeight ({weight})",
+            [labelled("fan", {}, on="n3", podAffinity=required(term(ZONE, app="web")))],
+            labelled("p", {"app": "web"}),
+            args,
+            want,
+            {"n1": 0, "n2": 0, "n3": 100},
+        )
+        for weight, args, want in ((1, None, {"n1": 0, "n2": 0, "n3": 1}), (7, _hard(7), {"n1": 0, "n2": 0, "n3": 7}))
+    ),
+    (
+        "an existing pod's preferred terms count",
+        [labelled("fan", {}, on="n1", podAntiAffinity=preferred((2, term(ZONE, app="web"))))],
+        labelled("p", {"app": "web"}),
+        None,
         {"n1": -2, "n2": -2, "n3": 0},
         {"n1": 0, "n2": 0, "n3": 100},
-    )
-    config = {
-        "profiles": [
-            {"pluginConfig": [{"name": "InterPodAffinity", "args": {"ignorePreferredTermsOfExistingPods": True}}]}
-        ]
-    }
-    assert run_score(objects, labelled("p", {"app": "web"}), config) is None  # Skip
+    ),
+    (
+        "ignorePreferredTermsOfExistingPods: PreScore skips",
+        [labelled("fan", {}, on="n1", podAntiAffinity=preferred((2, term(ZONE, app="web"))))],
+        labelled("p", {"app": "web"}),
+        {"ignorePreferredTermsOfExistingPods": True},
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "objects", "pod", "args", "raw", "normalized"), SCORE_CASES)
+def test_score(
+    name: str, objects: list, pod: dict, args: dict | None, raw: dict | None, normalized: dict | None
+) -> None:
+    config = {"profiles": [{"pluginConfig": [{"name": "InterPodAffinity", "args": args}]}]} if args else None
+    assert run_score(objects, pod, config) == (None if raw is None else (raw, normalized)), name
 
 
 def test_score_skips_without_any_affinity() -> None:

@@ -17,6 +17,7 @@ from tests.helpers import make_node, make_pod
 from tests.oracle import kubesched, upstream
 from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
 from tests.test_interpodaffinity import NODES as AFFINITY_NODES
+from tests.test_interpodaffinity import SCORE_CASES as AFFINITY_SCORE_CASES
 from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE, RTCR_CASES
 from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES, TAINT_SCORE_CASES
 from tests.test_podtopologyspread import SINGLE_CONSTRAINT_CASES
@@ -183,3 +184,14 @@ def test_requested_to_capacity_ratio_table(tmp_path, resources, expected):
     case = cluster(nodes, [], make_pod("p", cpu="3", memory="5000"))
     ((theirs, mine),) = judge(tmp_path, "NodeResourcesFit", [case], args={"scoringStrategy": strategy})
     assert theirs["scores"]["n1"]["NodeResourcesFit"] == mine["scores"]["n1"]["NodeResourcesFit"] == expected[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "objects", "pod", "args", "normalized"), [(c[0], c[1], c[2], c[3], c[5]) for c in AFFINITY_SCORE_CASES]
+)
+def test_inter_pod_affinity_score_table(tmp_path, name, objects, pod, args, normalized):
+    """Upstream weighs and normalizes as the table says; a skipped Score scores 0 everywhere."""
+    ((theirs, mine),) = judge(tmp_path, "InterPodAffinity", [cluster(AFFINITY_NODES, objects, pod)], args=args)
+    want = normalized or dict.fromkeys(normalized or ("n1", "n2", "n3"), 0)
+    assert {n: s.get("InterPodAffinity", 0) for n, s in theirs["scores"].items()} == want, name
+    assert {n: s.get("InterPodAffinity", 0) for n, s in mine["scores"].items()} == want, name

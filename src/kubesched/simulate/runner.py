@@ -18,7 +18,7 @@ from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock
+from kubesched.clock import VirtualClock, rfc3339
 from kubesched.cluster import admission
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.loader import Manifest, load_paths, warn
@@ -138,6 +138,31 @@ def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[
     return store, rejected, pods
 
 
+def _running_if_bound(store: Store, pod: dict[str, Any]) -> None:
+    """A pod the input places on a node runs there, as a pod the scheduler binds does (the store's
+    ``start_on_bind``): Running and scheduled, so that budgets count it healthy."""
+    status = pod.get("status") or {}
+    if not store.start_on_bind or not (pod.get("spec") or {}).get("nodeName") or status.get("phase"):
+        return
+    now = rfc3339(store.clock.now())
+    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+
+    def start(o: dict[str, Any]) -> dict[str, Any]:
+        conditions = [c for c in (o.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
+        return {
+            **o,
+            "status": {
+                **(o.get("status") or {}),
+                "phase": "Running",
+                "startTime": now,
+                "conditions": [*conditions, scheduled],
+            },
+        }
+
+    meta = pod["metadata"]
+    store.mutate("Pod", meta.get("namespace") or "default", meta["name"], start)
+
+
 def create_objects(
     store: Store, manifests: list[Manifest], *, keep_existing: bool = False
 ) -> tuple[list[dict[str, Any]], list[Manifest]]:
@@ -181,9 +206,10 @@ def create_objects(
                 continue
             if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
                 continue
-            store.create(m.kind, m.obj)
+            created = store.create(m.kind, m.obj)
             if m.kind == "Pod":
                 pods.append(m)
+                _running_if_bound(store, created)
         except ApiError as exc:
             if keep_existing and isinstance(exc, AlreadyExists):
                 continue
