@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kubesched.features import FeatureGates
 from kubesched.simulate.output import explain_dict
 from kubesched.simulate.runner import simulate
 
@@ -28,10 +29,17 @@ def upstream(
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
-def kubesched(path: Path, pod: str = "default/incoming", *, config: Path | None = None) -> dict[str, Any]:
+def kubesched(
+    path: Path, pod: str = "default/incoming", *, config: Path | None = None, gates: str = ""
+) -> dict[str, Any]:
     """The same outcome from ``kubesched simulate``: node, last FailedScheduling message, nominated
     node, victims, and the weighted scores of the attempt that placed it."""
-    result = simulate([str(path)], config_path=str(config) if config else None, explain=[pod])
+    result = simulate(
+        [str(path)],
+        config_path=str(config) if config else None,
+        explain=[pod],
+        feature_gates=FeatureGates.parse(gates) if gates else None,
+    )
     namespace, name = pod.split("/")
     mine = next(p for p in result.pods if p["namespace"] == namespace and p["name"] == name)
     failures = [

@@ -178,3 +178,9 @@ def test_volume_capacity_scores_as_upstream(tmp_path: Path):
         assert not disagreement(theirs[0], mine), name
         expected = {"delayed": {"n1": 20, "n2": 50, "n3": 90}, "shared": {"n1": 0, "n2": 0, "n3": 0}}[name]
         assert {n: s.get("VolumeBinding", 0) for n, s in theirs[0]["scores"].items()} == expected
+        # kube-scheduler's --feature-gates: with the gate off, VolumeBinding does not score
+        gates = "StorageCapacityScoring=false"
+        (off,) = upstream(binaries() / "oracle", [path], gates=gates)
+        mine_off = kubesched(path, gates=gates)
+        assert not disagreement(off[0], mine_off), name
+        assert not any("VolumeBinding" in s for s in off[0]["scores"].values())
