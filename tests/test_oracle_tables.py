@@ -20,7 +20,8 @@ from tests.test_interpodaffinity import NODES as AFFINITY_NODES
 from tests.test_interpodaffinity import SCORE_CASES as AFFINITY_SCORE_CASES
 from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE, RTCR_CASES
 from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES, TAINT_SCORE_CASES
-from tests.test_podtopologyspread import SINGLE_CONSTRAINT_CASES
+from tests.test_podtopologyspread import POLICY_CASES, SINGLE_CONSTRAINT_CASES
+from tests.test_podtopologyspread import SCORE_CASES as SPREAD_SCORE_CASES
 from tests.upstream import binaries
 
 from kubesched.framework.status import Code
@@ -195,3 +196,24 @@ def test_inter_pod_affinity_score_table(tmp_path, name, objects, pod, args, norm
     want = normalized or dict.fromkeys(normalized or ("n1", "n2", "n3"), 0)
     assert {n: s.get("InterPodAffinity", 0) for n, s in theirs["scores"].items()} == want, name
     assert {n: s.get("InterPodAffinity", 0) for n, s in mine["scores"].items()} == want, name
+
+
+def test_pod_topology_spread_policy_table(tmp_path):
+    """minDomains and the inclusion policies: the nodes a case is about are feasible, or not, alike."""
+    cases = [
+        cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"], pod)
+        for _, objects, pod, _ in POLICY_CASES
+    ]
+    outcomes = judge(tmp_path, "PodTopologySpread", cases, pod="default/incoming")
+    for (name, _, _, want), (theirs, mine) in zip(POLICY_CASES, outcomes, strict=True):
+        expected = {n for n, verdict in want.items() if not verdict}
+        assert feasible(theirs) & set(want) == feasible(mine) & set(want) == expected, name
+
+
+@pytest.mark.parametrize(("name", "objects", "pod", "norm"), [(c[0], c[1], c[2], c[4]) for c in SPREAD_SCORE_CASES])
+def test_pod_topology_spread_score_table(tmp_path, name, objects, pod, norm):
+    nodes = [o for o in objects if o["kind"] == "Node"]
+    case = cluster(nodes, [o for o in objects if o["kind"] == "Pod"], pod)
+    ((theirs, mine),) = judge(tmp_path, "PodTopologySpread", [case], pod="default/incoming")
+    assert {n: s.get("PodTopologySpread", 0) for n, s in theirs["scores"].items()} == norm, name
+    assert {n: s.get("PodTopologySpread", 0) for n, s in mine["scores"].items()} == norm, name

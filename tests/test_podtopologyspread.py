@@ -139,39 +139,60 @@ def test_terminating_pods_do_not_count() -> None:
     assert run_filter(objects, incoming(constraint(ZONE)), deleting=("a2",)) == everyone
 
 
-@pytest.mark.parametrize(("min_domains", "want_zone1", "want_zone2"), [(None, "", SKEW), (3, SKEW, SKEW)])
-def test_min_domains(min_domains: int | None, want_zone1: str, want_zone2: str) -> None:
-    # zone1 holds 1 matching pod, zone2 2: the global minimum is 1, or 0 with fewer domains (2)
-    # than minDomains (3).
-    objects = [*FOUR_NODES, foo("a1", "node-a"), foo("x1", "node-x"), foo("y1", "node-y")]
-    extra = {"minDomains": min_domains} if min_domains else {}
-    got = run_filter(objects, incoming(constraint(ZONE, **extra)))
-    assert got == {"node-a": want_zone1, "node-b": want_zone1, "node-x": want_zone2, "node-y": want_zone2}
-
-
-@pytest.mark.parametrize(("policy", "want_x"), [("Honor", ""), ("Ignore", SKEW)])
-def test_node_affinity_policy(policy: str, want_x: str) -> None:
-    # node-y does not match the pod's nodeSelector: with Honor its 3 pods are not counted.
-    nodes = [
-        node(n, z, labels={"pool": "a"} if n != "node-y" else {})
+def _policy_nodes(taints: bool = False) -> list[dict[str, Any]]:
+    """Four nodes in two zones; node-y off the pod's nodeSelector pool, or tainted."""
+    taint = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+    return [
+        node(n, z, labels={"pool": "a"} if n != "node-y" else {}, taints=taint if taints and n == "node-y" else None)
         for n, z in (("node-a", "zone1"), ("node-b", "zone1"), ("node-x", "zone2"), ("node-y", "zone2"))
     ]
-    pods = [foo("a1", "node-a"), foo("x1", "node-x")] + [foo(f"y{i}", "node-y") for i in range(3)]
-    pod = incoming(constraint(ZONE, nodeAffinityPolicy=policy), nodeSelector={"pool": "a"})
-    assert run_filter(nodes + pods, pod)["node-x"] == want_x
 
 
-@pytest.mark.parametrize(("policy", "want_x"), [("Honor", ""), ("Ignore", SKEW)])
-def test_node_taints_policy(policy: str, want_x: str) -> None:
-    taint = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
-    nodes = [
-        node("node-a", "zone1"),
-        node("node-b", "zone1"),
-        node("node-x", "zone2"),
-        node("node-y", "zone2", taints=taint),
-    ]
-    pods = [foo("a1", "node-a"), foo("x1", "node-x")] + [foo(f"y{i}", "node-y") for i in range(3)]
-    assert run_filter(nodes + pods, incoming(constraint(ZONE, nodeTaintsPolicy=policy)))["node-x"] == want_x
+_POLICY_PODS = [foo("a1", "node-a"), foo("x1", "node-x")] + [foo(f"y{i}", "node-y") for i in range(3)]
+
+# (name, objects, pod, the verdicts of the nodes the case is about): minDomains and the node
+# inclusion policies
+POLICY_CASES = [
+    # zone1 holds 1 matching pod, zone2 2: the global minimum is 1, or 0 with fewer domains (2)
+    # than minDomains (3)
+    (
+        "minDomains unset",
+        [*FOUR_NODES, foo("a1", "node-a"), foo("x1", "node-x"), foo("y1", "node-y")],
+        incoming(constraint(ZONE)),
+        {"node-a": "", "node-b": "", "node-x": SKEW, "node-y": SKEW},
+    ),
+    (
+        "minDomains 3 over 2 domains",
+        [*FOUR_NODES, foo("a1", "node-a"), foo("x1", "node-x"), foo("y1", "node-y")],
+        incoming(constraint(ZONE, minDomains=3)),
+        {"node-a": SKEW, "node-b": SKEW, "node-x": SKEW, "node-y": SKEW},
+    ),
+    # node-y does not match the pod's nodeSelector (or is tainted): with Honor its 3 pods do not count
+    *(
+        (
+            f"nodeAffinityPolicy {policy}",
+            [*_policy_nodes(), *_POLICY_PODS],
+            incoming(constraint(ZONE, nodeAffinityPolicy=policy), nodeSelector={"pool": "a"}),
+            {"node-x": want_x},
+        )
+        for policy, want_x in (("Honor", ""), ("Ignore", SKEW))
+    ),
+    *(
+        (
+            f"nodeTaintsPolicy {policy}",
+            [*_policy_nodes(taints=True), *_POLICY_PODS],
+            incoming(constraint(ZONE, nodeTaintsPolicy=policy)),
+            {"node-x": want_x},
+        )
+        for policy, want_x in (("Honor", ""), ("Ignore", SKEW))
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "objects", "pod", "want"), POLICY_CASES)
+def test_min_domains_and_inclusion_policies(name: str, objects: list, pod: dict, want: dict[str, str]) -> None:
+    got = run_filter(objects, pod)
+    assert {n: got[n] for n in want} == want, name
 
 
 def run_score(objects: list[dict[str, Any]], pod: dict[str, Any], config: dict | None = None) -> tuple | None:
@@ -179,21 +200,31 @@ def run_score(objects: list[dict[str, Any]], pod: dict[str, Any], config: dict |
     return Cluster(*objects, config=config).plugin_scores("PodTopologySpread", pod)
 
 
-def test_score_hostname_constraint() -> None:
-    # 4 candidates: weight ln(6) = 1.79; counts 0/1/2/3 → raw 0/2/4/5 → 100·(5+0−s)/5
-    objects = [*FOUR_NODES, foo("b1", "node-b")] + [foo(f"x{i}", "node-x") for i in range(2)]
-    objects += [foo(f"y{i}", "node-y") for i in range(3)]
-    raw, norm = run_score(objects, incoming(constraint(HOST, when="ScheduleAnyway")))
-    assert raw == {"node-a": 0, "node-b": 2, "node-x": 4, "node-y": 5}
-    assert norm == {"node-a": 100, "node-b": 60, "node-x": 20, "node-y": 0}
+# (name, objects, pod, raw, normalized): scoring_test.go's shape
+SCORE_CASES = [
+    (
+        # 4 candidates: weight ln(6) = 1.79; counts 0/1/2/3 → raw 0/2/4/5 → 100·(5+0−s)/5
+        "hostname constraint",
+        [*FOUR_NODES, foo("b1", "node-b")] + [foo(f"x{i}", "node-x") for i in range(2)] + on(y=3),
+        incoming(constraint(HOST, when="ScheduleAnyway")),
+        {"node-a": 0, "node-b": 2, "node-x": 4, "node-y": 5},
+        {"node-a": 100, "node-b": 60, "node-x": 20, "node-y": 0},
+    ),
+    (
+        # 2 domains: weight ln(4) = 1.386; zone1 3 pods, zone2 1; maxSkew 2 adds 1 to each node:
+        # round(3·1.386+1), round(1.386+1), normalized 100·(5+2−s)/5
+        "zone constraint with maxSkew 2",
+        [*FOUR_NODES, foo("a1", "node-a"), foo("a2", "node-a"), foo("b1", "node-b"), foo("y1", "node-y")],
+        incoming(constraint(ZONE, skew=2, when="ScheduleAnyway")),
+        {"node-a": 5, "node-b": 5, "node-x": 2, "node-y": 2},
+        {"node-a": 40, "node-b": 40, "node-x": 100, "node-y": 100},
+    ),
+]
 
 
-def test_score_zone_constraint_with_max_skew() -> None:
-    # 2 domains: weight ln(4) = 1.386; zone1 3 pods, zone2 1; maxSkew 2 adds 1 to each node.
-    objects = [*FOUR_NODES, foo("a1", "node-a"), foo("a2", "node-a"), foo("b1", "node-b"), foo("y1", "node-y")]
-    raw, norm = run_score(objects, incoming(constraint(ZONE, skew=2, when="ScheduleAnyway")))
-    assert raw == {"node-a": 5, "node-b": 5, "node-x": 2, "node-y": 2}  # round(3·1.386+1), round(1.386+1)
-    assert norm == {"node-a": 40, "node-b": 40, "node-x": 100, "node-y": 100}  # 100·(5+2−s)/5
+@pytest.mark.parametrize(("name", "objects", "pod", "raw", "norm"), SCORE_CASES)
+def test_score(name: str, objects: list, pod: dict, raw: dict, norm: dict) -> None:
+    assert run_score(objects, pod) == (raw, norm), name
 
 
 def test_score_ignores_nodes_missing_a_key() -> None:
