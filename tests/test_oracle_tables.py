@@ -19,9 +19,17 @@ from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
 from tests.test_interpodaffinity import NODES as AFFINITY_NODES
 from tests.test_interpodaffinity import SCORE_CASES as AFFINITY_SCORE_CASES
 from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE, RTCR_CASES
-from tests.test_plugins_node import NODE_AFFINITY_CASES, NODES, TAINT_FILTER_CASES, TAINT_SCORE_CASES
+from tests.test_plugins_node import (
+    NODE_AFFINITY_CASES,
+    NODE_PORTS_CASES,
+    NODES,
+    TAINT_FILTER_CASES,
+    TAINT_SCORE_CASES,
+)
 from tests.test_podtopologyspread import POLICY_CASES, SINGLE_CONSTRAINT_CASES
 from tests.test_podtopologyspread import SCORE_CASES as SPREAD_SCORE_CASES
+from tests.test_volumes import DISK_CONFLICT_CASES, VOLUME_ZONE_CASES, pv, pvc, with_claims
+from tests.test_volumes import node as zoned_node
 from tests.upstream import binaries
 
 from kubesched.framework.status import Code
@@ -83,6 +91,11 @@ def judge(
     theirs = upstream(binaries() / "oracle", paths, config=config)
     mine = [kubesched(path, pod, config=config) for path in paths]
     return [(next(r for r in t if r["pod"] == pod), m) for t, m in zip(theirs, mine, strict=True)]
+
+
+def rows(cases: list[Any]) -> list[tuple[Any, ...]]:
+    """A table's cases, ``pytest.param``'s unwrapped."""
+    return [tuple(c.values) if hasattr(c, "values") else tuple(c) for c in cases]
 
 
 def feasible(outcome: dict[str, Any]) -> set[str]:
@@ -217,3 +230,37 @@ def test_pod_topology_spread_score_table(tmp_path, name, objects, pod, norm):
     ((theirs, mine),) = judge(tmp_path, "PodTopologySpread", [case], pod="default/incoming")
     assert {n: s.get("PodTopologySpread", 0) for n, s in theirs["scores"].items()} == norm, name
     assert {n: s.get("PodTopologySpread", 0) for n, s in mine["scores"].items()} == norm, name
+
+
+def test_node_ports_table(tmp_path):
+    cases = [
+        cluster([make_node("n")], [make_pod("old", node="n", spec=used)], make_pod("p", spec=wanted))
+        for used, wanted, _ in NODE_PORTS_CASES
+    ]
+    for (_, _, conflict), (theirs, mine) in zip(NODE_PORTS_CASES, judge(tmp_path, "NodePorts", cases), strict=True):
+        assert feasible(theirs) == feasible(mine) == (set() if conflict else {"n"})
+
+
+def test_volume_zone_table(tmp_path):
+    nodes = [zoned_node("a", "z1"), zoned_node("b", "z2"), make_node("plain")]
+    cases = []
+    for labels, _ in rows(VOLUME_ZONE_CASES):
+        volumes = [pv("vol", labels=labels, claim="c"), pvc("c", volume="vol")]
+        cases.append(cluster([*nodes, *volumes], [], {**with_claims("p", "c")}))
+    for (_, expected), (theirs, mine) in zip(
+        rows(VOLUME_ZONE_CASES), judge(tmp_path, "VolumeZone", cases), strict=True
+    ):
+        assert feasible(theirs) == feasible(mine) == {n for n, code in expected.items() if code == 0}
+
+
+def test_volume_restrictions_table(tmp_path):
+    nodes = [zoned_node("a"), zoned_node("b")]
+    cases = [
+        cluster(
+            nodes, [make_pod("old", node="a", spec={"volumes": existing})], make_pod("p", spec={"volumes": incoming})
+        )
+        for existing, incoming, _ in rows(DISK_CONFLICT_CASES)
+    ]
+    outcomes = judge(tmp_path, "VolumeRestrictions", cases)
+    for (_, _, conflict), (theirs, mine) in zip(rows(DISK_CONFLICT_CASES), outcomes, strict=True):
+        assert feasible(theirs) == feasible(mine) == ({"b"} if conflict else {"a", "b"})

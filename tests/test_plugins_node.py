@@ -189,17 +189,17 @@ def port_spec(port, ip=None, protocol=None):
     return {"containers": [{"name": "c", "image": "x", "ports": [p]}]}
 
 
-@pytest.mark.parametrize(
-    ("used", "wanted", "conflict"),
-    [
-        (port_spec(8080), port_spec(8080), True),
-        (port_spec(8080), port_spec(8081), False),
-        (port_spec(8080, protocol="UDP"), port_spec(8080), False),
-        (port_spec(8080, ip="10.0.0.1"), port_spec(8080, ip="10.0.0.2"), False),
-        (port_spec(8080, ip="10.0.0.1"), port_spec(8080), True),
-        (port_spec(8080), port_spec(8080, ip="10.0.0.2"), True),
-    ],
-)
+NODE_PORTS_CASES = [
+    (port_spec(8080), port_spec(8080), True),
+    (port_spec(8080), port_spec(8081), False),
+    (port_spec(8080, protocol="UDP"), port_spec(8080), False),
+    (port_spec(8080, ip="10.0.0.1"), port_spec(8080, ip="10.0.0.2"), False),
+    (port_spec(8080, ip="10.0.0.1"), port_spec(8080), True),
+    (port_spec(8080), port_spec(8080, ip="10.0.0.2"), True),
+]
+
+
+@pytest.mark.parametrize(("used", "wanted", "conflict"), NODE_PORTS_CASES)
 def test_node_ports(used, wanted, conflict) -> None:
     t = table([make_node("n")], [make_pod("old", node="n", spec=used)])
     v = NodePorts().filter_nodes(CycleState(), pod("new", spec=wanted), t)

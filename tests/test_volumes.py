@@ -340,16 +340,16 @@ def test_a_missing_claim_created_later_requeues_the_pod() -> None:
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
-@pytest.mark.parametrize(
-    ("volume_labels", "expected"),
-    [
-        pytest.param({}, {"a": 0, "b": 0, "plain": 0}, id="no topology labels on the volume"),
-        pytest.param({ZONE: "z1"}, {"a": 0, "b": UAU, "plain": 0}, id="GA zone; a node without zones passes"),
-        pytest.param({BETA_ZONE: "z2"}, {"a": UAU, "b": 0, "plain": 0}, id="beta label matched against GA node label"),
-        pytest.param({ZONE: "z1__z2"}, {"a": 0, "b": 0, "plain": 0}, id="several zones in one value"),
-        pytest.param({ZONE: "z3"}, {"a": UAU, "b": UAU, "plain": 0}, id="no node in the zone"),
-    ],
-)
+VOLUME_ZONE_CASES = [
+    pytest.param({}, {"a": 0, "b": 0, "plain": 0}, id="no topology labels on the volume"),
+    pytest.param({ZONE: "z1"}, {"a": 0, "b": UAU, "plain": 0}, id="GA zone; a node without zones passes"),
+    pytest.param({BETA_ZONE: "z2"}, {"a": UAU, "b": 0, "plain": 0}, id="beta label matched against GA node label"),
+    pytest.param({ZONE: "z1__z2"}, {"a": 0, "b": 0, "plain": 0}, id="several zones in one value"),
+    pytest.param({ZONE: "z3"}, {"a": UAU, "b": UAU, "plain": 0}, id="no node in the zone"),
+]
+
+
+@pytest.mark.parametrize(("volume_labels", "expected"), VOLUME_ZONE_CASES)
 def test_volume_zone_filter(volume_labels, expected) -> None:
     c = Cluster(
         node("a", "z1"),
@@ -387,32 +387,32 @@ def gce(pd: str, read_only: bool = False) -> dict[str, Any]:
     return {"name": pd, "gcePersistentDisk": {"pdName": pd, "readOnly": read_only}}
 
 
-@pytest.mark.parametrize(
-    ("existing", "incoming", "conflict"),
-    [
-        pytest.param([gce("foo")], [gce("foo")], True, id="GCE PD read-write twice"),
-        pytest.param([gce("foo", True)], [gce("foo", True)], False, id="GCE PD read-only twice"),
-        pytest.param([gce("foo")], [gce("bar")], False, id="different GCE PDs"),
-        pytest.param(
-            [{"name": "e", "awsElasticBlockStore": {"volumeID": "vol-1", "readOnly": True}}],
-            [{"name": "e", "awsElasticBlockStore": {"volumeID": "vol-1", "readOnly": True}}],
-            True,
-            id="an EBS volume attaches to one node, read-only or not",
-        ),
-        pytest.param(
-            [{"name": "i", "iscsi": {"iqn": "iqn.2016-12.server:storage.target01", "readOnly": False}}],
-            [{"name": "i", "iscsi": {"iqn": "iqn.2016-12.server:storage.target01", "readOnly": False}}],
-            True,
-            id="iSCSI",
-        ),
-        pytest.param(
-            [{"name": "r", "rbd": {"monitors": ["a", "b"], "pool": "p", "image": "i"}}],
-            [{"name": "r", "rbd": {"monitors": ["c", "d"], "pool": "p", "image": "i"}}],
-            False,
-            id="RBD images on clusters without a common monitor",
-        ),
-    ],
-)
+DISK_CONFLICT_CASES = [
+    pytest.param([gce("foo")], [gce("foo")], True, id="GCE PD read-write twice"),
+    pytest.param([gce("foo", True)], [gce("foo", True)], False, id="GCE PD read-only twice"),
+    pytest.param([gce("foo")], [gce("bar")], False, id="different GCE PDs"),
+    pytest.param(
+        [{"name": "e", "awsElasticBlockStore": {"volumeID": "vol-1", "readOnly": True}}],
+        [{"name": "e", "awsElasticBlockStore": {"volumeID": "vol-1", "readOnly": True}}],
+        True,
+        id="an EBS volume attaches to one node, read-only or not",
+    ),
+    pytest.param(
+        [{"name": "i", "iscsi": {"iqn": "iqn.2016-12.server:storage.target01", "readOnly": False}}],
+        [{"name": "i", "iscsi": {"iqn": "iqn.2016-12.server:storage.target01", "readOnly": False}}],
+        True,
+        id="iSCSI",
+    ),
+    pytest.param(
+        [{"name": "r", "rbd": {"monitors": ["a", "b"], "pool": "p", "image": "i"}}],
+        [{"name": "r", "rbd": {"monitors": ["c", "d"], "pool": "p", "image": "i"}}],
+        False,
+        id="RBD images on clusters without a common monitor",
+    ),
+]
+
+
+@pytest.mark.parametrize(("existing", "incoming", "conflict"), DISK_CONFLICT_CASES)
 def test_volume_restrictions_disk_conflicts(existing, incoming, conflict) -> None:
     c = Cluster(node("a"), node("b"), make_pod("old", node="a", spec={"volumes": existing}))
     c.settle()
