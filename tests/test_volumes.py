@@ -131,82 +131,82 @@ def claim(c: Cluster, name: str) -> dict[str, Any]:
 
 
 # -- VolumeBinding ---------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("objects", "pod_claims", "expected"),
-    [
-        pytest.param([], (), {}, id="no claims: PreFilter skips"),
-        pytest.param([], ("missing",), (UAU, 'persistentvolumeclaim "missing" not found'), id="claim not found"),
-        pytest.param(
-            [storage_class("imm", "kubernetes.io/no-provisioner", "Immediate"), pvc("c", cls="imm")],
-            ("c",),
-            (UAU, "pod has unbound immediate PersistentVolumeClaims"),
-            id="unbound immediate claim",
-        ),
-        pytest.param(
-            [pv("pv-a", hosts=["a"], claim="c"), pvc("c", volume="pv-a")],
-            ("c",),
-            {"a": (0, ""), "b": (UAU, NODE_CONFLICT)},
-            id="bound volume's node affinity",
-        ),
-        pytest.param(
-            [bound_claim("c", "gone")],
-            ("c",),
-            {"a": (UAU, PV_NOT_EXIST), "b": (UAU, PV_NOT_EXIST)},
-            id="bound to a volume that does not exist",
-        ),
-        pytest.param(
-            [storage_class("wffc", provisioner="kubernetes.io/no-provisioner"), pv("pv-b", hosts=["b"]), pvc("c")],
-            ("c",),
-            {"a": (UAU, BIND_CONFLICT), "b": (0, "")},
-            id="WaitForFirstConsumer: a free volume on one node, no provisioner",
-        ),
-        pytest.param(
-            [storage_class("wffc", provisioner="kubernetes.io/no-provisioner"), pv("small", "1Gi"), pvc("c")],
-            ("c",),
-            {"a": (UAU, BIND_CONFLICT), "b": (UAU, BIND_CONFLICT)},
-            id="the only volume is too small",
-        ),
-        pytest.param(
-            [
-                storage_class("wffc", allowedTopologies=[{"matchLabelExpressions": [{"key": ZONE, "values": ["z2"]}]}]),
-                pvc("c"),
-            ],
-            ("c",),
-            {"a": (UAU, BIND_CONFLICT), "b": (0, "")},
-            id="provisioning only where the class's topologies allow",
-        ),
-        pytest.param(
-            [
-                storage_class("wffc"),
-                {"kind": "CSIDriver", "metadata": {"name": DRIVER}, "spec": {"storageCapacity": True}},
-                {
-                    "kind": "CSIStorageCapacity",
-                    "metadata": {"name": "cap-z1", "namespace": "default"},
-                    "storageClassName": "wffc",
-                    "capacity": "100Gi",
-                    "nodeTopology": {"matchLabels": {ZONE: "z1"}},
-                },
-                {
-                    "kind": "CSIStorageCapacity",
-                    "metadata": {"name": "cap-z2", "namespace": "default"},
-                    "storageClassName": "wffc",
-                    "capacity": "1Gi",
-                    "nodeTopology": {"matchLabels": {ZONE: "z2"}},
-                },
-                pvc("c"),
-            ],
-            ("c",),
-            {"a": (0, ""), "b": (UAU, NOT_ENOUGH_SPACE)},
-            id="storage capacity tracking",
-        ),
-        pytest.param(
-            [storage_class("wffc", provisioner=""), pvc("c", cls="")],
-            ("c",),
-            (UAU, "pod has unbound immediate PersistentVolumeClaims"),
-            id="a claim without a class binds immediately",
-        ),
-    ],
-)
+VOLUME_BINDING_CASES = [
+    pytest.param([], (), {}, id="no claims: PreFilter skips"),
+    pytest.param([], ("missing",), (UAU, 'persistentvolumeclaim "missing" not found'), id="claim not found"),
+    pytest.param(
+        [storage_class("imm", "kubernetes.io/no-provisioner", "Immediate"), pvc("c", cls="imm")],
+        ("c",),
+        (UAU, "pod has unbound immediate PersistentVolumeClaims"),
+        id="unbound immediate claim",
+    ),
+    pytest.param(
+        [pv("pv-a", hosts=["a"], claim="c"), pvc("c", volume="pv-a")],
+        ("c",),
+        {"a": (0, ""), "b": (UAU, NODE_CONFLICT)},
+        id="bound volume's node affinity",
+    ),
+    pytest.param(
+        [bound_claim("c", "gone")],
+        ("c",),
+        {"a": (UAU, PV_NOT_EXIST), "b": (UAU, PV_NOT_EXIST)},
+        id="bound to a volume that does not exist",
+    ),
+    pytest.param(
+        [storage_class("wffc", provisioner="kubernetes.io/no-provisioner"), pv("pv-b", hosts=["b"]), pvc("c")],
+        ("c",),
+        {"a": (UAU, BIND_CONFLICT), "b": (0, "")},
+        id="WaitForFirstConsumer: a free volume on one node, no provisioner",
+    ),
+    pytest.param(
+        [storage_class("wffc", provisioner="kubernetes.io/no-provisioner"), pv("small", "1Gi"), pvc("c")],
+        ("c",),
+        {"a": (UAU, BIND_CONFLICT), "b": (UAU, BIND_CONFLICT)},
+        id="the only volume is too small",
+    ),
+    pytest.param(
+        [
+            storage_class("wffc", allowedTopologies=[{"matchLabelExpressions": [{"key": ZONE, "values": ["z2"]}]}]),
+            pvc("c"),
+        ],
+        ("c",),
+        {"a": (UAU, BIND_CONFLICT), "b": (0, "")},
+        id="provisioning only where the class's topologies allow",
+    ),
+    pytest.param(
+        [
+            storage_class("wffc"),
+            {"kind": "CSIDriver", "metadata": {"name": DRIVER}, "spec": {"storageCapacity": True}},
+            {
+                "kind": "CSIStorageCapacity",
+                "metadata": {"name": "cap-z1", "namespace": "default"},
+                "storageClassName": "wffc",
+                "capacity": "100Gi",
+                "nodeTopology": {"matchLabels": {ZONE: "z1"}},
+            },
+            {
+                "kind": "CSIStorageCapacity",
+                "metadata": {"name": "cap-z2", "namespace": "default"},
+                "storageClassName": "wffc",
+                "capacity": "1Gi",
+                "nodeTopology": {"matchLabels": {ZONE: "z2"}},
+            },
+            pvc("c"),
+        ],
+        ("c",),
+        {"a": (0, ""), "b": (UAU, NOT_ENOUGH_SPACE)},
+        id="storage capacity tracking",
+    ),
+    pytest.param(
+        [storage_class("wffc", provisioner=""), pvc("c", cls="")],
+        ("c",),
+        (UAU, "pod has unbound immediate PersistentVolumeClaims"),
+        id="a claim without a class binds immediately",
+    ),
+]
+
+
+@pytest.mark.parametrize(("objects", "pod_claims", "expected"), VOLUME_BINDING_CASES)
 def test_volume_binding_filter(objects, pod_claims, expected) -> None:
     c = Cluster(node("a", "z1"), node("b", "z2"), *objects)
     c.settle()  # the PV controller completes the bindings the objects describe

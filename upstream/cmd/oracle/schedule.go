@@ -128,6 +128,36 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture) ([]
 		stored, err := client.Tracker().Get(pvs, "", pv.Name)
 		return true, stored, err
 	})
+	// the external provisioner and the PV controller for a claim the scheduler selected a node for:
+	// a volume of the claim's size and class, bound to it (sig-storage-lib-external-provisioner)
+	client.PrependReactor("update", "persistentvolumeclaims", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		pvc := action.(k8stesting.UpdateAction).GetObject().(*v1.PersistentVolumeClaim).DeepCopy()
+		if action.GetSubresource() != "" || pvc.Spec.VolumeName != "" || pvc.Annotations["volume.kubernetes.io/selected-node"] == "" {
+			return false, nil, nil
+		}
+		pv := &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + string(pvc.UID)},
+			Spec: v1.PersistentVolumeSpec{
+				Capacity:                      v1.ResourceList{v1.ResourceStorage: pvc.Spec.Resources.Requests[v1.ResourceStorage]},
+				AccessModes:                   pvc.Spec.AccessModes,
+				StorageClassName:              ptrValue(pvc.Spec.StorageClassName),
+				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
+				ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID},
+				PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/provisioned"}},
+			},
+			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
+		}
+		if err := client.Tracker().Add(pv); err != nil {
+			return true, nil, err
+		}
+		pvc.Spec.VolumeName = pv.Name
+		metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
+		pvc.Status.Phase = v1.ClaimBound
+		if err := client.Tracker().Update(pvcs, pvc, pvc.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, pvc, nil
+	})
 	deleted := &deletions{}
 	client.PrependReactor("delete", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		d := action.(k8stesting.DeleteAction)
@@ -306,4 +336,11 @@ func place(ctx context.Context, sched *scheduler.Scheduler, client *fake.Clients
 	}
 	sort.Strings(out.TopNodes)
 	return out, nil
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
