@@ -41,11 +41,12 @@ def test_kubesched_decides_as_upstreams_scheduler(tmp_path, rng):
     assert not why, f"{why}\n{yaml.safe_dump_all(objects)}"
 
 
-@pytest.mark.parametrize("case", [96, 232, 82, 980])
+@pytest.mark.parametrize("case", [96, 232, 82, 980, 2685, 5000])
 def test_seeded_cases_the_oracle_once_caught(tmp_path, case):
     """Clusters of the large run that once disagreed: overhead from a RuntimeClass, a capacity
     score for local volumes, a preemption that nominates and then binds, a budget over pods the
-    input places on nodes (they run, so the budget allows a disruption)."""
+    input places on nodes (they run, so the budget allows a disruption), and preemption's dry run
+    under spreading and anti-affinity (judged one node at a time, the other nodes' pods in place)."""
     path = tmp_path / f"case-{case}.yaml"
     path.write_text(yaml.safe_dump_all(make_case(random.Random(case))))
     (theirs,) = upstream(binaries() / "oracle", [path])

@@ -179,6 +179,11 @@ class FilterPlugin(Plugin):
     # the node. Rows that already passed then need no second run when pods are added (nominated
     # pods) or removed (preemption's reprieve); the framework skips such plugins there.
     node_only: ClassVar[bool] = False
+    # False where the verdict on a node depends on the pods of that node alone, never on pods
+    # elsewhere (fit, ports): preemption's dry run may then take victims off many nodes at once.
+    # True (the safe default) for topology-wide plugins such as inter-pod affinity and spreading,
+    # which upstream's dry run judges one node at a time, every other node's pods in place.
+    cross_node: ClassVar[bool] = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> NodeVerdicts | None:
         """Verdicts for every row of ``nodes``; None means every node passes."""

@@ -96,6 +96,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         ], None
 
     node_only = True
+    cross_node = False
     rows_only = True
     scores_bounded = True
 

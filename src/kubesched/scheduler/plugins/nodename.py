@@ -33,6 +33,7 @@ class NodeName(FilterPlugin, EnqueueExtensions, SignPlugin):
         return [SignFragment("NodeName", pod.node_name)], None
 
     node_only = True
+    cross_node = False
     rows_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:

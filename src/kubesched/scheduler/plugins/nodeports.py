@@ -38,6 +38,7 @@ def ports_conflict(want_ip: str, have_ips: Any) -> bool:
 
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     name = "NodePorts"
+    cross_node = False  # the verdict on a node depends on that node's pods alone
 
     sign_may_refuse = False
 

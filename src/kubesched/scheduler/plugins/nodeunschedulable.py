@@ -35,6 +35,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
         return [SignFragment("Tolerations", pod.tolerations)], None
 
     node_only = True
+    cross_node = False
     rows_only = True
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:

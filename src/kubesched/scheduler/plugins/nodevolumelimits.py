@@ -123,6 +123,7 @@ class _Extensions(PreFilterExtensions):
 
 class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlugin):
     name = "NodeVolumeLimits"
+    cross_node = False  # the verdict on a node depends on that node's pods alone
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -58,6 +58,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         return [SignFragment("Tolerations", pod.tolerations)], None
 
     node_only = True
+    cross_node = False
     rows_only = True
     scores_bounded = True
 

@@ -58,6 +58,7 @@ def volume_topologies(pv: Mapping[str, Any]) -> list[PVTopology]:
 
 class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlugin):
     name = "VolumeZone"
+    cross_node = False  # the verdict on a node depends on that node's pods alone
 
     def _get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         assert self.handle is not None

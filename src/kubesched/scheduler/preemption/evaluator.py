@@ -292,7 +292,11 @@ class Evaluator:
         misses: list[tuple[np.ndarray, np.ndarray, NodeTable, Any]] = []
         total = non_violating = 0
         pos = 0
-        chunk = max(want, 256)
+        # taking victims off many nodes at once is upstream's node-by-node dry run only while every
+        # active filter judges a node by its own pods; a topology-wide one (affinity, spreading)
+        # must see every other node's pods in place: then one node at a time
+        cross = any(getattr(p, "cross_node", True) and p.name not in state.skip_filter for p in self.fwk.filters)
+        chunk = 1 if cross else max(want, 256)
         while pos < len(potential) and (non_violating == 0 or total < want):
             rows = potential[pos : pos + chunk]
             pos += len(rows)

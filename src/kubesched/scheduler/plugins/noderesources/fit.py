@@ -64,6 +64,7 @@ class _FitRequest:
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "NodeResourcesFit"
+    cross_node = False  # the verdict on a node depends on that node's pods alone
 
     sign_may_refuse = False
 

@@ -98,6 +98,7 @@ class VolumeBinding(
     VolumeSignPlugin,
 ):
     name = "VolumeBinding"
+    cross_node = False  # the verdict on a node depends on that node's pods alone
     scores_bounded = True  # the shape's scores lie in 0..10, scaled to 0..100
     Args = VolumeBindingArgs
 
