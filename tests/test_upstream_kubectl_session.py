@@ -56,6 +56,49 @@ VIEW_BINDING = {
     "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "viewer"}],
 }
 
+RUNTIME_CLASS = {
+    "apiVersion": "node.k8s.io/v1",
+    "kind": "RuntimeClass",
+    "metadata": {"name": "kata"},
+    "handler": "kata",
+    "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}},
+    "scheduling": {"nodeSelector": {"sandbox": "kata"}, "tolerations": [{"key": "sandbox", "operator": "Exists"}]},
+}
+
+
+def sandboxed(name: str, **spec: Any) -> dict[str, Any]:
+    """A pod on the kata RuntimeClass, with probes, ports and volumes for the API's defaults to fill."""
+    container = {
+        "name": "c",
+        "image": "busybox",
+        "ports": [{"containerPort": 80}],
+        "readinessProbe": {"httpGet": {"port": 80}},
+        "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": {"tenant": "a"}},
+        "spec": {
+            "runtimeClassName": "kata",
+            "containers": [container],
+            "volumes": [{"name": "scratch"}, {"name": "conf", "configMap": {"name": "settings"}}],
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "labelSelector": {"matchLabels": {"app": "web"}},
+                            "topologyKey": "kubernetes.io/hostname",
+                            "mismatchLabelKeys": ["tenant"],
+                        }
+                    ]
+                }
+            },
+            **spec,
+        },
+    }
+
+
 # a watch from the resourceVersion a get returned, over two later changes (see ``watch``)
 WATCH = ["<watch>"]
 
@@ -172,6 +215,19 @@ SESSION: list[tuple[str, list[str], Any]] = [
     ("denied-delete", ["delete", "configmap", "settings", "-n", NS, "--as", "viewer"], None),
     ("denied-namespace", ["get", "configmaps", "-n", "default", "--as", "viewer"], None),
     ("watch-from-resource-version", WATCH, None),
+    ("runtime-class", ["create", "-f", "-"], RUNTIME_CLASS),
+    ("pod-defaults", ["create", "-f", "-", "-o", "jsonpath={.spec}"], sandboxed("sandboxed")),
+    ("pod-unknown-runtime-class", ["create", "-f", "-"], sandboxed("lost", runtimeClassName="gvisor")),
+    (
+        "pod-overhead-differs",
+        ["create", "-f", "-"],
+        sandboxed("costly", overhead={"cpu": "1"}),
+    ),
+    (
+        "pod-selector-conflict",
+        ["create", "-f", "-"],
+        sandboxed("elsewhere", nodeSelector={"sandbox": "runc"}),
+    ),
     ("delete", ["delete", "configmap", "applied", "-n", NS], None),
     ("delete-missing", ["delete", "configmap", "applied", "-n", NS], None),
     ("get-after-delete", ["get", "configmaps", "-n", NS, "-o", "name"], None),

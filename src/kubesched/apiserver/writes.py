@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.api.errors import BadRequest, Invalid, NotFound, UnsupportedMediaType
+from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound, UnsupportedMediaType
 from kubesched.apiserver import fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
@@ -87,7 +87,10 @@ class Writes(ServerContext):
             body = fieldmanager.update(None, body, manager, t.resource.group_version, self._now())
         check_object_size(body)
         self._check_escalation(request, t, body)
-        created = self.store.create(t.resource.stored, body, dry_run=dry_run(request))
+        try:
+            created = self.store.create(t.resource.stored, body, dry_run=dry_run(request))
+        except Forbidden as exc:
+            raise _admission_forbidden(t, body, exc) from None
         return respond(self._out(t, created), 201)
 
     def _store_update(
@@ -327,3 +330,13 @@ def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:
     if sent and sent != (old.get("metadata") or {}).get("resourceVersion"):
         return False  # a stale version: the store answers 409 Conflict
     return content(new) == content(old)
+
+
+def _admission_forbidden(t: Target, body: dict[str, Any], exc: Forbidden) -> Forbidden:
+    """An admission plugin's refusal as ``admission.NewForbidden`` words it: the object named
+    before the plugin's reason (``pods "p" is forbidden: pod rejected: ...``)."""
+    if " is forbidden: " in exc.message:
+        return exc  # already worded for the request (NamespaceLifecycle, RBAC)
+    name = str((body.get("metadata") or {}).get("name") or "")
+    details = {"name": name, "group": t.resource.group, "kind": t.resource.plural}
+    return Forbidden(f'{t.resource.qualified} "{name}" is forbidden: {exc.message}', details=details)
