@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.oracle import disagreement, kubesched, upstream
 from tests.random_clusters import make_case
+from tests.test_volumes import bound_claim, pv, pvc, storage_class, with_claims
+from tests.test_volumes import node as volume_node
 from tests.upstream import binaries
 
 EXAMPLES = 150
@@ -110,67 +112,18 @@ def test_the_oracle_reports_preemption(tmp_path: Path):
 
 def test_volume_capacity_scores_as_upstream(tmp_path: Path):
     """StorageCapacityScoring (beta, on in v1.37): a delayed-binding claim prefers the node whose
-    local volume it fills least; a claim bound to a volume every node reaches scores 0 everywhere."""
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-        }
-        for n in ("n1", "n2", "n3")
+    volume it fills least; a claim bound to a volume every node reaches scores 0 everywhere."""
+    nodes = [{"apiVersion": "v1", **volume_node(n)} for n in ("n1", "n2", "n3")]
+    local = {"apiVersion": "storage.k8s.io/v1", **storage_class("wffc", provisioner="kubernetes.io/no-provisioner")}
+    delayed = [
+        pv(n, size, hosts=[host]) for n, size, host in (("a", "5Gi", "n1"), ("b", "8Gi", "n2"), ("c", "40Gi", "n3"))
     ]
-    local_class = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"name": "local"},
-        "provisioner": "kubernetes.io/no-provisioner",
-        "volumeBindingMode": "WaitForFirstConsumer",
-    }
-
-    def volume(name: str, size: str, node: str | None, claim: str | None = None) -> dict:
-        spec: dict = {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local"}
-        if node:
-            spec["local"] = {"path": "/mnt"}
-            spec["nodeAffinity"] = {
-                "required": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}
-                    ]
-                }
-            }
-        else:
-            spec["hostPath"] = {"path": "/srv"}
-        if claim:
-            spec["claimRef"] = {"namespace": "default", "name": claim}
-        return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec}
-
-    def claim(name: str, volume_name: str | None = None) -> dict:
-        spec: dict = {"accessModes": ["ReadWriteOnce"], "storageClassName": "local"}
-        spec["resources"] = {"requests": {"storage": "4Gi"}}
-        obj: dict = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name}, "spec": spec}
-        if volume_name:
-            spec["volumeName"] = volume_name
-            obj["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
-            obj["status"] = {"phase": "Bound"}
-        return obj
-
-    def pod(name: str, claim_name: str) -> dict:
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {
-                "containers": [{"name": "c", "image": "pause"}],
-                "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim_name}}],
-            },
-        }
-
-    delayed = [*nodes, local_class, volume("a", "5Gi", "n1"), volume("b", "8Gi", "n2"), volume("c", "40Gi", "n3")]
-    shared = [*nodes, local_class, volume("s", "10Gi", None, "data")]
+    claim = {"apiVersion": "v1", **pvc("data", "4Gi")}
+    bound = {"apiVersion": "v1", **bound_claim("data", "s")}
+    incoming = {"apiVersion": "v1", **with_claims("incoming", "data")}
     for name, objects in (
-        ("delayed", [*delayed, claim("data"), pod("incoming", "data")]),
-        ("shared", [*shared, claim("data", "s"), pod("incoming", "data")]),
+        ("delayed", [*nodes, local, *({"apiVersion": "v1", **v} for v in delayed), claim, incoming]),
+        ("shared", [*nodes, local, {"apiVersion": "v1", **pv("s", claim="data")}, bound, incoming]),
     ):
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump_all(objects))

@@ -58,6 +58,7 @@ API_VERSIONS = {kind: "storage.k8s.io/v1" for kind in ("StorageClass", "CSIDrive
 
 
 def cluster(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], incoming: dict[str, Any]) -> list[dict[str, Any]]:
+    """A case's objects as a cluster file holds them (``nodes`` and ``bound`` may hold any kinds)."""
     objects = [copy.deepcopy(o) for o in (*nodes, *bound, incoming)]
     for o in objects:
         o.setdefault("apiVersion", API_VERSIONS.get(o["kind"], "v1"))
@@ -150,10 +151,7 @@ def test_enough_requests_table(tmp_path, plugin):
 
 
 def test_pod_topology_spread_table(tmp_path):
-    cases = [
-        cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"], pod)
-        for _, objects, pod, _ in SINGLE_CONSTRAINT_CASES
-    ]
+    cases = [cluster(objects, [], pod) for _, objects, pod, _ in SINGLE_CONSTRAINT_CASES]
     outcomes = judge(tmp_path, "PodTopologySpread", cases, pod="default/incoming")
     for (name, objects, _, want), (theirs, mine) in zip(SINGLE_CONSTRAINT_CASES, outcomes, strict=True):
         nodes = {o["metadata"]["name"] for o in objects if o["kind"] == "Node"}
@@ -164,11 +162,7 @@ def test_pod_topology_spread_table(tmp_path):
 
 
 def test_inter_pod_affinity_table(tmp_path):
-    def split(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        pods = [o for o in objects if o["kind"] == "Pod"]
-        return [*AFFINITY_NODES, *(o for o in objects if o["kind"] != "Pod")], pods
-
-    cases = [cluster(*split(objects), pod) for _, objects, pod, _ in AFFINITY_CASES]
+    cases = [cluster(AFFINITY_NODES, objects, pod) for _, objects, pod, _ in AFFINITY_CASES]
     names = {n["metadata"]["name"] for n in AFFINITY_NODES}
     for (name, _, _, want), (theirs, mine) in zip(
         AFFINITY_CASES, judge(tmp_path, "InterPodAffinity", cases), strict=True
@@ -216,10 +210,7 @@ def test_inter_pod_affinity_score_table(tmp_path, name, objects, pod, args, norm
 
 def test_pod_topology_spread_policy_table(tmp_path):
     """minDomains and the inclusion policies: the nodes a case is about are feasible, or not, alike."""
-    cases = [
-        cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"], pod)
-        for _, objects, pod, _ in POLICY_CASES
-    ]
+    cases = [cluster(objects, [], pod) for _, objects, pod, _ in POLICY_CASES]
     outcomes = judge(tmp_path, "PodTopologySpread", cases, pod="default/incoming")
     for (name, _, _, want), (theirs, mine) in zip(POLICY_CASES, outcomes, strict=True):
         expected = {n for n, verdict in want.items() if not verdict}
@@ -228,9 +219,7 @@ def test_pod_topology_spread_policy_table(tmp_path):
 
 @pytest.mark.parametrize(("name", "objects", "pod", "norm"), [(c[0], c[1], c[2], c[4]) for c in SPREAD_SCORE_CASES])
 def test_pod_topology_spread_score_table(tmp_path, name, objects, pod, norm):
-    nodes = [o for o in objects if o["kind"] == "Node"]
-    case = cluster(nodes, [o for o in objects if o["kind"] == "Pod"], pod)
-    ((theirs, mine),) = judge(tmp_path, "PodTopologySpread", [case], pod="default/incoming")
+    ((theirs, mine),) = judge(tmp_path, "PodTopologySpread", [cluster(objects, [], pod)], pod="default/incoming")
     assert {n: s.get("PodTopologySpread", 0) for n, s in theirs["scores"].items()} == norm, name
     assert {n: s.get("PodTopologySpread", 0) for n, s in mine["scores"].items()} == norm, name
 
