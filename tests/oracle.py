@@ -1,9 +1,10 @@
 """Upstream's scheduler as the judge of a cluster file: ``upstream/cmd/oracle`` (kube-scheduler
 v1.37.2's scheduler in process, built by ``scripts/build_upstream.sh``) and ``kubesched simulate``
 run on the same files, and ``disagreement`` says what differs: a pending pod's FailedScheduling
-message word for word, the node its preemption nominated and the victims, its node (one of
-upstream's top-scored nodes: upstream picks among ties at random), and every plugin's weighted
-score on every node in the attempt that placed it."""
+message word for word, the node its preemption nominated and the victims, each node's Filter
+verdict in the last attempt (the plugin that rejected it and the reasons), its node (one of
+upstream's top-scored nodes: upstream picks among ties at random), and every plugin's raw and
+weighted score on every node in the attempt that placed it."""
 
 from __future__ import annotations
 
@@ -48,21 +49,49 @@ def kubesched(
         if e["reason"] == "FailedScheduling" and e["namespace"] == namespace and e["name"] == name
     ]
     history = result.explain.get(pod) or []
-    final = explain_dict(history[-1]).get("finalscore-result") or {} if history and mine["nodeName"] else {}
+    last = explain_dict(history[-1]) if history else {}
+    final = last.get("finalscore-result") or {} if mine["nodeName"] else {}
+    raw = last.get("score-result") or {} if mine["nodeName"] else {}
     return {
         "pod": pod,
         "node": mine["nodeName"],
         "message": failures[-1] if failures else None,
         "nominatedNode": mine.get("nominatedNodeName"),
+        "gated": _gated(mine),
         "victims": sorted(
             f"{d['namespace']}/{d['name']}" for d in result.deleted_pods if d.get("reason") == "PreemptionByScheduler"
         ),
         "scores": {n: {p: int(v) for p, v in s.items()} for n, s in final.items()},
+        "raw": {n: {p: int(v) for p, v in s.items()} for n, s in raw.items()},
+        "filters": {n: _verdict(v) for n, v in (last.get("filter-result") or {}).items()},
     }
+
+
+def _gated(pod: dict[str, Any]) -> str | None:
+    """The PreEnqueue plugin holding the pod back and its message, as the oracle words it."""
+    if pod.get("reason") == "PreEnqueue":
+        return str(pod["message"])
+    if pod.get("reason") == "SchedulingGated":
+        return f"SchedulingGates: {pod['message']}"
+    return None
+
+
+def _verdict(plugins: dict[str, str]) -> tuple[str, str] | None:
+    """A node's Filter result as the simulator's map shows it: the plugin that rejected it and
+    the message, or None when every plugin passed it."""
+    return next(((p, m) for p, m in plugins.items() if m != "passed"), None)
+
+
+def _upstream_verdict(status: dict[str, Any]) -> tuple[str, str] | None:
+    if status.get("code") == "Success":
+        return None
+    return status.get("plugin", ""), ", ".join(status.get("reasons") or [])
 
 
 def disagreement(theirs: dict[str, Any], mine: dict[str, Any]) -> str:
     """What kubesched did otherwise than upstream, or "" when they agree."""
+    if (theirs.get("gated") or None) != mine["gated"]:
+        return f"held back: upstream {theirs.get('gated')!r}, kubesched {mine['gated']!r}"
     if (theirs.get("message") or None) != mine["message"]:
         return f"message: upstream {theirs.get('message')!r}, kubesched {mine['message']!r}"
     if theirs.get("victims", []) != mine["victims"]:
@@ -70,6 +99,13 @@ def disagreement(theirs: dict[str, Any], mine: dict[str, Any]) -> str:
         return f"victims: upstream {upstream_side}, kubesched {mine['victims']} on {mine['nominatedNode']}"
     if theirs.get("nominatedNode") and theirs["nominatedNode"] != mine["nominatedNode"]:
         return f"nominated node: upstream {theirs['nominatedNode']}, kubesched {mine['nominatedNode']}"
+    filters = {n: _upstream_verdict(v) for n, v in (theirs.get("filters") or {}).items()}
+    for node_name in sorted({*filters, *mine["filters"]}):
+        if node_name not in filters or node_name not in mine["filters"]:
+            side = "upstream" if node_name in filters else "kubesched"
+            return f"Filter on {node_name}: only {side} ran it"
+        if filters[node_name] != mine["filters"][node_name]:
+            return f"Filter on {node_name}: upstream {filters[node_name]}, kubesched {mine['filters'][node_name]}"
     if not theirs.get("node"):
         return f"upstream left it pending, kubesched bound it to {mine['node']}" if mine["node"] else ""
     top = theirs.get("topNodes") or [theirs["node"]]
@@ -80,4 +116,10 @@ def disagreement(theirs: dict[str, Any], mine: dict[str, Any]) -> str:
         for plugin in sorted({*plugins, *here} - {"total"}):
             if here.get(plugin, 0) != plugins.get(plugin, 0):
                 return f"{plugin} on {node_name}: upstream {plugins.get(plugin, 0)}, kubesched {here.get(plugin, 0)}"
+    for node_name, plugins in (theirs.get("raw") or {}).items():
+        here = mine["raw"].get(node_name) or {}
+        for plugin in sorted({*plugins, *here}):
+            if here.get(plugin, 0) != plugins.get(plugin, 0):
+                theirs_raw, mine_raw = plugins.get(plugin, 0), here.get(plugin, 0)
+                return f"raw {plugin} on {node_name}: upstream {theirs_raw}, kubesched {mine_raw}"
     return ""

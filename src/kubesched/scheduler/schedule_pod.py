@@ -426,7 +426,11 @@ class Algorithm:
         pending = self._nominated_rows(pod, queue, passed)
         while True:
             if own >= 0 and passed[own] and own not in pending:
-                return np.array([own], np.int64), diagnosis
+                # evaluateNominatedNode filtered the nominated node alone: no other node's
+                # verdict belongs to this attempt (what --explain and the simulator's results show)
+                alone = Diagnosis.empty(nodes.names)
+                alone.unschedulable_plugins = diagnosis.unschedulable_plugins
+                return np.array([own], np.int64), alone
             feasible, processed = self._search(passed, start, want, rotated)
             if not len(pending):
                 break

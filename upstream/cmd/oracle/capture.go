@@ -6,16 +6,19 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// capture is a logr sink keeping, per pod, the scheduler's V(10) score lines and the preemption
-// evaluator's V(2) lines (its chosen node; the end of the asynchronous victim deletion).
+// capture is a logr sink keeping, per pod, the scheduler's V(10) score lines, the preemption
+// evaluator's V(2) lines (its chosen node; the end of the asynchronous victim deletion) and the
+// queue's V(4) line for a PreEnqueue plugin that holds the pod back.
 type capture struct {
 	mu        sync.Mutex
 	scores    map[string]map[string]map[string]int // pod -> node -> plugin -> weighted score
 	totals    map[string]map[string]int            // pod -> node -> total
 	preempted map[string]string                    // preemptor -> node chosen for preemption
 	finished  map[string]bool                      // preemptor -> its victims' deletion finished
+	gated     map[string]string                    // pod -> "plugin: message" of the PreEnqueue plugin holding it
 }
 
 func newCapture() *capture {
@@ -24,6 +27,7 @@ func newCapture() *capture {
 		totals:    map[string]map[string]int{},
 		preempted: map[string]string{},
 		finished:  map[string]bool{},
+		gated:     map[string]string{},
 	}
 }
 
@@ -63,9 +67,24 @@ func (c *capture) Info(_ int, msg string, kv ...any) {
 		c.scores[pod][node][fmt.Sprint(values["plugin"])] = toInt(values["score"])
 	case "the target node for the preemption is determined":
 		c.preempted[fmt.Sprint(values["pod"])] = fmt.Sprint(values["node"])
+	case "Status after running PreEnqueue plugin":
+		if status, ok := values["status"].(*fwk.Status); ok {
+			c.gated[fmt.Sprint(values["pod"])] = fmt.Sprint(values["plugin"]) + ": " + status.Message()
+		}
 	case "Async Preemption finished completely":
 		c.finished[fmt.Sprint(values["preemptor"])] = true
 	}
+}
+
+// reset drops everything logged for the pod.
+func (c *capture) reset(pod string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.scores, pod)
+	delete(c.totals, pod)
+	delete(c.preempted, pod)
+	delete(c.finished, pod)
+	delete(c.gated, pod)
 }
 
 // forget drops what an earlier attempt for the pod logged, so that the scores are the last attempt's.
@@ -86,4 +105,11 @@ func toInt(v any) int {
 		return int(n)
 	}
 	return 0
+}
+
+// gating says which PreEnqueue plugin holds the pod back and why, or "".
+func (c *capture) gating(pod string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gated[pod]
 }

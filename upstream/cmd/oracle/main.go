@@ -1,7 +1,8 @@
 // Command oracle runs upstream's kube-scheduler v1.37.2 in process on cluster files and prints, per
 // file, one line of JSON: what became of each pending pod — its node, or its FailedScheduling
-// message; the node its preemption nominated and the victims it deleted; per node the plugins'
-// weighted scores and the total, and the top-scored nodes as a set, so that a comparison with
+// message; the node its preemption nominated and the victims it deleted; of its last attempt, each
+// node's Filter verdict (code, rejecting plugin, reasons), the plugins' raw, normalized and weighted
+// scores per node and the total, and the top-scored nodes as a set, so that a comparison with
 // kubesched does not depend on upstream's random pick among equally scored nodes.
 //
 // Usage: oracle [--config FILE] [--feature-gates A=true,B=false] CLUSTER.yaml...
@@ -10,7 +11,8 @@
 // volumes, DRA objects, ...). The scheduler runs with upstream's default profile, or the profiles
 // of the given KubeSchedulerConfiguration, against a fake clientset and shared informers; pods
 // that name a node are there from the start, pending pods are created and scheduled one at a
-// time in the file's order, each until it is bound or fails without preempting.
+// time in the file's order, each until it is bound or fails without preempting. The queue runs on a
+// fake clock, stepped past a pod's backoff.
 package main
 
 import (

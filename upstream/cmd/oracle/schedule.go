@@ -27,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // attempts bounds the scheduling cycles one pending pod gets (a preemption, then its placement).
@@ -38,10 +39,16 @@ type result struct {
 	Node          string                    `json:"node,omitempty"`
 	Message       string                    `json:"message,omitempty"`
 	NominatedNode string                    `json:"nominatedNode,omitempty"`
+	Gated         string                    `json:"gated,omitempty"` // "plugin: message" of a PreEnqueue plugin holding it back
 	Victims       []string                  `json:"victims,omitempty"`
 	TopNodes      []string                  `json:"topNodes,omitempty"`
 	Scores        map[string]map[string]int `json:"scores,omitempty"`
 	Totals        map[string]int            `json:"totals,omitempty"`
+	// the last attempt's Filter status per node, and per node and plugin the score before
+	// NormalizeScore and after it (before the weight)
+	Filters    map[string]filterStatus     `json:"filters,omitempty"`
+	Raw        map[string]map[string]int64 `json:"raw,omitempty"`
+	Normalized map[string]map[string]int64 `json:"normalized,omitempty"`
 }
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -188,7 +195,11 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture) ([]
 	}
 	defer stopEvents()
 	defer broadcaster.Shutdown()
+	// the queue's clock stands still unless the oracle steps it (backoff): a run does not depend
+	// on how long this machine takes
+	clock := testingclock.NewFakeClock(time.Now())
 	sched, err := scheduler.New(ctx, client, informerFactory, nil, profile.NewRecorderFactory(broadcaster),
+		scheduler.WithClock(clock),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(cfg.Parallelism),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
@@ -196,6 +207,11 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture) ([]
 		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds))
 	if err != nil {
 		return nil, err
+	}
+	recordings := map[string]*recording{}
+	for name, f := range sched.Profiles {
+		recordings[name] = newRecording(f)
+		sched.Profiles[name] = recordings[name]
 	}
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
@@ -213,11 +229,16 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture) ([]
 
 	var results []result
 	for _, pod := range pending {
+		sink.reset(pod.Namespace + "/" + pod.Name) // an earlier file's pod of the same name
 		created, err := client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			return nil, err
 		}
-		out, err := place(ctx, sched, client, sink, deleted, seen, created)
+		rec := recordings[created.Spec.SchedulerName]
+		if rec == nil {
+			return nil, fmt.Errorf("%s/%s: no profile %q", created.Namespace, created.Name, created.Spec.SchedulerName)
+		}
+		out, err := place(ctx, sched, clock, rec, client, sink, deleted, seen, created)
 		if err != nil {
 			return nil, err
 		}
@@ -256,30 +277,46 @@ func (o *outcomes) after(key string, seen int) *eventsv1.Event {
 // queued reports whether the pod waits in the active or backoff queue, where ScheduleOne pops it,
 // with the node its preemption nominated: in a cluster the victims take their grace period to go,
 // long after the status patch reached the scheduler's informer.
-func queued(sched *scheduler.Scheduler, pod *v1.Pod, nominated string) bool {
-	for _, p := range append(sched.SchedulingQueue.PodsInActiveQ(), sched.SchedulingQueue.PodsInBackoffQ()...) {
+// A pod backing off waits for the clock, which is stepped past the longest backoff.
+func queued(sched *scheduler.Scheduler, clock *testingclock.FakeClock, pod *v1.Pod, nominated string) bool {
+	for _, p := range sched.SchedulingQueue.PodsInActiveQ() {
 		if p.UID == pod.UID {
 			return p.Status.NominatedNodeName == nominated
+		}
+	}
+	for _, p := range sched.SchedulingQueue.PodsInBackoffQ() {
+		if p.UID == pod.UID {
+			clock.Step(time.Minute)
+			return false
 		}
 	}
 	return false
 }
 
 // place runs scheduling cycles for one pod until it is bound, or fails without preempting.
-func place(ctx context.Context, sched *scheduler.Scheduler, client *fake.Clientset, sink *capture, deleted *deletions, seen *outcomes, pod *v1.Pod) (result, error) {
+func place(ctx context.Context, sched *scheduler.Scheduler, clock *testingclock.FakeClock, rec *recording, client *fake.Clientset, sink *capture, deleted *deletions, seen *outcomes, pod *v1.Pod) (result, error) {
 	key := pod.Namespace + "/" + pod.Name
 	out := result{Pod: key}
 	poll := func(cond wait.ConditionWithContextFunc) error {
 		return wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, 10*time.Second, true, cond)
 	}
 	for attempt := 0; attempt < attempts; attempt++ {
-		if err := poll(func(context.Context) (bool, error) { return queued(sched, pod, out.NominatedNode), nil }); err != nil {
+		if err := poll(func(context.Context) (bool, error) {
+			return queued(sched, clock, pod, out.NominatedNode) || (attempt == 0 && sink.gating(key) != ""), nil
+		}); err != nil {
 			if attempt > 0 {
 				break // unschedulable until something else changes
 			}
 			return out, fmt.Errorf("%s never reached the queue", key)
 		}
+		if attempt == 0 && !queued(sched, clock, pod, "") {
+			// never popped: a PreEnqueue plugin keeps it out of the active queue (a later
+			// attempt's gating, DefaultPreemption's while its victims go, is transient)
+			out.Gated = sink.gating(key)
+			return out, nil
+		}
 		sink.forget(key)
+		rec.forget(key)
 		sched.ScheduleOne(ctx)
 		var event *eventsv1.Event
 		if err := poll(func(context.Context) (bool, error) {
@@ -326,6 +363,12 @@ func place(ctx context.Context, sched *scheduler.Scheduler, client *fake.Clients
 	out.Scores = sink.scores[key]
 	out.Totals = sink.totals[key]
 	sink.mu.Unlock()
+	if a := rec.take(key); a != nil {
+		out.Filters = a.filters
+		if len(a.raw) > 0 {
+			out.Raw, out.Normalized = a.raw, a.normalized
+		}
+	}
 	best := -1
 	for node, total := range out.Totals {
 		if total > best {
