@@ -45,50 +45,51 @@ def test_in_the_default_profile_just_before_default_preemption() -> None:
     assert names[names.index("DynamicResources") + 1] == "DefaultPreemption"
 
 
-@pytest.mark.parametrize(
-    ("claims", "statuses", "code", "message"),
-    [
-        ([], None, None, None),
-        (
-            [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
-            None,
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            'pod "default/p": ResourceClaim not created yet',
-        ),
-        (
-            [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
-            [{"name": "gpu", "resourceClaimName": "p-gpu-x7k2q"}],
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            'could not find ResourceClaim "default/p-gpu-x7k2q"',
-        ),
-        (  # a template that produced no claim: nothing to wait for
-            [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
-            [{"name": "gpu"}],
-            None,
-            None,
-        ),
-        (
-            [{"name": "gpu", "resourceClaimName": "shared"}],
-            None,
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            'could not find ResourceClaim "default/shared"',
-        ),
-        (
-            [{"name": "gpu"}],
-            None,
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            'pod "default/p", spec.resourceClaim "gpu": none of the supported fields are set',
-        ),
-    ],
-    ids=[
-        "no-claims",
-        "template-not-created",
-        "generated-claim-missing",
-        "template-no-claim",
-        "named-missing",
-        "neither",
-    ],
-)
+# PreEnqueue and PreFilter on a pod's claims: (claims, resourceClaimStatuses, code, message)
+PRE_ENQUEUE_CASES = [
+    ([], None, None, None),
+    (
+        [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        None,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        'pod "default/p": ResourceClaim not created yet',
+    ),
+    (
+        [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        [{"name": "gpu", "resourceClaimName": "p-gpu-x7k2q"}],
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        'could not find ResourceClaim "default/p-gpu-x7k2q"',
+    ),
+    (  # a template that produced no claim: nothing to wait for
+        [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        [{"name": "gpu"}],
+        None,
+        None,
+    ),
+    (
+        [{"name": "gpu", "resourceClaimName": "shared"}],
+        None,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        'could not find ResourceClaim "default/shared"',
+    ),
+    (
+        [{"name": "gpu"}],
+        None,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        'pod "default/p", spec.resourceClaim "gpu": none of the supported fields are set',
+    ),
+]
+PRE_ENQUEUE_IDS = [
+    "no-claims",
+    "template-not-created",
+    "generated-claim-missing",
+    "template-no-claim",
+    "named-missing",
+    "neither",
+]
+
+
+@pytest.mark.parametrize(("claims", "statuses", "code", "message"), PRE_ENQUEUE_CASES, ids=PRE_ENQUEUE_IDS)
 def test_pre_enqueue_and_pre_filter(claims, statuses, code, message) -> None:
     plugin = DynamicResources()
     info = pod_info_from(claim_pod(claims, statuses))

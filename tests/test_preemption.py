@@ -297,21 +297,22 @@ def cand(node: str, prios: list[int], violations: int = 0, starts: list[float] |
     return Candidate(node, 0, victims, starts or [0.0] * len(prios), violations)
 
 
-@pytest.mark.parametrize(
-    ("candidates", "winner"),
-    [
-        ([cand("a", [1], 1), cand("b", [5, 5], 0)], "b"),  # fewest PDB violations
-        ([cand("a", [7, 1]), cand("b", [5, 5, 5])], "b"),  # lowest highest-priority victim
-        ([cand("a", [5, 4]), cand("b", [5, 1])], "b"),  # lowest priority sum
-        ([cand("a", [-5, -5]), cand("b", [-5])], "b"),  # sums offset: negative priorities still add up
-        ([cand("a", [5, 1, 1]), cand("b", [5, 2])], "b"),  # a: 5+1+1 offset sum is larger
-        ([cand("a", [5, 5], starts=[10, 20]), cand("b", [5, 5], starts=[30, 40])], "b"),  # latest start
-        ([cand("a", [5]), cand("b", [5])], "a"),  # then the first
-        ([cand("a", [5]), cand("b", [])], "b"),  # a node needing no eviction wins at once
-    ],
-)
-def test_pick_one_node(candidates: list[Candidate], winner: str) -> None:
-    best = pick_one_node(candidates, now=100.0)
+# (node, victims' priorities, PDB violations, victims' start times) per candidate, and the winner
+PICK_ONE_NODE_CASES = [
+    ([("a", [1], 1), ("b", [5, 5], 0)], "b"),  # fewest PDB violations
+    ([("a", [7, 1]), ("b", [5, 5, 5])], "b"),  # lowest highest-priority victim
+    ([("a", [5, 4]), ("b", [5, 1])], "b"),  # lowest priority sum
+    ([("a", [-5, -5]), ("b", [-5])], "b"),  # sums offset: negative priorities still add up
+    ([("a", [5, 1, 1]), ("b", [5, 2])], "b"),  # a: 5+1+1 offset sum is larger
+    ([("a", [5, 5], 0, [10, 20]), ("b", [5, 5], 0, [30, 40])], "b"),  # latest start
+    ([("a", [5]), ("b", [5])], "a"),  # then the first
+    ([("a", [5]), ("b", [])], "b"),  # a node needing no eviction wins at once
+]
+
+
+@pytest.mark.parametrize(("candidates", "winner"), PICK_ONE_NODE_CASES)
+def test_pick_one_node(candidates: list[tuple], winner: str) -> None:
+    best = pick_one_node([cand(*c) for c in candidates], now=100.0)
     assert best is not None and best.node == winner
 
 
