@@ -22,14 +22,25 @@ def _feature_gates_option(fn: Callable[..., None]) -> Callable[..., None]:
         "feature_gates",
         default="",
         metavar="NAME=BOOL,...",
-        help="Feature gates, as kube-scheduler's flag (OpportunisticBatching, on by default in v1.36).",
+        help="Feature gates, as kube-scheduler v1.37's flag: every gate it knows, with its defaults and locks "
+        "(docs/feature-gates.md).",
     )(fn)
 
 
 def _gates(text: str) -> FeatureGates:
     from kubesched.features import FeatureGates
 
-    return FeatureGates.parse(text)
+    gates = FeatureGates.parse(text)
+    _warn_ignored(gates)
+    return gates
+
+
+def _warn_ignored(gates: FeatureGates) -> None:
+    """Say so when a gate set on the command line changes kube-scheduler but not kubesched."""
+    from kubesched.features import what_kubesched_does
+
+    for name in gates.ignored():
+        click.echo(f"kubesched: warning: feature gate {name}: {what_kubesched_does(name)}", err=True)
 
 
 @click.group()
@@ -988,6 +999,7 @@ def config_defaults(path: str | None) -> None:
 
 def _load_config(config_path: str | None, feature_gates: str = "") -> SchedulerConfig:
     """The configuration file (or the defaults), ``--feature-gates`` over its ``featureGates``."""
+    from kubesched.features import FeatureGates
     from kubesched.scheduler.config import default_config
     from kubesched.simulate.runner import split_config
 
@@ -998,7 +1010,7 @@ def _load_config(config_path: str | None, feature_gates: str = "") -> SchedulerC
         cfg = split_config([], config_path)[0]
         for warning in cfg.warnings:  # never silently ignored
             click.echo(f"kubesched: warning: {config_path}: {warning}", err=True)
-    cfg.feature_gates = cfg.feature_gates.merged(gates)
+    cfg.feature_gates = FeatureGates.checked(cfg.feature_gates.merged(gates).overrides)
     return cfg
 
 

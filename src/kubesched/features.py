@@ -1,8 +1,13 @@
-"""Feature gates (``k8s.io/component-base/featuregate``) of the v1.36 features kubesched acts on.
+"""Feature gates (``k8s.io/component-base/featuregate``) as kube-scheduler v1.37.2's
+``--feature-gates`` knows them: every gate of ``kubesched.feature_list`` (generated from upstream's
+binary) with upstream's default, lock, stage and dependencies, set with component-base's syntax and
+messages (an unknown gate, a bad bool, a locked gate set against its lock, a gate enabled without
+the gates it depends on), ``AllAlpha`` and ``AllBeta`` included.
 
-Only the gates that change kubesched's behaviour are known; each has upstream's v1.36 default
-(``pkg/features/kube_features.go``). ``--feature-gates A=true,B=false`` sets them as
-kube-scheduler's flag does, with component-base's messages for an unknown gate or a bad value.
+kubesched acts on some of the gates kube-scheduler's scheduler reads; ``what_kubesched_does``
+says, for each, what kubesched does (``docs/feature-gates.md`` is generated from it), and
+``FeatureGates.ignored`` names the gates a user set that kubesched does not act on, so that the
+CLI can say so instead of silently differing from kube-scheduler.
 """
 
 from __future__ import annotations
@@ -11,15 +16,49 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kubesched.errors import InputError
+from kubesched.feature_list import GATES
 
 OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
+ALL_ALPHA = "AllAlpha"
+ALL_BETA = "AllBeta"
 
-# name -> (v1.36 default, stage)
-KNOWN: dict[str, tuple[bool, str]] = {
-    OPPORTUNISTIC_BATCHING: (True, "BETA"),  # KEP-5598: beta and on by default since v1.35
-    STORAGE_CAPACITY_SCORING: (True, "BETA"),  # KEP-4049: beta and on by default in v1.37
+# The gates kube-scheduler's scheduler reads whose both settings kubesched follows.
+FOLLOWED: dict[str, str] = {
+    OPPORTUNISTIC_BATCHING: "followed: batching by pod signature (off: every pod gets a full cycle)",
+    STORAGE_CAPACITY_SCORING: "followed: VolumeBinding scores nodes by free capacity (off: no Score)",
 }
+# Locked or default-on behaviour kubesched always has: setting the gate changes nothing in kubesched.
+ALWAYS: dict[str, str] = {
+    "DynamicResourceAllocation": "always on: DynamicResources in the default profile",
+    "DRAAdminAccess": "always on: admin-access requests allocate devices already in use",
+    "DRADeviceTaints": "always on: device taints and claim tolerations",
+    "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
+    "DRAPrioritizedList": "always on for allocation (firstAvailable); DynamicResources does not score yet",
+    "DRAResourceClaimDeviceStatus": "always on (it only matters to binding conditions, not implemented)",
+    "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",
+    "MatchLabelKeysInPodTopologySpread": "always on: matchLabelKeys merged into the selector at admission",
+    "PodLevelResources": "always on: pod-level spec.resources requests count instead of the containers'",
+    "VolumeAttributesClass": "always on (nothing in scheduling depends on it here)",
+    "SchedulerAsyncPreemption": "always on: victims are deleted after the cycle, the pod retried after",
+}
+
+
+def what_kubesched_does(name: str) -> str:
+    """One line for ``docs/feature-gates.md``."""
+    if name in FOLLOWED:
+        return FOLLOWED[name]
+    if name in ALWAYS:
+        return ALWAYS[name]
+    if name in (ALL_ALPHA, ALL_BETA):
+        return "followed: sets every unlocked gate of the stage not set explicitly"
+    _, _, stage, _, read = GATES[name]
+    if not read:
+        return "accepted; read by other components only"
+    if stage == "ALPHA":
+        return "accepted; alpha, not implemented"
+    return "accepted; not implemented yet: kubesched behaves as with the gate off"
+
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
@@ -34,6 +73,11 @@ def _parse_bool(key: str, value: str) -> bool:
     raise InputError(f'invalid value of {key}={value}, err: strconv.ParseBool: parsing "{value}": invalid syntax')
 
 
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.NewAggregate``'s message: one error as it is, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
 @dataclass(frozen=True, slots=True)
 class FeatureGates:
     """The gates set explicitly; the others keep their defaults."""
@@ -43,15 +87,35 @@ class FeatureGates:
     def enabled(self, name: str) -> bool:
         if name in self.overrides:
             return self.overrides[name]
-        return KNOWN[name][0]
+        default, locked, stage, _, _ = GATES[name]
+        if not locked:
+            special = {"ALPHA": ALL_ALPHA, "BETA": ALL_BETA}.get(stage)
+            if special is not None and special in self.overrides:
+                return self.overrides[special]
+        return default
 
     def merged(self, other: FeatureGates) -> FeatureGates:
         """``other``'s settings over these (the flag over the configuration file)."""
         return FeatureGates({**self.overrides, **other.overrides})
 
+    def ignored(self) -> list[str]:
+        """Gates set explicitly that kube-scheduler's scheduler reads and kubesched does not act on,
+        set otherwise than kubesched behaves (the CLI warns about them)."""
+        out = []
+        for name, value in self.overrides.items():
+            _, _, _, _, read = GATES[name]
+            if not read or name in FOLLOWED:
+                continue
+            if name in ALWAYS and value:
+                continue
+            if name not in ALWAYS and not value:
+                continue
+            out.append(name)
+        return out
+
     @classmethod
     def parse(cls, text: str) -> FeatureGates:
-        """``--feature-gates`` syntax: comma-separated ``Name=bool`` pairs."""
+        """``--feature-gates`` syntax: comma-separated ``Name=bool`` pairs (``featureGate.Set``)."""
         out: dict[str, bool] = {}
         for item in (s.strip() for s in text.split(",")):
             if not item:
@@ -60,10 +124,33 @@ class FeatureGates:
             key = key.strip()
             if not sep:
                 raise InputError(f"missing bool value for {key}")
-            if key not in KNOWN:
-                raise InputError(f"unrecognized feature gate: {key}")
             out[key] = _parse_bool(key, value.strip())
-        return cls(out)
+        return cls.checked(out)
+
+    @classmethod
+    def checked(cls, settings: Mapping[str, bool], path: str | None = None) -> FeatureGates:
+        """``unsafeSetFromMap``: an unknown gate is refused at once; each locked gate set against its
+        lock is refused; then every enabled gate's dependencies must be enabled."""
+        errors: list[str] = []
+        for key, value in settings.items():
+            spec = GATES.get(key)
+            if spec is None:
+                raise InputError(f"unrecognized feature gate: {key}", field=f"{path}.{key}" if path else None)
+            default, locked, _, _, _ = spec
+            if locked and value != default:
+                was, now = str(value).lower(), str(default).lower()
+                errors.append(f"cannot set feature gate {key} to {was}, feature is locked to {now}")
+        if errors:
+            raise InputError(_aggregate(errors), field=path)
+        gates = cls(dict(settings))
+        for name, (_, _, _, deps, _) in GATES.items():
+            if deps and gates.enabled(name):
+                off = [d for d in deps if not gates.enabled(d)]
+                if off:
+                    errors.append(f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]")
+        if errors:
+            raise InputError(_aggregate(errors), field=path)
+        return gates
 
     @classmethod
     def from_mapping(cls, raw: object, path: str = "featureGates") -> FeatureGates:
@@ -74,9 +161,7 @@ class FeatureGates:
             raise InputError("expected an object of feature name to bool", field=path)
         out: dict[str, bool] = {}
         for key, value in raw.items():
-            if key not in KNOWN:
-                raise InputError(f"unrecognized feature gate: {key}", field=f"{path}.{key}")
             if not isinstance(value, bool):
                 raise InputError(f"expected a bool, got {value!r}", field=f"{path}.{key}")
             out[str(key)] = value
-        return cls(out)
+        return cls.checked(out, path)

@@ -7,6 +7,8 @@
 //
 // Usage: oracle [--config FILE] [--feature-gates A=true,B=false] CLUSTER.yaml...
 //
+//	oracle --list-feature-gates   (every gate kube-scheduler v1.37.2 knows, as JSON)
+//
 // A file holds the objects `kubesched simulate` reads (Nodes, Pods, PriorityClasses, PDBs,
 // volumes, DRA objects, ...). The scheduler runs with upstream's default profile, or the profiles
 // of the given KubeSchedulerConfiguration, against a fake clientset and shared informers; pods
@@ -49,7 +51,15 @@ func main() {
 	flags := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	configPath := flags.String("config", "", "a KubeSchedulerConfiguration file (default: upstream's default profile)")
 	gates := flags.String("feature-gates", "", "kube-scheduler's --feature-gates, A=true,B=false")
-	if err := flags.Parse(os.Args[1:]); err != nil || flags.NArg() == 0 {
+	list := flags.Bool("list-feature-gates", false, "print every gate kube-scheduler knows (name, default, lock, stage, dependencies) as JSON, and exit")
+	err := flags.Parse(os.Args[1:])
+	if err == nil && *list {
+		if err := listGates(os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if err != nil || flags.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: oracle [--config FILE] [--feature-gates A=true,B=false] CLUSTER.yaml...")
 		os.Exit(2)
 	}
