@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.live import KUBESCHED, Server, free_port, kubectl_binaries, temp_home, wait_for
+from tests.test_dynamicresources import dra_objects, gpu_pod
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -116,6 +117,37 @@ def scrape_as_prometheus(kubectl: Any, port: int) -> None:
     assert json.loads(_scrape(port, "not-a-token")[1])["reason"] == "Unauthorized"
 
 
+def allocate_a_claim(server: Server) -> None:
+    """A pod with a claim from a template: the replica allocates a device and writes the claim at
+    PreBind under system:kube-scheduler alone (v1.37's role grants update and patch on claims)."""
+    resource = "/apis/resource.k8s.io/v1"
+    paths = {
+        "DeviceClass": f"{resource}/deviceclasses",
+        "ResourceClaimTemplate": f"{resource}/namespaces/default/resourceclaimtemplates",
+        "ResourceSlice": f"{resource}/resourceslices",
+    }
+    for obj in dra_objects({"node-0": ["80Gi"]}):
+        if obj["kind"] in paths:
+            assert server.request("POST", paths[obj["kind"]], obj)[0] == 201, obj["kind"]
+    claimant = gpu_pod("gpu-user")
+    claimant["spec"]["schedulerName"] = "kubesched-scheduler"
+    del claimant["metadata"]["uid"]
+    assert server.request("POST", "/api/v1/namespaces/default/pods", claimant)[0] == 201
+
+    def allocated() -> dict[str, Any] | None:
+        _, got = server.request("GET", "/api/v1/namespaces/default/pods/gpu-user")
+        statuses = (got.get("status") or {}).get("resourceClaimStatuses") or []
+        if not got["spec"].get("nodeName") or not statuses:
+            return None
+        _, claim = server.request(
+            "GET", f"{resource}/namespaces/default/resourceclaims/{statuses[0]['resourceClaimName']}"
+        )
+        return (claim.get("status") or {}).get("allocation")
+
+    allocation = wait_for(allocated, 60)
+    assert allocation["devices"]["results"][0]["pool"] == "node-0"
+
+
 def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
     server = Server(tmp_path / "data", command="up", nodes=3).start()
     home = temp_home()
@@ -152,6 +184,7 @@ def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
             return len(mine) == n and all(p["spec"].get("nodeName") for p in mine)
 
         wait_for(lambda: bound("a-", 5), 60)
+        allocate_a_claim(server)
         scrape_as_prometheus(kubectl, metrics_port)
         holder = wait_for(lambda: (server.request("GET", LEASE)[1].get("spec") or {}).get("holderIdentity"), 30)
         leader = next(r for r in replicas if r.identity() == holder)

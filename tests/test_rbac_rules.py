@@ -33,7 +33,7 @@ CASES = [
     ("csidrivers", "kube-scheduler", ["csidrivers"], 'cannot list resource "csidrivers"'),
     ("capacities", "kube-scheduler", ["csistoragecapacities"], 'cannot list resource "csistoragecapacities"'),
     ("attachments", "kube-scheduler", ["volumeattachments"], 'cannot list resource "volumeattachments"'),
-    ("dra", "kube-scheduler", ["resourceclaims", "deviceclasses", "resourceslices"], 'in API group "resource.k8s.io"'),
+    ("dra", "kube-scheduler", ["deviceclasses"], 'cannot list resource "deviceclasses" in API group "resource.k8s.io"'),
     ("storageclasses", "volume-scheduler", ["storageclasses"], 'cannot list resource "storageclasses"'),
 ]
 
