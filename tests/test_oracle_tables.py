@@ -21,6 +21,8 @@ from tests.test_dynamicresources import PRE_ENQUEUE_CASES, claim_pod
 from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
 from tests.test_interpodaffinity import NODES as AFFINITY_NODES
 from tests.test_interpodaffinity import SCORE_CASES as AFFINITY_SCORE_CASES
+from tests.test_nodedeclaredfeatures import FILTER_CASES as FEATURE_CASES
+from tests.test_nodedeclaredfeatures import NODES as FEATURE_NODES
 from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE, RTCR_CASES
 from tests.test_plugins_node import (
     NODE_AFFINITY_CASES,
@@ -343,3 +345,11 @@ def test_preemption_candidate_table(tmp_path):
         victims = [f"default/{winner}-{i}" for i in range(count)]
         assert theirs["nominatedNode"] == mine["nominatedNode"] == winner, candidates
         assert theirs["victims"] == mine["victims"] == victims, candidates
+
+
+def test_node_declared_features_table(tmp_path):
+    cases = [cluster(FEATURE_NODES, [], pod) for pod, _ in rows(FEATURE_CASES)]
+    for (_, fits), (theirs, mine) in zip(
+        rows(FEATURE_CASES), judge(tmp_path, "NodeDeclaredFeatures", cases), strict=True
+    ):
+        assert feasible(theirs) == feasible(mine) == fits

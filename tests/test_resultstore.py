@@ -25,6 +25,7 @@ from kubesched.testing import Cluster
 RAN = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit")
 SKIPPED_PREFILTER = (
     "DynamicResources",
+    "NodeDeclaredFeatures",
     "InterPodAffinity",
     "NodeAffinity",
     "NodePorts",

@@ -36,6 +36,7 @@ ALWAYS: dict[str, str] = {
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
     "DRAPrioritizedList": "always on for allocation (firstAvailable); DynamicResources does not score yet",
     "DRAResourceClaimDeviceStatus": "always on (it only matters to binding conditions, not implemented)",
+    "NodeDeclaredFeatures": "always on: NodeDeclaredFeatures in the default profile",
     "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",
     "MatchLabelKeysInPodTopologySpread": "always on: matchLabelKeys merged into the selector at admission",
     "PodLevelResources": "always on: pod-level spec.resources requests count instead of the containers'",

@@ -19,6 +19,7 @@ class NodeSpecInfo:
     unschedulable: bool
     allocatable: Resources
     images: tuple[tuple[tuple[str, ...], int], ...]
+    declared_features: tuple[str, ...] = ()  # status.declaredFeatures, as the node lists them
 
 
 def node_info_from(obj: Mapping[str, Any]) -> NodeSpecInfo:
@@ -47,4 +48,5 @@ def node_info_from(obj: Mapping[str, Any]) -> NodeSpecInfo:
         unschedulable=bool(spec.get("unschedulable")),
         allocatable=allocatable,
         images=tuple(images),
+        declared_features=tuple(str(f) for f in status.get("declaredFeatures") or ()),
     )

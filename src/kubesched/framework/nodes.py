@@ -51,6 +51,9 @@ class NodeTableView(Protocol):
     @property
     def taints(self) -> np.ndarray: ...  # bool [row, taint]
 
+    @property
+    def declared_features(self) -> np.ndarray: ...  # int64 [row]: status.declaredFeatures as a bitmask
+
     def __len__(self) -> int: ...
 
     def label_codes(self, key: str) -> np.ndarray | None:

@@ -62,6 +62,7 @@ DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
+    ("NodeDeclaredFeatures", 0),  # applyFeatureGates appends it (GA and locked on in v1.37)
 )
 
 

@@ -189,6 +189,8 @@ def node_update_actions(
         action |= ActionType.UPDATE_NODE_CONDITION
     if (old_obj.get("metadata") or {}).get("annotations") != (new_obj.get("metadata") or {}).get("annotations"):
         action |= ActionType.UPDATE_NODE_ANNOTATION
+    if old.declared_features != new.declared_features:
+        action |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return action
 
 

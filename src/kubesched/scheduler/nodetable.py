@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.node import NodeSpecInfo
+from kubesched.api.node_features import node_mask
 from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import Requirement, Taint
@@ -56,6 +57,7 @@ class NodeTable:
         self._pod_count = np.zeros(capacity, np.int64)
         self._alloc_pods = np.zeros(capacity, np.int64)
         self._unschedulable = np.zeros(capacity, bool)
+        self._features = np.zeros(capacity, np.int64)  # node_features.node_mask of declaredFeatures
         self.specs: list[NodeSpecInfo] = []
         self._label_values: dict[str, dict[str, int]] = {}
         self._label_codes: dict[str, np.ndarray] = {}
@@ -114,6 +116,10 @@ class NodeTable:
     def taints(self) -> np.ndarray:
         return self._taints[: self.n]
 
+    @property
+    def declared_features(self) -> np.ndarray:
+        return self._features[: self.n]
+
     def __len__(self) -> int:
         return self.n
 
@@ -134,6 +140,7 @@ class NodeTable:
         self._alloc, self._requested = grow_columns(self._alloc), grow_columns(self._requested)
         self._nonzero, self._pod_count = grow_columns(self._nonzero), grow(self._pod_count)
         self._alloc_pods, self._unschedulable = grow(self._alloc_pods), grow(self._unschedulable)
+        self._features = grow(self._features)
         self._taints = grow(self._taints)
         self._label_codes = {k: grow(v, -1) for k, v in self._label_codes.items()}
         self._image_size = {k: grow(v) for k, v in self._image_size.items()}
@@ -212,6 +219,7 @@ class NodeTable:
             self._alloc[col, row] = qty
         self._alloc_pods[row] = spec.allocatable.get(PODS, 0)
         self._unschedulable[row] = spec.unschedulable
+        self._features[row] = node_mask(spec.declared_features)
         if old is not None:
             for key in old.labels:
                 if key not in spec.labels:
@@ -260,6 +268,7 @@ class NodeTable:
         self._alloc, self._requested = drop_column(self._alloc), drop_column(self._requested)
         self._nonzero, self._pod_count = drop_column(self._nonzero), drop(self._pod_count)
         self._alloc_pods, self._unschedulable = drop(self._alloc_pods), drop(self._unschedulable)
+        self._features = drop(self._features)
         self._taints = drop(self._taints)
         self._label_codes = {k: drop(v) for k, v in self._label_codes.items()}
         self._image_size = {k: drop(v) for k, v in self._image_size.items()}
@@ -477,6 +486,7 @@ class NodeTable:
         sub._alloc, sub._requested = self._alloc.take(rows, 1), self._requested.take(rows, 1)
         sub._nonzero, sub._pod_count = self._nonzero.take(rows, 1), self._pod_count[rows].copy()
         sub._alloc_pods, sub._unschedulable = self._alloc_pods[rows].copy(), self._unschedulable[rows].copy()
+        sub._features = self._features[rows].copy()
         sub.specs = [self.specs[r] for r in row_list]
         sub._label_values = self._label_values
         sub._label_codes = {k: v[rows].copy() for k, v in self._label_codes.items()}

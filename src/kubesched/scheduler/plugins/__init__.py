@@ -15,6 +15,7 @@ from kubesched.scheduler.plugins.dynamicresources import DynamicResources
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
 from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
+from kubesched.scheduler.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from kubesched.scheduler.plugins.nodename import NodeName
 from kubesched.scheduler.plugins.nodeports import NodePorts
 from kubesched.scheduler.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
@@ -49,6 +50,7 @@ IN_TREE = (
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,
+    NodeDeclaredFeatures,
 )
 
 from kubesched.scheduler.config import NOT_YET_IMPLEMENTED  # noqa: E402,F401  (re-exported)

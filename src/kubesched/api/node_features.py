@@ -1,0 +1,65 @@
+"""Node declared features (KEP-5328; ``k8s.io/component-helpers/nodedeclaredfeatures``): the
+registry of features a node may publish in ``status.declaredFeatures``, which of them a pod's spec
+needs, and both as bitmasks over the registry sorted by name (its ``FeatureSet``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# nodedeclaredfeatures/features/registry.go's AllFeatures, by Name(), sorted as Framework sorts them
+REGISTRY: tuple[str, ...] = tuple(
+    sorted(
+        (
+            "DRANodeAllocatableResources",
+            "DRAOptionalNodeOperations",
+            "ExtendWebSocketsToKubelet",
+            "InPlacePodLevelResourcesVerticalScaling",
+            "InPlacePodVerticalScalingInitContainers",
+            "InPlacePodVerticalScalingMemoryBackedVolumes",
+            "RestartAllContainersOnContainerExits",
+            "UserNamespacesHostNetworkSupport",
+            "VolumeBindMountOptions",
+        )
+    )
+)
+BIT = {name: 1 << i for i, name in enumerate(REGISTRY)}
+
+
+def node_mask(declared: Sequence[str]) -> int:
+    """``FeatureMapper.TryMap`` of a node's list: one merge walk of the (sorted) list against the
+    registry, names it does not know skipped; an unsorted list loses what the walk passes by, as
+    upstream's does (the API keeps the list sorted)."""
+    mask, i, j = 0, 0, 0
+    while i < len(declared) and j < len(REGISTRY):
+        if declared[i] == REGISTRY[j]:
+            mask |= 1 << j
+            i += 1
+            j += 1
+        elif declared[i] < REGISTRY[j]:
+            i += 1
+        else:
+            j += 1
+    return mask
+
+
+def _containers(spec: Mapping[str, Any], *keys: str) -> list[Mapping[str, Any]]:
+    return [c for k in keys for c in spec.get(k) or () if isinstance(c, Mapping)]
+
+
+def required_mask(spec: Mapping[str, Any]) -> int:
+    """``InferForPodScheduling``: the features the pod's spec needs on its node (the registry's
+    features whose ``InferForScheduling`` holds; none has a maximum version at v1.37)."""
+    mask = 0
+    for c in _containers(spec, "containers", "initContainers"):
+        rules = c.get("restartPolicyRules") or ()
+        if any(isinstance(r, Mapping) and r.get("action") == "RestartAllContainers" for r in rules):
+            mask |= BIT["RestartAllContainersOnContainerExits"]
+            break
+    if spec.get("hostNetwork") and spec.get("hostUsers") is False:
+        mask |= BIT["UserNamespacesHostNetworkSupport"]
+    for c in _containers(spec, "containers", "initContainers", "ephemeralContainers"):
+        if any(isinstance(m, Mapping) and m.get("bindMountOptions") for m in c.get("volumeMounts") or ()):
+            mask |= BIT["VolumeBindMountOptions"]
+            break
+    return mask
