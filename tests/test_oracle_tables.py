@@ -25,6 +25,8 @@ from tests.test_nodedeclaredfeatures import FILTER_CASES as FEATURE_CASES
 from tests.test_nodedeclaredfeatures import NODES as FEATURE_NODES
 from tests.test_plugins_fit import ENOUGH_REQUESTS_CASES, NODE, RTCR_CASES
 from tests.test_plugins_node import (
+    IMAGE_LOCALITY_CASES,
+    IMAGE_NODES,
     NODE_AFFINITY_CASES,
     NODE_PORTS_CASES,
     NODES,
@@ -44,7 +46,8 @@ from kubesched.framework.status import Code
 def profile(plugin: str, args: dict[str, Any] | None = None, also: tuple[str, ...] = ()) -> dict[str, Any]:
     """A KubeSchedulerConfiguration whose one profile runs ``plugin`` alone, its score weighted 1
     (and the queue sort, the binder, a witness score and the plugins ``also`` names)."""
-    enabled = [{"name": "PrioritySort"}, {"name": plugin, "weight": 1}, {"name": "ImageLocality"}]
+    enabled = [{"name": "PrioritySort"}, {"name": plugin, "weight": 1}]
+    enabled += [{"name": "ImageLocality"}] if plugin != "ImageLocality" else []
     enabled += [{"name": name} for name in also]
     enabled.append({"name": "DefaultBinder"})
     config = [{"name": plugin, "args": args}] if args else []
@@ -353,3 +356,14 @@ def test_node_declared_features_table(tmp_path):
         rows(FEATURE_CASES), judge(tmp_path, "NodeDeclaredFeatures", cases), strict=True
     ):
         assert feasible(theirs) == feasible(mine) == fits
+
+
+def test_image_locality_table(tmp_path):
+    """ImageLocality's scores, image volumes counted; the profile's witness is ImageLocality itself."""
+    cases = [cluster(IMAGE_NODES, [], make_pod("p", spec=spec)) for spec, _ in rows(IMAGE_LOCALITY_CASES)]
+    for (_, scores), (theirs, mine) in zip(
+        rows(IMAGE_LOCALITY_CASES), judge(tmp_path, "ImageLocality", cases), strict=True
+    ):
+        want = dict(zip("abc", scores, strict=True))
+        assert {n: s["ImageLocality"] for n, s in theirs["raw"].items()} == want
+        assert {n: s["ImageLocality"] for n, s in mine["raw"].items()} == want

@@ -206,6 +206,44 @@ def test_node_ports(used, wanted, conflict) -> None:
     assert (v is not None and int(v.code[0]) == Code.UNSCHEDULABLE) == conflict
 
 
+MB = 1024 * 1024
+# a holds busybox (500Mi, also on b) and data:v1 (300Mi, a alone); c holds nothing
+IMAGE_NODES = [
+    make_node(
+        "a",
+        images=[
+            {"names": ["busybox:latest"], "sizeBytes": 500 * MB},
+            {"names": ["registry.example/data:v1"], "sizeBytes": 300 * MB},
+        ],
+    ),
+    make_node("b", images=[{"names": ["busybox:latest"], "sizeBytes": 500 * MB}]),
+    make_node("c"),
+]
+
+
+def image_spec(image: str, volume: str | None = None) -> dict:
+    spec: dict = {"containers": [{"name": "c", "image": image}]}
+    if volume is not None:
+        spec["volumes"] = [{"name": "data", "image": {"reference": volume, "pullPolicy": "IfNotPresent"}}]
+    return spec
+
+
+# (pod spec, scores on a, b, c): sum of size x spread, clamped to [23Mi, 1000Mi x images]
+IMAGE_LOCALITY_CASES = [
+    pytest.param(image_spec("busybox"), [31, 31, 0], id="a container's image on two of three nodes"),
+    pytest.param(image_spec("busybox", "registry.example/data:v1"), [20, 15, 0], id="an image volume counts"),
+    pytest.param(image_spec("pause", "registry.example/data:v1"), [3, 0, 0], id="an image volume alone"),
+    pytest.param(image_spec("busybox", "registry.example/data"), [15, 15, 0], id="an untagged volume is :latest"),
+]
+
+
+@pytest.mark.parametrize(("spec", "scores"), IMAGE_LOCALITY_CASES)
+def test_image_locality_table(spec: dict, scores: list[int]) -> None:
+    t = table(IMAGE_NODES)
+    p = pod_info_from({"metadata": {"name": "p"}, "spec": spec})
+    assert ImageLocality().score_nodes(CycleState(), p, t, np.arange(3)).tolist() == scores
+
+
 def test_image_locality_scales_by_spread() -> None:
     mb = 1024 * 1024
     img = [{"names": ["busybox:latest"], "sizeBytes": 500 * mb}]

@@ -40,6 +40,7 @@ ALWAYS: dict[str, str] = {
     "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",
     "MatchLabelKeysInPodTopologySpread": "always on: matchLabelKeys merged into the selector at admission",
     "PodLevelResources": "always on: pod-level spec.resources requests count instead of the containers'",
+    "ImageVolume": "always on: ImageLocality counts image volumes' images",
     "VolumeAttributesClass": "always on (nothing in scheduling depends on it here)",
     "SchedulerAsyncPreemption": "always on: victims are deleted after the cycle, the pod retried after",
 }

@@ -216,8 +216,9 @@ def record_nodes(
     passed = dict.fromkeys(ran, PASSED)  # one map for every feasible node listed: read, never changed
     listed_list = listed.tolist()
     listed_nodes = [names[r] for r in feasible[listed].tolist()]
-    for node in listed_nodes:
-        res.filter[node] = passed
+    if filter_names:  # a profile without Filter plugins filters no node (findNodesThatPassFilters)
+        for node in listed_nodes:
+            res.filter[node] = passed
     if scores is not None and listed_list:
         # every plugin's column at once: raw, and normalized × weight, of the listed nodes, one row
         # per node; nodes with equal rows share one map (read, never changed)
