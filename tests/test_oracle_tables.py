@@ -36,6 +36,8 @@ from tests.test_plugins_node import (
 from tests.test_podtopologyspread import POLICY_CASES, SINGLE_CONSTRAINT_CASES
 from tests.test_podtopologyspread import SCORE_CASES as SPREAD_SCORE_CASES
 from tests.test_preemption import PICK_ONE_NODE_CASES
+from tests.test_resize import NODE as RESIZE_NODE
+from tests.test_resize import RESIZE_CASES
 from tests.test_volumes import DISK_CONFLICT_CASES, VOLUME_BINDING_CASES, VOLUME_ZONE_CASES, pv, pvc, with_claims
 from tests.test_volumes import node as zoned_node
 from tests.upstream import binaries
@@ -367,3 +369,20 @@ def test_image_locality_table(tmp_path):
         want = dict(zip("abc", scores, strict=True))
         assert {n: s["ImageLocality"] for n, s in theirs["raw"].items()} == want
         assert {n: s["ImageLocality"] for n, s in mine["raw"].items()} == want
+
+
+def test_in_place_resize_table(tmp_path):
+    """A running pod mid-resize counts as upstream's NodeInfo counts it: the incoming pod's
+    NodeResourcesFit score (least allocated) on the node reads the cpu the running pod holds, and
+    an incoming pod asking one millicore more than the rest is refused."""
+    table = rows(RESIZE_CASES)
+    (tmp_path / "fit").mkdir()
+    (tmp_path / "over").mkdir()
+    scored = [cluster([RESIZE_NODE], [pod], make_pod("p", cpu="100m")) for pod, _ in table]
+    for (_, cpu), (theirs, mine) in zip(table, judge(tmp_path / "fit", "NodeResourcesFit", scored), strict=True):
+        assert feasible(theirs) == feasible(mine) == {"n"}
+        assert theirs.get("message") is None and mine["message"] is None, cpu
+    over = [cluster([RESIZE_NODE], [pod], make_pod("p", cpu=f"{4001 - cpu}m")) for pod, cpu in table]
+    for (_, cpu), (theirs, mine) in zip(table, judge(tmp_path / "over", "NodeResourcesFit", over), strict=True):
+        assert feasible(theirs) == feasible(mine) == set(), cpu
+        assert theirs["message"] == mine["message"] == "0/1 nodes are available: 1 Insufficient cpu.", cpu

@@ -39,6 +39,8 @@ ALWAYS: dict[str, str] = {
     "NodeDeclaredFeatures": "always on: NodeDeclaredFeatures in the default profile",
     "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",
     "MatchLabelKeysInPodTopologySpread": "always on: matchLabelKeys merged into the selector at admission",
+    "InPlacePodVerticalScaling": "always on: a running pod counts max(spec, allocated, actuated) per resource",
+    "InPlacePodLevelResourcesVerticalScaling": "always on: pod-level status.resources and allocatedResources count",
     "PodLevelResources": "always on: pod-level spec.resources requests count instead of the containers'",
     "ImageVolume": "always on: ImageLocality counts image volumes' images",
     "VolumeAttributesClass": "always on (nothing in scheduling depends on it here)",

@@ -14,6 +14,7 @@ from kubesched.api.affinity import (
     parse_pod_affinity,
     parse_spread_constraints,
 )
+from kubesched.api.resize import reports_resources, requests_with_status
 from kubesched.api.resources import CPU, MEMORY, Resources, parse_resource_list, pod_requests
 from kubesched.api.selectors import (
     NodeSelectorTerm,
@@ -171,8 +172,12 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     pod_level_raw = (spec.get("resources") or {}).get("requests")
     pod_level = parse_resource_list(pod_level_raw, "spec.resources.requests") if pod_level_raw else None
     app = [r for r, _ in containers]
-    requests = pod_requests(app, init_reqs, overhead, pod_level)
-    non_zero = pod_requests(app, init_reqs, overhead, pod_level, non_zero=True)
+    if isinstance(status, Mapping) and status and reports_resources(status):  # in-place resize
+        requests = requests_with_status(containers, inits, status, overhead, pod_level)
+        non_zero = requests_with_status(containers, inits, status, overhead, pod_level, non_zero=True)
+    else:
+        requests = pod_requests(app, init_reqs, overhead, pod_level)
+        non_zero = pod_requests(app, init_reqs, overhead, pod_level, non_zero=True)
 
     affinity = spec.get("affinity") or {}
     if not isinstance(affinity, Mapping):

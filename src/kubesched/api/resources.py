@@ -87,6 +87,41 @@ def pod_requests(
     With ``non_zero`` every container's missing cpu/memory counts as 100m / 200Mi, as
     NodeInfo.NonZeroRequested does for scoring.
     """
+    reqs = container_requests(containers, init_containers, non_zero=non_zero)
+    apply_pod_level(reqs, pod_level)
+    _add(reqs, overhead)
+    return reqs
+
+
+def max_of(*lists: Mapping[str, int]) -> Resources:
+    """Per resource, the largest of the lists (component-helpers' ``max``)."""
+    out: Resources = {}
+    for one in lists:
+        _max_into(out, one)
+    return out
+
+
+def apply_pod_level(reqs: Resources, pod_level: Mapping[str, int] | None) -> None:
+    """Pod-level requests (cpu, memory, hugepages) replace the containers' sum."""
+    if not pod_level:
+        return
+    for name in (CPU, MEMORY):
+        if name in pod_level:
+            reqs[name] = pod_level[name]
+    for name, v in pod_level.items():
+        if name.startswith("hugepages-"):
+            reqs[name] = v
+
+
+def add_into(into: Resources, other: Mapping[str, int]) -> None:
+    _add(into, other)
+
+
+def container_requests(
+    containers: list[Resources], init_containers: list[tuple[Resources, bool]], *, non_zero: bool = False
+) -> Resources:
+    """``AggregateContainerRequests``: app containers and sidecars summed, each init container on
+    top of the sidecars started before it, the larger of the two."""
     reqs: Resources = {}
     for c in containers:
         _add(reqs, _with_defaults(c) if non_zero else c)
@@ -103,12 +138,4 @@ def pod_requests(
             _add(effective, sidecars)
         _max_into(init_max, effective)
     _max_into(reqs, init_max)
-    if pod_level:
-        for name in (CPU, MEMORY):
-            if name in pod_level:
-                reqs[name] = pod_level[name]
-        for name, v in pod_level.items():
-            if name.startswith("hugepages-"):
-                reqs[name] = v
-    _add(reqs, overhead)
     return reqs
