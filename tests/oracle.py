@@ -56,7 +56,7 @@ def kubesched(
         "pod": pod,
         "node": mine["nodeName"],
         "message": failures[-1] if failures else None,
-        "nominatedNode": mine.get("nominatedNodeName"),
+        "nominatedNode": _nominated(history) or mine.get("nominatedNodeName"),
         "gated": _gated(mine),
         "victims": sorted(
             f"{d['namespace']}/{d['name']}" for d in result.deleted_pods if d.get("reason") == "PreemptionByScheduler"
@@ -65,6 +65,16 @@ def kubesched(
         "raw": {n: {p: int(v) for p, v in s.items()} for n, s in raw.items()},
         "filters": {n: _verdict(v) for n, v in (last.get("filter-result") or {}).items()},
     }
+
+
+def _nominated(history: list[Any]) -> str | None:
+    """The node the pod's last preemption nominated, as its PostFilter results mark it (the pod's
+    own nominatedNodeName is cleared once it is bound)."""
+    for attempt in reversed(history):
+        for node, verdicts in (explain_dict(attempt).get("postfilter-result") or {}).items():
+            if "preemption victim" in verdicts.values():
+                return str(node)
+    return None
 
 
 def _gated(pod: dict[str, Any]) -> str | None:

@@ -41,6 +41,7 @@ ALWAYS: dict[str, str] = {
     "MatchLabelKeysInPodTopologySpread": "always on: matchLabelKeys merged into the selector at admission",
     "InPlacePodVerticalScaling": "always on: a running pod counts max(spec, allocated, actuated) per resource",
     "InPlacePodLevelResourcesVerticalScaling": "always on: pod-level status.resources and allocatedResources count",
+    "ClearingNominatedNodeNameAfterBinding": "always on: the API server's binding clears status.nominatedNodeName",
     "PodLevelResources": "always on: pod-level spec.resources requests count instead of the containers'",
     "ImageVolume": "always on: ImageLocality counts image volumes' images",
     "VolumeAttributesClass": "always on (nothing in scheduling depends on it here)",

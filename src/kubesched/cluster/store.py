@@ -581,9 +581,12 @@ class Store:
         pod = self.get("Pod", namespace, name)
         # messages of pkg/registry/core/pod/storage/storage.go (assignPod / setPodNodeAndMetadata)
         if uid and pod["metadata"]["uid"] != uid:
+            # the storage layer's precondition error, wrapped as a conflict on the pod (etcd3 store)
             raise Conflict(
+                f'Operation cannot be fulfilled on pods "{name}": StorageError: invalid object, Code: 4, '
+                f"Key: /registry/pods/{namespace}/{name}, ResourceVersion: 0, AdditionalErrorMsg: "
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod['metadata']['uid']}",
-                details={"name": name, "kind": "pods/binding"},
+                details={"name": name, "kind": "pods"},
             )
         if pod["metadata"].get("deletionTimestamp"):
             raise Conflict(
@@ -605,6 +608,8 @@ class Store:
             conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
             conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
             status["conditions"] = conds
+            # ClearingNominatedNodeNameAfterBinding (beta, on): the nomination was only a hint
+            status.pop("nominatedNodeName", None)
             if start:
                 status.update(phase="Running", startTime=now)
             out = {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}

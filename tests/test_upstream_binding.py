@@ -1,0 +1,76 @@
+"""kube-apiserver v1.37.2 judges pods/binding: the bound pod's spec.nodeName, its PodScheduled
+condition, the Binding's annotations, and the nominated node cleared
+(ClearingNominatedNodeNameAfterBinding, beta and on); and the refusals of a second binding and of a
+binding with a stale UID."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from tests.live import Server
+from tests.upstream import ControlPlane
+
+PODS = "/api/v1/namespaces/default/pods"
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "pause"}]},
+}
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+
+
+def binding(node: str, uid: str = "", annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "p", **({"uid": uid} if uid else {})}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": meta, "target": {"kind": "Node", "name": node}}
+
+
+def session(server: Any) -> list[Any]:
+    """The same requests to either server; what each answered, volatile fields left out."""
+    out: list[Any] = []
+    assert server.request("POST", "/api/v1/nodes", NODE)[0] == 201
+    code, pod = server.request("POST", PODS, POD)
+    assert code == 201, pod
+    nominated = {"status": {"nominatedNodeName": "n1"}}
+    code, pod = server.request("PATCH", f"{PODS}/p/status", nominated, content_type="application/merge-patch+json")
+    out.append((code, (pod.get("status") or {}).get("nominatedNodeName")))
+    code, body = server.request("POST", f"{PODS}/p/binding", binding("n1", "not-the-uid"))
+    message = re.sub(r"object meta: [0-9a-f-]+", "object meta: UID", body.get("message") or "")
+    out.append((code, body.get("reason"), message, body.get("details")))
+    code, body = server.request("POST", f"{PODS}/p/binding", binding("n1", annotations={"why": "test"}))
+    out.append((code, body.get("status")))
+    code, pod = server.request("GET", f"{PODS}/p")
+    status = pod.get("status") or {}
+    out.append(
+        (
+            pod["spec"].get("nodeName"),
+            status.get("nominatedNodeName"),
+            [(c["type"], c["status"]) for c in status.get("conditions") or []],
+            (pod["metadata"].get("annotations") or {}).get("why"),
+        )
+    )
+    code, body = server.request("POST", f"{PODS}/p/binding", binding("n1"))
+    out.append((code, body.get("reason"), body.get("message"), body.get("details")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("binding")
+    plane = ControlPlane(root / "upstream").start()
+    ours = Server(root / "data", args=["--no-kubelet"]).start()  # no kubelet beside kube-apiserver either
+    try:
+        yield session(plane), session(ours)
+    finally:
+        ours.stop()
+        plane.stop()
+
+
+def test_binding_answers_as_kube_apiserver(answers):
+    theirs, mine = answers
+    assert mine == theirs
+    assert theirs[3][:2] == ("n1", None)  # bound, the nomination cleared
