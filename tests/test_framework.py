@@ -164,11 +164,29 @@ class Gate(PermitPlugin):
         return (Status(Code.WAIT), float(wait)) if wait else (None, 0.0)
 
 
-def _gated_cluster() -> Cluster:
+def _gated_cluster(**gates: bool) -> Cluster:
     registry = in_tree_registry()
     registry.register("Gate", Gate)
-    cfg = {"profiles": [{"plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}]}
+    cfg: dict = {"profiles": [{"plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}], "featureGates": gates}
     return Cluster(make_node("n", cpu="2"), config=cfg, registry=registry)
+
+
+@pytest.mark.parametrize(("gate", "nominated"), [(True, "n"), (False, None)])
+def test_a_pod_waiting_at_permit_is_nominated_to_its_node(gate: bool, nominated: str | None) -> None:
+    """NominatedNodeNameForExpectation (KEP-5278, beta and on): a binding that will wait at
+    Permit tells others where the pod goes; the binding clears the nomination, and a rejection
+    clears it too (clearNominatedNode)."""
+    c = _gated_cluster(NominatedNodeNameForExpectation=gate)
+    c.create(_waiting("w", 60), _waiting("r", 60))
+    c.settle()
+    for name in ("w", "r"):
+        assert (c.store.get("Pod", "default", name).get("status") or {}).get("nominatedNodeName") == nominated
+    c.sched.waiting_pods.get("uid-default-w").allow("Gate")
+    c.sched.waiting_pods.get("uid-default-r").reject("Gate", "not today")
+    c.settle()
+    assert c.node_of("w") == "n"
+    assert "nominatedNodeName" not in c.store.get("Pod", "default", "w")["status"]
+    assert "nominatedNodeName" not in c.store.get("Pod", "default", "r")["status"]
 
 
 def _waiting(name: str, seconds: int, cpu: str = "1") -> dict:

@@ -20,6 +20,7 @@ from kubesched.feature_list import GATES
 
 OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
+NOMINATED_NODE_NAME_FOR_EXPECTATION = "NominatedNodeNameForExpectation"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 
@@ -27,6 +28,7 @@ ALL_BETA = "AllBeta"
 FOLLOWED: dict[str, str] = {
     OPPORTUNISTIC_BATCHING: "followed: batching by pod signature (off: every pod gets a full cycle)",
     STORAGE_CAPACITY_SCORING: "followed: VolumeBinding scores nodes by free capacity (off: no Score)",
+    NOMINATED_NODE_NAME_FOR_EXPECTATION: "followed: PreBindPreFlight; nominatedNodeName set before a slow binding",
 }
 # Locked or default-on behaviour kubesched always has: setting the gate changes nothing in kubesched.
 ALWAYS: dict[str, str] = {

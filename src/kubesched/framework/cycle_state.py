@@ -9,12 +9,21 @@ from typing import Any
 class CycleState:
     """Keys to plugin data; ``clone()`` copies values that define ``clone()``, else shares them."""
 
-    __slots__ = ("_data", "pods_to_activate", "record_plugin_metrics", "results", "skip_filter", "skip_score")
+    __slots__ = (
+        "_data",
+        "pods_to_activate",
+        "record_plugin_metrics",
+        "results",
+        "skip_filter",
+        "skip_pre_bind",
+        "skip_score",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        self.skip_pre_bind: set[str] = set()  # PreBind plugins whose PreBindPreFlight skipped
         self.pods_to_activate: dict[str, Any] = {}
         self.record_plugin_metrics = False
         # the attempt's PodResults when results are written on the pod (scheduler/resultstore.py);
@@ -41,5 +50,6 @@ class CycleState:
         out._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()}
         out.skip_filter = set(self.skip_filter)
         out.skip_score = set(self.skip_score)
+        out.skip_pre_bind = set(self.skip_pre_bind)
         out.record_plugin_metrics = self.record_plugin_metrics
         return out

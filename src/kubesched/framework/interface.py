@@ -234,6 +234,12 @@ class PreBindPlugin(Plugin):
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         raise NotImplementedError
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """``PreBindPreFlight`` (KEP-5278): whether PreBind has work for the pod on the node —
+        Success (None), Skip (PreBind is then not called for it) or Error. Success by default, so
+        that a plugin written before v1.34 keeps its PreBind."""
+        return None
+
 
 class BindPlugin(Plugin):
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -151,10 +151,16 @@ class EventHandlers:
         elif pod.scheduler_name in self.profiles:
             if pod.deleting:
                 return
+            if self.cache.is_assumed(pod.uid):  # in its binding cycle: the queue does not hold it
+                return
             action = pod_update_actions(old, pod)
             self.queue.update(
                 pod, ClusterEvent(UNSCHEDULABLE_POD, action, "UnschedulablePodUpdate") if action else None, old
             )
+            if old is not None and old.nominated_node_name and old.nominated_node_name != pod.nominated_node_name:
+                # hasNominatedNodeNameChanged: as if it left its old node, for pods it outranked
+                priority = old.priority
+                self.queue.move_all(ASSIGNED_POD_DELETE, old, None, pre_check=lambda q: q.pod.priority <= priority)
 
     def _on_pod_delete(self, obj: dict[str, Any]) -> None:
         pod = self._parse_pod(obj)

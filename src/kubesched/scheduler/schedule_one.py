@@ -34,6 +34,9 @@ from kubesched.scheduler.resultstore import PodResults, record_nodes
 from kubesched.scheduler.schedule_pod import Algorithm, PluginError, _NoNodes
 
 log = logging.getLogger("kubesched.scheduler")
+# clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
+# clears the pod's nomination, in the queue and in its status
+CLEAR_NOMINATED = ""
 NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
 NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
@@ -80,6 +83,7 @@ class ScheduleOne:
     explanations: dict[str, list[Explanation]]
     health: LoopHealth
     write_results: bool  # kube-scheduler-simulator's annotations on every pod (scheduler/resultstore.py)
+    nominate_expected: bool  # NominatedNodeNameForExpectation: nominatedNodeName before a slow binding
     results_node_limit: int
     last_message: dict[str, str]
     on_bound: Callable[[PodInfo, str], None] | None
@@ -168,13 +172,13 @@ class ScheduleOne:
                 qp,
                 Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE),
                 ERR_NO_NODES_AVAILABLE,
-                None,
+                CLEAR_NOMINATED,
                 state.results,
             )
             return
         except PluginError as err:
             qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-            self._handle_failure(qp, err.status, err.status.message(), None, state.results)
+            self._handle_failure(qp, err.status, err.status.message(), CLEAR_NOMINATED, state.results)
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - started)
         if record and result.explain is not None:
@@ -197,6 +201,8 @@ class ScheduleOne:
             return
         if state.pods_to_activate:
             self.queue.activate(state.pods_to_activate)
+        if self.nominate_expected and not self._expect_placement(fwk, state, qp, assumed, host, bool(waits)):
+            return
         if waits:
             self.waiting_pods.add(
                 WaitingPod(
@@ -209,6 +215,27 @@ class ScheduleOne:
         else:
             self._binding_cycle(fwk, state, qp, assumed, host)
         self.stats.wall_seconds += time.perf_counter() - started
+
+    def _expect_placement(
+        self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str, waits: bool
+    ) -> bool:
+        """The binding cycle's start under NominatedNodeNameForExpectation (KEP-5278): the
+        PreBind plugins' pre-flights; when PreBind or a Permit wait will take time, the pod's
+        nominatedNodeName is set to the node, so that other components (the cluster autoscaler)
+        see where it is going. False: a pre-flight failed and the attempt is undone."""
+        st = fwk.run_pre_bind_pre_flights(state, pod, host)
+        if st is not None and (st.code == Code.ERROR or st.is_rejected()):
+            fwk.run_unreserve(state, pod, host)
+            self.cache.forget_pod(pod.uid)
+            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.uid != pod.uid)
+            self._fail_after_assume(qp, st, state.results)
+            return False
+        if (st is None or waits) and pod.nominated_node_name != host:
+            try:
+                self.client.patch_pod_status(pod.namespace, pod.name, None, host)
+            except Exception as exc:  # not critical: the binding goes on (upstream logs it)
+                log.warning("Failed to update the nominated node name in the binding cycle: pod=%s %s", pod.key, exc)
+        return True
 
     def _assume(self, pod: PodInfo, host: str) -> PodInfo:
         assumed = _copy_pod(pod, host)
@@ -270,7 +297,7 @@ class ScheduleOne:
             self.cache.forget_pod(pod.uid)
             self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
             qp.unschedulable_plugins = {st.plugin} if st.is_rejected() and st.plugin else set()
-            self._handle_failure(qp, st, st.message(), None, state.results)
+            self._handle_failure(qp, st, st.message(), CLEAR_NOMINATED, state.results)
             return
         rec: PodResults | None = state.results
         if rec is not None and rec.write and not rec.written:  # bound by another binder: a patch of its own
@@ -300,7 +327,7 @@ class ScheduleOne:
             qp.unschedulable_plugins = {st.plugin} if st.plugin else set()
         else:
             qp.unschedulable_plugins = set()
-        self._handle_failure(qp, st, st.message(), None, results)
+        self._handle_failure(qp, st, st.message(), CLEAR_NOMINATED, results)
 
     def _handle_fit_error(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, err: FitError) -> None:
         nominated: str | None = None

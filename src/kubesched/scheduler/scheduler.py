@@ -18,7 +18,7 @@ from kubesched.api.pod import PodInfo, pod_info_from
 from kubesched.api.watch import Watch
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
-from kubesched.features import OPPORTUNISTIC_BATCHING
+from kubesched.features import NOMINATED_NODE_NAME_FOR_EXPECTATION, OPPORTUNISTIC_BATCHING
 from kubesched.framework.events import (
     ClusterEventWithHint,
 )
@@ -99,6 +99,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.metrics.cache_source = self.cache.counts
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
         self.algorithm.batching = config.feature_gates.enabled(OPPORTUNISTIC_BATCHING)
+        self.nominate_expected = config.feature_gates.enabled(NOMINATED_NODE_NAME_FOR_EXPECTATION)
         self.algorithm.extenders = self.extenders
         self.handle.extenders = self.extenders
         self.algorithm.node_object = self.cache.node_object

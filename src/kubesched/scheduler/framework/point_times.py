@@ -25,10 +25,24 @@ RESERVE = "Reserve"
 UNRESERVE = "Unreserve"
 PERMIT = "Permit"
 PRE_BIND = "PreBind"
+PRE_BIND_PRE_FLIGHT = "PreBindPreFlight"
 BIND = "Bind"
 POST_BIND = "PostBind"
 
-POINTS = (PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE, RESERVE, UNRESERVE, PERMIT, PRE_BIND, BIND, POST_BIND)
+POINTS = (
+    PRE_FILTER,
+    FILTER,
+    POST_FILTER,
+    PRE_SCORE,
+    SCORE,
+    RESERVE,
+    UNRESERVE,
+    PERMIT,
+    PRE_BIND_PRE_FLIGHT,
+    PRE_BIND,
+    BIND,
+    POST_BIND,
+)
 
 
 def _drop(point: str, code: str, seconds: float) -> None:

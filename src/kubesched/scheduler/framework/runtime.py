@@ -56,6 +56,7 @@ from kubesched.scheduler.framework.point_times import (
     POST_BIND,
     POST_FILTER,
     PRE_BIND,
+    PRE_BIND_PRE_FLIGHT,
     PRE_FILTER,
     PRE_SCORE,
     RESERVE,
@@ -755,9 +756,39 @@ class Framework:
         self.point_times.done(PRE_BIND, started, st)
         return st
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        """RunPreBindPreFlights: Success (None) when some PreBind plugin has work, Skip when none
+        has (no plugins included), an Error naming the plugin; the plugins that skipped are not
+        called at PreBind."""
+        started = perf_counter()
+        out: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
+        for p in self.pre_bind:
+            st = p.pre_bind_pre_flight(state, pod, node)
+            if st is None or st.is_success():
+                out = None
+            elif st.code == Code.SKIP:
+                skipped.add(p.name)
+            elif st.code == Code.ERROR:
+                out = Status(Code.ERROR, (f'running PreBindPreFlight "{p.name}": {st.message()}',), p.name)
+                break
+            else:
+                reason = (
+                    f'PreBindPreFlight {p.name} returned "{st.code}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status"
+                )
+                out = Status(Code.ERROR, (reason,), p.name)
+                break
+        state.skip_pre_bind = skipped
+        self.point_times.done(PRE_BIND_PRE_FLIGHT, started, out)
+        return out
+
     def _run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         rec = state.results
+        skipped = state.skip_pre_bind
         for p in self.pre_bind:
+            if p.name in skipped:
+                continue
             st = p.pre_bind(state, pod, node)
             if rec is not None:
                 rec.status(rec.pre_bind, p.name, st)

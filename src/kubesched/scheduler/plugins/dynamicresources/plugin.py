@@ -632,6 +632,13 @@ class DynamicResources(
         return nodes.specs[row].labels if nodes is not None and row is not None else {}
 
     # -- PreBind ------------------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Skip for a pod without claims."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or (not s.claims and s.ext is None):
+            return Status(Code.SKIP)
+        return None
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """``bindClaim``: each claim gets its allocation (if the scheduler made it) and the pod in
         ``reservedFor``, through the status subresource."""

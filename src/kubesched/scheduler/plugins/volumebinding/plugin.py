@@ -231,6 +231,16 @@ class VolumeBinding(
             self.binder.revert(s.volumes[node_name])
 
     # -- PreBind ---------------------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Skip when every claim is bound (nothing to write), an error when Reserve left no
+        volumes for the node."""
+        s: StateData | None = state.get(STATE_KEY)
+        if s is None or s.all_bound:
+            return Status(Code.SKIP)
+        if s.volumes.get(node_name) is None:
+            return Status.error(f'no pod volume found for node "{node_name}"')
+        return None
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: StateData | None = state.get(STATE_KEY)
         if s is None or s.all_bound:
