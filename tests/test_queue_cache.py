@@ -73,7 +73,46 @@ def test_unschedulable_pod_moves_only_when_a_rejecting_plugin_cares() -> None:
     assert q.where(qp.uid) == "backoff"  # still within its 1s backoff
     clock.advance_to(1)
     q.flush_backoff_completed()
+    # its expiry (1 s, in the window [1, 2)) is over once that window is: isEntityBackingoff
+    assert q.where(qp.uid) == "backoff" and q.next_backoff_expiry() == 2
+    clock.advance_to(2)
+    q.flush_backoff_completed()
     assert q.where(qp.uid) == "active"
+
+
+def make_queue_without_pop_from_backoff(clock):
+    return SchedulingQueue(
+        clock,
+        sort_key=lambda qp: (-qp.pod.priority, qp.timestamp),
+        events=lambda _p: FIT_ON_NODE_ADD,
+        pop_from_backoff=False,
+    )
+
+
+def test_an_idle_queue_pops_the_pod_whose_backoff_ends_first() -> None:
+    """SchedulerPopFromBackoffQ (beta, on): with activeQ empty, pop takes an unschedulable pod
+    from backoffQ at once, the earliest window first and then the higher priority; a pod that
+    failed with an error waits its backoff out. With the gate off, nothing is popped early."""
+    clock = VirtualClock()
+    q = make_queue(clock, FIT_ON_NODE_ADD)
+    low = failed_on_fit(q, "low", "2", make_node("big", cpu="4"))
+    q.add(pod("high", priority=10))
+    high = q.pop()
+    q.move_all(ClusterEvent(NODE, ActionType.ADD), None, node_info_from(make_node("big", cpu="4")))
+    high.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable(high)
+    q.add(pod("broken"))
+    broken = q.pop()
+    broken.unschedulable_plugins = set()  # an error
+    q.add_unschedulable(broken)
+    assert [q.where(x.uid) for x in (low, high, broken)] == ["backoff"] * 3
+    assert q.has_active()
+    assert [q.pop().pod.name for _ in range(2)] == ["high", "low"]  # the same window: priority
+    assert q.pop() is None and not q.has_active() and q.where(broken.uid) == "backoff"
+
+    off = make_queue_without_pop_from_backoff(clock)
+    qp = failed_on_fit(off, "p", "2", make_node("big", cpu="4"))
+    assert off.where(qp.uid) == "backoff" and off.pop() is None and not off.has_active()
 
 
 def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:

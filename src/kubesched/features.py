@@ -21,6 +21,7 @@ from kubesched.feature_list import GATES
 OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
 NOMINATED_NODE_NAME_FOR_EXPECTATION = "NominatedNodeNameForExpectation"
+SCHEDULER_POP_FROM_BACKOFF_Q = "SchedulerPopFromBackoffQ"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 
@@ -29,6 +30,7 @@ FOLLOWED: dict[str, str] = {
     OPPORTUNISTIC_BATCHING: "followed: batching by pod signature (off: every pod gets a full cycle)",
     STORAGE_CAPACITY_SCORING: "followed: VolumeBinding scores nodes by free capacity (off: no Score)",
     NOMINATED_NODE_NAME_FOR_EXPECTATION: "followed: PreBindPreFlight; nominatedNodeName set before a slow binding",
+    SCHEDULER_POP_FROM_BACKOFF_Q: "followed: an idle scheduler pops backing-off pods; backoff in 1-second windows",
 }
 # Locked or default-on behaviour kubesched always has: setting the gate changes nothing in kubesched.
 ALWAYS: dict[str, str] = {

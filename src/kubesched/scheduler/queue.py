@@ -2,7 +2,10 @@
 
 * activeQ: a heap in QueueSort order (PrioritySort: priority, then queue timestamp).
 * backoffQ: pods waiting out their backoff, initial·2^(n−1) capped at max (1 s → 10 s), by
-  the count of unschedulable attempts (or of consecutive errors).
+  the count of unschedulable attempts (or of consecutive errors); pods that failed with an error
+  wait in a heap of their own. With SchedulerPopFromBackoffQ (beta, on since v1.33) backoff
+  expiries are aligned to 1-second windows, and when activeQ is empty the scheduler pops the
+  unschedulable pod whose backoff ends first (priority breaks ties) instead of idling.
 * unschedulable pods: tried and rejected; a cluster event moves a pod back only when one of the
   plugins that rejected it registered that event and its QueueingHint says Queue. Pods left
   there for 5 minutes are flushed back (``UnschedulableTimeout``).
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cmp_to_key
@@ -41,6 +45,7 @@ DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 5 * 60.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+BACKOFF_WINDOW = 1.0  # backoffQOrderingWindowDuration
 
 
 @dataclass(slots=True, eq=False)
@@ -84,8 +89,10 @@ class SchedulingQueue(Nominator):
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        pop_from_backoff: bool = True,
     ) -> None:
         self.clock = clock
+        self.pop_from_backoff = pop_from_backoff
         if sort_key is None:
             assert less is not None
             ordered = less
@@ -103,7 +110,10 @@ class SchedulingQueue(Nominator):
         self.max_in_unschedulable = max_in_unschedulable
         self._seq = itertools.count()
         self._active: list[tuple[Any, int, QueuedPodInfo]] = []
-        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        # (ready time, order, seq, pod): unschedulable pods, and pods that failed with an error; the
+        # order is activeQ's when SchedulerPopFromBackoffQ orders ties by priority
+        self._backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
+        self._error_backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
         self._unschedulable: dict[str, QueuedPodInfo] = {}  # unschedulable, not gated
         # gated pods grouped by (their profile's registrations, gating plugin): an event none of a
         # group's registrations matches skips the whole group (SchedulingWhileGated: 10,000 gated
@@ -150,7 +160,11 @@ class SchedulingQueue(Nominator):
     def _to_backoff(self, qp: QueuedPodInfo) -> None:
         qp.where = BACKOFF
         qp.seq = next(self._seq)
-        heapq.heappush(self._backoff, (self.backoff_expiry(qp), qp.seq, qp))
+        if qp.unschedulable_plugins or qp.pending_plugins:
+            order = self._sort_key(qp) if self.pop_from_backoff else 0
+            heapq.heappush(self._backoff, (self.backoff_expiry(qp), order, qp.seq, qp))
+        else:  # an error, not a verdict: never popped early (podErrorBackoffQ)
+            heapq.heappush(self._error_backoff, (self.backoff_expiry(qp), 0, qp.seq, qp))
 
     def _to_unschedulable(self, qp: QueuedPodInfo, gated: bool = False) -> None:
         qp.where = GATED if gated else UNSCHEDULABLE
@@ -187,7 +201,13 @@ class SchedulingQueue(Nominator):
         return min(duration, self.max_backoff)
 
     def backoff_expiry(self, qp: QueuedPodInfo) -> float:
-        return qp.timestamp + self.backoff_duration(qp)
+        """When the pod's backoff is over. With SchedulerPopFromBackoffQ the expiry is truncated to
+        its 1-second window and a pod backs off while its expiry is not before the current
+        window's start (``isEntityBackingoff``): it is over one window after the expiry."""
+        duration = self.backoff_duration(qp)
+        if not self.pop_from_backoff or duration <= 0:
+            return qp.timestamp + duration
+        return math.floor(qp.timestamp + duration) + BACKOFF_WINDOW
 
     def _gate(self, qp: QueuedPodInfo) -> bool:
         """Run PreEnqueue; True when the pod may enter activeQ/backoffQ."""
@@ -261,11 +281,19 @@ class SchedulingQueue(Nominator):
         self.delete_nominated(uid)
 
     def pop(self) -> QueuedPodInfo | None:
-        """Next pod to schedule (None when activeQ is empty); it is in flight until ``done``."""
-        while self._active:
-            _, seq, qp = heapq.heappop(self._active)
-            if qp.seq != seq or qp.where != ACTIVE:
-                continue
+        """Next pod to schedule (None when activeQ is empty and, with SchedulerPopFromBackoffQ,
+        no unschedulable pod backs off); it is in flight until ``done``."""
+        while True:
+            if self._active:
+                _, seq, qp = heapq.heappop(self._active)
+                if qp.seq != seq or qp.where != ACTIVE:
+                    continue
+            elif self.pop_from_backoff and _top(self._backoff) is not None:
+                qp = heapq.heappop(self._backoff)[3]
+                if self.on_incoming is not None:
+                    self.on_incoming(ACTIVE, "PopFromBackoffQ")
+            else:
+                return None
             qp.where = ""
             del self._pods[qp.uid]
             self.in_flight[qp.uid] = qp
@@ -275,12 +303,14 @@ class SchedulingQueue(Nominator):
             if qp.initial_attempt_timestamp is None:
                 qp.initial_attempt_timestamp = self.clock.now()
             return qp
-        return None
 
     def has_active(self) -> bool:
+        """Whether ``pop`` has a pod: activeQ's, or (SchedulerPopFromBackoffQ) a backing-off one."""
         while self._active and (self._active[0][2].seq != self._active[0][1] or self._active[0][2].where != ACTIVE):
             heapq.heappop(self._active)
-        return bool(self._active)
+        if self._active:
+            return True
+        return self.pop_from_backoff and _top(self._backoff) is not None
 
     def done(self, uid: str) -> None:
         self.in_flight.pop(uid, None)
@@ -410,22 +440,18 @@ class SchedulingQueue(Nominator):
     def flush_backoff_completed(self) -> int:
         now = self.clock.now()
         moved = 0
-        while self._backoff and self._backoff[0][0] <= now:
-            _, seq, qp = heapq.heappop(self._backoff)
-            if qp.seq != seq or qp.where != BACKOFF:
-                continue
-            self._to_active(qp)
-            moved += 1
-            if self.on_incoming is not None:
-                self.on_incoming(ACTIVE, "BackoffComplete")
+        for heap in (self._backoff, self._error_backoff):
+            while (top := _top(heap)) is not None and top[0] <= now:
+                qp = heapq.heappop(heap)[3]
+                self._to_active(qp)
+                moved += 1
+                if self.on_incoming is not None:
+                    self.on_incoming(ACTIVE, "BackoffComplete")
         return moved
 
     def next_backoff_expiry(self) -> float | None:
-        while self._backoff and (
-            self._backoff[0][2].seq != self._backoff[0][1] or self._backoff[0][2].where != BACKOFF
-        ):
-            heapq.heappop(self._backoff)
-        return self._backoff[0][0] if self._backoff else None
+        times = [top[0] for heap in (self._backoff, self._error_backoff) if (top := _top(heap)) is not None]
+        return min(times) if times else None
 
     def flush_unschedulable_leftover(self) -> int:
         """Move pods that sat unschedulable longer than 5 minutes (``UnschedulableTimeout``)."""
@@ -442,3 +468,10 @@ class SchedulingQueue(Nominator):
 
     def gated_pods(self) -> list[QueuedPodInfo]:
         return [qp for group in self._gated.values() for qp in group.values()]
+
+
+def _top(heap: list[tuple[float, Any, int, QueuedPodInfo]]) -> tuple[float, Any, int, QueuedPodInfo] | None:
+    """A backoff heap's first live entry (stale ones dropped), or None."""
+    while heap and (heap[0][3].seq != heap[0][2] or heap[0][3].where != BACKOFF):
+        heapq.heappop(heap)
+    return heap[0] if heap else None

@@ -18,7 +18,11 @@ from kubesched.api.pod import PodInfo, pod_info_from
 from kubesched.api.watch import Watch
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
-from kubesched.features import NOMINATED_NODE_NAME_FOR_EXPECTATION, OPPORTUNISTIC_BATCHING
+from kubesched.features import (
+    NOMINATED_NODE_NAME_FOR_EXPECTATION,
+    OPPORTUNISTIC_BATCHING,
+    SCHEDULER_POP_FROM_BACKOFF_Q,
+)
 from kubesched.framework.events import (
     ClusterEventWithHint,
 )
@@ -85,6 +89,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             events=self._events_for,
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
+            pop_from_backoff=config.feature_gates.enabled(SCHEDULER_POP_FROM_BACKOFF_Q),
         )
         self._events_by_profile = {
             name: {**f.events_to_register(), NO_NODES_PLUGIN: NO_NODES_EVENTS} for name, f in self.profiles.items()
