@@ -265,7 +265,8 @@ def volumes(rng: Rng, nodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
 
 def devices(rng: Rng, nodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(objects, the pod's claim): a DeviceClass, each of some nodes' ResourceSlice of GPUs, and a
-    ResourceClaim asking for one to three of them."""
+    ResourceClaim asking for one to three of them, or (half the time) a prioritized list of three,
+    two, one."""
     objects: list[dict[str, Any]] = [
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -290,25 +291,26 @@ def devices(rng: Rng, nodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
                     },
                 }
             )
+    count = rng.randint(1, 3)
+    request: dict[str, Any] = {
+        "name": "gpu",
+        "exactly": {"deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": count},
+    }
+    if count > 1 and len(objects) % 2 == 1:  # an even number of slices (no draw: the seeds' cases stay)
+        # a prioritized list: as many as asked, else fewer (DynamicResources scores the choice)
+        request = {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": f"x{k}", "deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": k}
+                for k in range(count, 0, -1)
+            ],
+        }
     objects.append(
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
             "metadata": {"name": "gpus", "namespace": "default"},
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": "gpu",
-                            "exactly": {
-                                "deviceClassName": DRIVER,
-                                "allocationMode": "ExactCount",
-                                "count": rng.randint(1, 3),
-                            },
-                        }
-                    ]
-                }
-            },
+            "spec": {"devices": {"requests": [request]}},
         }
     )
     return objects, {"name": "gpu", "resourceClaimName": "gpus"}

@@ -534,3 +534,76 @@ def test_a_deleted_claim_nobody_uses_loses_the_finalizer() -> None:
     assert c.store.get("ResourceClaim", "default", "left")["metadata"]["deletionTimestamp"]
     c.settle()
     assert c.store.try_get("ResourceClaim", "default", "left") is None
+
+
+def prioritized_objects(gpus: dict[str, int], counts: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Nodes with so many GPUs, and a claim ``gpus`` whose one request asks for the first of
+    ``counts`` GPUs that fits (a prioritized list, DRAPrioritizedList)."""
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "gpus", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "firstAvailable": [
+                                {"name": f"x{c}", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": c}
+                                for c in counts
+                            ],
+                        }
+                    ]
+                }
+            },
+        },
+    ]
+    for node, n in gpus.items():
+        objs.append(make_node(node, cpu="8"))
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{node}-gpus"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": node,
+                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{i}"} for i in range(n)],
+                },
+            }
+        )
+    return objs
+
+
+def claim_user(name: str = "p") -> dict[str, Any]:
+    pod = make_pod(name, cpu="1")
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpus"}]
+    return pod
+
+
+# (GPUs per node, the prioritized counts, the raw scores per node: 8 - the subrequest's index)
+PRIORITIZED_SCORE_CASES = [
+    pytest.param({"a": 3, "b": 2, "c": 1}, (3, 2, 1), {"a": 8, "b": 7, "c": 6}, id="each node its best"),
+    pytest.param({"a": 1, "b": 1}, (2, 1), {"a": 7, "b": 7}, id="all the second choice"),
+    pytest.param({"a": 4, "b": 1}, (1,), {"a": 8, "b": 8}, id="one choice"),
+]
+
+
+@pytest.mark.parametrize(("gpus", "counts", "raw"), PRIORITIZED_SCORE_CASES)
+def test_prioritized_lists_score_the_choice(gpus: dict[str, int], counts: tuple[int, ...], raw: dict[str, int]) -> None:
+    c = Cluster(*prioritized_objects(gpus, counts))
+    c.create(claim_user())
+    c.settle()
+    best = max(raw.values())
+    assert raw[c.node_of("p")] == best  # DynamicResources (weight 2) decides between the nodes
+    claim = c.store.get("ResourceClaim", "default", "gpus")
+    chosen = {r["request"] for r in claim["status"]["allocation"]["devices"]["results"]}
+    assert chosen == {f"gpu/x{counts[8 - raw[c.node_of('p')]]}"}

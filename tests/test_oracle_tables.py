@@ -17,7 +17,13 @@ import pytest
 import yaml
 from tests.helpers import make_node, make_pod, make_priority_class
 from tests.oracle import disagreement, kubesched, upstream
-from tests.test_dynamicresources import PRE_ENQUEUE_CASES, claim_pod
+from tests.test_dynamicresources import (
+    PRE_ENQUEUE_CASES,
+    PRIORITIZED_SCORE_CASES,
+    claim_pod,
+    claim_user,
+    prioritized_objects,
+)
 from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
 from tests.test_interpodaffinity import NODES as AFFINITY_NODES
 from tests.test_interpodaffinity import SCORE_CASES as AFFINITY_SCORE_CASES
@@ -386,3 +392,17 @@ def test_in_place_resize_table(tmp_path):
     for (_, cpu), (theirs, mine) in zip(table, judge(tmp_path / "over", "NodeResourcesFit", over), strict=True):
         assert feasible(theirs) == feasible(mine) == set(), cpu
         assert theirs["message"] == mine["message"] == "0/1 nodes are available: 1 Insufficient cpu.", cpu
+
+
+def test_dynamic_resources_prioritized_list_score_table(tmp_path):
+    """DRAPrioritizedList (GA): 8 − the index of the subrequest each node's allocation would use,
+    normalized by the best node."""
+    table = rows(PRIORITIZED_SCORE_CASES)
+    cases = [cluster(prioritized_objects(gpus, counts), [], claim_user()) for gpus, counts, _ in table]
+    for (_, _, raw), (theirs, mine) in zip(table, judge(tmp_path, "DynamicResources", cases), strict=True):
+        assert {n: s["DynamicResources"] for n, s in theirs["raw"].items()} == raw
+        assert {n: s["DynamicResources"] for n, s in mine["raw"].items()} == raw
+        top = max(raw.values())
+        normalized = {n: v * 100 // top for n, v in raw.items()}
+        assert {n: s["DynamicResources"] for n, s in theirs["normalized"].items()} == normalized
+        assert {n: s["DynamicResources"] for n, s in mine["scores"].items()} == normalized  # weight 1

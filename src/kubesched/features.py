@@ -38,7 +38,7 @@ ALWAYS: dict[str, str] = {
     "DRAAdminAccess": "always on: admin-access requests allocate devices already in use",
     "DRADeviceTaints": "always on: device taints and claim tolerations",
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
-    "DRAPrioritizedList": "always on for allocation (firstAvailable); DynamicResources does not score yet",
+    "DRAPrioritizedList": "always on: firstAvailable allocation, and DynamicResources scores the choice (weight 2)",
     "DRAResourceClaimDeviceStatus": "always on (it only matters to binding conditions, not implemented)",
     "NodeDeclaredFeatures": "always on: NodeDeclaredFeatures in the default profile",
     "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",

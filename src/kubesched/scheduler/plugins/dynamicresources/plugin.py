@@ -47,6 +47,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
+    ScorePlugin,
     SignFragment,
     SignPlugin,
 )
@@ -63,6 +64,7 @@ from kubesched.scheduler.plugins.dynamicresources.extended import (
     requests_and_mappings,
     resolver_for,
 )
+from kubesched.scheduler.plugins.helper import default_normalize_score
 from kubesched.scheduler.plugins.nodeaffinity import match_terms
 
 RESOURCE_CLAIM = "ResourceClaim"
@@ -180,6 +182,7 @@ class DynamicResources(
     PostFilterPlugin,
     ReservePlugin,
     PreBindPlugin,
+    ScorePlugin,
     EnqueueExtensions,
     SignPlugin,
 ):
@@ -578,6 +581,43 @@ class DynamicResources(
         # nothing to deallocate: v1.37 adds no reason (dynamicresources.go, deallocateOrDeletePodClaims)
         return None, Status.of(Code.UNSCHEDULABLE)
 
+    # -- Score (DRAPrioritizedList, GA) ------------------------------------------------------------
+    scores_bounded = True
+    rows_only = True
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
+        """``Score``/``computeScore``: on each node, for every firstAvailable request the
+        allocation there would satisfy with its i-th subrequest, 8 − i points
+        (FirstAvailableDeviceRequestMaxSize); 0 everywhere when no claim is allocated here."""
+        out = np.zeros(len(rows), np.int64)
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.plans or not any(_first_available(c) for c in s.claims):
+            return out
+        table = self.devices()
+        taken = self._allocated_mask(table, {_uid(p.claim) for p in s.plans})
+        # claims allocated before this cycle count the same on every node
+        fixed = sum(
+            _rank_score(c, ((c.get("status") or {}).get("allocation") or {}))
+            for c in s.claims
+            if (c.get("status") or {}).get("allocation")
+        )
+        for i, row in enumerate(rows.tolist()):
+            name = nodes.names[row]
+            try:
+                chosen = allocator.allocate_node(s.plans, table, taken, name, self._node_labels(name))
+            except AllocationError:
+                continue  # Filter reported it
+            if chosen is None:
+                continue
+            out[i] = fixed + sum(
+                _rank_score(plan.claim, allocator.allocation_result(plan, devices, table, name))
+                for plan, devices in zip(s.plans, chosen, strict=True)
+            )
+        return out
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray | None:
+        return default_normalize_score(scores, False)
+
     # -- Reserve / Unreserve ------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: _State | None = state.get(STATE_KEY)
@@ -823,3 +863,27 @@ def _request_with_class(claim: Mapping[str, Any], class_name: str) -> str:
             if sub.get("deviceClassName") == class_name:
                 return f"{r.get('name')}/{sub.get('name')}"
     return "?"
+
+
+FIRST_AVAILABLE_MAX = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
+
+
+def _first_available(claim: Mapping[str, Any]) -> bool:
+    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+    return any(isinstance(r, Mapping) and r.get("firstAvailable") for r in requests)
+
+
+def _rank_score(claim: Mapping[str, Any], allocation: Mapping[str, Any]) -> int:
+    """A claim's part of the score: 8 − i for each firstAvailable request its allocation
+    satisfies with the i-th subrequest."""
+    chosen = {
+        str(r.get("request"))
+        for r in (allocation.get("devices") or {}).get("results") or ()
+        if "/" in str(r.get("request"))
+    }
+    score = 0
+    for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        for i, sub in enumerate(req.get("firstAvailable") or ()):
+            if f"{req.get('name')}/{sub.get('name')}" in chosen:
+                score += FIRST_AVAILABLE_MAX - i
+    return score
