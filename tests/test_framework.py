@@ -104,8 +104,10 @@ def test_multipoint_overrides_keep_the_extension_points_order_and_weights() -> N
         "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
     ]
+    assert fwk.weights["DynamicResources"] == 2
     assert fwk.weights["ImageLocality"] == 5
     assert fwk.weights["TaintToleration"] == 1
     assert fwk.weights["NodeAffinity"] == 2
@@ -176,7 +178,8 @@ def test_a_pod_waiting_at_permit_is_nominated_to_its_node(gate: bool, nominated:
     """NominatedNodeNameForExpectation (KEP-5278, beta and on): a binding that will wait at
     Permit tells others where the pod goes; the binding clears the nomination, and a rejection
     clears it too (clearNominatedNode)."""
-    c = _gated_cluster(NominatedNodeNameForExpectation=gate)
+    # (without popping from the backoff queue: "r" would be tried again at once, and wait again)
+    c = _gated_cluster(NominatedNodeNameForExpectation=gate, SchedulerPopFromBackoffQ=False)
     c.create(_waiting("w", 60), _waiting("r", 60))
     c.settle()
     for name in ("w", "r"):
@@ -224,12 +227,16 @@ def test_permit_timeout_rejects_and_requeues(asked: int, effective: int, shown: 
     c = _gated_cluster()
     c.create(_waiting("w", asked))
     c.settle()
+    first = c.sched.waiting_pods.get("uid-default-w")
     c.advance(effective - 1)
-    assert c.sched.waiting_pods.get("uid-default-w") is not None
+    assert c.sched.waiting_pods.get("uid-default-w") is first
     c.advance(1)
-    assert c.sched.waiting_pods.get("uid-default-w") is None
     assert c.events("FailedScheduling") == [f"rejected due to timeout after waiting {shown} at plugin Gate"]
-    assert c.sched.queue.where("uid-default-w") in ("backoff", "unschedulable")
+    # its own status update requeued it (Gate registers no events: every event may help), and an
+    # idle scheduler pops a backing-off pod at once (SchedulerPopFromBackoffQ): it waits again
+    again = c.sched.waiting_pods.get("uid-default-w")
+    assert again is not None and again is not first
+    assert c.sched.queue.where("uid-default-w") == "inFlight"
 
 
 def test_permit_reject_from_outside_frees_the_room() -> None:
@@ -239,9 +246,12 @@ def test_permit_reject_from_outside_frees_the_room() -> None:
     assert c.node_of("other") is None
     c.sched.waiting_pods.get("uid-default-w").reject("Gate", "not today")
     c.settle()
-    assert c.events("FailedScheduling")[-1] == "not today"
-    c.advance(1)  # "other" moves back: the rejected pod's room was released (AssignedPodDelete)
-    assert c.node_of("other") == "n"
+    # the rejected pod's room is released (AssignedPodDelete moves "other"), both back off in the
+    # same window, and the idle scheduler pops "other" first (it failed first): it fits; "w"
+    # tried again does not
+    assert c.events("FailedScheduling")[1] == "not today"
+    assert c.node_of("other") == "n" and c.node_of("w") is None
+    assert c.events("FailedScheduling")[-1].startswith("0/1 nodes are available: 1 Insufficient cpu.")
 
 
 PRIORITIES = (

@@ -128,6 +128,9 @@ def test_newcomer_session(cluster, tmp_path, version):
     seen = watcher.communicate(timeout=10)[0]
     assert "late" in seen and "Running" in seen
     assert "gated" not in k("get", "pods", "-n", ns)
+    # the next session's nodes would take this one's pending pods (an idle scheduler pops them from
+    # backoff as soon as a node appears): they go, so that each session sees its own cluster
+    k("delete", "pod", "trainer-2", "batch-big", "-n", ns, "--grace-period=0")
 
 
 @pytest.mark.parametrize("version", PICKED)
