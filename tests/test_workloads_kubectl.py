@@ -231,8 +231,8 @@ def test_cordon_drain_logs_whoami_top_version(cluster):
     agent = rows(kubectl(cluster, "top", "pod", "-l", "app=agent", home=home))
     assert all(r[1:3] == ["100m", "64Mi"] for r in agent.values()) and len(agent) == 3
     version = json.loads(kubectl(cluster, "version", "-o", "json", home=home))["serverVersion"]
-    assert (version["major"], version["minor"]) == ("1", "36")
-    assert version["gitVersion"].startswith("v1.36.") and "+kubesched-" in version["gitVersion"]
+    assert (version["major"], version["minor"]) == ("1", "37")
+    assert version["gitVersion"].startswith("v1.37.") and "+kubesched-" in version["gitVersion"]
 
 
 def test_delete_f_of_what_apply_f_created_exits_0(cluster):

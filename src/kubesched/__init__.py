@@ -1,3 +1,3 @@
-"""kubesched: the Kubernetes scheduler rebuilt in Python, faithful to kube-scheduler v1.36."""
+"""kubesched: the Kubernetes scheduler rebuilt in Python, faithful to kube-scheduler v1.37."""
 
 __version__ = "0.1.0"

@@ -46,7 +46,7 @@ def _warn_ignored(gates: FeatureGates) -> None:
 @click.group()
 @click.version_option(__version__, prog_name="kubesched")
 def main() -> None:
-    """kubesched: the Kubernetes scheduler (v1.36 semantics) in Python."""
+    """kubesched: the Kubernetes scheduler (v1.37 semantics) in Python."""
     from kubesched.app import gc_settings
 
     gc_settings.tune()

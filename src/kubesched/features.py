@@ -39,6 +39,7 @@ ALWAYS: dict[str, str] = {
     "DRADeviceTaints": "always on: device taints and claim tolerations",
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
     "DRAPrioritizedList": "always on: firstAvailable allocation, and DynamicResources scores the choice (weight 2)",
+    "DRAPartitionableDevices": "always on: devices drawing on a slice's shared counters",
     "DRAResourceClaimDeviceStatus": "always on (it only matters to binding conditions, not implemented)",
     "NodeDeclaredFeatures": "always on: NodeDeclaredFeatures in the default profile",
     "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",

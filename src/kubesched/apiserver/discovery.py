@@ -12,16 +12,16 @@ from kubesched.apiserver.resources import GROUPS, RESOURCES, SUBRESOURCE_INFO, R
 # the release kubesched follows; the project's own version rides in gitCommit and buildDate
 VERSION = {
     "major": "1",
-    "minor": "36",
+    "minor": "37",
     "emulationMajor": "1",
-    "emulationMinor": "36",
+    "emulationMinor": "37",
     "minCompatibilityMajor": "1",
-    "minCompatibilityMinor": "35",
-    "gitVersion": f"v1.36.3+kubesched-{__version__}",  # semver build metadata: this project's release
+    "minCompatibilityMinor": "36",
+    "gitVersion": f"v1.37.2+kubesched-{__version__}",  # semver build metadata: this project's release
     "gitCommit": f"kubesched-{__version__}",
     "gitTreeState": "clean",
     "buildDate": "2026-11-25T00:00:00Z",
-    "goVersion": "go1.25.0",
+    "goVersion": "go1.26.8",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

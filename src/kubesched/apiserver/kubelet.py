@@ -25,7 +25,7 @@ from kubesched.health import LoopHealth, describe
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
 NODE_LEASE_RENEW = 10.0  # renewInterval = 0.25 * lease duration
-KUBELET_VERSION = "v1.36.3-kubesched"
+KUBELET_VERSION = "v1.37.2-kubesched"
 TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final delete
 POD_RUN_SECONDS = 1.0  # how long a run-to-completion pod (restartPolicy Never/OnFailure) runs
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"  # per pod: its run time ("-1": runs until deleted)

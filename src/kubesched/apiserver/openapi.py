@@ -179,7 +179,7 @@ def v3_document(group: str, version: str) -> dict[str, Any] | None:
     title = f"Kubernetes ({group or 'core'}/{version})"
     return {
         "openapi": "3.0.0",
-        "info": {"title": title, "version": "v1.36.3"},
+        "info": {"title": title, "version": "v1.37.2"},
         "paths": paths,
         "components": {"schemas": schemas},
     }
@@ -232,7 +232,7 @@ def v2_document() -> dict[str, Any]:
         definitions[name]["x-kubernetes-group-version-kind"] = gv
     return {
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.36.3"},
+        "info": {"title": "Kubernetes", "version": "v1.37.2"},
         "paths": {},
         "definitions": definitions,
     }
