@@ -34,6 +34,7 @@ class Row:
     args: tuple[str, ...]
     floor: int | None = None
     script: str = "scheduler_perf.py"
+    upstream: str | None = None  # "TestCase/workload" of upstream's performance-config whose threshold is the floor
 
 
 ROWS = [
@@ -52,8 +53,23 @@ ROWS = [
     ),
     Row("SchedulingBasic", "500", "1,000", ("SchedulingBasic", "--nodes", "500", "--pods", "1000")),
     Row("SchedulingBasic", "1,000", "5,000", ("SchedulingBasic", "--nodes", "1000", "--pods", "5000")),
-    Row("SchedulingBasic", "5,000", "10,000 (after 1,000)", ("SchedulingBasic",), 680),
+    Row(
+        "SchedulingBasic",
+        "5,000",
+        "10,000 (after 1,000)",
+        ("SchedulingBasic",),
+        680,
+        upstream="SchedulingBasic/5000Nodes_10000Pods",
+    ),
     Row("SchedulingBasic", "5,000", "30,000 (after 1,000)", ("SchedulingBasic", "--pods", "30000")),
+    Row(
+        "SchedulingBasic",
+        "5,000",
+        "50,000 (after 5,000)",
+        ("SchedulingBasic", "--pods", "50000", "--init-pods", "5000"),
+        790,
+        upstream="SchedulingBasic/5000Nodes_50000Pods",
+    ),
     Row(
         "SchedulingBasicWithExtender",
         "5,000",
@@ -72,42 +88,55 @@ ROWS = [
         "5,000 (after 20,000 low; a preemptor every 200 ms)",
         ("PreemptionAsync", "--pods", "5000"),
         570,
+        upstream="PreemptionAsync/5000Nodes",
     ),
-    Row("TopologySpreading", "5,000 (3 zones)", "5,000 (after 5,000)", ("TopologySpreading", "--pods", "5000"), 460),
+    Row(
+        "TopologySpreading",
+        "5,000 (3 zones)",
+        "5,000 (after 5,000)",
+        ("TopologySpreading", "--pods", "5000"),
+        460,
+        upstream="TopologySpreading/5000Nodes_5000Pods",
+    ),
     Row(
         "PreferredTopologySpreading",
         "5,000 (3 zones)",
         "5,000 (after 5,000)",
         ("PreferredTopologySpreading", "--pods", "5000"),
         340,
+        upstream="PreferredTopologySpreading/5000Nodes_5000Pods",
     ),
     Row(
         "SchedulingPodAntiAffinity",
         "5,000",
         "2,000 (after 1,000)",
         ("SchedulingPodAntiAffinity", "--pods", "2000", "--init-pods", "1000"),
-        60,
+        180,
+        upstream="SchedulingPodAntiAffinity/5000Nodes_2000Pods",
     ),
     Row(
         "SchedulingPodAffinity",
         "5,000 (1 zone)",
         "5,000 (after 5,000)",
         ("SchedulingPodAffinity", "--pods", "5000"),
-        35,
+        70,
+        upstream="SchedulingPodAffinity/5000Nodes_5000Pods",
     ),
     Row(
         "SchedulingPreferredPodAffinity",
         "5,000",
         "5,000 (after 5,000)",
         ("SchedulingPreferredPodAffinity", "--pods", "5000"),
-        90,
+        160,
+        upstream="SchedulingPreferredPodAffinity/5000Nodes_5000Pods",
     ),
     Row(
         "SchedulingPreferredPodAntiAffinity",
         "5,000",
         "5,000 (after 5,000)",
         ("SchedulingPreferredPodAntiAffinity", "--pods", "5000"),
-        90,
+        190,
+        upstream="SchedulingPreferredPodAntiAffinity/5000Nodes_5000Pods",
     ),
     Row(
         "DefaultTopologySpreading",
@@ -115,6 +144,7 @@ ROWS = [
         "50,000 (after 5,000)",
         ("DefaultTopologySpreading", "--pods", "50000"),
         160,
+        upstream="DefaultTopologySpreading/5000Nodes_50000Pods",
     ),
     Row(
         "SchedulingDaemonset",
@@ -122,6 +152,7 @@ ROWS = [
         "30,000",
         ("SchedulingDaemonset", "--nodes", "15000", "--pods", "30000"),
         1100,
+        upstream="SchedulingDaemonset/15000Nodes",
     ),
     Row(
         "Unschedulable",
@@ -129,6 +160,15 @@ ROWS = [
         "10,000 (after 100; a 9-CPU pod every 200 ms)",
         ("Unschedulable", "--init-pods", "100"),
         590,
+        upstream="Unschedulable/5kNodes/100Init/10kPods",
+    ),
+    Row(
+        "Unschedulable",
+        "5,000",
+        "10,000 (after 20,000; a 9-CPU pod every 200 ms)",
+        ("Unschedulable", "--init-pods", "20000"),
+        600,
+        upstream="Unschedulable/5kNodes/20kInit/10kPods",
     ),
     Row(
         "SchedulingDeletedPodsWithFinalizers",
@@ -136,62 +176,71 @@ ROWS = [
         "5,000 (5,000 finalized pods deleted at 100/s)",
         ("SchedulingDeletedPodsWithFinalizers", "--pods", "5000"),
         830,
+        upstream="SchedulingDeletedPodsWithFinalizers/5000Node_5000DeletingPods",
     ),
     Row(
         "SchedulingNodeAffinity",
         "5,000 (zone1)",
         "10,000 (after 5,000)",
         ("SchedulingNodeAffinity", "--pods", "10000"),
-        220,
+        540,
+        upstream="SchedulingNodeAffinity/5000Nodes_10000Pods",
     ),
     Row(
         "SchedulingPodMatchingAntiAffinity",
         "5,000",
         "5,000 (after 1,000 anti-affinity pods)",
         ("SchedulingPodMatchingAntiAffinity", "--pods", "5000"),
-        595,
+        540,
+        upstream="SchedulingPodMatchingAntiAffinity/5000Nodes_5000Pods",
     ),
     Row(
         "MixedSchedulingBasePod",
         "5,000 (zone1)",
         "5,000 (after 2,000 of each of 5 templates)",
         ("MixedSchedulingBasePod", "--pods", "5000"),
-        140,
+        540,
+        upstream="MixedSchedulingBasePod/5000Nodes_5000Pods",
     ),
     Row(
         "SchedulingRequiredPodAntiAffinityWithNSSelector",
         "6,000",
         "2,000 (after 100 namespaces × 40)",
         ("SchedulingRequiredPodAntiAffinityWithNSSelector", "--nodes", "6000", "--pods", "2000"),
-        24,
+        140,
+        upstream="SchedulingRequiredPodAntiAffinityWithNSSelector/5000Nodes_2000Pods",
     ),
     Row(
         "SchedulingPreferredAntiAffinityWithNSSelector",
         "5,000",
         "2,000 (after 100 × 40)",
         ("SchedulingPreferredAntiAffinityWithNSSelector", "--pods", "2000"),
-        55,
+        180,
+        upstream="SchedulingPreferredAntiAffinityWithNSSelector/5000Nodes_2000Pods",
     ),
     Row(
         "SchedulingRequiredPodAffinityWithNSSelector",
         "5,000 (zone1)",
         "2,000 (after 100 × 50)",
         ("SchedulingRequiredPodAffinityWithNSSelector", "--pods", "2000"),
-        35,
+        180,
+        upstream="SchedulingRequiredPodAffinityWithNSSelector/5000Nodes_2000Pods",
     ),
     Row(
         "SchedulingPreferredAffinityWithNSSelector",
         "5,000",
         "5,000 (after 100 × 50)",
         ("SchedulingPreferredAffinityWithNSSelector", "--pods", "5000"),
-        90,
+        190,
+        upstream="SchedulingPreferredAffinityWithNSSelector/5000Nodes_5000Pods",
     ),
     Row(
         "SchedulingGatedPodsWithPodAffinityImpactForThroughput",
         "1 (named)",
         "20,000 (10,000 gated with pod affinity waiting)",
         ("SchedulingGatedPodsWithPodAffinityImpactForThroughput", "--nodes", "1", "--pods", "20000"),
-        110,
+        750,
+        upstream="SchedulingGatedPodsWithPodAffinityImpactForThroughput/1Node_10000GatedPods",
     ),
     Row(
         "SchedulingWithNodeInclusionPolicy",
@@ -199,6 +248,7 @@ ROWS = [
         "4,000 (one per hostname, taints honoured)",
         ("SchedulingWithNodeInclusionPolicy", "--pods", "4000"),
         270,
+        upstream="SchedulingWithNodeInclusionPolicy/5000Nodes",
     ),
     Row(
         "SchedulingWithMixedChurn",
@@ -206,6 +256,7 @@ ROWS = [
         "10,000",
         ("SchedulingWithMixedChurn",),
         710,
+        upstream="SchedulingWithMixedChurn/5000Nodes_10000Pods",
     ),
     Row(
         "SchedulingWhileGated",
@@ -213,6 +264,7 @@ ROWS = [
         "20,000 (10,000 gated; 20,000 deleted at 50/s)",
         ("SchedulingWhileGated", "--nodes", "1", "--pods", "20000"),
         910,
+        upstream="SchedulingWhileGated/1Node_10000GatedPods",
     ),
     Row(
         "SchedulingWithExtendedResource",
@@ -220,6 +272,7 @@ ROWS = [
         "5,000 (pod i needs foo.com/bar-i, on node i only)",
         ("SchedulingWithExtendedResource", "--pods", "5000"),
         180,
+        upstream="SchedulingWithExtendedResource/5000pods_5000nodes_DRAExtendedResourceEnabled",
     ),
     # volumes/performance-config.yaml: every pod with its own pre-bound claim and volume
     Row(
@@ -228,6 +281,7 @@ ROWS = [
         "2,000 (after 1,000; in-tree EBS volumes)",
         ("SchedulingInTreePVs", "--pods", "2000", "--init-pods", "1000"),
         290,
+        upstream="SchedulingInTreePVs/5000Nodes_2000Pods",
     ),
     Row(
         "SchedulingMigratedInTreePVs",
@@ -235,6 +289,7 @@ ROWS = [
         "5,000 (after 5,000)",
         ("SchedulingMigratedInTreePVs", "--pods", "5000", "--init-pods", "5000"),
         100,
+        upstream="SchedulingMigratedInTreePVs/5000Nodes_5000Pods",
     ),
     Row(
         "SchedulingCSIPVs",
@@ -242,6 +297,7 @@ ROWS = [
         "5,000 (after 5,000; CSI volumes)",
         ("SchedulingCSIPVs", "--pods", "5000", "--init-pods", "5000"),
         100,
+        upstream="SchedulingCSIPVs/5000Nodes_5000Pods",
     ),
     Row(
         "HostPortConflict (batching)",
@@ -267,7 +323,8 @@ ROWS = [
         "2,500 (after 2,500)",
         ("SchedulingWithResourceClaimTemplate",),
         56,
-        "scheduler_perf_dra.py",
+        upstream="SchedulingWithResourceClaimTemplate/5000pods_500nodes",
+        script="scheduler_perf_dra.py",
     ),
     Row(
         "SteadyStateClusterResourceClaimTemplate, empty",
@@ -275,7 +332,8 @@ ROWS = [
         "batches of 10 for 10 s",
         ("SteadyStateClusterResourceClaimTemplate", "--claims", "empty"),
         64,
-        "scheduler_perf_dra.py",
+        upstream="SchedulingWithResourceClaimTemplate/empty_500nodes",
+        script="scheduler_perf_dra.py",
     ),
     Row(
         "SteadyStateClusterResourceClaimTemplate, half",
@@ -283,7 +341,8 @@ ROWS = [
         "batches of 10 for 10 s",
         ("SteadyStateClusterResourceClaimTemplate", "--claims", "half"),
         60,
-        "scheduler_perf_dra.py",
+        upstream="SchedulingWithResourceClaimTemplate/half_500nodes",
+        script="scheduler_perf_dra.py",
     ),
     Row(
         "SteadyStateClusterResourceClaimTemplate, full",
@@ -291,7 +350,8 @@ ROWS = [
         "batches of 10 for 10 s",
         ("SteadyStateClusterResourceClaimTemplate", "--claims", "full"),
         60,
-        "scheduler_perf_dra.py",
+        upstream="SchedulingWithResourceClaimTemplate/full_500nodes",
+        script="scheduler_perf_dra.py",
     ),
 ]
 
