@@ -94,6 +94,7 @@ ROOTS = [
     "resource.ResourceClaim",
     "resource.ResourceClaimTemplate",
     "resource.ResourceSlice",
+    "resource.DeviceTaintRule",
     "storage.StorageClass",
     "storage.CSINode",
     "storage.CSIDriver",

@@ -57,7 +57,7 @@ KINDS = {
     "scheduling.k8s.io/v1": ["PriorityClass"],
     "coordination.k8s.io/v1": ["Lease"],
     "storage.k8s.io/v1": ["StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "VolumeAttachment"],
-    "resource.k8s.io/v1": ["DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
+    "resource.k8s.io/v1": ["DeviceClass", "DeviceTaintRule", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
     "events.k8s.io/v1": ["Event"],
     "autoscaling/v1": ["Scale"],
     "authentication.k8s.io/v1": ["SelfSubjectReview", "TokenRequest"],

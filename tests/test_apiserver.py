@@ -690,3 +690,29 @@ def test_put_replaces_labels_and_annotations(server):
     assert meta["creationTimestamp"] == created["metadata"]["creationTimestamp"]
     code, got = server.request("GET", base + "/relabel")
     assert got["metadata"]["labels"] == {"b": "3"} and "annotations" not in got["metadata"]
+
+
+def test_device_taint_rules_are_served(server):
+    """resource.k8s.io/v1 DeviceTaintRule (GA in v1.37): cluster-scoped, with a status subresource,
+    in discovery; an unknown field is refused by name."""
+    base = "/apis/resource.k8s.io/v1/devicetaintrules"
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "bad-gpus"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "n1"},
+            "taint": {"key": "example.com/unhealthy", "value": "true", "effect": "NoSchedule"},
+        },
+    }
+    code, created = server.request("POST", base, rule)
+    assert code == 201, created
+    assert created["spec"]["deviceSelector"] == {"driver": "gpu.example.com", "pool": "n1"}
+    code, listed = server.request("GET", base)
+    assert code == 200 and [r["metadata"]["name"] for r in listed["items"]] == ["bad-gpus"]
+    code, group = server.request("GET", "/apis/resource.k8s.io/v1")
+    served = {r["name"]: r for r in group["resources"]}
+    assert served["devicetaintrules"]["namespaced"] is False and "devicetaintrules/status" in served
+    bad = {**rule, "metadata": {"name": "typo"}, "spec": {**rule["spec"], "deviceSelecter": {}}}
+    code, status = server.request("POST", f"{base}?fieldValidation=Strict", bad)
+    assert code == 400 and 'unknown field "spec.deviceSelecter"' in status["message"]

@@ -606,3 +606,50 @@ def test_prioritized_lists_score_the_choice(gpus: dict[str, int], counts: tuple[
     claim = c.store.get("ResourceClaim", "default", "gpus")
     chosen = {r["request"] for r in claim["status"]["allocation"]["devices"]["results"]}
     assert chosen == {f"gpu/x{counts[8 - raw[c.node_of('p')]]}"}
+
+
+def taint_rule(selector: dict[str, Any] | None, effect: str = "NoSchedule") -> dict[str, Any]:
+    spec: dict[str, Any] = {"taint": {"key": "example.com/unhealthy", "value": "true", "effect": effect}}
+    if selector is not None:
+        spec["deviceSelector"] = selector
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "rule"}, "spec": spec}
+
+
+def one_gpu_claim(tolerate: bool) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    if tolerate:
+        exactly["tolerations"] = [{"key": "example.com/unhealthy", "operator": "Exists"}]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "gpus", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}},
+    }
+
+
+def tainted_cluster(rule: dict[str, Any] | None, tolerate: bool = False) -> list[dict[str, Any]]:
+    """Nodes a and b with one GPU each, a DeviceTaintRule, and the claim ``gpus`` of one GPU."""
+    objs = [o for o in prioritized_objects({"a": 1, "b": 1}, (1,)) if o["kind"] != "ResourceClaim"]
+    return [*objs, one_gpu_claim(tolerate), *([rule] if rule is not None else [])]
+
+
+# (the rule, the claim tolerates the taint, the nodes where the claim can be allocated)
+TAINT_RULE_CASES = [
+    pytest.param(None, False, {"a", "b"}, id="no rule"),
+    pytest.param(taint_rule({"driver": DRIVER, "pool": "a"}), False, {"b"}, id="pool a tainted"),
+    pytest.param(taint_rule({"device": "gpu-0", "pool": "b"}), False, {"a"}, id="one device by name"),
+    pytest.param(taint_rule({}), False, set(), id="an empty selector taints every device"),
+    pytest.param(taint_rule(None), False, {"a", "b"}, id="no selector taints nothing"),
+    pytest.param(taint_rule({"driver": "other.example.com"}), False, {"a", "b"}, id="another driver"),
+    pytest.param(taint_rule({}), True, {"a", "b"}, id="tolerated"),
+    pytest.param(taint_rule({}, "None"), False, {"a", "b"}, id="effect None only informs"),
+]
+
+
+@pytest.mark.parametrize(("rule", "tolerate", "fits"), TAINT_RULE_CASES)
+def test_device_taint_rules_taint_the_devices_they_select(
+    rule: dict[str, Any] | None, tolerate: bool, fits: set[str]
+) -> None:
+    c = Cluster(*tainted_cluster(rule, tolerate))
+    got = c.filter_verdicts("DynamicResources", claim_user())
+    assert {n for n, (code, _) in got.items() if code == 0} == fits

@@ -20,9 +20,11 @@ from tests.oracle import disagreement, kubesched, upstream
 from tests.test_dynamicresources import (
     PRE_ENQUEUE_CASES,
     PRIORITIZED_SCORE_CASES,
+    TAINT_RULE_CASES,
     claim_pod,
     claim_user,
     prioritized_objects,
+    tainted_cluster,
 )
 from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
 from tests.test_interpodaffinity import NODES as AFFINITY_NODES
@@ -406,3 +408,12 @@ def test_dynamic_resources_prioritized_list_score_table(tmp_path):
         normalized = {n: v * 100 // top for n, v in raw.items()}
         assert {n: s["DynamicResources"] for n, s in theirs["normalized"].items()} == normalized
         assert {n: s["DynamicResources"] for n, s in mine["scores"].items()} == normalized  # weight 1
+
+
+def test_device_taint_rules_table(tmp_path):
+    """DeviceTaintRules (GA in v1.37): their taints on the devices they select keep a claim that does
+    not tolerate them off those devices, as upstream's slice tracker applies them."""
+    table = rows(TAINT_RULE_CASES)
+    cases = [cluster(tainted_cluster(rule, tolerate), [], claim_user()) for rule, tolerate, _ in table]
+    for (_, _, fits), (theirs, mine) in zip(table, judge(tmp_path, "DynamicResources", cases), strict=True):
+        assert feasible(theirs) == feasible(mine) == fits

@@ -37,6 +37,7 @@ ALWAYS: dict[str, str] = {
     "DynamicResourceAllocation": "always on: DynamicResources in the default profile",
     "DRAAdminAccess": "always on: admin-access requests allocate devices already in use",
     "DRADeviceTaints": "always on: device taints and claim tolerations",
+    "DRADeviceTaintRules": "always on: DeviceTaintRules taint the devices they select (no eviction controller)",
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
     "DRAPrioritizedList": "always on: firstAvailable allocation, and DynamicResources scores the choice (weight 2)",
     "DRAPartitionableDevices": "always on: devices drawing on a slice's shared counters",

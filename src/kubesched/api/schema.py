@@ -60,6 +60,7 @@ _KIND_TYPES = {
     ("resource.k8s.io", "ResourceClaim"): "resource.ResourceClaim",
     ("resource.k8s.io", "ResourceClaimTemplate"): "resource.ResourceClaimTemplate",
     ("resource.k8s.io", "ResourceSlice"): "resource.ResourceSlice",
+    ("resource.k8s.io", "DeviceTaintRule"): "resource.DeviceTaintRule",
     ("storage.k8s.io", "StorageClass"): "storage.StorageClass",
     ("storage.k8s.io", "CSINode"): "storage.CSINode",
     ("storage.k8s.io", "CSIDriver"): "storage.CSIDriver",

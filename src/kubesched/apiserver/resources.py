@@ -98,6 +98,9 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, "resourceclaim", (), (), ("status",)),
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True, "resourceclaimtemplate"),
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, "resourceslice"),
+    Resource(
+        "resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False, "devicetaintrule", (), (), ("status",)
+    ),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclass", ("sc",)),
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "csinode"),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "csidriver"),

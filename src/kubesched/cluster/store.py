@@ -54,6 +54,7 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "ResourceClaim": ("resource.k8s.io/v1", True, "resourceclaims"),
     "ResourceClaimTemplate": ("resource.k8s.io/v1", True, "resourceclaimtemplates"),
     "ResourceSlice": ("resource.k8s.io/v1", False, "resourceslices"),
+    "DeviceTaintRule": ("resource.k8s.io/v1", False, "devicetaintrules"),
     "StorageClass": ("storage.k8s.io/v1", False, "storageclasses"),
     "CSINode": ("storage.k8s.io/v1", False, "csinodes"),
     "CSIDriver": ("storage.k8s.io/v1", False, "csidrivers"),

@@ -63,7 +63,11 @@ class EventHandlers:
                 self.listers.delete(ev.kind, ev.obj)
             else:
                 self.listers.set(ev.kind, ev.obj)
-            if ev.kind in EVENT_KINDS:  # the kinds plugins register cluster events for
+            if ev.kind == "DeviceTaintRule":
+                # the slice tracker applies rules to the slices: a rule's change is a slice update
+                self.cluster_generation += 1
+                self.queue.move_all(ClusterEvent("ResourceSlice", ActionType.UPDATE, "ResourceSliceUpdate"), None, None)
+            elif ev.kind in EVENT_KINDS:  # the kinds plugins register cluster events for
                 verb = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
                 action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(ev.type, ActionType.UPDATE)
                 self.cluster_generation += 1

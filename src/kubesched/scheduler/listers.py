@@ -30,6 +30,7 @@ KINDS = (
     "ResourceClaim",
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
     *STORAGE_KINDS,
 )
 

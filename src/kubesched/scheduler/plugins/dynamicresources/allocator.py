@@ -103,6 +103,37 @@ def _matches(terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], nam
     return any(t.matches(labels, name) for t in terms)
 
 
+def apply_taint_rules(
+    slices: Iterable[Mapping[str, Any]], rules: Iterable[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The slices with DeviceTaintRules' taints appended to the devices each rule selects
+    (``resourceslice/tracker`` applyPatches): a rule without a selector selects nothing, an empty
+    one every device; driver, pool and device narrow it. Slices no rule touches are shared."""
+    rules = [r for r in rules if isinstance((r.get("spec") or {}).get("deviceSelector"), Mapping)]
+    if not rules:
+        return list(slices)
+    out: list[Mapping[str, Any]] = []
+    for s in slices:
+        spec = s.get("spec") or {}
+        driver, pool = spec.get("driver"), (spec.get("pool") or {}).get("name")
+        patched: list[Any] | None = None
+        for rule in rules:
+            sel = rule["spec"]["deviceSelector"]
+            if sel.get("driver") is not None and sel["driver"] != driver:
+                continue
+            if sel.get("pool") is not None and sel["pool"] != pool:
+                continue
+            taint = rule["spec"].get("taint") or {}
+            for i, d in enumerate(spec.get("devices") or []):
+                if not isinstance(d, Mapping) or (sel.get("device") is not None and sel["device"] != d.get("name")):
+                    continue
+                if patched is None:
+                    patched = [dict(x) if isinstance(x, Mapping) else x for x in spec.get("devices") or []]
+                patched[i]["taints"] = [*(patched[i].get("taints") or []), taint]
+        out.append(s if patched is None else {**s, "spec": {**spec, "devices": patched}})
+    return out
+
+
 class DeviceTable:
     """Every device of the current ResourceSlices, in allocation order."""
 

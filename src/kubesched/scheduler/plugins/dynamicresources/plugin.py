@@ -205,7 +205,7 @@ class DynamicResources(
         super().__init__(args, handle)
         self.handle = handle
         self._table: DeviceTable | None = None
-        self._table_version = -1
+        self._table_version: tuple[int, int] = (-1, -1)
         # claim uid -> allocation chosen by Reserve, held (the assume cache) until the informer
         # shows the claim allocated; ``_written`` are those PreBind has written
         self.in_flight: dict[str, dict[str, Any]] = {}
@@ -237,11 +237,15 @@ class DynamicResources(
         return {str(c["metadata"]["name"]): c for c in listers.all("DeviceClass")}
 
     def devices(self) -> DeviceTable:
-        """The device table, rebuilt when a ResourceSlice changed."""
+        """The device table, rebuilt when a ResourceSlice or a DeviceTaintRule changed (the
+        slices as the tracker shows them: DeviceTaintRules' taints applied)."""
         listers = self._listers()
-        version = -1 if listers is None else listers.versions["ResourceSlice"]
+        versions = listers.versions if listers is not None else {}
+        version = (versions.get("ResourceSlice", -1), versions.get("DeviceTaintRule", -1))
         if self._table is None or version != self._table_version:
-            self._table = DeviceTable([] if listers is None else listers.all("ResourceSlice"))
+            slices = [] if listers is None else listers.all("ResourceSlice")
+            rules = [] if listers is None else listers.all("DeviceTaintRule")
+            self._table = DeviceTable(allocator.apply_taint_rules(slices, rules))
             self._table_version = version
         return self._table
 
