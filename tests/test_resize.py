@@ -91,3 +91,60 @@ def test_a_bad_status_quantity_names_its_field() -> None:
 
 
 NODE = make_node("n", cpu="4", memory="8Gi")
+
+
+def test_the_hollow_kubelet_actuates_a_resize_or_defers_it(tmp_path) -> None:
+    """``kubesched up``: a running pod resized through ``pods/resize`` gets its new resources
+    allocated when the node has room (and the scheduler counts them), and a resize the node cannot
+    hold stays pending with the kubelet's PodResizePending condition, reason Deferred."""
+    from tests.live import Server, wait_for
+
+    server = Server(tmp_path / "data", command="up", nodes=0).start()
+    pods = "/api/v1/namespaces/default/pods"
+    try:
+        node = make_node("n", cpu="4", memory="8Gi")
+        assert server.request("POST", "/api/v1/nodes", {"apiVersion": "v1", **node})[0] == 201
+        for name, cpu in (("small", "1"), ("other", "2")):
+            body = make_pod(name, cpu=cpu, memory="128Mi", node="n")
+            del body["metadata"]["uid"]
+            assert server.request("POST", pods, {"apiVersion": "v1", **body})[0] == 201
+
+        def status_of(name: str) -> dict[str, Any]:
+            return server.request("GET", f"{pods}/{name}")[1].get("status") or {}
+
+        wait_for(lambda: status_of("small").get("phase") == "Running" and status_of("other").get("phase") == "Running")
+        assert status_of("small")["containerStatuses"][0]["allocatedResources"] == {"cpu": "1", "memory": "128Mi"}
+
+        def resize(cpu: str) -> int:
+            patch = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+            code, _ = server.request(
+                "PATCH", f"{pods}/small/resize", patch, content_type="application/strategic-merge-patch+json"
+            )
+            return code
+
+        assert resize("1500m") == 200  # 1.5 + 2 of 4: room
+        wait_for(lambda: status_of("small")["containerStatuses"][0]["allocatedResources"]["cpu"] == "1500m")
+        assert resize("3") == 200  # 3 + 2 of 4: no room
+        pending = wait_for(
+            lambda: next(
+                (c for c in status_of("small").get("conditions") or [] if c["type"] == "PodResizePending"), None
+            )
+        )
+        assert pending["reason"] == "Deferred"
+        assert (
+            pending["message"] == "Node didn't have enough resource: cpu, requested: 3000, used: 2000, capacity: 4000"
+        )
+        assert status_of("small")["containerStatuses"][0]["allocatedResources"]["cpu"] == "1500m"
+        # the scheduler counts the larger of spec and allocation: 3 + 2 of 4 leaves no room for 0.5
+        late = make_pod("late", cpu="500m")
+        del late["metadata"]["uid"]
+        assert server.request("POST", pods, {"apiVersion": "v1", **late})[0] == 201
+        message = wait_for(
+            lambda: next(
+                (c.get("message") for c in status_of("late").get("conditions") or [] if c["type"] == "PodScheduled"),
+                None,
+            )
+        )
+        assert message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    finally:
+        server.stop()

@@ -281,6 +281,14 @@ def validate_pod(obj: Mapping[str, Any]) -> None:
             if not c.get("image"):  # validateContainerCommon
                 raise InputError("Required value", field=f"spec.{key}[{i}].image")
             validate_requirements(c.get("resources") or {}, f"spec.{key}[{i}].resources", container=True)
+            if key == "initContainers" and c.get("restartPolicy") != "Always":  # validateInitContainers
+                for j, p in enumerate(c.get("resizePolicy") or []):
+                    if isinstance(p, Mapping) and p.get("restartPolicy") == "RestartContainer":
+                        raise _invalid(
+                            "RestartContainer",
+                            "must not be set to 'RestartContainer' for non-sidecar initContainers",
+                            f"spec.{key}[{i}].resizePolicy[{j}].restartPolicy",
+                        )
     if spec.get("resources"):
         validate_requirements(spec["resources"], "spec.resources", container=False)
     validate_resource_list(spec.get("overhead"), "spec.overhead")

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.pod import pod_info_from
 from kubesched.api.podindex import PodsByNode
+from kubesched.api.resources import parse_resource_list
 from kubesched.api.watch import DELETED
 from kubesched.clock import parse_rfc3339, rfc3339, rfc3339_micro
 from kubesched.cluster.store import Store
@@ -369,6 +371,7 @@ class HollowKubelet:
             self._terminate(meta.get("namespace") or "default", meta["name"], meta.get("uid") or "")
             return
         if node_name and status.get("phase") == "Running":
+            self._resize(pod, node_name)
             self._schedule_completion(pod)
             return
         if not node_name or status.get("phase") not in (None, "Pending"):
@@ -410,6 +413,7 @@ class HollowKubelet:
                         "started": True,
                         "restartCount": 0,
                         "state": {"running": {"startedAt": now}},
+                        **container_resources(c),
                     }
                     for i, c in enumerate(containers)
                 ],
@@ -418,6 +422,78 @@ class HollowKubelet:
 
         with contextlib.suppress(ApiError):
             self.store.mutate("Pod", meta.get("namespace") or "default", meta["name"], run)
+
+    def _resize(self, pod: dict[str, Any], node_name: str) -> None:
+        """In-place resize (the kubelet's allocation manager): a running pod whose containers' spec
+        resources differ from what was allocated gets them when the node's allocatable covers its
+        new requests beside the other pods (``status.containerStatuses[].allocatedResources`` and
+        ``resources``), else a ``PodResizePending`` condition, reason Deferred, with the admission
+        predicate's message; it is tried again at the pod's next change."""
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        by_name = {c.get("name"): c for c in spec.get("containers") or []}
+        statuses = status.get("containerStatuses") or []
+        wanted = {n: container_resources(c) for n, c in by_name.items()}
+        if all(
+            {k: cs.get(k) for k in ("allocatedResources", "resources") if k in cs} == wanted.get(cs.get("name"), {})
+            for cs in statuses
+        ):
+            return
+        node = self.store.try_get("Node", "", node_name)
+        refusal = self._resize_refusal(pod, node) if node is not None else None
+        now = rfc3339(self.store.clock.now())
+        generation = int(pod["metadata"].get("generation") or 1)
+
+        def apply(o: dict[str, Any]) -> dict[str, Any]:
+            st = dict(o.get("status") or {})
+            conds = [c for c in st.get("conditions") or [] if c.get("type") != "PodResizePending"]
+            if refusal is None:
+                current = {c.get("name"): c for c in (o.get("spec") or {}).get("containers") or []}
+                st["containerStatuses"] = [
+                    {
+                        **{k: v for k, v in cs.items() if k not in ("allocatedResources", "resources")},
+                        **container_resources(current.get(cs.get("name")) or {}),
+                    }
+                    for cs in st.get("containerStatuses") or []
+                ]
+                st["observedGeneration"] = generation
+            else:
+                conds.append(
+                    {
+                        "type": "PodResizePending",
+                        "status": "True",
+                        "observedGeneration": generation,
+                        "lastProbeTime": None,
+                        "lastTransitionTime": now,
+                        "reason": "Deferred",
+                        "message": refusal,
+                    }
+                )
+            st["conditions"] = conds
+            return {**o, "status": st}
+
+        with contextlib.suppress(ApiError):
+            self.store.mutate("Pod", pod["metadata"].get("namespace") or "default", pod["metadata"]["name"], apply)
+
+    def _resize_refusal(self, pod: dict[str, Any], node: dict[str, Any]) -> str | None:
+        """The admission predicate on a resize: the pod's new requests beside the other running
+        pods' allocation, cpu then memory; None when they fit."""
+        allocatable = parse_resource_list((node.get("status") or {}).get("allocatable"), "status.allocatable")
+        mine = pod_info_from({**pod, "status": {}}).requests
+        used: dict[str, int] = {}
+        node_name = node["metadata"]["name"]
+        for ns, name in self._pods_on.keys(node_name):
+            other = self.store.try_get("Pod", ns, name)
+            if other is None or other["metadata"].get("uid") == pod["metadata"].get("uid"):
+                continue
+            if (other.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            for k, v in pod_info_from(other).requests.items():
+                used[k] = used.get(k, 0) + v
+        for resource in ("cpu", "memory"):
+            want, have, cap = mine.get(resource, 0), used.get(resource, 0), allocatable.get(resource, 0)
+            if want + have > cap:
+                return f"Node didn't have enough resource: {resource}, requested: {want}, used: {have}, capacity: {cap}"
+        return None
 
     def _terminate(self, namespace: str, name: str, uid: str) -> None:
         """Confirm a graceful deletion once the (hollow) containers are stopped."""
@@ -504,3 +580,15 @@ class HollowKubelet:
             statuses.append({**c, "ready": False, "started": False, "state": {"terminated": terminated}})
         st.update(phase="Succeeded" if code == 0 else "Failed", conditions=conds, containerStatuses=statuses)
         return {**o, "status": st}
+
+
+def container_resources(container: dict[str, Any]) -> dict[str, Any]:
+    """What the kubelet reports of a running container's resources: its allocation (the requests)
+    and what it actuated (requests and limits)."""
+    res = container.get("resources") or {}
+    out: dict[str, Any] = {}
+    if res.get("requests"):
+        out["allocatedResources"] = dict(res["requests"])
+    actuated = {k: dict(res[k]) for k in ("requests", "limits") if res.get(k)}
+    out["resources"] = actuated
+    return out

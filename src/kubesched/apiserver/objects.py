@@ -125,7 +125,7 @@ def decode(
     return out, [f'unknown field "{p}"' for p in unknown]
 
 
-def _qos(spec: dict[str, Any]) -> str:
+def pod_qos(spec: dict[str, Any]) -> str:
     """``qos.GetPodQOS``: Guaranteed when every container limits cpu and memory at its requests."""
     containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
     any_set, guaranteed = False, True
@@ -172,7 +172,7 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         spec.setdefault("dnsPolicy", "ClusterFirst")
         spec.setdefault("securityContext", {})
         obj["spec"] = spec
-        obj["status"] = {"phase": "Pending", "qosClass": _qos(spec)}
+        obj["status"] = {"phase": "Pending", "qosClass": pod_qos(spec)}
         if spec.get("schedulingGates"):
             # the pod strategy's applySchedulingGatedCondition
             obj["status"]["conditions"] = [
@@ -216,6 +216,10 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
     """``PrepareForUpdate`` / the status strategy: a main-resource write keeps the stored status,
     a ``/status`` write keeps everything else."""
     new = {**new, "apiVersion": r.stored_api_version, "kind": r.kind}
+    if subresource == "resize":
+        from kubesched.apiserver.resize import prepare_resize
+
+        return prepare_resize(new, old)
     if subresource == "status":
         out = {**old, "status": new.get("status") or {}}
         meta = dict(old["metadata"])

@@ -43,7 +43,9 @@ class Resource:
 
 
 RESOURCES: tuple[Resource, ...] = (
-    Resource("", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction", "log")),
+    Resource(
+        "", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction", "log", "resize")
+    ),
     Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
     Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status", "finalize")),
     Resource("", "v1", "events", "Event", True, "event", ("ev",)),
@@ -183,6 +185,7 @@ for _r in RESOURCES:
 # how each subresource is offered in discovery: (kind, group, version, verbs)
 SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "status": (None, "", "", ("get", "patch", "update")),
+    "resize": (None, "", "", ("get", "patch", "update")),
     "binding": ("Binding", "", "v1", ("create",)),
     "eviction": ("Eviction", "policy", "v1", ("create",)),
     "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),

@@ -25,6 +25,7 @@ from kubesched.apiserver.objects import (
 from kubesched.apiserver.patch import patched as patch_object
 from kubesched.apiserver.patch import strategic_merge_patch
 from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
+from kubesched.apiserver.resize import validate_resize
 from kubesched.apiserver.selectors import fields_match, labels_match
 from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
 from kubesched.clock import rfc3339
@@ -107,6 +108,8 @@ class Writes(ServerContext):
         elif "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
         check_meta(t.resource, new)
+        if t.subresource == "resize":
+            validate_resize(new, old)
         validate(t.resource, new)
         check_object_size(new)
         if not t.subresource:
