@@ -45,7 +45,7 @@ ALWAYS: dict[str, str] = {
     "NodeDeclaredFeatures": "always on: NodeDeclaredFeatures in the default profile",
     "NodeInclusionPolicyInPodTopologySpread": "always on: nodeAffinityPolicy and nodeTaintsPolicy",
     "MatchLabelKeysInPodTopologySpread": "always on: matchLabelKeys merged into the selector at admission",
-    "InPlacePodVerticalScaling": "always on: pods/resize, the hollow kubelet's allocation, max(spec, allocated, actuated)",
+    "InPlacePodVerticalScaling": "always on: pods/resize, the kubelet allocating, max(spec, allocated, actuated)",
     "InPlacePodVerticalScalingInitContainers": "always on: init containers resize too",
     "InPlacePodLevelResourcesVerticalScaling": "always on: pod-level status.resources and allocatedResources count",
     "ClearingNominatedNodeNameAfterBinding": "always on: the API server's binding clears status.nominatedNodeName",
