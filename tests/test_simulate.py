@@ -242,3 +242,16 @@ def test_an_unreachable_extender_stops_the_run_with_one_warning(tmp_path: Path) 
         f"kubesched: warning: stopped scheduling at {doc['stats']['virtualSeconds']:.0f}s of virtual time: the last "
         "100 attempts all ended in errors and nothing changed (the pods' messages say why)"
     ]
+
+
+def test_an_unknown_kind_is_an_error_naming_the_file_document_and_kind(tmp_path: Path) -> None:
+    """kubectl's "no matches for kind": a typo'd kind does not pass for an empty cluster."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(
+        yaml.safe_dump_all([make_node("n"), {"apiVersion": "v1", "kind": "Pdo", "metadata": {"name": "x"}}])
+    )
+    result = CliRunner().invoke(main, ["simulate", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        f'kubesched: error: {path}: document 1: no matches for kind "Pdo" in version "v1"'
+    )

@@ -195,11 +195,13 @@ def create_objects(
                 "(list the pods, or run it under kubesched up)"
             )
         if m.kind not in KNOWN_KINDS:
-            if m.kind not in warned:
-                warned.add(m.kind)
-                warn(f"kind {m.kind!r} ({m.obj.get('apiVersion')}) is not used by the scheduler; kept as is")
-            if keep_existing:
-                continue  # the API server serves only the kinds it knows
+            # kubectl's "no matches for kind": nothing here would read it, and a typo'd kind
+            # (``Pdo``) must not pass for an empty cluster
+            raise InputError(
+                f'no matches for kind "{m.kind}" in version "{m.obj.get("apiVersion") or ""}"',
+                file=m.file,
+                obj=f"document {m.index}",
+            )
         meta = m.obj.get("metadata") or {}
         try:
             if m.kind == "Namespace" and store.try_get("Namespace", "", meta.get("name", "")) is not None:
