@@ -154,15 +154,35 @@ def test_successful_preemption_drops_the_plugins_reason() -> None:
 DRIVER = "gpu.example.com"
 
 
+def gpu_class() -> dict[str, Any]:
+    """The DeviceClass ``gpu``: every device of the test driver."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+
+
+def gpu_slice(node: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """A node's ResourceSlice of the test driver, its pool named after the node."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpus"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
 def dra_objects(memories: dict[str, list[str]]) -> list[dict[str, Any]]:
     """A DeviceClass, a template asking for one GPU of 40Gi or more, and a node with a slice per entry."""
     objs: list[dict[str, Any]] = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "gpu"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
+        gpu_class(),
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaimTemplate",
@@ -194,17 +214,7 @@ def dra_objects(memories: dict[str, list[str]]) -> list[dict[str, Any]]:
     for node, mems in memories.items():
         objs.append(make_node(node, cpu="8"))
         objs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{node}-gpus"},
-                "spec": {
-                    "driver": DRIVER,
-                    "nodeName": node,
-                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": f"gpu-{i}", "capacity": {"memory": {"value": m}}} for i, m in enumerate(mems)],
-                },
-            }
+            gpu_slice(node, [{"name": f"gpu-{i}", "capacity": {"memory": {"value": m}}} for i, m in enumerate(mems)])
         )
     return objs
 
@@ -539,12 +549,7 @@ def prioritized_objects(gpus: dict[str, int], counts: tuple[int, ...]) -> list[d
     """Nodes with so many GPUs, and a claim ``gpus`` whose one request asks for the first of
     ``counts`` GPUs that fits (a prioritized list, DRAPrioritizedList)."""
     objs: list[dict[str, Any]] = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "gpu"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
+        gpu_class(),
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
@@ -565,20 +570,7 @@ def prioritized_objects(gpus: dict[str, int], counts: tuple[int, ...]) -> list[d
         },
     ]
     for node, n in gpus.items():
-        objs.append(make_node(node, cpu="8"))
-        objs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{node}-gpus"},
-                "spec": {
-                    "driver": DRIVER,
-                    "nodeName": node,
-                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": f"gpu-{i}"} for i in range(n)],
-                },
-            }
-        )
+        objs += [make_node(node, cpu="8"), gpu_slice(node, [{"name": f"gpu-{i}"} for i in range(n)])]
     return objs
 
 
