@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import socket
 import threading
@@ -107,6 +108,10 @@ class RemoteClient:
             "ResourceClaim": k8s.ResourceV1Api(self._api).list_resource_claim_for_all_namespaces,
             "DeviceClass": k8s.ResourceV1Api(self._api).list_device_class,
             "ResourceSlice": k8s.ResourceV1Api(self._api).list_resource_slice,
+            # (newer than the client library's typed API: listed through the generic one)
+            "DeviceTaintRule": functools.partial(
+                k8s.CustomObjectsApi(self._api).list_cluster_custom_object, "resource.k8s.io", "v1", "devicetaintrules"
+            ),
             "PersistentVolume": self.core.list_persistent_volume,
             "PersistentVolumeClaim": self.core.list_persistent_volume_claim_for_all_namespaces,
             "StorageClass": k8s.StorageV1Api(self._api).list_storage_class,
