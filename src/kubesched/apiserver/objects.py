@@ -216,10 +216,6 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
     """``PrepareForUpdate`` / the status strategy: a main-resource write keeps the stored status,
     a ``/status`` write keeps everything else."""
     new = {**new, "apiVersion": r.stored_api_version, "kind": r.kind}
-    if subresource == "resize":
-        from kubesched.apiserver.resize import prepare_resize
-
-        return prepare_resize(new, old)
     if subresource == "status":
         out = {**old, "status": new.get("status") or {}}
         meta = dict(old["metadata"])

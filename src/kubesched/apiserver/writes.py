@@ -25,7 +25,7 @@ from kubesched.apiserver.objects import (
 from kubesched.apiserver.patch import patched as patch_object
 from kubesched.apiserver.patch import strategic_merge_patch
 from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
-from kubesched.apiserver.resize import validate_resize
+from kubesched.apiserver.resize import prepare_resize, validate_resize
 from kubesched.apiserver.selectors import fields_match, labels_match
 from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
 from kubesched.clock import rfc3339
@@ -99,7 +99,10 @@ class Writes(ServerContext):
     ) -> web.Response:
         """Validation and the write of an update (PUT or PATCH, main resource or ``/status``); an
         update of the main resource records its manager's fields (an apply has done so)."""
-        new = prepare_for_update(t.resource, body, old, t.subresource)
+        if t.subresource == "resize":
+            new = prepare_resize({**body, "apiVersion": "v1", "kind": "Pod"}, old)
+        else:
+            new = prepare_for_update(t.resource, body, old, t.subresource)
         manager = self._manager(request)
         if applied:
             new["metadata"]["managedFields"] = (body.get("metadata") or {}).get("managedFields") or []
