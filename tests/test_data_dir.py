@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from tests.live import Server, free_port, mount_tmpfs, unmount
+from tests.live import KUBESCHED, Server, free_port, mount_tmpfs, unmount
 
 
 def start(data_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -191,3 +192,23 @@ def test_the_kubeconfig_is_written_without_following_a_planted_link(tmp_path: Pa
         assert not kubeconfig.is_symlink() and stat.S_IMODE(kubeconfig.lstat().st_mode) == 0o600
     finally:
         server.stop()
+
+
+def test_up_announces_nothing_until_the_ui_port_is_bound(tmp_path):
+    """A taken --ui-port: one line naming it, exit 2, and neither the API server's address nor a
+    kubeconfig left behind (nothing was announced that does not work)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        data = tmp_path / "data"
+        done = subprocess.run(
+            [*KUBESCHED, "up", "--data-dir", str(data), "--port", str(free_port()), "--ui-port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert "API server on" not in done.stdout
+    assert one_line(done) == f"kubesched: error: cannot listen on 127.0.0.1:{port} (--ui-port): Address already in use"
+    assert not (data / "kubeconfig").exists()

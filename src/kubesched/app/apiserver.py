@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,7 +245,7 @@ async def _serve(opts: ServerOptions) -> None:
         )
         service.start()
         tasks.append(asyncio.create_task(event_rounds(client, stop)))
-    print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
+    ui_line = ""
     if service is not None and opts.ui_port:
         from kubesched.ui.server import UiServer
         from kubesched.ui.session import is_loopback
@@ -273,11 +274,17 @@ async def _serve(opts: ServerOptions) -> None:
             )
             await site.start()
         except OSError as exc:
+            kubeconfig.unlink(missing_ok=True)  # nothing was announced: leave no kubeconfig behind
             raise InputError(
-                f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): {exc.strerror or exc}"
+                f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): "
+                f"{os.strerror(exc.errno) if exc.errno else exc}"
             ) from None
         base = f"{'https' if tls else 'http'}://{opts.host}:{opts.ui_port}"
-        print(f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}", flush=True)
+        ui_line = f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}"
+    # announced once every port is bound
+    print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
+    if ui_line:
+        print(ui_line, flush=True)
     await stop.wait()
     if service is not None:
         await service.stop()
