@@ -43,23 +43,21 @@ def node_mask(declared: Sequence[str]) -> int:
     return mask
 
 
-def _containers(spec: Mapping[str, Any], *keys: str) -> list[Mapping[str, Any]]:
-    return [c for k in keys for c in spec.get(k) or () if isinstance(c, Mapping)]
-
-
 def required_mask(spec: Mapping[str, Any]) -> int:
     """``InferForPodScheduling``: the features the pod's spec needs on its node (the registry's
-    features whose ``InferForScheduling`` holds; none has a maximum version at v1.37)."""
+    features whose ``InferForScheduling`` holds; none has a maximum version at v1.37). One pass over
+    the containers: it runs for every pod at PreFilter."""
     mask = 0
-    for c in _containers(spec, "containers", "initContainers"):
-        rules = c.get("restartPolicyRules") or ()
-        if any(isinstance(r, Mapping) and r.get("action") == "RestartAllContainers" for r in rules):
-            mask |= BIT["RestartAllContainersOnContainerExits"]
-            break
     if spec.get("hostNetwork") and spec.get("hostUsers") is False:
         mask |= BIT["UserNamespacesHostNetworkSupport"]
-    for c in _containers(spec, "containers", "initContainers", "ephemeralContainers"):
-        if any(isinstance(m, Mapping) and m.get("bindMountOptions") for m in c.get("volumeMounts") or ()):
-            mask |= BIT["VolumeBindMountOptions"]
-            break
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or ():
+            if not isinstance(c, Mapping):
+                continue
+            rules = c.get("restartPolicyRules") if key != "ephemeralContainers" else None
+            if rules and any(isinstance(r, Mapping) and r.get("action") == "RestartAllContainers" for r in rules):
+                mask |= BIT["RestartAllContainersOnContainerExits"]
+            mounts = c.get("volumeMounts")
+            if mounts and any(isinstance(m, Mapping) and m.get("bindMountOptions") for m in mounts):
+                mask |= BIT["VolumeBindMountOptions"]
     return mask
