@@ -69,12 +69,12 @@ def validate(r: Resource, obj: dict[str, Any]) -> None:
         object_validation.validate(r.kind, obj)
     except InputError as exc:
         if exc.causes:  # an aggregate: every cause in the Status, the list in its message
-            causes = [{"reason": _cause_reason(m), "message": m, "field": f} for f, m in exc.causes]
+            causes = [{"reason": cause_reason(m), "message": m, "field": f} for f, m in exc.causes]
             raise invalid_causes(r, name, exc.message, causes) from None
-        raise field_error(r, name, exc.field or "spec", exc.message, _cause_reason(exc.message)) from None
+        raise field_error(r, name, exc.field or "spec", exc.message, cause_reason(exc.message)) from None
 
 
-def _cause_reason(message: str) -> str:
+def cause_reason(message: str) -> str:
     return next((v for k, v in CAUSE_REASONS.items() if message.startswith(k)), "FieldValueInvalid")
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesched.apiserver.objects import invalid_causes, pod_qos
+from kubesched.apiserver.objects import cause_reason, invalid_causes, pod_qos
+from kubesched.apiserver.resources import BY_PATH
 from kubesched.cluster import validation as object_validation
 from kubesched.errors import InputError
 
@@ -85,11 +86,11 @@ def validate_resize(new: dict[str, Any], old: dict[str, Any]) -> None:
                 if _removed(nres.get(part) or {}, ores.get(part) or {}):
                     errors.append((f"{path}.{part}", f"Forbidden: resource {part} cannot be removed"))
     for n, o in zip(new_spec.get("containers") or [], old_spec.get("containers") or [], strict=True):
-        if _without_cpu_memory(n, o) != o:
+        if _beyond_cpu_memory(n) != _beyond_cpu_memory(o):
             errors.append(("spec", "Forbidden: only cpu and memory resources are mutable"))
     inits = zip(new_spec.get("initContainers") or [], old_spec.get("initContainers") or [], strict=True)
     for i, (n, o) in enumerate(inits):
-        if _without_cpu_memory(n, o) != o:
+        if _beyond_cpu_memory(n) != _beyond_cpu_memory(o):
             message = "Forbidden: only cpu and memory resources for init or sidecar containers are mutable"
             errors.append((f"spec.initContainers[{i}]", message))
         restarts = any((p or {}).get("restartPolicy") == "RestartContainer" for p in n.get("resizePolicy") or [])
@@ -120,47 +121,25 @@ def _removed(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return len(old) > len(new) or any(k not in new for k in old)
 
 
-def _without_cpu_memory(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    """``dropCPUMemoryResourcesFromContainer``: the new container with its cpu and memory
-    requests and limits (and resize policy) put back to the old one's."""
-    out = copy.deepcopy(new)
-    res = out.setdefault("resources", {})
-    old_res = old.get("resources") or {}
+def _beyond_cpu_memory(container: dict[str, Any]) -> dict[str, Any]:
+    """The container as ``dropCPUMemoryResourcesFromContainer`` then ``Semantic.DeepEqual`` compare
+    it: cpu and memory requests and limits left out, empty resources the same as none (a changed
+    resizePolicy stays, and is refused)."""
+    out = dict(container)
+    res = {k: v for k, v in (container.get("resources") or {}).items() if v and k not in ("requests", "limits")}
     for part in ("requests", "limits"):
-        mine = dict(res.get(part) or {})
-        theirs = old_res.get(part) or {}
-        for k in MUTABLE:
-            if k in theirs:
-                mine[k] = theirs[k]
-            else:
-                mine.pop(k, None)
-        if mine:
-            res[part] = mine
-        else:
-            res.pop(part, None)
-    if not res and "resources" not in new:
+        rest = {k: v for k, v in ((container.get("resources") or {}).get(part) or {}).items() if k not in MUTABLE}
+        if rest:
+            res[part] = rest
+    if res:
+        out["resources"] = res
+    else:
         out.pop("resources", None)
-    if not res and "resources" in old and not old.get("resources"):
-        out["resources"] = {}
-    return out  # (a changed resizePolicy is not cpu or memory: it remains, and is refused)
+    return out
 
 
 def _raise(name: str, errors: list[tuple[str, str]]) -> None:
-    causes = [{"reason": _reason(m), "message": m, "field": f} for f, m in errors]
+    causes = [{"reason": cause_reason(m), "message": m, "field": f} for f, m in errors]
     parts = [f"{f}: {m}" if f else m for f, m in errors]
     summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-    raise invalid_causes_for_pod(name, summary, causes)
-
-
-def _reason(message: str) -> str:
-    if message.startswith("Forbidden"):
-        return "FieldValueForbidden"
-    if message.startswith("Required value"):
-        return "FieldValueRequired"
-    return "FieldValueInvalid"
-
-
-def invalid_causes_for_pod(name: str, summary: str, causes: list[dict[str, str]]) -> Exception:
-    from kubesched.apiserver.resources import BY_PATH
-
-    return invalid_causes(BY_PATH[("", "v1", "pods")], name, summary, causes)
+    raise invalid_causes(BY_PATH[("", "v1", "pods")], name, summary, causes)
