@@ -20,10 +20,12 @@ from kubesched.simulate.runner import simulate
 
 
 def upstream(
-    oracle: Path, paths: Sequence[Path], *, config: Path | None = None, gates: str = ""
+    oracle: Path, paths: Sequence[Path], *, config: Path | None = None, gates: str = "", together: bool = False
 ) -> list[list[dict[str, Any]]]:
-    """Each file's pending pods' outcomes, as the oracle prints them (one JSON line per file)."""
+    """Each file's pending pods' outcomes, as the oracle prints them (one JSON line per file);
+    ``together``: every pending pod created at once (pod groups scheduled as one)."""
     args = [str(oracle), *(["--config", str(config)] if config else []), *(["--feature-gates", gates] if gates else [])]
+    args += ["--together"] if together else []
     done = subprocess.run([*args, *map(str, paths)], capture_output=True, text=True, timeout=60 + 5 * len(paths))
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip())

@@ -92,7 +92,9 @@ def test_what_kubesched_does_with_each_gate() -> None:
     assert what_kubesched_does("OpportunisticBatching").startswith("followed")
     assert what_kubesched_does("APIResponseCompression") == "accepted; read by other components only"
     assert what_kubesched_does("TopologyAwareWorkloadScheduling") == "accepted; alpha, not implemented"
-    assert FeatureGates.parse("GenericWorkload=true").ignored() == ["GenericWorkload"]
+    assert FeatureGates.parse("GenericWorkload=true").ignored() == []  # followed (gang scheduling)
+    both = FeatureGates.parse("GenericWorkload=true,DRAWorkloadResourceClaims=true")
+    assert both.ignored() == ["DRAWorkloadResourceClaims"]
     assert FeatureGates.parse("SchedulerAsyncPreemption=false").ignored() == ["SchedulerAsyncPreemption"]
     assert FeatureGates.parse("SchedulerAsyncPreemption=true,APIResponseCompression=false").ignored() == []
 
@@ -104,9 +106,11 @@ def test_the_cli_refuses_and_warns_as_kube_scheduler_would() -> None:
     assert locked.output.strip().splitlines()[-1] == (
         "kubesched: error: cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true"
     )
-    warned = runner.invoke(main, ["simulate", EXAMPLE, "--feature-gates", "GenericWorkload=true"])
+    gates = "GenericWorkload=true,DRAWorkloadResourceClaims=true"
+    warned = runner.invoke(main, ["simulate", EXAMPLE, "--feature-gates", gates])
     assert warned.exit_code == 0, warned.output
-    assert "kubesched: warning: feature gate GenericWorkload: accepted; not implemented yet" in warned.output
+    assert "kubesched: warning: feature gate DRAWorkloadResourceClaims: accepted; not implemented yet" in warned.output
+    assert "feature gate GenericWorkload" not in warned.output
 
 
 def test_the_docs_table_lists_every_gate() -> None:

@@ -199,6 +199,14 @@ def simulate(
 )
 @click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True, help="timed: measures taken.")
 @click.option("--namespace", default="openb", show_default=True, help="Namespace of the trace's pods.")
+@click.option(
+    "--gangs",
+    type=click.Choice(["none", "same-arrival"]),
+    default="none",
+    show_default=True,
+    help="same-arrival: pods arriving the same second with the same requests are one job's workers, "
+    "scheduled all-or-nothing as a PodGroup gang (turns GenericWorkload on).",
+)
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--timing", is_flag=True, help="Add wall-clock figures to the JSON output.")
 @click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
@@ -214,6 +222,7 @@ def replay(
     tie_break: str | None,
     samples: int,
     namespace: str,
+    gangs: str,
     output: str,
     timing: bool,
     report_path: str | None,
@@ -242,6 +251,7 @@ def replay(
                 namespace=namespace,
                 tie_break=tie_break,
                 progress=progress.step if show_progress else None,
+                gangs=gangs,
             )
         if report_path is not None:
             from kubesched.report import write_replay_report
@@ -276,6 +286,14 @@ def replay(
     help="Among the best nodes: permutation (the paper's simulator: a seeded random order of the nodes, the "
     "default for its six policies), random (kube-scheduler's pick, the default otherwise) or the smallest name.",
 )
+@click.option(
+    "--gangs",
+    "gang_modes",
+    default="none",
+    show_default=True,
+    help="Comma-separated replay --gangs values to compare, e.g. none,same-arrival: what all-or-nothing "
+    "placement of the trace's multi-pod jobs costs in GPU allocation.",
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Local processes (default: all cores).")
 @click.option("--ray", "ray_address", default=None, metavar="ADDRESS", help="Run on a Ray cluster (auto: local).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS", help="Run on a Dask scheduler.")
@@ -290,6 +308,7 @@ def sweep(
     mode: str,
     load: float,
     tie_break: str | None,
+    gang_modes: str,
     jobs: int | None,
     ray_address: str | None,
     dask_address: str | None,
@@ -310,6 +329,12 @@ def sweep(
     for name in names:
         if name not in ALL_POLICIES:
             _fail(InputError(f'unknown policy "{name}"; choose from {", ".join(ALL_POLICIES)}', field="--policies"))
+    from kubesched.replay.gangs import GANG_MODES
+
+    gangs = [g.strip() for g in gang_modes.split(",") if g.strip()]
+    for g in gangs:
+        if g not in GANG_MODES:
+            _fail(InputError(f'unknown gangs "{g}"; choose from {", ".join(GANG_MODES)}', field="--gangs"))
     show_progress = output == "text" and sys.stderr.isatty()
     try:
         runs = grid(
@@ -320,6 +345,7 @@ def sweep(
             mode=mode,
             load=load,
             tie_break=tie_break,
+            gangs=gangs,
         )
         with Progress(enabled=show_progress) as progress:
             rows = execute(

@@ -22,6 +22,7 @@ OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
 NOMINATED_NODE_NAME_FOR_EXPECTATION = "NominatedNodeNameForExpectation"
 SCHEDULER_POP_FROM_BACKOFF_Q = "SchedulerPopFromBackoffQ"
+GENERIC_WORKLOAD = "GenericWorkload"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 
@@ -31,6 +32,8 @@ FOLLOWED: dict[str, str] = {
     STORAGE_CAPACITY_SCORING: "followed: VolumeBinding scores nodes by free capacity (off: no Score)",
     NOMINATED_NODE_NAME_FOR_EXPECTATION: "followed: PreBindPreFlight; nominatedNodeName set before a slow binding",
     SCHEDULER_POP_FROM_BACKOFF_Q: "followed: an idle scheduler pops backing-off pods; backoff in 1-second windows",
+    GENERIC_WORKLOAD: "followed: PodGroups queue and schedule as one (the pod group cycle), GangScheduling "
+    "in the default profile; no workload-aware preemption yet",
 }
 # Locked or default-on behaviour kubesched always has: setting the gate changes nothing in kubesched.
 ALWAYS: dict[str, str] = {

@@ -79,6 +79,7 @@ class PodInfo:
     spread_constraints: tuple[SpreadConstraint, ...] = ()
     controller: tuple[str, str, str] | None = None  # (apiVersion, kind, name) of the controller owner
     extra: dict[str, Any] = field(default_factory=dict)
+    pod_group: str = ""  # spec.schedulingGroup.podGroupName: the PodGroup it is scheduled with
 
     @property
     def key(self) -> str:
@@ -254,4 +255,5 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
         pod_affinity=pod_affinity,
         spread_constraints=spread,
         controller=controller_ref(meta),
+        pod_group=str((spec.get("schedulingGroup") or {}).get("podGroupName") or ""),
     )

@@ -61,6 +61,8 @@ _KIND_TYPES = {
     ("resource.k8s.io", "ResourceClaimTemplate"): "resource.ResourceClaimTemplate",
     ("resource.k8s.io", "ResourceSlice"): "resource.ResourceSlice",
     ("resource.k8s.io", "DeviceTaintRule"): "resource.DeviceTaintRule",
+    ("scheduling.k8s.io", "Workload"): "schedulingv1beta1.Workload",
+    ("scheduling.k8s.io", "PodGroup"): "schedulingv1beta1.PodGroup",
     ("storage.k8s.io", "StorageClass"): "storage.StorageClass",
     ("storage.k8s.io", "CSINode"): "storage.CSINode",
     ("storage.k8s.io", "CSIDriver"): "storage.CSIDriver",

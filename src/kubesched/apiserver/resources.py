@@ -103,6 +103,10 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(
         "resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False, "devicetaintrule", (), (), ("status",)
     ),
+    # workload-aware scheduling (GenericWorkload, beta in v1.37): served here always, where
+    # kube-apiserver needs --runtime-config=scheduling.k8s.io/v1beta1=true and the gate
+    Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload", True, "workload"),
+    Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", True, "podgroup", (), (), ("status",)),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclass", ("sc",)),
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "csinode"),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "csidriver"),

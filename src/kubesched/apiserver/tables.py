@@ -299,6 +299,26 @@ def _runtimeclass_row(o: dict[str, Any], now: float) -> Row:
     return [meta.get("name"), o.get("handler") or "", _age(now, meta.get("creationTimestamp"))]
 
 
+def _name_age_row(o: dict[str, Any], now: float) -> Row:
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), _age(now, meta.get("creationTimestamp"))]
+
+
+def _podgroup_row(o: dict[str, Any], now: float) -> Row:
+    """``printPodGroup``: the policy, the Workload it belongs to, and Pending, Scheduled or
+    Unschedulable by its PodGroupInitiallyScheduled condition (a DisruptionTarget's reason wins)."""
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    policy = "Gang" if (spec.get("schedulingPolicy") or {}).get("gang") is not None else "Basic"
+    conditions = {c.get("type"): c for c in (o.get("status") or {}).get("conditions") or []}
+    status = "Pending"
+    if "PodGroupInitiallyScheduled" in conditions:
+        status = "Scheduled" if conditions["PodGroupInitiallyScheduled"].get("status") == "True" else "Unschedulable"
+    if "DisruptionTarget" in conditions:
+        status = conditions["DisruptionTarget"].get("reason") or ""
+    workload = (spec.get("workloadRef") or {}).get("workloadName") or "<none>"
+    return [meta.get("name"), policy, workload, status, _age(now, meta.get("creationTimestamp"))]
+
+
 def _pc_row(o: dict[str, Any], now: float) -> Row:
     meta = o.get("metadata") or {}
     return [
@@ -578,6 +598,8 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "Event": ([_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")], _event_row),
     "Lease": ([_name_col(), _col("Holder"), _col("Age")], _lease_row),
     "RuntimeClass": ([_name_col(), _col("Handler"), _col("Age")], _runtimeclass_row),
+    "Workload": ([_name_col(), _col("Age")], _name_age_row),
+    "PodGroup": ([_name_col(), _col("Policy"), _col("Workload"), _col("Status"), _col("Age")], _podgroup_row),
     # pkg/printers/internalversion/printers.go: Data and Secrets are declared strings, counted
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),

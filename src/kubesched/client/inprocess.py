@@ -138,6 +138,12 @@ class InProcessClient:
     def delete_claim(self, namespace: str, name: str) -> None:
         self.store.delete("ResourceClaim", namespace, name)
 
+    def patch_pod_group_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        def patch(o: dict[str, Any]) -> dict[str, Any]:
+            return {**o, "status": {**(o.get("status") or {}), **status}}
+
+        self.store.mutate("PodGroup", namespace, name, patch)
+
     def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
         def patch(o: dict[str, Any]) -> dict[str, Any]:
             return {**o, "status": {**(o.get("status") or {}), **fields}}

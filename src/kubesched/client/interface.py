@@ -81,6 +81,11 @@ class ClusterClient(Protocol):
 
     def delete_claim(self, namespace: str, name: str) -> None: ...
 
+    def patch_pod_group_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        """A merge patch of a scheduling.k8s.io/v1beta1 PodGroup's status (its conditions), as
+        ``util.PatchPodGroupStatus`` writes them."""
+        ...
+
     def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
         """A merge patch of fields of the pod's status (``extendedResourceClaimStatus``)."""
         ...

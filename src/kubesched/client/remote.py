@@ -112,6 +112,9 @@ class RemoteClient:
             "DeviceTaintRule": functools.partial(
                 k8s.CustomObjectsApi(self._api).list_cluster_custom_object, "resource.k8s.io", "v1", "devicetaintrules"
             ),
+            "PodGroup": functools.partial(
+                k8s.CustomObjectsApi(self._api).list_cluster_custom_object, "scheduling.k8s.io", "v1beta1", "podgroups"
+            ),
             "PersistentVolume": self.core.list_persistent_volume,
             "PersistentVolumeClaim": self.core.list_persistent_volume_claim_for_all_namespaces,
             "StorageClass": k8s.StorageV1Api(self._api).list_storage_class,
@@ -430,6 +433,14 @@ class RemoteClient:
     def delete_claim(self, namespace: str, name: str) -> None:
         api = k8s.ResourceV1Api(self._api)
         self._write(api.delete_namespaced_resource_claim(name, namespace, _preload_content=False))
+
+    def patch_pod_group_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        api = k8s.CustomObjectsApi(self._api)
+        self._write(
+            api.patch_namespaced_custom_object_status(
+                "scheduling.k8s.io", "v1beta1", namespace, "podgroups", name, {"status": status}, _preload_content=False
+            )
+        )
 
     def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
         self._patch_status(namespace, name, fields, "application/merge-patch+json")

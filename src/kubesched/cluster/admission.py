@@ -79,6 +79,8 @@ class Admission:
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if kind == "Pod":
             return self._admit_pod(obj)
+        if kind == "PodGroup":
+            return self._admit_pod_group(obj)
         if kind == "PriorityClass":
             self._validate_priority_class(obj)
         if kind == "PersistentVolumeClaim":
@@ -170,6 +172,32 @@ class Admission:
             )
         spec["priority"] = value
         spec.setdefault("preemptionPolicy", (pc or {}).get("preemptionPolicy") or "PreemptLowerPriority")
+        return {**obj, "spec": spec}
+
+    def _priority_class(self, name: str | None) -> dict[str, Any] | None:
+        """``establishPriority``'s class: the named one (refused when missing), else the
+        globalDefault, else none (priority 0)."""
+        if name:
+            pc = self.store.try_get("PriorityClass", "", name)
+            if pc is None:
+                raise Forbidden(f"no PriorityClass with name {name} was found")
+            return pc
+        return self._global_default()
+
+    def _admit_pod_group(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Priority admission of a new PodGroup (``admitPodGroup``): its class resolves to
+        ``spec.priority``, which the group may not set to anything else."""
+        spec = dict(obj.get("spec") or {})
+        pc = self._priority_class(spec.get("priorityClassName"))
+        value = pc.get("value", 0) if pc is not None else 0
+        if spec.get("priority") is not None and spec["priority"] != value:
+            raise Forbidden(
+                f"priority set in the pod group ({spec['priority']}) must match the priority computed ({value}) "
+                "based on the priority class set in the spec"
+            )
+        spec["priority"] = value
+        if pc is not None:
+            spec["priorityClassName"] = pc["metadata"]["name"]
         return {**obj, "spec": spec}
 
     def _validate_priority_class(self, obj: dict[str, Any]) -> None:

@@ -55,6 +55,8 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "ResourceClaimTemplate": ("resource.k8s.io/v1", True, "resourceclaimtemplates"),
     "ResourceSlice": ("resource.k8s.io/v1", False, "resourceslices"),
     "DeviceTaintRule": ("resource.k8s.io/v1", False, "devicetaintrules"),
+    "Workload": ("scheduling.k8s.io/v1beta1", True, "workloads"),
+    "PodGroup": ("scheduling.k8s.io/v1beta1", True, "podgroups"),
     "StorageClass": ("storage.k8s.io/v1", False, "storageclasses"),
     "CSINode": ("storage.k8s.io/v1", False, "csinodes"),
     "CSIDriver": ("storage.k8s.io/v1", False, "csidrivers"),

@@ -12,6 +12,7 @@ from typing import Any
 from kubesched.api import schema, validation
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
+from kubesched.api.validation_podgroups import validate_pod_group
 from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
 from kubesched.api.validation_workloads import validate_workload
 from kubesched.cluster.disruption import validate_budget
@@ -20,6 +21,8 @@ from kubesched.cluster.store import is_namespaced
 # kind -> API group, for the kinds a manifest may hold without an apiVersion we can trust
 _GROUPS = {
     "PriorityClass": "scheduling.k8s.io",
+    "Workload": "scheduling.k8s.io",
+    "PodGroup": "scheduling.k8s.io",
     "RuntimeClass": "node.k8s.io",
     "PodDisruptionBudget": "policy",
     "ReplicaSet": "apps",
@@ -78,5 +81,7 @@ def validate(kind: str, obj: dict[str, Any]) -> None:
         validation.validate_persistent_volume_claim(obj)
     elif kind == "StorageClass":
         validation.validate_storage_class(obj)
+    elif kind == "PodGroup":
+        validate_pod_group(obj)
     elif kind in WORKLOAD_VALIDATORS:
         validate_workload(kind, obj)

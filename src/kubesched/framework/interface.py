@@ -126,11 +126,15 @@ class PreEnqueuePlugin(Plugin):
 
 
 class QueuedPodInfo(Protocol):
-    """``fwk.QueuedPodInfo`` as QueueSort sees it: the pod, when it was (re)queued, when its
-    first attempt began, and how many attempts it has had."""
+    """``fwk.QueuedEntityInfo`` as QueueSort sees it: the pod (a pod group's first member), its
+    priority (a pod group's is its PodGroup's), when it was (re)queued, when its first attempt
+    began, and how many attempts it has had."""
 
     @property
     def pod(self) -> PodInfo: ...
+
+    @property
+    def priority(self) -> int: ...
 
     @property
     def timestamp(self) -> float: ...

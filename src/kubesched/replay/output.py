@@ -53,6 +53,12 @@ def print_replay(result: ReplayResult, out: TextIO) -> None:
         f"pods {s['pods']:,}, bound {s['bound']:,}, failed {s['failed']:,}, attempts {s['attempts']:,}, "
         f"virtual time {s['virtualSeconds']:,.0f}s\n"
     )
+    g = s.get("gangs")
+    if g:
+        out.write(
+            f"gangs {g['gangs']:,} ({g['pods']:,} pods): admitted {g['admitted']:,}, failed {g['failed']:,}, "
+            f"waiting {g['waiting']:,}, preempted {g['preempted']:,}\n"
+        )
     if result.reasons:
         top = ", ".join(f"{n:,} {r}" for r, n in list(result.reasons.items())[:4])
         out.write(f"node verdicts against pods left pending: {top}\n")
@@ -69,13 +75,15 @@ def replay_json(result: ReplayResult, timing: bool = False) -> str:
 
 
 def summarize(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Mean and standard deviation of ``keys`` per (workload, policy) over seeds."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    """Mean and standard deviation of ``keys`` per (workload, policy, gangs) over seeds."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault((r["workload"], r["policy"]), []).append(r)
+        groups.setdefault((r["workload"], r["policy"], r.get("gangs") or "none"), []).append(r)
     out = []
-    for (workload, policy), rs in groups.items():
+    for (workload, policy, gangs), rs in groups.items():
         entry: dict[str, Any] = {"workload": workload, "policy": policy, "runs": len(rs)}
+        if gangs != "none" or any((r.get("gangs") or "none") != "none" for r in rows):
+            entry["gangs"] = gangs
         for k in keys:
             vals = [r[k] for r in rs if r.get(k) is not None]
             entry[k] = round(statistics.fmean(vals), 3) if vals else None
@@ -95,13 +103,15 @@ def column_title(key: str, load_pct: int | None = None) -> str:
 
 
 def print_sweep(summary: list[dict[str, Any]], keys: Sequence[str], out: TextIO, load_pct: int | None = None) -> None:
-    head = ["WORKLOAD", "POLICY", "RUNS", *(column_title(k, load_pct) for k in keys)]
+    gangs = any("gangs" in e for e in summary)  # a column only when the sweep varied it
+    head = ["WORKLOAD", "POLICY", *(["GANGS"] if gangs else []), "RUNS", *(column_title(k, load_pct) for k in keys)]
     rows: list[list[Any]] = [head]
     for e in summary:
         rows.append(
             [
                 e["workload"],
                 e["policy"],
+                *([e.get("gangs", "none")] if gangs else []),
                 e["runs"],
                 *(("-" if e[k] is None else f"{e[k]:.2f} ± {e[k + 'Std']:.2f}") for k in keys),
             ]

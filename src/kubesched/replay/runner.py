@@ -51,6 +51,7 @@ from kubesched.framework.gpushare import (
     typical_pods,
 )
 from kubesched.replay import trace
+from kubesched.replay.gangs import GANG_MODES, GangStats, Unit, tune_units, units
 from kubesched.replay.profiles import DEFAULT_POLICY, PAPER_POLICIES, policy_config, typical_pods_arg
 from kubesched.replay.tiebreak import paper_names
 from kubesched.scheduler.config import SchedulerConfig, parse_config
@@ -234,9 +235,14 @@ def _build(
 
 
 def _reasons(sched: Scheduler, failed: list[dict[str, Any]]) -> dict[str, int]:
-    """Unschedulable verdicts per reason, summed over the last message of every pod left pending."""
+    """Unschedulable verdicts per reason, summed over the last message of every pod left pending
+    (a gang's pod that fitted but whose gang did not: once, as "gang below minCount")."""
     counts: Counter[str] = Counter()
     for message in (f["message"] for f in failed):
+        if not message.startswith("0/"):
+            if "minCount" in message:
+                counts["gang below minCount"] += 1
+            continue
         head = message.split(". ", 1)[0]
         _, _, tail = head.partition(": ")
         for part in tail.split(", "):
@@ -290,11 +296,16 @@ def replay(
     tie_break: str | None = None,
     progress: Any = None,
     feature_gates: FeatureGates | None = None,
+    gangs: str = "none",
 ) -> ReplayResult:
     """``tie_break``: "permutation" (the paper's simulator, ``replay/tiebreak.py``; the default for
-    its six policies), "random" (kube-scheduler; the default otherwise) or "name"."""
+    its six policies), "random" (kube-scheduler; the default otherwise) or "name". ``gangs``:
+    "same-arrival" schedules the trace's multi-pod jobs as gangs (``replay/gangs.py``; it turns
+    GenericWorkload on)."""
     if mode not in MODES:
         raise InputError(f'unknown mode "{mode}"; choose one of {", ".join(MODES)}', field="--mode")
+    if gangs not in GANG_MODES:
+        raise InputError(f'unknown gangs "{gangs}"; choose one of {", ".join(GANG_MODES)}', field="--gangs")
     arrivals = trace.load_workload(workload, namespace)
     for a in arrivals:
         a.pod["metadata"]["namespace"] = a.pod["metadata"].get("namespace") or namespace
@@ -310,6 +321,13 @@ def replay(
         config = parse_config(policy_config(policy, typical), f"policy {policy}")
     if feature_gates is not None:
         config.feature_gates = config.feature_gates.merged(feature_gates)
+    if gangs != "none":
+        config.feature_gates = config.feature_gates.merged(FeatureGates.parse("GenericWorkload=true"))
+    try:
+        workload_units = units(arrivals, gangs, namespace)
+    except InputError as exc:
+        raise exc.located(file=workload) from None
+    stats = GangStats(names={u.pod_group["metadata"]["name"]: len(u.arrivals) for u in workload_units if u.pod_group})
     if tie_break is None:
         tie_break = "permutation" if policy in PAPER_POLICIES else "random"
     if tie_break not in TIE_BREAKS:
@@ -318,15 +336,28 @@ def replay(
     measure = _Measure(store, cluster_nodes, Fragmentation(typical, []) if typical else None)
     capacity = measure.ledger.capacity_milli
     rng = random.Random(seed)  # one stream, as the simulator's: the workload's draws, then the renaming
-    pods = tune(arrivals, capacity, load, rng) if mode == "arrivals" else []
+    if mode == "arrivals" and gangs != "none":
+        tuned = tune_units(
+            workload_units,
+            capacity,
+            load,
+            rng,
+            lambda u: sum(request_of_pod(a.pod).total_milli for a in u.arrivals),
+            lambda u: sum(request_of_pod(a.pod).gpu_milli for a in u.arrivals),
+        )
+        stats.names = {u.pod_group["metadata"]["name"]: len(u.arrivals) for u in tuned if u.pod_group}
+    else:
+        tuned = [Unit([a]) for a in tune(arrivals, capacity, load, rng)] if mode == "arrivals" else []
+    pods = [a for u in tuned for a in u.arrivals]
     if tie_break == "permutation":
         sched.algorithm.break_ties_by(paper_names([n["metadata"]["name"] for n in cluster_nodes], rng))
     started = time.perf_counter()
     if mode == "arrivals":
-        curve, failed = _run_arrivals(store, sched, measure, pods, capacity, progress)
+        curve, failed = _run_arrivals(store, sched, measure, tuned, capacity, progress, stats)
         allocation: dict[str, Any] = {"when": "at the end", "allocatedPct": measure.node_allocation()}
     else:
-        curve, failed, allocation = _run_timed(store, sched, measure, arrivals, samples, progress)
+        curve, failed, allocation = _run_timed(store, sched, measure, workload_units, samples, progress)
+        _gang_outcomes(store, stats)
     wall = time.perf_counter() - started
     lg = measure.ledger
     summary = {
@@ -341,6 +372,16 @@ def replay(
     }
     if mode == "arrivals":
         summary["allocatedPctAt"] = {str(p): point_at(curve, p) for p in (50, 80, 100, round(load * 100))}
+    if gangs != "none":
+        stats.gangs, stats.pods = len(stats.names), sum(stats.names.values())
+        members = {
+            (a.pod["metadata"]["namespace"], a.pod["metadata"]["name"]): u.pod_group["metadata"]["name"]
+            for u in (tuned if mode == "arrivals" else workload_units)
+            if u.pod_group is not None
+            for a in u.arrivals
+        }
+        stats.preempted = _preempted_gangs(store, members)
+        summary["gangs"] = stats.as_dict()
     return ReplayResult(
         params={
             "workload": workload,
@@ -350,6 +391,7 @@ def replay(
             "load": load if mode == "arrivals" else None,
             "seed": seed,
             "tieBreak": tie_break,
+            "gangs": gangs,
         },
         summary=summary,
         curve=curve,
@@ -365,6 +407,39 @@ def replay(
             "podsPerSecond": round(sched.stats.scheduled / wall, 1) if wall else None,
         },
     )
+
+
+def _create_group(store: Store, obj: dict[str, Any]) -> None:
+    store.create("PodGroup", obj)
+
+
+def _gang_outcomes(store: Store, stats: GangStats) -> None:
+    """At the end of a timed replay: gangs whose pods are bound (admitted), or not (waiting)."""
+    bound: Counter[str] = Counter()
+    for obj in store.list("Pod")[0]:
+        group = ((obj.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if group and (obj.get("spec") or {}).get("nodeName"):
+            bound[str(group)] += 1
+    for name, size in stats.names.items():
+        if bound[name] >= size:
+            stats.admitted += 1
+        elif bound[name] == 0:
+            stats.waiting += 1
+        else:  # some bound, some pending or gone: counted as waiting for the rest
+            stats.waiting += 1
+
+
+def _preempted_gangs(store: Store, members: dict[tuple[str, str], str]) -> int:
+    """Gangs a member of which was preempted (a Preempted event names it); ``members``: each
+    gang pod's (namespace, name) → its PodGroup."""
+    hit = set()
+    for e in store.list("Event")[0]:
+        if e.get("reason") == "Preempted":
+            ref = e.get("involvedObject") or e.get("regarding") or {}
+            group = members.get((ref.get("namespace") or "", ref.get("name") or ""))
+            if group is not None:
+                hit.add(group)
+    return len(hit)
 
 
 def point_at(curve: list[dict[str, Any]], pct: int, key: str = "allocatedPct") -> float | None:
@@ -398,24 +473,46 @@ def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
 
 
 def _run_arrivals(
-    store: Store, sched: Scheduler, measure: _Measure, pods: list[trace.Arrival], capacity: int, progress: Any
+    store: Store,
+    sched: Scheduler,
+    measure: _Measure,
+    pods: list[Unit],
+    capacity: int,
+    progress: Any,
+    stats: GangStats,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each unit (a pod, or a gang's PodGroup and pods) arrives, is tried once, and what it
+    could not place is dropped: a gang's pods all together."""
     sched.start()
     controllers: list[Any] = []
     arrived = 0
     buckets: dict[int, list[dict[str, Any]]] = {}
     failed: list[dict[str, Any]] = []
-    for i, a in enumerate(pods):
-        obj = store.create("Pod", a.pod)
-        uid = obj["metadata"]["uid"]
-        req = request_of_pod(obj)
-        measure.requests[uid] = req
-        arrived += req.total_milli
+    for i, unit in enumerate(pods):
+        if unit.pod_group is not None:
+            store.create("PodGroup", unit.pod_group)
+        created = []
+        for a in unit.arrivals:
+            obj = store.create("Pod", a.pod)
+            req = request_of_pod(obj)
+            measure.requests[obj["metadata"]["uid"]] = req
+            arrived += req.total_milli
+            created.append(obj)
         _drain_scheduler(sched, controllers)
-        current = store.try_get("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"])
-        if current is not None and not (current.get("spec") or {}).get("nodeName"):
+        unplaced = []
+        for obj in created:
+            current = store.try_get("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"])
+            if current is not None and not (current.get("spec") or {}).get("nodeName"):
+                unplaced.append(obj)
+        for obj in unplaced:
             failed.append(_pending(sched, obj))
             store.delete("Pod", obj["metadata"]["namespace"], obj["metadata"]["name"], 0)
+        if unit.pod_group is not None:
+            if unplaced:
+                stats.failed += 1
+            else:
+                stats.admitted += 1
+        if unplaced:
             _drain_scheduler(sched, controllers)
         point = measure.sample(failed=len(failed))
         buckets.setdefault(round(100 * arrived / capacity) if capacity else 0, []).append(point)
@@ -440,10 +537,11 @@ def _run_arrivals(
 
 
 def _run_timed(
-    store: Store, sched: Scheduler, measure: _Measure, arrivals: list[trace.Arrival], samples: int, progress: Any
+    store: Store, sched: Scheduler, measure: _Measure, workload: list[Unit], samples: int, progress: Any
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     clock = store.clock
     assert isinstance(clock, VirtualClock)
+    arrivals = [a for u in workload for a in u.arrivals]
     start = min(a.time for a in arrivals)
     end = max(max(a.time, a.deletion or a.time) for a in arrivals)
     arrived = [0]
@@ -459,6 +557,10 @@ def _run_timed(
         if store.try_get("Pod", meta["namespace"], meta["name"]) is not None:
             store.delete("Pod", meta["namespace"], meta["name"], 0)
 
+    for u in workload:  # a gang's PodGroup before its first pod
+        if u.pod_group is not None:
+            when = min(a.time for a in u.arrivals) - start
+            clock.call_at(when, functools.partial(_create_group, store, u.pod_group))
     for a in arrivals:
         clock.call_at(a.time - start, functools.partial(create, a))
         if a.deletion is not None:

@@ -31,6 +31,7 @@ class Run:
     mode: str
     load: float
     tie_break: str | None  # None: each policy's default (replay's)
+    gangs: str = "none"  # replay's --gangs
 
 
 def run_one(run: Run) -> dict[str, Any]:
@@ -43,14 +44,19 @@ def run_one(run: Run) -> dict[str, Any]:
         load=run.load,
         seed=run.seed,
         tie_break=run.tie_break,
+        gangs=run.gangs,
     )
     load_pct = round(run.load * 100)
+    gangs = r.summary.get("gangs") or {}
     return {
         "workload": Path(run.workload).stem,
         "policy": run.policy,
+        "gangs": run.gangs,
         "seed": run.seed,
         "pods": r.summary["pods"],
         "failed": r.summary["failed"],
+        "gangsAdmitted": gangs.get("admitted"),
+        "gangsFailed": gangs.get("failed"),
         "allocatedPctAt100": point_at(r.curve, 100, "allocatedPct"),
         "allocatedPctAtLoad": point_at(r.curve, load_pct, "allocatedPct"),
         "fragmentationPctAt100": point_at(r.curve, 100, "fragmentationPct"),
@@ -74,12 +80,15 @@ def grid(
     mode: str,
     load: float,
     tie_break: str | None,
+    gangs: list[str] | None = None,
 ) -> list[Run]:
+    """Every (workload, policy, gangs, seed) run; ``gangs``: replay's --gangs values (["none"])."""
     for w in workloads:
         if not Path(w).is_file():
             raise InputError("no such workload file", file=w)
     return [
-        Run(w, tuple(cluster), p, s, mode, load, tie_break) for w, p, s in itertools.product(workloads, policies, seeds)
+        Run(w, tuple(cluster), p, s, mode, load, tie_break, g)
+        for w, p, g, s in itertools.product(workloads, policies, gangs or ["none"], seeds)
     ]
 
 

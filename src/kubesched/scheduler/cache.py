@@ -15,6 +15,7 @@ from typing import Any
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.podgroups import PodGroupStates
 from kubesched.scheduler.podtable import PodTable
 
 PodListener = Callable[[str, PodInfo, str, bool], None]
@@ -34,6 +35,8 @@ class Cache:
         self.assumed: set[str] = set()
         self.binding_finished: set[str] = set()
         self._listeners: list[PodListener] = []
+        # pod group states, kept only under GenericWorkload (``cache.podGroupStates``)
+        self.pod_groups: PodGroupStates | None = None
 
     def add_pod_listener(self, fn: PodListener) -> None:
         """Call ``fn(event, pod, node, assumed)`` when a pod arrives on a node ("add": assumed by a
@@ -104,6 +107,8 @@ class Cache:
             raise ValueError(f"pod {pod.key}({pod.uid}) is in the cache, so can't be assumed")
         self._account(pod, node, +1)
         self.assumed.add(pod.uid)
+        if self.pod_groups is not None and pod.pod_group:
+            self.pod_groups.assume(pod)
         if self._listeners:
             self._notify("add", pod, node, True)
 
@@ -117,11 +122,15 @@ class Cache:
             self._account(pod, node, -1)
             self.assumed.discard(uid)
             self.binding_finished.discard(uid)
+            if self.pod_groups is not None and pod.pod_group:
+                self.pod_groups.forget(pod)
             if self._listeners:
                 self._notify("remove", pod, node, True)
 
     def add_pod(self, pod: PodInfo) -> None:
         """A bound pod seen by the watch: confirms an assumption or adds it."""
+        if self.pod_groups is not None and pod.pod_group:
+            self.pod_groups.add_member(pod)
         current = self._pods.get(pod.uid)
         if current is not None and current[1] == pod.node_name and _same_parse(current[0], pod):
             # the binding of the pod assumed there (or a status write): nothing the node or pod
@@ -152,6 +161,8 @@ class Cache:
         self.assumed.discard(uid)
         self.binding_finished.discard(uid)
         self._account(current[0], current[1], -1)
+        if self.pod_groups is not None and current[0].pod_group:
+            self.pod_groups.remove_member(current[0])
         if self._listeners:
             self._notify("remove", current[0], current[1], False)
         return current[0]
@@ -177,6 +188,10 @@ class Cache:
 
     def pods_on(self, node: str) -> list[PodInfo]:
         return list(self._by_node.get(node, {}).values())
+
+    def assigned_pods(self) -> list[tuple[PodInfo, str]]:
+        """Every pod on a node (assumed ones too), with its node."""
+        return list(self._pods.values())
 
     def pod(self, uid: str) -> tuple[PodInfo, str] | None:
         return self._pods.get(uid)

@@ -66,6 +66,18 @@ DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
 )
 
 
+def apply_feature_gates(profile: Profile, gates: FeatureGates) -> None:
+    """``applyFeatureGates``: the default plugins a gate adds (GenericWorkload: GangScheduling
+    at the end of MultiPoint), unless the profile disabled them."""
+    if not gates.enabled("GenericWorkload"):
+        return
+    multi = profile.multi_point
+    if "*" in multi.disabled or "GangScheduling" in multi.disabled:
+        return
+    if all(p.name != "GangScheduling" for p in multi.enabled):
+        multi.enabled.append(PluginRef("GangScheduling", 0, default=True))
+
+
 @dataclass(slots=True)
 class PluginRef:
     name: str

@@ -27,6 +27,8 @@ from kubesched.scheduler.queue import SchedulingQueue
 
 # the event of a pod bound (seen on the watch), the same frozen value each time
 ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
+UNSCHEDULED_POD_ADD = ClusterEvent(UNSCHEDULABLE_POD, ActionType.ADD, "UnschedulablePodAdd")
+POD_GROUP = "PodGroup"
 DRA_KINDS = frozenset({"ResourceClaim", "DeviceClass", "ResourceSlice"})
 EVENT_KINDS = DRA_KINDS | frozenset(STORAGE_KINDS)  # the kinds plugins register cluster events for
 
@@ -58,6 +60,11 @@ class EventHandlers:
                 self._on_pod_delete(ev.obj)
             else:
                 self._on_pod_update(ev.old or {}, ev.obj)
+        elif ev.kind == "PodGroup":
+            if ev.type == DELETED:
+                self._on_pod_group_delete(ev.obj)
+            else:
+                self._on_pod_group(ev.old if ev.type != ADDED else None, ev.obj)
         elif ev.kind in LISTED_KINDS:
             if ev.type == DELETED:
                 self.listers.delete(ev.kind, ev.obj)
@@ -98,6 +105,31 @@ class EventHandlers:
         self.cache.remove_node(name)
         self.cluster_generation += 1
 
+    # -- pod group handlers (GenericWorkload) ------------------------------------------------------
+    def _on_pod_group(self, old: dict[str, Any] | None, obj: dict[str, Any]) -> None:
+        """``addPodGroup`` / ``updatePodGroup``: the cache's state, the queue's forest, then the
+        PodGroupAdd/Update event."""
+        groups = self.cache.pod_groups
+        if groups is None:
+            return
+        groups.set_pod_group(obj)
+        if old is None:
+            self.queue.add_pod_group(obj)
+            self.queue.move_all(ClusterEvent(POD_GROUP, ActionType.ADD, "PodGroupAdd"), None, obj)
+        else:
+            if (old.get("metadata") or {}).get("resourceVersion") == (obj.get("metadata") or {}).get("resourceVersion"):
+                return
+            self.queue.update_pod_group(obj)
+            self.queue.move_all(ClusterEvent(POD_GROUP, ActionType.UPDATE, "PodGroupUpdate"), old, obj)
+
+    def _on_pod_group_delete(self, obj: dict[str, Any]) -> None:
+        groups = self.cache.pod_groups
+        if groups is None:
+            return
+        groups.remove_pod_group(obj)
+        self.queue.delete_pod_group(obj)
+        self.queue.move_all(ClusterEvent(POD_GROUP, ActionType.DELETE, "PodGroupDelete"), obj, None)
+
     # -- pod handlers ---------------------------------------------------------------------------
     def _parse_pod(self, obj: dict[str, Any]) -> PodInfo | None:
         """PodInfo for a watched pod. A version whose scheduling inputs are unchanged (a binding,
@@ -131,6 +163,11 @@ class EventHandlers:
             self.cluster_generation += 1
             self.queue.move_all(ASSIGNED_POD_ADD, None, pod)
         elif pod.scheduler_name in self.profiles:
+            if self.cache.pod_groups is not None and pod.pod_group:  # ``addPodToSchedulingQueue``
+                self.cache.pod_groups.add_member(pod)
+                self.queue.add(pod)
+                self.queue.move_all(UNSCHEDULED_POD_ADD, None, pod)
+                return
             self.queue.add(pod)
 
     def _on_pod_update(self, old_obj: dict[str, Any], obj: dict[str, Any]) -> None:
@@ -155,6 +192,8 @@ class EventHandlers:
         elif pod.scheduler_name in self.profiles:
             if pod.deleting:
                 return
+            if self.cache.pod_groups is not None and pod.pod_group:
+                self.cache.pod_groups.update_member(old, pod)
             if self.cache.is_assumed(pod.uid):  # in its binding cycle: the queue does not hold it
                 return
             action = pod_update_actions(old, pod)
@@ -178,6 +217,8 @@ class EventHandlers:
             self.queue.delete_nominated(pod.uid)
             self.queue.move_all(ASSIGNED_POD_DELETE, removed or pod, None)
         else:
+            if self.cache.pod_groups is not None and pod.pod_group:
+                self.cache.pod_groups.remove_member(pod)
             self.queue.delete(pod.uid)
             self.waiting_pods.reject(pod.uid)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.config import SchedulerConfig, apply_feature_gates
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.waiting_pods import WaitingPods
@@ -19,9 +19,12 @@ def build_profiles(
     """Every profile's framework, its plugins built with their args (``profile.NewMap``); with
     no handle, without a cluster, which is what ``kubesched config validate`` checks."""
     registry = registry if registry is not None else installed_registry()
-    handle = handle if handle is not None else Handle(None, Cache(), WaitingPods(), None)  # type: ignore[arg-type]
+    if handle is None:
+        handle = Handle(None, Cache(), WaitingPods(), None)  # type: ignore[arg-type]
+        handle.features = config.feature_gates
     profiles: dict[str, Framework] = {}
     for profile in config.profiles:
+        apply_feature_gates(profile, config.feature_gates)
         try:
             profiles[profile.scheduler_name] = Framework(registry, profile, handle)
         except InputError as exc:

@@ -19,7 +19,6 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
@@ -38,6 +37,8 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.status import Status
 from kubesched.scheduler.nominator import Nominator
+from kubesched.scheduler.queue_podgroups import PodGroupQueueing, QueuedPodGroupInfo
+from kubesched.scheduler.queued import QueuedPodInfo
 
 ALL_ACTIONS = int(ActionType.ALL)
 
@@ -48,34 +49,11 @@ ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "g
 BACKOFF_WINDOW = 1.0  # backoffQOrderingWindowDuration
 
 
-@dataclass(slots=True, eq=False)
-class QueuedPodInfo:
-    """A pod in the queue with its attempt bookkeeping (``framework.QueuedPodInfo``)."""
-
-    pod: PodInfo
-    timestamp: float
-    initial_attempt_timestamp: float | None = None
-    attempts: int = 0
-    unschedulable_count: int = 0
-    consecutive_errors: int = 0
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    gating_plugin: str = ""
-    gated_status: Status | None = None
-    where: str = ""
-    seq: int = 0
-    failed_at_generation: int = -1
-    attempt_started: float = 0.0  # wall time the current attempt began (attempt duration metrics)
-    # cluster events seen while the pod was in flight (``inFlightEvents``): checked against its
-    # queueing hints when the attempt fails, so a change made during the cycle is not lost
-    in_flight_events: list[tuple[ClusterEvent, Any, Any]] = field(default_factory=list)
-
-    @property
-    def uid(self) -> str:
-        return self.pod.uid
+# what the queue holds: a pod, or (GenericWorkload) a pod group (``framework.QueuedEntityInfo``)
+Entity = QueuedPodInfo | QueuedPodGroupInfo
 
 
-class SchedulingQueue(Nominator):
+class SchedulingQueue(Nominator, PodGroupQueueing):
     """PriorityQueue with QueueingHints, driven by an external clock."""
 
     def __init__(
@@ -83,13 +61,14 @@ class SchedulingQueue(Nominator):
         clock: Clock,
         *,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
-        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+        sort_key: Callable[[Any], Any] | None = None,
         pre_enqueue: Callable[[PodInfo], Status | None] | None = None,
         events: Callable[[PodInfo], dict[str, list[ClusterEventWithHint]]] | None = None,
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff: bool = True,
+        pod_groups: bool = False,
     ) -> None:
         self.clock = clock
         self.pop_from_backoff = pop_from_backoff
@@ -109,21 +88,22 @@ class SchedulingQueue(Nominator):
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
         self._seq = itertools.count()
-        self._active: list[tuple[Any, int, QueuedPodInfo]] = []
+        self._active: list[tuple[Any, int, Entity]] = []
         # (ready time, order, seq, pod): unschedulable pods, and pods that failed with an error; the
         # order is activeQ's when SchedulerPopFromBackoffQ orders ties by priority
-        self._backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
-        self._error_backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
-        self._unschedulable: dict[str, QueuedPodInfo] = {}  # unschedulable, not gated
+        self._backoff: list[tuple[float, Any, int, Entity]] = []
+        self._error_backoff: list[tuple[float, Any, int, Entity]] = []
+        self._unschedulable: dict[str, Entity] = {}  # unschedulable, not gated
         # gated pods grouped by (their profile's registrations, gating plugin): an event none of a
         # group's registrations matches skips the whole group (SchedulingWhileGated: 10,000 gated
         # pods are not walked at every binding)
-        self._gated: dict[tuple[int, str], dict[str, QueuedPodInfo]] = {}
+        self._gated: dict[tuple[int, str], dict[str, Entity]] = {}
         self._gated_key: dict[str, tuple[int, str]] = {}
-        self._pods: dict[str, QueuedPodInfo] = {}  # uid → entry, wherever it is (not in flight)
+        self._pods: dict[str, Entity] = {}  # uid → entry, wherever it is (not in flight)
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
         Nominator.__init__(self)
+        self._init_pod_groups(pod_groups)  # GenericWorkload: members queue as their group
         # told of every pod entering a queue: (queue, event label) (scheduler_queue_incoming_pods_total)
         self.on_incoming: Callable[[str, str], None] | None = None
 
@@ -131,33 +111,44 @@ class SchedulingQueue(Nominator):
     def counts(self) -> dict[str, int]:
         out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
         for qp in self._pods.values():
-            out[qp.where] += 1
+            out[qp.where] += len(qp.members) if isinstance(qp, QueuedPodGroupInfo) else 1
         return out
 
     def where(self, uid: str) -> str:
         if uid in self.in_flight:
             return "inFlight"
         qp = self._pods.get(uid)
-        return qp.where if qp else ""
+        if qp is not None:
+            return qp.where
+        group = self.group_of(uid)
+        if group is not None:
+            return group.where
+        member = self.member(uid)
+        return member.where if member is not None else ""
 
     def entries(self) -> list[QueuedPodInfo]:
-        """Every pod the queue holds, in flight included (``where`` says which sub-queue); for
-        views of the queue (the web UI), not for scheduling."""
-        return [*self.in_flight.values(), *self._pods.values()]
+        """Every pod the queue holds, in flight included (``where`` says which sub-queue: a pod
+        group's members say theirs, ``member``, ``pending`` or ``incomplete``); for views of the
+        queue (the web UI), not for scheduling."""
+        singles = [qp for qp in self._pods.values() if not isinstance(qp, QueuedPodGroupInfo)]
+        return [*self.in_flight.values(), *singles, *(m for _, m in self.group_members())]
 
     def get(self, uid: str) -> QueuedPodInfo | None:
-        return self._pods.get(uid) or self.in_flight.get(uid)
+        qp = self._pods.get(uid)
+        if isinstance(qp, QueuedPodInfo):
+            return qp
+        return self.in_flight.get(uid) or self.member(uid)
 
     def __len__(self) -> int:
         return len(self._pods)
 
     # -- internals ------------------------------------------------------------------------------
-    def _to_active(self, qp: QueuedPodInfo) -> None:
+    def _to_active(self, qp: Entity) -> None:
         qp.where = ACTIVE
         qp.seq = next(self._seq)
         heapq.heappush(self._active, (self._sort_key(qp), qp.seq, qp))
 
-    def _to_backoff(self, qp: QueuedPodInfo) -> None:
+    def _to_backoff(self, qp: Entity) -> None:
         qp.where = BACKOFF
         qp.seq = next(self._seq)
         if qp.unschedulable_plugins or qp.pending_plugins:
@@ -166,7 +157,7 @@ class SchedulingQueue(Nominator):
         else:  # an error, not a verdict: never popped early (podErrorBackoffQ)
             heapq.heappush(self._error_backoff, (self.backoff_expiry(qp), 0, qp.seq, qp))
 
-    def _to_unschedulable(self, qp: QueuedPodInfo, gated: bool = False) -> None:
+    def _to_unschedulable(self, qp: Entity, gated: bool = False) -> None:
         qp.where = GATED if gated else UNSCHEDULABLE
         if gated:
             key = (id(self._events(qp.pod)), qp.gating_plugin)
@@ -175,7 +166,7 @@ class SchedulingQueue(Nominator):
         else:
             self._unschedulable[qp.uid] = qp
 
-    def _detach(self, qp: QueuedPodInfo) -> None:
+    def _detach(self, qp: Entity) -> None:
         """Take a pod out of whichever part holds it (heap entries are invalidated lazily)."""
         if qp.where == UNSCHEDULABLE:
             self._unschedulable.pop(qp.uid, None)
@@ -189,7 +180,7 @@ class SchedulingQueue(Nominator):
         qp.where = ""
         qp.seq = -1
 
-    def backoff_duration(self, qp: QueuedPodInfo) -> float:
+    def backoff_duration(self, qp: Entity) -> float:
         count = qp.consecutive_errors if qp.consecutive_errors > 0 else qp.unschedulable_count
         if count <= 0:
             return 0.0
@@ -200,7 +191,7 @@ class SchedulingQueue(Nominator):
                 return self.max_backoff
         return min(duration, self.max_backoff)
 
-    def backoff_expiry(self, qp: QueuedPodInfo) -> float:
+    def backoff_expiry(self, qp: Entity) -> float:
         """When the pod's backoff is over. With SchedulerPopFromBackoffQ the expiry is truncated to
         its 1-second window and a pod backs off while its expiry is not before the current
         window's start (``isEntityBackingoff``): it is over one window after the expiry."""
@@ -209,9 +200,17 @@ class SchedulingQueue(Nominator):
             return qp.timestamp + duration
         return math.floor(qp.timestamp + duration) + BACKOFF_WINDOW
 
-    def _gate(self, qp: QueuedPodInfo) -> bool:
-        """Run PreEnqueue; True when the pod may enter activeQ/backoffQ."""
-        st = self._pre_enqueue(qp.pod)
+    def _gate(self, qp: Entity) -> bool:
+        """Run PreEnqueue; True when the pod may enter activeQ/backoffQ. A pod group's entity
+        runs it for every member and is gated when any member is (``runPreEnqueuePlugins``)."""
+        if isinstance(qp, QueuedPodGroupInfo):
+            st = None
+            for m in qp.members:
+                mst = self._pre_enqueue(m.pod)
+                if mst is not None and not mst.is_success():
+                    st = mst
+        else:
+            st = self._pre_enqueue(qp.pod)
         if st is None or st.is_success():
             qp.gating_plugin = ""
             qp.gated_status = None
@@ -224,7 +223,7 @@ class SchedulingQueue(Nominator):
             self._to_unschedulable(qp, gated=True)
         return False
 
-    def _move(self, qp: QueuedPodInfo, event: str, *, immediately: bool = False) -> str:
+    def _move(self, qp: Entity, event: str, *, immediately: bool = False) -> str:
         self._detach(qp)
         if not self._gate(qp):
             self._to_unschedulable(qp, gated=True)
@@ -239,9 +238,16 @@ class SchedulingQueue(Nominator):
 
     # -- API ----------------------------------------------------------------------------------
     def add(self, pod: PodInfo) -> None:
-        """A new pending pod: PreEnqueue, then activeQ (or gated)."""
-        if pod.uid in self._pods or pod.uid in self.in_flight:
+        """A new pending pod: PreEnqueue, then activeQ (or gated); a pod group's member joins
+        its group instead."""
+        if pod.uid in self._pods or pod.uid in self.in_flight or pod.uid in self._member_of:
             self.update(pod)
+            return
+        if self.is_group_member(pod):
+            qp = QueuedPodInfo(pod, self.clock.now())
+            if pod.nominated_node_name:
+                self.add_nominated(pod, pod.nominated_node_name)
+            self._add_member(qp, "PodAdd")
             return
         qp = QueuedPodInfo(pod, self.clock.now())
         self._pods[pod.uid] = qp
@@ -256,10 +262,14 @@ class SchedulingQueue(Nominator):
 
     def update(self, pod: PodInfo, event: ClusterEvent | None = None, old: PodInfo | None = None) -> None:
         """A pending pod changed: refresh it in place, or move it when the change may help."""
+        if pod.uid in self._member_of:
+            self.update_member(pod)
+            return
         qp = self._pods.get(pod.uid) or self.in_flight.get(pod.uid)
         if qp is None:
             self.add(pod)
             return
+        assert isinstance(qp, QueuedPodInfo)
         qp.pod = pod
         if pod.nominated_node_name:
             self.add_nominated(pod, pod.nominated_node_name)
@@ -274,13 +284,14 @@ class SchedulingQueue(Nominator):
             self._move(qp, str(event))
 
     def delete(self, uid: str) -> None:
+        self._take_member(uid)
         qp = self._pods.pop(uid, None)
         if qp is not None:
             self._detach(qp)
         self.in_flight.pop(uid, None)
         self.delete_nominated(uid)
 
-    def pop(self) -> QueuedPodInfo | None:
+    def pop(self) -> Entity | None:
         """Next pod to schedule (None when activeQ is empty and, with SchedulerPopFromBackoffQ,
         no unschedulable pod backs off); it is in flight until ``done``."""
         while True:
@@ -296,6 +307,9 @@ class SchedulingQueue(Nominator):
                 return None
             qp.where = ""
             del self._pods[qp.uid]
+            if isinstance(qp, QueuedPodGroupInfo):
+                self.scheduling_cycle += 1
+                return self.pop_group(qp)
             self.in_flight[qp.uid] = qp
             qp.in_flight_events = []
             self.scheduling_cycle += 1
@@ -318,10 +332,18 @@ class SchedulingQueue(Nominator):
     def add_unschedulable(self, qp: QueuedPodInfo, *, generation: int = -1) -> None:
         """``AddUnschedulableIfNotPresent``: after a failed attempt."""
         self.in_flight.pop(qp.uid, None)
-        if qp.uid in self._pods:
+        if qp.uid in self._pods or qp.uid in self._member_of:
             return
         qp.timestamp = self.clock.now()
         qp.failed_at_generation = generation
+        if self.is_group_member(qp.pod):
+            if qp.unschedulable_plugins or qp.pending_plugins:
+                qp.unschedulable_count += 1
+                qp.consecutive_errors = 0
+            else:
+                qp.consecutive_errors += 1
+            self.add_unschedulable_member(qp)
+            return
         self._pods[qp.uid] = qp
         events, qp.in_flight_events = qp.in_flight_events, []
         if qp.unschedulable_plugins or qp.pending_plugins:
@@ -339,7 +361,7 @@ class SchedulingQueue(Nominator):
 
     def activate(self, uids: Iterable[str]) -> None:
         for uid in uids:
-            qp = self._pods.get(uid)
+            qp = self._pods.get(uid) or self.group_of(uid)
             if qp is not None and qp.where in (BACKOFF, UNSCHEDULABLE):
                 self._move(qp, str(FORCE_ACTIVATE), immediately=True)
 
@@ -361,15 +383,19 @@ class SchedulingQueue(Nominator):
         self._compiled_cache[key] = (registered, index)
         return index
 
-    def _worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+    def _worth_requeuing(self, qp: Entity, event: ClusterEvent, old: Any, new: Any) -> bool:
         """``isPodWorthRequeuing``: a plugin that rejected the pod registered an event matching
         this one (``ClusterEvent.Match``) and its hint, if any, says Queue."""
         if event.resource == WILDCARD:
             return True
+        if isinstance(qp, QueuedPodGroupInfo):  # any member's (``isEntityWorthRequeuing``)
+            gating = qp.gating_plugin if qp.where == GATED else ""
+            return any(self._pod_worth_requeuing(m, event, old, new, gating) for m in qp.members)
+        return self._pod_worth_requeuing(qp, event, old, new, qp.gating_plugin if qp.where == GATED else "")
+
+    def _pod_worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any, gating: str) -> bool:
         index = self._compiled(self._events(qp.pod))
-        plugins = qp.unschedulable_plugins | qp.pending_plugins
-        if qp.where == GATED and qp.gating_plugin:
-            plugins = {qp.gating_plugin}
+        plugins = {gating} if gating else qp.unschedulable_plugins | qp.pending_plugins
         for name in plugins:
             for hint in self._matching(index.get(name), event):
                 if hint is None:
@@ -386,30 +412,31 @@ class SchedulingQueue(Nominator):
         event: ClusterEvent,
         old: Any = None,
         new: Any = None,
-        pre_check: Callable[[QueuedPodInfo], bool] | None = None,
+        pre_check: Callable[[Entity], bool] | None = None,
     ) -> int:
         """``MoveAllToActiveOrBackoffQueue``: requeue unschedulable pods the event may help."""
         moved = 0
         for qp in self.in_flight.values():
             if pre_check is None or pre_check(qp):
                 qp.in_flight_events.append((event, old, new))
-        for qp in list(self._unschedulable.values()):
-            if pre_check is not None and not pre_check(qp):
+        for entity in list(self._unschedulable.values()):
+            if pre_check is not None and not pre_check(entity):
                 continue
-            if self._worth_requeuing(qp, event, old, new):
-                self._move(qp, str(event), immediately=bool(qp.pending_plugins & set(self._events(qp.pod))))
+            if self._worth_requeuing(entity, event, old, new):
+                pending = entity.pending_plugins & set(self._events(entity.pod))
+                self._move(entity, str(event), immediately=bool(pending))
                 moved += 1
         # gated pods: only events their gating plugin registered re-run PreEnqueue (k/k#124618)
         for _key, group in list(self._gated.items()):
             first = next(iter(group.values()))
             if not self._may_match(first, event):
                 continue
-            for qp in list(group.values()):
-                if pre_check is not None and not pre_check(qp):
+            for gated in list(group.values()):
+                if pre_check is not None and not pre_check(gated):
                     continue
-                if self._worth_requeuing(qp, event, old, new) and self._gate(qp):
-                    self._detach(qp)
-                    self._to_active(qp)
+                if self._worth_requeuing(gated, event, old, new) and self._gate(gated):
+                    self._detach(gated)
+                    self._to_active(gated)
                     moved += 1
                     if self.on_incoming is not None:
                         self.on_incoming(ACTIVE, str(event))
@@ -430,7 +457,7 @@ class SchedulingQueue(Nominator):
         out += [hint for a, hint in by_resource.get(WILDCARD, ()) if a & action or action == ALL_ACTIONS]
         return out
 
-    def _may_match(self, qp: QueuedPodInfo, event: ClusterEvent) -> bool:
+    def _may_match(self, qp: Entity, event: ClusterEvent) -> bool:
         """Whether any event a gated pod's gating plugin registered matches ``event``, hints aside
         (the same for every pod of its group)."""
         if event.resource == WILDCARD:
@@ -449,9 +476,18 @@ class SchedulingQueue(Nominator):
                     self.on_incoming(ACTIVE, "BackoffComplete")
         return moved
 
-    def next_backoff_expiry(self) -> float | None:
-        times = [top[0] for heap in (self._backoff, self._error_backoff) if (top := _top(heap)) is not None]
-        return min(times) if times else None
+    def next_backoff_expiry(self, useful: Callable[[Entity], bool] | None = None) -> float | None:
+        """When the next backoff ends; with ``useful``, only among the entities it accepts."""
+        if useful is None:
+            times = [top[0] for heap in (self._backoff, self._error_backoff) if (top := _top(heap)) is not None]
+            return min(times) if times else None
+        live = (
+            expiry
+            for heap in (self._backoff, self._error_backoff)
+            for expiry, _, seq, entity in heap
+            if entity.seq == seq and entity.where == BACKOFF and useful(entity)
+        )
+        return min(live, default=None)
 
     def flush_unschedulable_leftover(self) -> int:
         """Move pods that sat unschedulable longer than 5 minutes (``UnschedulableTimeout``)."""
@@ -463,14 +499,14 @@ class SchedulingQueue(Nominator):
                 moved += 1
         return moved
 
-    def unschedulable_pods(self) -> list[QueuedPodInfo]:
+    def unschedulable_pods(self) -> list[Entity]:
         return [qp for qp in self._unschedulable.values() if qp.where == UNSCHEDULABLE]
 
-    def gated_pods(self) -> list[QueuedPodInfo]:
+    def gated_pods(self) -> list[Entity]:
         return [qp for group in self._gated.values() for qp in group.values()]
 
 
-def _top(heap: list[tuple[float, Any, int, QueuedPodInfo]]) -> tuple[float, Any, int, QueuedPodInfo] | None:
+def _top(heap: list[tuple[float, Any, int, Entity]]) -> tuple[float, Any, int, Entity] | None:
     """A backoff heap's first live entry (stale ones dropped), or None."""
     while heap and (heap[0][3].seq != heap[0][2] or heap[0][3].where != BACKOFF):
         heapq.heappop(heap)

@@ -30,6 +30,7 @@ from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
 from kubesched.scheduler.schedule_pod import Algorithm, PluginError, _NoNodes
 
@@ -88,7 +89,9 @@ class ScheduleOne:
     last_message: dict[str, str]
     on_bound: Callable[[PodInfo, str], None] | None
 
-    if TYPE_CHECKING:  # the Scheduler's and EventHandlers'
+    if TYPE_CHECKING:  # the Scheduler's, EventHandlers' and ScheduleOnePodGroup's
+
+        def _schedule_pod_group(self, group: QueuedPodGroupInfo) -> None: ...
 
         def _framework_for(self, pod: PodInfo) -> Framework | None: ...
 
@@ -103,11 +106,28 @@ class ScheduleOne:
         qp = self.queue.pop()
         if qp is None:
             return False
+        if isinstance(qp, QueuedPodGroupInfo):
+            self._pod_group_cycle(qp)
+            return True
         try:
             self._scheduling_cycle(qp)
         except Exception as exc:
             self._cycle_failed(qp, exc)
         return True
+
+    def _pod_group_cycle(self, group: QueuedPodGroupInfo) -> None:
+        """A pod group's cycle (``schedule_one_podgroup``), kept from stopping the scheduler as
+        a pod's is: each member still in the cycle goes back with the error."""
+        try:
+            self._schedule_pod_group(group)
+        except Exception as exc:
+            for m in group.members:
+                self._cycle_failed(m, exc)
+            group.failed_at_generation = self.cluster_generation
+            try:
+                self.queue.add_attempted_pod_group(group, "error")
+            except Exception as again:
+                self.health.error("scheduler", f"PodGroup {group.key[0]}/{group.key[1]}", again)
 
     def _cycle_failed(self, qp: QueuedPodInfo, exc: Exception) -> None:
         """A cycle that raised: the pod's assumption undone and the pod requeued, unless its
@@ -185,7 +205,13 @@ class ScheduleOne:
             self._record_nodes(
                 pod, fwk, state, result.explain["diagnosis"], result.explain, explain, result.suggested_host
             )
-        host = result.suggested_host
+        self._prepare_for_binding(fwk, state, qp, result.suggested_host)
+        self.stats.wall_seconds += time.perf_counter() - started
+
+    def _prepare_for_binding(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, host: str) -> None:
+        """``prepareForBindingCycle`` and the binding cycle's start: assume, Reserve, Permit,
+        then bind (or park the pod at Permit)."""
+        pod = qp.pod
         assumed = self._assume(pod, host)
         st = fwk.run_reserve(state, assumed, host)
         if st is not None:
@@ -214,7 +240,6 @@ class ScheduleOne:
             )
         else:
             self._binding_cycle(fwk, state, qp, assumed, host)
-        self.stats.wall_seconds += time.perf_counter() - started
 
     def _expect_placement(
         self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str, waits: bool

@@ -19,6 +19,7 @@ from kubesched.api.watch import Watch
 from kubesched.client import ClusterClient
 from kubesched.clock import Clock
 from kubesched.features import (
+    GENERIC_WORKLOAD,
     NOMINATED_NODE_NAME_FOR_EXPECTATION,
     OPPORTUNISTIC_BATCHING,
     SCHEDULER_POP_FROM_BACKOFF_Q,
@@ -40,14 +41,16 @@ from kubesched.scheduler.framework.waiting_pods import WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics, instrument
+from kubesched.scheduler.podgroups import PodGroupStates
 from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.resultstore import NODE_LIMIT
 from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN, Explanation, ScheduleOne, Stats
+from kubesched.scheduler.schedule_one_podgroup import ScheduleOnePodGroup
 from kubesched.scheduler.schedule_pod import Algorithm
 
 
-class Scheduler(EventHandlers, ScheduleOne):
+class Scheduler(EventHandlers, ScheduleOne, ScheduleOnePodGroup):
     """kube-scheduler's Scheduler over one ClusterClient."""
 
     def __init__(
@@ -68,6 +71,9 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.config = config
         self.clock = clock
         self.cache = Cache()
+        self.pod_groups_enabled = config.feature_gates.enabled(GENERIC_WORKLOAD)
+        if self.pod_groups_enabled:
+            self.cache.pod_groups = PodGroupStates()
         self.waiting_pods = WaitingPods()
         self.listers = Listers()
         self.handle = Handle(client, self.cache, self.waiting_pods, clock)
@@ -90,6 +96,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
             pop_from_backoff=config.feature_gates.enabled(SCHEDULER_POP_FROM_BACKOFF_Q),
+            pod_groups=self.pod_groups_enabled,
         )
         self._events_by_profile = {
             name: {**f.events_to_register(), NO_NODES_PLUGIN: NO_NODES_EVENTS} for name, f in self.profiles.items()
@@ -134,7 +141,8 @@ class Scheduler(EventHandlers, ScheduleOne):
     def start(self, notify: Callable[[], None] | None = None) -> None:
         """Initial list of nodes and pods, then a watch from that resourceVersion (informers);
         ``notify`` is called whenever an event arrives (a real-time driver's wake-up)."""
-        current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS])
+        groups = ["PodGroup"] if self.pod_groups_enabled else []  # served only with the gate
+        current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS, *groups])
         self._watch = watch
         if notify is not None:
             watch.notify = notify
@@ -144,6 +152,9 @@ class Scheduler(EventHandlers, ScheduleOne):
         for kind in LISTED_KINDS:
             for obj in current[kind]:
                 self.listers.set(kind, obj)
+        for kind in groups:
+            for obj in current[kind]:
+                self._on_pod_group(None, obj)
         for obj in current["Pod"]:
             self._on_pod_add(obj)
 

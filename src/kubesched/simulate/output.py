@@ -61,6 +61,8 @@ def to_json(result: SimulationResult, *, timing: bool = False, pending_only: boo
         "stats": result.stats,
         "nodes": result.nodes,
     }
+    if result.pod_groups:
+        doc["podGroups"] = result.pod_groups
     # the scheduler's metrics: counts and virtual-time latencies always, wall-clock durations with timing
     doc["metrics"] = {k: v for k, v in result.metrics.items() if timing or k not in WALL_METRICS}
     if timing:
@@ -130,7 +132,21 @@ def summary_lines(result: SimulationResult) -> list[str]:
     if t.get("wallSeconds") is not None:
         rate = f", {t['podsPerSecond']:,.0f} pods/s" if t.get("podsPerSecond") else ""
         second += f"; wall {t['wallSeconds']:.3f}s{rate}"
-    return [first, second]
+    return [first, second, *pod_group_lines(result.pod_groups)]
+
+
+def pod_group_lines(groups: list[dict[str, Any]]) -> list[str]:
+    """One line per PodGroup: its policy, pods bound, and what its PodGroupInitiallyScheduled
+    condition says (``kubectl get podgroups``' Status)."""
+    out = []
+    for g in groups:
+        policy = f"gang of {g['minCount']}" if g["minCount"] is not None else "basic"
+        condition = g["condition"]
+        status = (
+            "Pending" if condition is None else ("Scheduled" if condition["status"] == "True" else condition["reason"])
+        )
+        out.append(f"podgroup {g['namespace']}/{g['name']} ({policy}): {g['bound']}/{g['pods']} bound, {status}")
+    return out
 
 
 def print_result(

@@ -16,6 +16,7 @@ from typing import Any
 from kubesched.api import schema
 from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
+from kubesched.api.validation_podgroups import pod_group_min_count
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock, rfc3339
@@ -30,6 +31,7 @@ from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
+from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.schedule_one import Explanation
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.simulate.usage import node_usage
@@ -71,6 +73,9 @@ class SimulationResult:
     timing: dict[str, Any] = field(default_factory=dict)  # wall-clock figures, apart from the deterministic result
     metrics: dict[str, Any] = field(default_factory=dict)  # the scheduler's metrics, summarised (reports)
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per-node requested share (reports)
+    # each PodGroup: its gang's minCount (None: basic), its pods bound and its
+    # PodGroupInitiallyScheduled condition (GenericWorkload)
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
 
 
 def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str]:
@@ -232,6 +237,50 @@ def next_flush_time(sched: Scheduler) -> float | None:
     return best
 
 
+def pod_group_outcomes(store: Store, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each PodGroup with its minCount, how many of its pods are bound, and its
+    PodGroupInitiallyScheduled condition."""
+    bound: dict[tuple[str, str], int] = {}
+    members: dict[tuple[str, str], int] = {}
+    for p in pods:
+        obj = store.try_get("Pod", p["namespace"], p["name"])
+        group = ((obj or {}).get("spec") or {}).get("schedulingGroup") or {}
+        if group.get("podGroupName"):
+            key = (p["namespace"], str(group["podGroupName"]))
+            members[key] = members.get(key, 0) + 1
+            bound[key] = bound.get(key, 0) + bool(p["nodeName"])
+    out = []
+    for pg in store.list("PodGroup")[0]:
+        meta = pg["metadata"]
+        key = (meta.get("namespace") or "default", meta["name"])
+        conditions = (pg.get("status") or {}).get("conditions") or []
+        condition = next((c for c in conditions if c.get("type") == "PodGroupInitiallyScheduled"), None)
+        out.append(
+            {
+                "namespace": key[0],
+                "name": key[1],
+                "minCount": pod_group_min_count(pg),
+                "pods": members.get(key, 0),
+                "bound": bound.get(key, 0),
+                "condition": None
+                if condition is None
+                else {k: condition.get(k, "") for k in ("status", "reason", "message")},
+            }
+        )
+    return out
+
+
+def useful_retry(sched: Scheduler) -> Callable[[Any], bool]:
+    """Whether an entity's retry after its backoff can turn out otherwise: a pod group (which
+    upstream retries after every backoff, forever) whose last cycle saw the cluster as it is now
+    would fail again the same way, so the simulation does not wait for it."""
+
+    def useful(entity: Any) -> bool:
+        return not isinstance(entity, QueuedPodGroupInfo) or entity.failed_at_generation < sched.cluster_generation
+
+    return useful
+
+
 def deletion_reason(pod: dict[str, Any]) -> str:
     """The DisruptionTarget condition's reason (PreemptionByScheduler, EvictionByEvictionAPI)
     when the pod was disrupted on purpose, else "Deleted"."""
@@ -279,7 +328,9 @@ def run_to_quiescence(
                 progress(sched)
             continue
         candidates = [
-            t for t in (clock.next_timer(), sched.queue.next_backoff_expiry(), next_flush_time(sched)) if t is not None
+            t
+            for t in (clock.next_timer(), sched.queue.next_backoff_expiry(useful_retry(sched)), next_flush_time(sched))
+            if t is not None
         ]
         if not candidates:
             return
@@ -305,7 +356,8 @@ def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | No
     name = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
     uid = meta.get("uid")
     for qp in sched.queue.gated_pods():  # held back by another PreEnqueue plugin (DynamicResources)
-        if qp.pod.uid == uid and qp.gated_status is not None:
+        members = qp.members if isinstance(qp, QueuedPodGroupInfo) else [qp]
+        if qp.gated_status is not None and any(m.pod.uid == uid for m in members):
             return "PreEnqueue", f"{qp.gating_plugin}: {qp.gated_status.message()}"
     if name not in sched.profiles:
         return "NoProfile", f'no profile has schedulerName "{name}"; no scheduler here will take this pod'
@@ -397,6 +449,7 @@ def simulate(
                 "message": message,
             }
         )
+    result.pod_groups = pod_group_outcomes(store, result.pods)
     events, _ = store.list("Event")
     result.events = [
         {

@@ -11,6 +11,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -105,6 +106,25 @@ func admit(objects []runtime.Object) error {
 		}
 	}
 	for _, obj := range objects {
+		// the Priority admission plugin's admitPodGroup: the group's class resolves to its priority
+		if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
+			class := globalDefault
+			if pg.Spec.PriorityClassName != "" {
+				if class = classes[pg.Spec.PriorityClassName]; class == nil {
+					return fmt.Errorf("podgroup %s/%s: no PriorityClass with name %s was found", pg.Namespace, pg.Name, pg.Spec.PriorityClassName)
+				}
+			}
+			priority := int32(0)
+			if class != nil {
+				priority = class.Value
+				pg.Spec.PriorityClassName = class.Name
+			}
+			if pg.Spec.Priority != nil && *pg.Spec.Priority != priority {
+				return fmt.Errorf("podgroup %s/%s: priority set in the pod group (%d) must match the priority computed (%d) based on the priority class set in the spec", pg.Namespace, pg.Name, *pg.Spec.Priority, priority)
+			}
+			pg.Spec.Priority = &priority
+			continue
+		}
 		pod, ok := obj.(*v1.Pod)
 		if !ok {
 			continue

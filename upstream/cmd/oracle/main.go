@@ -51,6 +51,7 @@ func main() {
 	flags := flag.NewFlagSet("oracle", flag.ContinueOnError)
 	configPath := flags.String("config", "", "a KubeSchedulerConfiguration file (default: upstream's default profile)")
 	gates := flags.String("feature-gates", "", "kube-scheduler's --feature-gates, A=true,B=false")
+	all := flags.Bool("together", false, "create every pending pod at once and schedule them in the queue's order (pod groups as one), each pod's outcome its node or last message")
 	list := flags.Bool("list-feature-gates", false, "print every gate kube-scheduler knows (name, default, lock, stage, dependencies) as JSON, and exit")
 	err := flags.Parse(os.Args[1:])
 	if err == nil && *list {
@@ -60,7 +61,7 @@ func main() {
 		return
 	}
 	if err != nil || flags.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: oracle [--config FILE] [--feature-gates A=true,B=false] CLUSTER.yaml...")
+		fmt.Fprintln(os.Stderr, "usage: oracle [--config FILE] [--feature-gates A=true,B=false] [--together] CLUSTER.yaml...")
 		os.Exit(2)
 	}
 	fail := func(what string, err error) {
@@ -81,7 +82,7 @@ func main() {
 	klog.SetLoggerWithOptions(logr.New(sink), klog.ContextualLogger(true))
 	encoder := json.NewEncoder(os.Stdout)
 	for _, path := range flags.Args() {
-		results, err := run(path, cfg, sink)
+		results, err := run(path, cfg, sink, *all)
 		if err != nil {
 			fail(path, err)
 		}

@@ -49,7 +49,12 @@ type result struct {
 	Filters    map[string]filterStatus     `json:"filters,omitempty"`
 	Raw        map[string]map[string]int64 `json:"raw,omitempty"`
 	Normalized map[string]map[string]int64 `json:"normalized,omitempty"`
+	// with --together: the pod's PodGroup's PodGroupInitiallyScheduled condition
+	PodGroup *groupCondition `json:"podGroup,omitempty"`
+	Messages []string        `json:"messages,omitempty"` // with --together: every FailedScheduling message, in order
 }
+
+type eventsv1Event = eventsv1.Event
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
@@ -68,7 +73,7 @@ func (d *deletions) take() []string {
 	return out
 }
 
-func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture) ([]result, error) {
+func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all bool) ([]result, error) {
 	objects, err := load(path)
 	if err != nil {
 		return nil, err
@@ -227,6 +232,9 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture) ([]
 		defer sched.APIDispatcher.Close()
 	}
 
+	if all {
+		return together(ctx, sched, clock, client, sink, seen, deleted, pending)
+	}
 	var results []result
 	for _, pod := range pending {
 		sink.reset(pod.Namespace + "/" + pod.Name) // an earlier file's pod of the same name

@@ -190,6 +190,11 @@ class Framework:
         self.pre_bind: list[PreBindPlugin] = self.points["preBind"]  # type: ignore[assignment]
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
+        # GenericWorkload: GangScheduling is the one PlacementFeasible plugin (NewFramework)
+        gang = self.plugins.get("GangScheduling")
+        self.placement_feasible: list[Any] = (
+            [gang] if gang is not None and handle.features.enabled("GenericWorkload") else []
+        )
         self.signers, self.unsigned = self._batchable_plugins()
         # where a pod keeps this framework's signature of it (a restarted profile's is new)
         self._sign_key = f"kubesched.signature/{next(_FRAMEWORK_IDS)}"
@@ -529,6 +534,28 @@ class Framework:
             reasons.extend(st.reasons)
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), first_rejector)
 
+    def run_pod_group_post_filter(self, group: Any, reschedule: Any) -> tuple[Any, Status]:
+        """RunPodGroupPostFilterPlugins (GenericWorkload): after a pod group cycle that found no
+        placement; the first success or unresolvable verdict wins, else the reasons gather (an
+        error names its plugin)."""
+        reasons: list[str] = []
+        first_rejector = ""
+        for p in self.post_filter:
+            run = getattr(p, "pod_group_post_filter", None)
+            if run is None:
+                continue
+            res, st = run(group, reschedule)
+            if st is None or st.is_success():
+                return res, Status(Code.SUCCESS, st.reasons if st is not None else (), p.name)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return res, Status(st.code, st.reasons, p.name)
+            if st.code != Code.UNSCHEDULABLE:
+                message = f'error in "{p.name}" PodGroupPostFilter plugins: {st.message()}'
+                return None, Status(Code.ERROR, (message,), p.name)
+            reasons.extend(st.reasons)
+            first_rejector = first_rejector or p.name
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), first_rejector)
+
     def run_pre_score(
         self,
         state: CycleState,
@@ -748,6 +775,24 @@ class Framework:
                 Code.WAIT, (f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',)
             ), waits
         return None, {}
+
+    def run_placement_feasible(self, pod_group: dict[str, Any], progress: Any) -> Status | None:
+        """RunPlacementFeasiblePlugins: Unschedulable or an error stops at once; a Wait is kept
+        while the others run."""
+        status: Status | None = None
+        for p in self.placement_feasible:
+            st = p.placement_feasible(pod_group, progress)
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.WAIT:
+                status = Status(st.code, st.reasons, p.name)
+                continue
+            if st.code == Code.UNSCHEDULABLE:
+                return Status(st.code, st.reasons, p.name)
+            if st.code == Code.ERROR:
+                return Status(Code.ERROR, (f"running PlacementFeasible plugin: {st.message()}",), p.name)
+            return Status(Code.ERROR, (f"unexpected status from PlacementFeasible plugin: {st.code.name}",), p.name)
+        return status
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         """RunPreBindPlugins: the first plugin that fails stops the others."""

@@ -12,6 +12,7 @@ from kubesched.framework.registry import ENTRY_POINT_GROUP, Registry
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kubesched.scheduler.plugins.dynamicresources import DynamicResources
+from kubesched.scheduler.plugins.gangscheduling import GangScheduling
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
 from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
@@ -51,6 +52,7 @@ IN_TREE = (
     ImageLocality,
     DefaultBinder,
     NodeDeclaredFeatures,
+    GangScheduling,
 )
 
 from kubesched.scheduler.config import NOT_YET_IMPLEMENTED  # noqa: E402,F401  (re-exported)

@@ -17,6 +17,7 @@ from kubesched.framework.interface import PostFilterPlugin, PostFilterResult, Pr
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import internal
 from kubesched.scheduler.preemption.evaluator import Evaluator, PreemptionArgs
+from kubesched.scheduler.preemption.podgroup import PodGroupEvaluator
 
 if TYPE_CHECKING:
     from kubesched.scheduler.framework.runtime import Framework
@@ -52,15 +53,30 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
         self.args = parse_preemption_args(args)
         self.preempting: set[str] = set()  # preemptors whose victims are still being evicted
         self._evaluator: Evaluator | None = None
+        self._group_evaluator: PodGroupEvaluator | None = None
 
     def set_framework(self, fwk: Framework) -> None:
         rng = self.handle.rng if self.handle is not None else random.Random(0)
         self._evaluator = Evaluator(fwk, internal(self.handle), self.args, rng)
+        self._group_evaluator = PodGroupEvaluator(fwk, internal(self.handle))
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         if pod.uid in self.preempting:
             return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
         return None
+
+    def pod_group_post_filter(self, group: Any, reschedule: Any) -> tuple[Any, Status]:
+        """``PodGroupPostFilter`` (GenericWorkload): preemption for a pod group that found no
+        placement, the whole cluster its domain (``framework/preemption/podgrouppreemption.go``)."""
+        result, st = self._pod_group_preempt(group, reschedule)
+        if st.reasons:
+            return result, Status(st.code, (f"pod group preemption: {st.message()}",))
+        return result, st
+
+    def _pod_group_preempt(self, group: Any, reschedule: Any) -> tuple[Any, Status]:
+        if self._group_evaluator is None:
+            return None, Status.error("DefaultPreemption is not attached to a framework")
+        return self._group_evaluator.preempt(group, reschedule)
 
     def post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis

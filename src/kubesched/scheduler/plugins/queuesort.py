@@ -1,4 +1,5 @@
-"""PrioritySort (QueueSort): higher priority first, then earlier queue timestamp."""
+"""PrioritySort (QueueSort): higher priority first, then earlier queue timestamp; a pod group's
+entity sorts by its PodGroup's priority."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ class PrioritySort(QueueSortPlugin):
     name = "PrioritySort"
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        pa, pb = a.pod.priority, b.pod.priority
+        pa, pb = a.priority, b.priority
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
     def sort_key(self, qpod: QueuedPodInfo) -> tuple[int, float]:
-        return (-qpod.pod.priority, qpod.timestamp)
+        return (-qpod.priority, qpod.timestamp)

@@ -552,6 +552,12 @@ class DynamicResources(
         return fits
 
     # -- PostFilter -------------------------------------------------------------------------------
+    def pod_group_post_filter(self, group: Any, reschedule: Any) -> tuple[None, Status]:
+        """``PodGroupPostFilter``: the claims of the group's pods that could be deallocated to
+        make room; kubesched deallocates none yet (its PostFilter does for single pods), and
+        answers as upstream does once it is done."""
+        return None, Status.of(Code.UNSCHEDULABLE, "deallocation and deletion of ResourceClaims completed")
+
     def post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status | None]:

@@ -1,0 +1,365 @@
+"""Workload-aware (gang) scheduling, GenericWorkload (beta, off by default in v1.37): PodGroups
+queue and schedule as one (``schedule_one_podgroup.go``), GangScheduling holds members back until
+``minCount`` exist, places all or none of a gang, and lets the placed ones bind together.
+
+Upstream-style tables: each case is a cluster (nodes, PodGroups, pods) that ``kubesched simulate``
+and kube-scheduler v1.37.2's scheduler (the oracle, every pending pod created at once with
+``--together``) both run; each pod's node (where the case fixes it) or its last FailedScheduling
+message, the PreEnqueue plugin holding it back, and its PodGroup's ``PodGroupInitiallyScheduled``
+condition must be the table's and upstream's."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tests.helpers import make_node, make_pod, make_priority_class
+from tests.oracle import upstream
+from tests.upstream import binaries
+
+from kubesched.features import FeatureGates
+from kubesched.simulate.runner import simulate
+from kubesched.testing import Cluster
+
+GATES = "GenericWorkload=true"
+NO_VICTIMS = "pod group preemption: No preemption victims found for incoming preemptor"
+ANY = "*"  # bound, to whichever node
+
+
+def pod_group(name: str, min_count: int | None = None, **spec: Any) -> dict[str, Any]:
+    """A scheduling.k8s.io/v1beta1 PodGroup: a gang of ``min_count``, or basic with None."""
+    policy = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulingPolicy": policy, **spec},
+    }
+
+
+def member(name: str, group: str, cpu: str = "1", **kwargs: Any) -> dict[str, Any]:
+    pod = make_pod(name, cpu=cpu, **kwargs)
+    pod["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return pod
+
+
+def nodes(n: int, cpu: str = "1") -> list[dict[str, Any]]:
+    return [make_node(f"n{i}", cpu=cpu) for i in range(1, n + 1)]
+
+
+def gang_message(min_count: int, scheduled: int, remaining: int, verb: str = "cannot be satisfied") -> str:
+    return f"minCount ({min_count}) {verb}: {scheduled} scheduled, {remaining} remaining, {NO_VICTIMS}"
+
+
+# (nodes, objects, {pod: node, ANY, the last FailedScheduling message, ("gated", message), or
+#  ("then", its first FailedScheduling message, what it ends with)},
+#  {pod group: (status, reason, message) of PodGroupInitiallyScheduled, or None},
+#  the pods preempted)
+GANG_CASES = [
+    pytest.param(
+        nodes(2),
+        [pod_group("g", 3), member("a", "g"), member("b", "g"), member("c", "g")],
+        {
+            "a": f"pod group is unschedulable, {gang_message(3, 2, 0)}",
+            "b": f"pod group is unschedulable, {gang_message(3, 2, 0)}",
+            "c": "0/2 nodes are available: 2 Insufficient cpu.",
+        },
+        {"g": ("False", "Unschedulable", gang_message(3, 2, 0))},
+        [],
+        id="gang of 3 on 2 nodes: none placed",
+    ),
+    pytest.param(
+        nodes(3),
+        [pod_group("g", 3), member("a", "g"), member("b", "g"), member("c", "g")],
+        {"a": ANY, "b": ANY, "c": ANY},
+        {"g": ("True", "Scheduled", "")},
+        [],
+        id="gang of 3 on 3 nodes: all placed",
+    ),
+    pytest.param(
+        nodes(2),
+        [pod_group("g", 2), member("a", "g"), member("b", "g"), member("c", "g")],
+        {"a": ANY, "b": ANY, "c": "0/2 nodes are available: 2 Insufficient cpu."},
+        {"g": ("True", "Scheduled", "")},
+        [],
+        id="minCount 2 of 3: two placed, the third pending",
+    ),
+    pytest.param(
+        nodes(2),
+        [pod_group("g", 3), member("a", "g"), member("b", "g")],
+        {
+            "a": ("gated", "GangScheduling: waiting for minCount pods from a gang to appear in scheduling queue"),
+            "b": ("gated", "GangScheduling: waiting for minCount pods from a gang to appear in scheduling queue"),
+        },
+        {"g": None},
+        [],
+        id="fewer pods than minCount: held back at PreEnqueue",
+    ),
+    pytest.param(
+        nodes(2),
+        [member("a", "missing"), member("b", "missing")],
+        {"a": None, "b": None},
+        {},
+        [],
+        id="no PodGroup object: the pods wait for it",
+    ),
+    pytest.param(
+        nodes(1),
+        [pod_group("g"), member("a", "g"), member("b", "g")],
+        {"a": ANY, "b": "0/1 nodes are available: 1 Insufficient cpu."},
+        {"g": ("True", "Scheduled", "")},
+        [],
+        id="basic policy: each pod on its own",
+    ),
+    pytest.param(
+        nodes(1, cpu="4"),
+        [
+            make_priority_class("high", 100),
+            pod_group("g", 2),
+            member("a", "g"),
+            member("b", "g", priority_class="high"),
+        ],
+        {
+            "a": "all pods in a single pod group should have the same priority as the pod group's priority, "
+            "got 100 and 0",
+            "b": "all pods in a single pod group should have the same priority as the pod group's priority, "
+            "got 100 and 0",
+        },
+        {
+            "g": (
+                "False",
+                "SchedulerError",
+                "all pods in a single pod group should have the same priority as the pod group's priority, "
+                "got 100 and 0",
+            )
+        },
+        [],
+        id="members of another priority than the group: SchedulerError",
+    ),
+    pytest.param(
+        nodes(2),
+        [
+            make_priority_class("high", 100),
+            make_pod("low1", cpu="1", node="n1"),
+            make_pod("low2", cpu="500m", node="n2"),
+            pod_group("g", 2, priorityClassName="high"),
+            member("a", "g", priority_class="high"),
+            member("b", "g", priority_class="high"),
+        ],
+        {
+            "a": ("then", "0/2 nodes are available: 2 Insufficient cpu.", ANY),
+            "b": ("then", "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining", ANY),
+        },
+        {"g": ("True", "Scheduled", "")},
+        ["default/low1", "default/low2"],
+        id="a gang of higher priority preempts what it needs",
+    ),
+    pytest.param(
+        nodes(2),
+        [
+            make_priority_class("high", 100),
+            make_pod("low1", cpu="1", node="n1"),
+            make_pod("keep", cpu="500m", node="n2", priority_class="high"),
+            pod_group("g", 2, priorityClassName="high"),
+            member("a", "g", priority_class="high"),
+            member("b", "g", priority_class="high"),
+        ],
+        {
+            "a": "0/2 nodes are available: 2 Insufficient cpu.",
+            "b": "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+        },
+        {
+            "g": (
+                "False",
+                "Unschedulable",
+                "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, "
+                "deallocation and deletion of ResourceClaims completed, "
+                "pod group preemption: minCount (2) cannot be satisfied: 1 scheduled, 0 remaining",
+            )
+        },
+        [],
+        id="preemption that cannot place the whole gang evicts nothing",
+    ),
+]
+
+
+def _write(tmp_path: Path, name: str, objects: list[dict[str, Any]]) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    docs = []
+    for o in copy.deepcopy(objects):
+        o.setdefault("apiVersion", "v1")
+        if o["kind"] == "Node":
+            o["metadata"].setdefault("labels", {})["kubernetes.io/hostname"] = o["metadata"]["name"]
+        for c in (o.get("spec") or {}).get("containers") or []:
+            c.setdefault("image", "pause")
+        docs.append(o)
+    path.write_text(yaml.safe_dump_all(docs, default_style='"'))
+    return path
+
+
+def mine(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Any], list[str]]:
+    """kubesched's outcome per pod (node, messages, PreEnqueue plugin holding it), per PodGroup
+    (its condition), and the pods preempted."""
+    result = simulate([str(path)], feature_gates=FeatureGates.parse(GATES))
+    pods: dict[str, dict[str, Any]] = {}
+    for p in result.pods:
+        messages = [
+            e["message"]
+            for e in result.events
+            if e["reason"] == "FailedScheduling" and (e["namespace"], e["name"]) == (p["namespace"], p["name"])
+        ]
+        gated = p["message"] if p["reason"] == "PreEnqueue" else None
+        pods[p["name"]] = {
+            "node": p["nodeName"],
+            "message": messages[-1] if messages else None,
+            "messages": messages,
+            "gated": gated,
+        }
+    groups = {g["name"]: g["condition"] for g in result.pod_groups}
+    victims = sorted(
+        f"{d['namespace']}/{d['name']}" for d in result.deleted_pods if d.get("reason") == "PreemptionByScheduler"
+    )
+    return pods, groups, victims
+
+
+def check(outcome: dict[str, Any], expected: Any, who: str) -> None:
+    if isinstance(expected, tuple) and expected[0] == "then":
+        assert (outcome.get("messages") or [None])[0] == expected[1], f"{who}: {outcome}"
+        check(outcome, expected[2], who)
+    elif expected == ANY:
+        assert outcome["node"], f"{who}: left pending ({outcome})"
+    elif isinstance(expected, tuple):
+        assert not outcome["node"] and outcome.get("gated") == expected[1], f"{who}: {outcome}"
+    elif expected is None:
+        assert not outcome["node"] and not outcome.get("message") and not outcome.get("gated"), f"{who}: {outcome}"
+    elif expected.startswith("n") and " " not in expected:
+        assert outcome["node"] == expected, f"{who}: {outcome}"
+    else:
+        assert not outcome["node"] and outcome.get("message") == expected, f"{who}: {outcome}"
+
+
+@pytest.mark.parametrize("node_objs, objects, pods, groups, victims", GANG_CASES)
+def test_gang_table(tmp_path, node_objs, objects, pods, groups, victims):
+    """The table's answer is kubesched's."""
+    path = _write(tmp_path, "case", node_objs + objects)
+    got_pods, got_groups, got_victims = mine(path)
+    assert got_victims == victims
+    for name, expected in pods.items():
+        check(got_pods[name], expected, f"kubesched {name}")
+    for name, expected in groups.items():
+        got = got_groups.get(name)
+        assert (tuple(got.values()) if got else None) == expected, f"kubesched PodGroup {name}: {got}"
+
+
+def test_gang_table_is_upstreams(tmp_path):
+    """The table's answer is upstream's: every case through kube-scheduler v1.37.2's scheduler."""
+    cases = [c.values for c in GANG_CASES]
+    paths = [_write(tmp_path, f"case-{i}", n + o) for i, (n, o, *_) in enumerate(cases)]
+    theirs = upstream(binaries() / "oracle", paths, gates=GATES, together=True)
+    for (case, (_, _, pods, groups, victims)), outcome in zip(zip(GANG_CASES, cases, strict=True), theirs, strict=True):
+        by_pod = {r["pod"].split("/")[1]: r for r in outcome}
+        assert (outcome[0].get("victims") or []) == victims, f"upstream {case.id}: {outcome[0].get('victims')}"
+        for name, expected in pods.items():
+            r = by_pod[name]
+            got = {
+                "node": r.get("node"),
+                "message": r.get("message"),
+                "messages": r.get("messages") or [],
+                "gated": r.get("gated") or None,
+            }
+            check(got, expected, f"upstream {case.id} {name}")
+        for name, expected in groups.items():
+            conditions = {r["podGroup"]["message"]: r["podGroup"] for r in outcome if r.get("podGroup")}
+            got = next(iter(conditions.values()), None) if conditions else None
+            assert (tuple(got.values()) if got else None) == expected, f"upstream {case.id} PodGroup {name}: {got}"
+
+
+def test_gang_binds_once_its_third_node_appears():
+    """A gang of 3 where 2 fit stays pending, all three bind once a third node appears and the
+    group's backoff has passed (a rejected pod group backs off and retries, upstream's
+    AddAttemptedPodGroupIfNeeded)."""
+    c = Cluster(*nodes(2), config={"featureGates": {"GenericWorkload": True}})
+    c.create(pod_group("g", 3), member("a", "g"), member("b", "g"), member("c", "g"))
+    c.settle()
+    assert [c.node_of(n) for n in "abc"] == [None, None, None]
+    c.create(make_node("n3", cpu="1"))
+    c.settle()
+    assert [c.node_of(n) for n in "abc"] == [None, None, None]  # still backing off
+    c.advance(2)
+    assert sorted(c.node_of(n) or "" for n in "abc") == ["n1", "n2", "n3"]
+    condition = c.store.get("PodGroup", "default", "g")["status"]["conditions"][0]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "PodGroupInitiallyScheduled",
+        "True",
+        "Scheduled",
+    )
+    assert c.sched.metrics.pod_group_attempts.series[("unschedulable", "default-scheduler")] == 1
+    assert c.sched.metrics.pod_group_attempts.series[("scheduled", "default-scheduler")] == 1
+
+
+def test_gang_members_arriving_one_by_one_wait_for_min_count():
+    """Members created one at a time are held back (GangScheduling's PreEnqueue) until the third
+    arrives; the PodGroup created last lets them in."""
+    c = Cluster(*nodes(3), config={"featureGates": {"GenericWorkload": True}})
+    c.create(member("a", "g"))
+    c.settle()
+    c.create(pod_group("g", 3), member("b", "g"))
+    c.settle()
+    assert c.sched.queue.where(c.store.get("Pod", "default", "a")["metadata"]["uid"]) == "gated"
+    c.create(member("c", "g"))
+    c.settle()
+    assert sorted(c.node_of(n) or "" for n in "abc") == ["n1", "n2", "n3"]
+
+
+def test_without_the_gate_pod_groups_are_ignored():
+    """GenericWorkload off (v1.37's default): schedulingGroup changes nothing, pods go one by one."""
+    c = Cluster(*nodes(2))
+    c.create(pod_group("g", 3), member("a", "g"), member("b", "g"), member("c", "g"))
+    c.settle()
+    assert sum(bool(c.node_of(n)) for n in "abc") == 2
+    assert "status" not in c.store.get("PodGroup", "default", "g")
+
+
+def test_gang_scheduling_joins_the_default_profile_with_the_gate():
+    from kubesched.scheduler.config import default_config
+    from kubesched.scheduler.profile import build_profiles
+
+    config = default_config()
+    config.feature_gates = FeatureGates.parse(GATES)
+    fwk = build_profiles(config)["default-scheduler"]
+    assert [p.name for p in fwk.permit] == ["GangScheduling"]
+    assert [p.name for p in fwk.pre_enqueue][-1] == "GangScheduling"
+    assert [p.name for p in fwk.placement_feasible] == ["GangScheduling"]
+    assert "GangScheduling" not in [p.name for p in build_profiles(default_config())["default-scheduler"].permit]
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gang"
+
+
+def test_the_gang_example_waits_for_its_third_node():
+    """examples/gang: three 8-GPU workers on two 8-GPU nodes stay pending together; with the
+    third node all three bind, one per node."""
+    gates = FeatureGates.parse(GATES)
+    files = [str(EXAMPLE / "cluster.yaml"), str(EXAMPLE / "training.yaml")]
+    two = simulate(files, feature_gates=gates)
+    assert [p["nodeName"] for p in two.pods] == [None, None, None]
+    assert two.pod_groups == [
+        {
+            "namespace": "ml",
+            "name": "trainer",
+            "minCount": 3,
+            "pods": 3,
+            "bound": 0,
+            "condition": {
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": gang_message(3, 2, 0),
+            },
+        }
+    ]
+    three = simulate([*files, str(EXAMPLE / "third-node.yaml")], feature_gates=gates)
+    assert sorted(p["nodeName"] for p in three.pods) == ["gpu-1", "gpu-2", "gpu-3"]
+    assert three.pod_groups[0]["condition"] == {"status": "True", "reason": "Scheduled", "message": ""}
