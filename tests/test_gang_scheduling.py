@@ -11,6 +11,7 @@ condition must be the table's and upstream's."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -363,3 +364,20 @@ def test_the_gang_example_waits_for_its_third_node():
     three = simulate([*files, str(EXAMPLE / "third-node.yaml")], feature_gates=gates)
     assert sorted(p["nodeName"] for p in three.pods) == ["gpu-1", "gpu-2", "gpu-3"]
     assert three.pod_groups[0]["condition"] == {"status": "True", "reason": "Scheduled", "message": ""}
+
+
+def test_size_counts_a_gang_whole():
+    """``kubesched size`` with GenericWorkload: one node fewer than the gang needs leaves all three
+    workers pending, each with the gang's message or its own."""
+    from click.testing import CliRunner
+
+    from kubesched.cli import main
+
+    args = ["size", str(EXAMPLE / "training.yaml"), "--node-template", str(EXAMPLE / "third-node.yaml")]
+    out = CliRunner().invoke(main, [*args, "--feature-gates", GATES, "-o", "json"])
+    assert out.exit_code == 0, out.output
+    (result,) = json.loads(out.output)["options"]
+    assert result["nodes"] == 3
+    assert [p["name"] for p in result["pendingWithOneFewer"]] == ["trainer-0", "trainer-1", "trainer-2"]
+    alone = CliRunner().invoke(main, [*args, "-o", "json"])
+    assert len(json.loads(alone.output)["options"][0]["pendingWithOneFewer"]) == 1

@@ -206,3 +206,38 @@ def test_dra_example_through_kubectl(tmp_path):
         assert placed()[waiting] == "gpu-node-1"
     finally:
         s.stop()
+
+
+def test_gang_example_through_kubectl(tmp_path):
+    """examples/gang applied with kubectl to ``kubesched up --feature-gates GenericWorkload=true``:
+    the PodGroup lists as a Gang, Unschedulable while two of its three workers would fit, and
+    Scheduled with all three bound once kubectl adds the third node."""
+    kubectl, home = BINARIES[VERSIONS[-1]], temp_home()
+    s = Server(tmp_path / "data", command="up", args=["--feature-gates", "GenericWorkload=true"]).start()
+    try:
+
+        def k(*args: str) -> str:
+            return run(s, kubectl, *args, home=home)
+
+        k("apply", "-f", str(EXAMPLES / "gang" / "cluster.yaml"), "-f", str(EXAMPLES / "gang" / "training.yaml"))
+
+        def status() -> str:
+            return k("get", "podgroups", "-n", "ml", "trainer", "--no-headers")
+
+        deadline = time.monotonic() + 30
+        while "Unschedulable" not in status() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert status().split()[:4] == ["trainer", "Gang", "<none>", "Unschedulable"]
+        pending = k("get", "pods", "-n", "ml", "-o", "jsonpath={range .items[*]}{.spec.nodeName}{' '}{end}")
+        assert pending.split() == []
+        events = k("get", "events", "-n", "ml", "--field-selector", "reason=FailedScheduling")
+        assert "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" in events
+        k("apply", "-f", str(EXAMPLES / "gang" / "third-node.yaml"))
+        deadline = time.monotonic() + 40  # the gang retries after its backoff
+        while "Scheduled" not in status() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert status().split()[3] == "Scheduled"
+        nodes = k("get", "pods", "-n", "ml", "-o", "jsonpath={range .items[*]}{.spec.nodeName}{' '}{end}")
+        assert sorted(nodes.split()) == ["gpu-1", "gpu-2", "gpu-3"]
+    finally:
+        s.stop()

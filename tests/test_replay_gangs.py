@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpu_trace import POD_HEADER, write_nodes
 
+from gpu_trace import POD_HEADER, write_nodes
 from kubesched.errors import InputError
 from kubesched.replay.gangs import units
 from kubesched.replay.runner import replay

@@ -816,6 +816,7 @@ def explain(
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for tie-breaks.")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
+@_feature_gates_option
 def size_command(
     workload: tuple[str, ...],
     templates: tuple[str, ...],
@@ -826,6 +827,7 @@ def size_command(
     seed: int,
     output: str,
     report_path: str | None,
+    feature_gates: str,
 ) -> None:
     """How many nodes of a template WORKLOAD needs: the smallest count that leaves no pod pending
     (bisection over simulations on the virtual clock), and why one node fewer is not enough.
@@ -839,7 +841,11 @@ def size_command(
     try:
         objects, tpls, config = load(list(workload), list(cluster), list(templates), policy)
         if config_path is not None:
-            config = _load_config(config_path)
+            config = _load_config(config_path, feature_gates)
+        elif feature_gates:
+            from kubesched.features import FeatureGates
+
+            config.feature_gates = FeatureGates.checked(config.feature_gates.merged(_gates(feature_gates)).overrides)
         results = [size(objects, t, config, seed=seed, max_nodes=max_nodes) for t in tpls]
         if report_path is not None:
             from kubesched.report import write_size_report
