@@ -317,6 +317,42 @@ ROWS = [
         "20,000 (3 CPU on 4-CPU nodes)",
         ("ResourceSaturation", "--nodes", "20000", "--pods", "20000"),
     ),
+    # podgroup/{gangscheduling,basicscheduling}: upstream sets no floor for them (GenericWorkload is beta)
+    Row(
+        "GangScheduling",
+        "5,000",
+        "3,000 (1,000 gangs of 3)",
+        ("GangScheduling", "--pods", "3000"),
+        upstream="GangScheduling/5000Nodes_1000Gangs_3000Pods",
+    ),
+    Row(
+        "GangScheduling",
+        "5,000",
+        "9,000 (3,000 gangs of 3)",
+        ("GangScheduling", "--pods", "9000"),
+        upstream="GangScheduling/5000Nodes_3000Gangs_9000Pods",
+    ),
+    Row(
+        "GangScheduling",
+        "5,000",
+        "3,000 (3 gangs of 1,000)",
+        ("GangScheduling", "--pods", "3000", "--pods-per-group", "1000"),
+        upstream="GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup",
+    ),
+    Row(
+        "GangPreemptionBasic",
+        "100",
+        "100 (1 gang of 100, evicting 1,000 pods)",
+        ("GangPreemptionBasic", "--nodes", "100", "--pods", "100", "--init-pods", "1000", "--pods-per-group", "100"),
+        upstream="GangPreemptionBasic/100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods",
+    ),
+    Row(
+        "BasicScheduling (pod groups)",
+        "5,000",
+        "3,000 (1,000 basic groups of 3)",
+        ("BasicScheduling", "--pods", "3000"),
+        upstream="BasicScheduling/5000Nodes_1000Groups_3000Pods",
+    ),
     Row(
         "SchedulingWithResourceClaimTemplate",
         "500 × 10 devices",

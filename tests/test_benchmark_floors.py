@@ -25,7 +25,7 @@ def upstream_thresholds() -> dict[str, Any]:
     cache = subprocess.run(["go", "env", "GOMODCACHE"], check=True, capture_output=True, text=True).stdout.strip()
     root = Path(cache) / "k8s.io" / "kubernetes@v1.37.2" / "test" / "integration" / "scheduler_perf"
     out: dict[str, Any] = {}
-    for path in root.glob("*/performance-config.yaml"):
+    for path in root.rglob("performance-config.yaml"):  # podgroup/gangscheduling/... too
         for case in yaml.safe_load(path.read_text()) or []:
             for workload in case.get("workloads") or []:
                 threshold = workload.get("threshold")

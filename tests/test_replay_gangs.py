@@ -117,3 +117,13 @@ def test_sweep_compares_with_and_without_gangs(job_of_three):
     assert [(e["policy"], e["gangs"]) for e in summary] == [("default", "none"), ("default", "same-arrival")]
     runs = json.loads(done.stdout)["runs"]
     assert [r["gangsFailed"] for r in runs] == [None, 0]
+
+
+def test_the_report_shows_the_gangs(job_of_three, tmp_path):
+    from kubesched.report import write_replay_report
+
+    nodes, pods = job_of_three
+    result = replay(str(pods), [str(nodes)], mode="timed", samples=10, gangs="same-arrival")
+    write_replay_report(result, str(tmp_path / "r.html"))
+    html = (tmp_path / "r.html").read_text()
+    assert "Gangs: admitted, failed (dropped), waiting at the end, preempted" in html

@@ -47,6 +47,12 @@ def write_replay_report(result: Any, path: str) -> None:
     fig.add_scatter(x=x, y=[pt["running"] for pt in curve], name="running", mode="lines")
     fig.update_layout(xaxis_title=xtitle, yaxis_title="pods")
     sections.append(("Pending and running pods", fig))
+    gangs = result.summary.get("gangs")
+    if gangs:  # replay --gangs: how the trace's jobs fared all-or-nothing
+        labels = ["admitted", "failed", "waiting", "preempted"]
+        fig = go.Figure(go.Bar(x=labels, y=[gangs[k] for k in labels]))
+        fig.update_layout(yaxis_title=f"gangs (of {gangs['gangs']:,}, {gangs['pods']:,} pods)")
+        sections.append(("Gangs: admitted, failed (dropped), waiting at the end, preempted", fig))
     capacity = capacity_rows(result.usage)
     sections.append(capacity_table(result.usage))
     sections.extend(requested_share_figures(capacity))
