@@ -184,6 +184,21 @@ GANG_CASES = [
         [],
         id="preemption that cannot place the whole gang evicts nothing",
     ),
+    pytest.param(
+        nodes(2),
+        [
+            make_priority_class("high", 100),
+            pod_group("low", 2, disruptionMode={"all": {}}),
+            member("low-0", "low", node="n1"),
+            member("low-1", "low", cpu="500m", node="n2"),
+            pod_group("g", 1, priorityClassName="high"),
+            member("a", "g", priority_class="high"),
+        ],
+        {"a": ("then", "0/2 nodes are available: 2 Insufficient cpu.", ANY)},
+        {"g": ("True", "Scheduled", "")},
+        ["default/low-0", "default/low-1"],
+        id="a PodGroup with disruptionMode all is evicted whole",
+    ),
 ]
 
 
