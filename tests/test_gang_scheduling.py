@@ -396,3 +396,38 @@ def test_size_counts_a_gang_whole():
     assert [p["name"] for p in result["pendingWithOneFewer"]] == ["trainer-0", "trainer-1", "trainer-2"]
     alone = CliRunner().invoke(main, [*args, "-o", "json"])
     assert len(json.loads(alone.output)["options"][0]["pendingWithOneFewer"]) == 1
+
+
+def test_a_pod_group_deleted_and_made_again():
+    """Deleting a PodGroup sends its waiting pods back to wait for it (upstream's incomplete pods);
+    made again, with a smaller minCount, it lets them through; a member deleted meanwhile is gone
+    from the group."""
+    c = Cluster(*nodes(2), config={"featureGates": {"GenericWorkload": True}})
+    c.create(pod_group("g", 3), member("a", "g"), member("b", "g"), member("c", "g"))
+    c.settle()
+    assert [c.node_of(n) for n in "abc"] == [None, None, None]
+    c.store.delete("PodGroup", "default", "g")
+    c.store.delete("Pod", "default", "c", 0)
+    c.settle()
+    assert c.sched.queue.where(c.store.get("Pod", "default", "a")["metadata"]["uid"]) == "incomplete"
+    c.create(pod_group("g", 2))
+    c.settle()
+    assert sorted(c.node_of(n) or "" for n in "ab") == ["n1", "n2"]
+    assert c.sched.queue.counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+
+
+def test_members_of_two_profiles_are_a_scheduler_error():
+    """A group whose pods name different schedulers cannot be scheduled as one (validatePodGroup):
+    each pod gets the error, and the scheduler goes on with the next pod."""
+    config = {
+        "featureGates": {"GenericWorkload": True},
+        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "other"}],
+    }
+    c = Cluster(*nodes(2), config=config)
+    b = member("b", "g")
+    b["spec"]["schedulerName"] = "other"
+    c.create(pod_group("g", 2), member("a", "g"), b, make_pod("plain", cpu="1"))
+    c.settle()
+    assert c.node_of("plain") is not None
+    messages = c.events("FailedScheduling")
+    assert any("should have the same .spec.schedulerName set" in m for m in messages), messages
