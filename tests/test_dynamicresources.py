@@ -645,3 +645,110 @@ def test_device_taint_rules_taint_the_devices_they_select(
     c = Cluster(*tainted_cluster(rule, tolerate))
     got = c.filter_verdicts("DynamicResources", claim_user())
     assert {n for n, (code, _) in got.items() if code == 0} == fits
+
+
+def shared_gpu() -> dict[str, Any]:
+    """A GPU several claims may share (consumable capacity): 80Gi of memory in steps of 10Gi from
+    10Gi, and 3 cores in steps of 500m from 1."""
+    memory = {"value": "80Gi", "requestPolicy": {"validRange": {"min": "10Gi", "step": "10Gi"}}}
+    cores = {"value": "3", "requestPolicy": {"default": "1", "validRange": {"min": "1", "step": "500m"}}}
+    return {"name": "gpu-0", "allowMultipleAllocations": True, "capacity": {"memory": memory, "cores": cores}}
+
+
+def share_claim(requests: dict[str, str] | None) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    if requests is not None:
+        exactly["capacity"] = {"requests": requests}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "gpus", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}},
+    }
+
+
+def held_share(memory: str, cores: str = "1") -> dict[str, Any]:
+    """A claim already allocated a share of node a's GPU."""
+    result = {
+        "request": "gpu",
+        "driver": DRIVER,
+        "pool": "a",
+        "device": "gpu-0",
+        "shareID": "0b6d2a9e-1c4f-4e8b-a1d2-3f4e5a6b7c8d",
+        "consumedCapacity": {"memory": memory, "cores": cores},
+    }
+    return {
+        **share_claim({"memory": memory, "cores": cores}),
+        "metadata": {"name": "held", "namespace": "default", "uid": "held-uid"},
+        "status": {"allocation": {"devices": {"results": [result]}}},
+    }
+
+
+def shared_cluster(
+    requests: dict[str, str] | None, held: str | tuple[str, str] | None = "70Gi"
+) -> list[dict[str, Any]]:
+    """Nodes a and b with one shared GPU each, ``held`` of a's already taken by another claim, and
+    the claim ``gpus`` asking for ``requests`` of one GPU."""
+    objs: list[dict[str, Any]] = [gpu_class()]
+    for node in ("a", "b"):
+        objs += [make_node(node, cpu="8"), gpu_slice(node, [shared_gpu()])]
+    if held is not None:
+        objs.append(held_share(*((held,) if isinstance(held, str) else held)))
+    return [*objs, share_claim(requests)]
+
+
+# (the claim's capacity requests, what a's GPU has taken already, the nodes the claim fits)
+CONSUMABLE_CASES = [
+    pytest.param({"memory": "10Gi"}, "70Gi", {"a", "b"}, id="the last 10Gi of a"),
+    pytest.param({"memory": "5Gi"}, "70Gi", {"a", "b"}, id="5Gi rounds up to the 10Gi minimum"),
+    pytest.param({"memory": "15Gi"}, "70Gi", {"b"}, id="15Gi rounds up to 20Gi: too much for a"),
+    pytest.param({"memory": "90Gi"}, None, set(), id="more than the device has"),
+    pytest.param({"vram": "1"}, None, set(), id="a capacity the device lacks"),
+    pytest.param(
+        {"memory": "10Gi", "cores": "1500m"},
+        ("10Gi", "1500m"),
+        {"b"},
+        id="1500m rounds up to 2 in whole units (DRAFractionalCapacityRange is off by default)",
+    ),
+    pytest.param({"memory": "10Gi", "cores": "2"}, ("10Gi", "1"), {"a", "b"}, id="cores by the default of 1"),
+    pytest.param(None, "70Gi", {"b"}, id="no request takes the whole device"),
+    pytest.param(None, None, {"a", "b"}, id="a whole shared device when nobody shares it"),
+]
+
+
+@pytest.mark.parametrize(("requests", "held", "fits"), CONSUMABLE_CASES)
+def test_consumable_capacity(
+    requests: dict[str, str] | None, held: str | tuple[str, str] | None, fits: set[str]
+) -> None:
+    """DRAConsumableCapacity (beta, on since v1.36): claims share an allowMultipleAllocations
+    device while its capacity lasts; the allocation records the share and what it consumes."""
+    c = Cluster(*shared_cluster(requests, held))
+    c.create(claim_user())
+    c.settle()
+    node = c.node_of("p")
+    assert (node in fits) if fits else node is None
+    if node is None:
+        return
+    (result,) = c.store.get("ResourceClaim", "default", "gpus")["status"]["allocation"]["devices"]["results"]
+    assert result["device"] == "gpu-0" and result["pool"] == node and result["shareID"]
+    expected = {"5Gi": "10Gi", "15Gi": "20Gi"}.get((requests or {}).get("memory", ""), (requests or {}).get("memory"))
+    cores = {"1500m": "2"}.get((requests or {}).get("cores", ""), (requests or {}).get("cores"))
+    assert result["consumedCapacity"] == {"memory": expected or "80Gi", "cores": cores or "1"}
+
+
+def test_shares_add_up_through_the_scheduler() -> None:
+    """Pods of 20Gi share one 80Gi GPU, each taking the cores' default of 1 of its 3: three fit, the
+    fourth waits (its 20Gi would fit, the cores not)."""
+    objs: list[dict[str, Any]] = [gpu_class(), make_node("a", cpu="8"), gpu_slice("a", [shared_gpu()])]
+    c = Cluster(*objs)
+    for i in range(5):
+        claim = share_claim({"memory": "20Gi"})
+        claim["metadata"]["name"] = f"c{i}"
+        pod = make_pod(f"p{i}", cpu="100m")
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"c{i}"}]
+        c.create(claim, pod)
+        c.settle()
+    assert [c.node_of(f"p{i}") for i in range(5)] == ["a", "a", "a", None, None]
+    ids = {c.store.get("ResourceClaim", "default", f"c{i}")["status"]["allocation"]["devices"]["results"][0]["shareID"]
+           for i in range(3)}  # fmt: skip
+    assert len(ids) == 3

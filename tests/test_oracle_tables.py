@@ -18,12 +18,14 @@ import yaml
 from tests.helpers import make_node, make_pod, make_priority_class
 from tests.oracle import disagreement, kubesched, upstream
 from tests.test_dynamicresources import (
+    CONSUMABLE_CASES,
     PRE_ENQUEUE_CASES,
     PRIORITIZED_SCORE_CASES,
     TAINT_RULE_CASES,
     claim_pod,
     claim_user,
     prioritized_objects,
+    shared_cluster,
     tainted_cluster,
 )
 from tests.test_interpodaffinity import FILTER_CASES as AFFINITY_CASES
@@ -415,5 +417,15 @@ def test_device_taint_rules_table(tmp_path):
     not tolerate them off those devices, as upstream's slice tracker applies them."""
     table = rows(TAINT_RULE_CASES)
     cases = [cluster(tainted_cluster(rule, tolerate), [], claim_user()) for rule, tolerate, _ in table]
+    for (_, _, fits), (theirs, mine) in zip(table, judge(tmp_path, "DynamicResources", cases), strict=True):
+        assert feasible(theirs) == feasible(mine) == fits
+
+
+def test_consumable_capacity_table(tmp_path):
+    """DRAConsumableCapacity (beta, on since v1.36): where a claim's share of an
+    allowMultipleAllocations device fits beside the shares allocated claims hold, its request
+    rounded up by the device's request policy, as upstream's incubating allocator decides."""
+    table = rows(CONSUMABLE_CASES)
+    cases = [cluster(shared_cluster(requests, held), [], claim_user()) for requests, held, _ in table]
     for (_, _, fits), (theirs, mine) in zip(table, judge(tmp_path, "DynamicResources", cases), strict=True):
         assert feasible(theirs) == feasible(mine) == fits

@@ -42,6 +42,8 @@ ALWAYS: dict[str, str] = {
     "DRADeviceTaints": "always on: device taints and claim tolerations",
     "DRADeviceTaintRules": "always on: DeviceTaintRules taint the devices they select (no eviction controller)",
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
+    "DRAConsumableCapacity": "always on: claims share allowMultipleAllocations devices by their capacity",
+    "DRAFractionalCapacityRange": "always on: capacity ranges rounded in milli units where whole in them",
     "DRAPrioritizedList": "always on: firstAvailable allocation, and DynamicResources scores the choice (weight 2)",
     "DRAPartitionableDevices": "always on: devices drawing on a slice's shared counters",
     "DRAResourceClaimDeviceStatus": "always on (it only matters to binding conditions, not implemented)",

@@ -24,7 +24,7 @@ from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.selectors import NodeSelectorTerm, parse_node_selector_term
 from kubesched.errors import InputError
 from kubesched.framework.nodes import NodeTableView
-from kubesched.scheduler.plugins.dynamicresources import cel
+from kubesched.scheduler.plugins.dynamicresources import capacity, cel
 from kubesched.scheduler.plugins.nodeaffinity import match_terms
 
 EXACT_COUNT = "ExactCount"
@@ -180,6 +180,10 @@ class DeviceTable:
                     ]
                 )
         self.consumes = consumption
+        # consumable capacity: devices several requests may share, and every device's capacity
+        self.capacity = [capacity.device_capacity(d.obj) for d in self.devices]
+        self.multi = [bool(d.obj.get("allowMultipleAllocations")) for d in self.devices]
+        self.any_multi = any(self.multi)
         self.consumers = [i for i, c in enumerate(consumption) if c]
         self.index = {d.key: i for i, d in enumerate(self.devices)}
         self.local = np.array([d.node is not None for d in self.devices], bool)
@@ -294,6 +298,7 @@ class Request:
     count: int
     admin_access: bool = False
     tolerations: tuple[tuple[str, str, str, str], ...] = ()  # (key, operator, value, effect)
+    capacity: Mapping[str, Fraction] = field(default_factory=dict)  # capacity.requests
 
     @property
     def selection(self) -> tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...]]:
@@ -350,7 +355,16 @@ def plan_claim(claim: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]
                 if isinstance(t, Mapping)
             )
             alternatives.append(
-                Request(name, class_name, exprs, mode, count, bool(body.get("adminAccess")), tolerations)
+                Request(
+                    name,
+                    class_name,
+                    exprs,
+                    mode,
+                    count,
+                    bool(body.get("adminAccess")),
+                    tolerations,
+                    capacity.request_capacity(body),
+                )
             )
             for c in cspec.get("config") or []:
                 configs.append({"source": "FromClass", "requests": [name], **{k: v for k, v in c.items()}})
@@ -390,12 +404,18 @@ def allocate_node(
     allocated: np.ndarray,
     node: str,
     labels: Mapping[str, str],
+    shared: Mapping[int, Mapping[str, Fraction]] | None = None,
+    fractional: bool = False,
 ) -> list[list[tuple[str, int]]] | None:
     """The devices each claim gets on this node (per claim: (request name, device index)), or
-    None. Depth first over the claims' requests, alternatives in order, devices in table order."""
+    None. Depth first over the claims' requests, alternatives in order, devices in table order.
+    ``shared``: what allocated claims consume of each shared device (consumable capacity)."""
     reach_all = table.reachable(node, labels)
     reach = [i for i in reach_all if not allocated[i]]
     used: set[int] = set()
+    in_use = shared or {}
+    allocating: dict[int, dict[str, Fraction]] = {}  # shares this search has taken
+    no_share: dict[str, Fraction] = {}
     # what the counter sets have left once the allocated devices' consumption is taken
     left = {k: dict(v) for k, v in table.counters.items()}
     for i in table.consumers:
@@ -453,17 +473,42 @@ def allocate_node(
             if steps > MAX_SEARCH_STEPS:
                 return False
             i = cands[k]
-            if i in used or not _constraint_ok(plan, results[ci], table, req.name, i):
+            multi = table.multi[i]
+            if (i in used and not multi) or not _constraint_ok(plan, results[ci], table, req.name, i):
                 continue
-            if table.consumes[i] and not _consume(counters_left, table.consumes[i], -1):
+            cap = table.capacity[i]
+            if (cap or req.capacity) and not capacity.fits(
+                req.capacity,
+                cap,
+                in_use.get(i, no_share) if multi else no_share,
+                allocating.get(i, no_share),
+                fractional,
+            ):
+                continue  # consumable capacity: not enough of the device left for this share
+            # a shared device's counters are taken by its first share only
+            counted = bool(table.consumes[i]) and not (multi and (i in in_use or i in allocating))
+            if counted and not _consume(counters_left, table.consumes[i], -1):
                 continue  # partitionable devices: not enough left in its counter sets
-            used.add(i)
+            taken = capacity.shares(req.capacity, cap, fractional) if multi else None
+            if taken is not None:
+                had = i in allocating
+                mine = allocating.setdefault(i, {})
+                for name, amount in taken.items():
+                    mine[name] = mine.get(name, Fraction(0)) + amount
+            else:
+                used.add(i)
             results[ci].append((req.name, i))
             if pick(ci, ri, req, cands, k + 1, left - 1):
                 return True
             results[ci].pop()
-            used.discard(i)
-            if table.consumes[i]:
+            if taken is not None:
+                for name, amount in taken.items():
+                    allocating[i][name] -= amount
+                if not had:
+                    del allocating[i]
+            else:
+                used.discard(i)
+            if counted:
                 _consume(counters_left, table.consumes[i], 1)
         return False
 
@@ -506,12 +551,16 @@ def _consume_all(
     return True
 
 
-def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: DeviceTable, node: str) -> dict[str, Any]:
+def allocation_result(
+    plan: ClaimPlan, chosen: list[tuple[str, int]], table: DeviceTable, node: str, fractional: bool = False
+) -> dict[str, Any]:
     """``status.allocation`` of a claim (resource.k8s.io/v1 AllocationResult)."""
     results = []
     admin = {r.name for alts in plan.requests for r in alts if r.admin_access}
     node_local = False
     selector = None
+    by_name = {r.name: r for alts in plan.requests for r in alts}
+    claim_uid = str((plan.claim.get("metadata") or {}).get("uid") or "")
     for req_name, i in chosen:
         d = table.devices[i]
         node_local = node_local or d.node is not None
@@ -519,6 +568,14 @@ def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: Dev
         entry: dict[str, Any] = {"request": req_name, "driver": d.driver, "pool": d.pool, "device": d.name}
         if req_name in admin:
             entry["adminAccess"] = True
+        if table.multi[i]:  # a share of the device: its ID and what it consumes
+            entry["shareID"] = capacity.share_id(claim_uid, req_name, d.key)
+            cap = table.capacity[i]
+            taken = capacity.shares(by_name[req_name].capacity if req_name in by_name else {}, cap, fractional)
+            if taken:
+                entry["consumedCapacity"] = {
+                    n: capacity.quantity_string(q, cap[n].binary) for n, q in sorted(taken.items())
+                }
         results.append(entry)
     out: dict[str, Any] = {"devices": {"results": results}}
     if plan.configs:
@@ -535,11 +592,30 @@ def allocation_result(plan: ClaimPlan, chosen: list[tuple[str, int]], table: Dev
 
 
 def allocated_keys(claims: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
-    """The devices allocated by these claims (their ``status.allocation`` results)."""
+    """The devices allocated by these claims for themselves (their ``status.allocation`` results;
+    a share of a device, with a shareID, leaves it to others: ``shared_capacity``)."""
     out = set()
     for c in claims:
         alloc = (c.get("status") or {}).get("allocation") or {}
         for r in (alloc.get("devices") or {}).get("results") or []:
-            if not r.get("adminAccess"):  # admin access does not take the device from others
+            if not r.get("adminAccess") and not r.get("shareID"):  # admin access takes nothing from others
                 out.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
+    return out
+
+
+def shared_capacity(claims: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, str], dict[str, Fraction]]:
+    """What these claims' shares consume of each shared device (``AggregatedCapacity``)."""
+    out: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+    for c in claims:
+        alloc = (c.get("status") or {}).get("allocation") or {}
+        for r in (alloc.get("devices") or {}).get("results") or []:
+            if not r.get("shareID"):
+                continue
+            key = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+            mine = out.setdefault(key, {})
+            for name, raw in (r.get("consumedCapacity") or {}).items():
+                try:
+                    mine[str(name)] = mine.get(str(name), Fraction(0)) + parse_quantity(raw)
+                except QuantityError:
+                    continue
     return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
@@ -213,6 +214,9 @@ class DynamicResources(
         # devices allocated by the claims the informer shows: key -> how many claims hold it,
         # kept by the claim handler so that no cycle walks every claim
         self._held: dict[tuple[str, str, str], int] = {}
+        self._shared: dict[tuple[str, str, str], dict[str, Fraction]] = {}  # consumable capacity in use
+        features = getattr(self.handle, "features", None)
+        self._fractional = bool(features is not None and features.enabled("DRAFractionalCapacityRange"))
         self._held_version = 0
         self._mask_cache: tuple[int, int, np.ndarray] | None = None
         listers = self._listers()
@@ -261,6 +265,12 @@ class DynamicResources(
                     self._held[key] = n
                 else:
                     self._held.pop(key, None)
+            for key, amounts in allocator.shared_capacity([claim]).items():
+                mine = self._shared.setdefault(key, {})
+                for name, amount in amounts.items():
+                    mine[name] = mine.get(name, Fraction(0)) + sign * amount
+                if not any(mine.values()):
+                    self._shared.pop(key, None)
         self._held_version += 1
         uid = _uid(new if new is not None else old or {})
         caught_up = (
@@ -271,6 +281,24 @@ class DynamicResources(
         if uid in self._written and caught_up:
             self.in_flight.pop(uid, None)
             self._written.discard(uid)
+
+    def _shared_use(self, table: DeviceTable, exclude: set[str]) -> dict[int, dict[str, Fraction]]:
+        """What allocated claims and allocations in flight consume of each shared device
+        (consumable capacity), by device row."""
+        if not table.any_multi:
+            return {}
+        out: dict[int, dict[str, Fraction]] = {}
+        in_flight = [{"status": {"allocation": alloc}} for uid, alloc in self.in_flight.items() if uid not in exclude]
+        sources = [self._shared, *(allocator.shared_capacity([c]) for c in in_flight)]
+        for source in sources:
+            for key, amounts in source.items():
+                i = table.index.get(key)
+                if i is None:
+                    continue
+                mine = out.setdefault(i, {})
+                for name, amount in amounts.items():
+                    mine[name] = mine.get(name, Fraction(0)) + amount
+        return out
 
     def _allocated_mask(self, table: DeviceTable, exclude: set[str]) -> np.ndarray:
         """Devices taken by allocated claims and by allocations in flight
@@ -538,16 +566,24 @@ class DynamicResources(
             total = np.bincount(rows[sel], minlength=n)[:n] + table.shared_counts(mask, nodes)
             free = np.bincount(rows[sel & ~taken[local]], minlength=n)[:n] + table.shared_counts(mask & ~taken, nodes)
             fits &= (total > 0) & (free == total)
+        capacities = table.any_multi or any(r.capacity for p in plans for alts in p.requests for r in alts)
         exact = (
             not has_search_only
+            and not capacities  # consumable capacity: shares decide, device by device
             and not table.consumers  # partitionable devices: counters decide, device by device
             and len(groups) + len(all_mode) <= 1
             and all(p.simple for p in plans)
         )
         if exact:
             return fits
+        shared = self._shared_use(table, exclude)
         for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
-            if allocator.allocate_node(plans, table, taken, nodes.names[r], nodes.specs[r].labels) is None:
+            if (
+                allocator.allocate_node(
+                    plans, table, taken, nodes.names[r], nodes.specs[r].labels, shared, self._fractional
+                )
+                is None
+            ):
                 fits[r] = False
         return fits
 
@@ -605,6 +641,7 @@ class DynamicResources(
             return out
         table = self.devices()
         taken = self._allocated_mask(table, {_uid(p.claim) for p in s.plans})
+        shared = self._shared_use(table, {_uid(p.claim) for p in s.plans})
         # claims allocated before this cycle count the same on every node
         fixed = sum(
             _rank_score(c, ((c.get("status") or {}).get("allocation") or {}))
@@ -614,13 +651,15 @@ class DynamicResources(
         for i, row in enumerate(rows.tolist()):
             name = nodes.names[row]
             try:
-                chosen = allocator.allocate_node(s.plans, table, taken, name, self._node_labels(name))
+                chosen = allocator.allocate_node(
+                    s.plans, table, taken, name, self._node_labels(name), shared, self._fractional
+                )
             except AllocationError:
                 continue  # Filter reported it
             if chosen is None:
                 continue
             out[i] = fixed + sum(
-                _rank_score(plan.claim, allocator.allocation_result(plan, devices, table, name))
+                _rank_score(plan.claim, allocator.allocation_result(plan, devices, table, name, self._fractional))
                 for plan, devices in zip(s.plans, chosen, strict=True)
             )
         return out
@@ -647,15 +686,16 @@ class DynamicResources(
             return None
         table = self.devices()
         taken = self._allocated_mask(table, {_uid(p.claim) for p in plans})
+        shared = self._shared_use(table, {_uid(p.claim) for p in plans})
         labels = self._node_labels(node_name)
         try:
-            chosen = allocator.allocate_node(plans, table, taken, node_name, labels)
+            chosen = allocator.allocate_node(plans, table, taken, node_name, labels, shared, self._fractional)
         except AllocationError as exc:
             return Status.of(Code.ERROR, str(exc))
         if chosen is None:
             return Status.of(Code.ERROR, "claim allocation not found for node")
         for plan, devices in zip(plans, chosen, strict=True):
-            alloc = allocator.allocation_result(plan, devices, table, node_name)
+            alloc = allocator.allocation_result(plan, devices, table, node_name, self._fractional)
             s.allocations[_uid(plan.claim)] = alloc
             self.in_flight[_uid(plan.claim)] = alloc  # SignalClaimPendingAllocation
         return None
