@@ -32,8 +32,9 @@ FOLLOWED: dict[str, str] = {
     STORAGE_CAPACITY_SCORING: "followed: VolumeBinding scores nodes by free capacity (off: no Score)",
     NOMINATED_NODE_NAME_FOR_EXPECTATION: "followed: PreBindPreFlight; nominatedNodeName set before a slow binding",
     SCHEDULER_POP_FROM_BACKOFF_Q: "followed: an idle scheduler pops backing-off pods; backoff in 1-second windows",
+    "DRAFractionalCapacityRange": "followed: consumable capacity ranges rounded in milli units (off: whole units)",
     GENERIC_WORKLOAD: "followed: PodGroups queue and schedule as one (the pod group cycle), GangScheduling "
-    "in the default profile; no workload-aware preemption yet",
+    "in the default profile, workload-aware preemption",
 }
 # Locked or default-on behaviour kubesched always has: setting the gate changes nothing in kubesched.
 ALWAYS: dict[str, str] = {
@@ -43,7 +44,6 @@ ALWAYS: dict[str, str] = {
     "DRADeviceTaintRules": "always on: DeviceTaintRules taint the devices they select (no eviction controller)",
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
     "DRAConsumableCapacity": "always on: claims share allowMultipleAllocations devices by their capacity",
-    "DRAFractionalCapacityRange": "always on: capacity ranges rounded in milli units where whole in them",
     "DRAPrioritizedList": "always on: firstAvailable allocation, and DynamicResources scores the choice (weight 2)",
     "DRAPartitionableDevices": "always on: devices drawing on a slice's shared counters",
     "DRAResourceClaimDeviceStatus": "always on (it only matters to binding conditions, not implemented)",
