@@ -752,3 +752,95 @@ def test_shares_add_up_through_the_scheduler() -> None:
     ids = {c.store.get("ResourceClaim", "default", f"c{i}")["status"]["allocation"]["devices"]["results"][0]["shareID"]
            for i in range(3)}  # fmt: skip
     assert len(ids) == 3
+
+
+def binding_cluster() -> list[dict[str, Any]]:
+    """Node a and a network-attached GPU every node reaches, which binds to the node it is
+    allocated for once its driver reports it ``Attached`` (DRADeviceBindingConditions)."""
+    device = {
+        "name": "gpu-0",
+        "bindsToNode": True,
+        "bindingConditions": ["Attached"],
+        "bindingFailureConditions": ["AttachFailed"],
+    }
+    fabric = gpu_slice("a", [device])
+    del fabric["spec"]["nodeName"]
+    fabric["spec"]["allNodes"] = True
+    fabric["spec"]["pool"]["name"] = "fabric"
+    fabric["metadata"]["name"] = "fabric"
+    return [
+        *[o for o in prioritized_objects({"a": 0}, (1,)) if o["kind"] != "ResourceClaim"],
+        make_node("b", cpu="8"),
+        fabric,
+        one_gpu_claim(False),
+    ]
+
+
+def attach(c: Cluster, condition: str, reason: str = "Attached", message: str = "") -> None:
+    """The driver's part: the allocated device's status with ``condition`` True."""
+
+    def settle() -> bool:
+        claim = c.store.get("ResourceClaim", "default", "gpus")
+        alloc = (claim.get("status") or {}).get("allocation")
+        if not alloc or (claim.get("status") or {}).get("devices"):
+            return False
+        (r,) = alloc["devices"]["results"]
+        entry = {
+            "driver": r["driver"],
+            "pool": r["pool"],
+            "device": r["device"],
+            "conditions": [
+                {
+                    "type": condition,
+                    "status": "True",
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+        c.store.update("ResourceClaim", {**claim, "status": {**claim["status"], "devices": [entry]}})
+        return True
+
+    c.client.settlers.append(settle)
+
+
+def test_binding_conditions_hold_the_binding_until_the_device_is_attached() -> None:
+    c = Cluster(*binding_cluster())
+    attach(c, "Attached")
+    c.create(claim_user())
+    c.settle()
+    node = c.node_of("p")
+    assert node in ("a", "b")
+    alloc = c.store.get("ResourceClaim", "default", "gpus")["status"]["allocation"]
+    (result,) = alloc["devices"]["results"]
+    assert result["bindingConditions"] == ["Attached"]
+    assert result["bindingFailureConditions"] == ["AttachFailed"]
+    assert alloc["allocationTimestamp"]
+    # bindsToNode: the claim can only be used on the node it was allocated for
+    assert alloc["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [node]
+    assert f"waiting for binding conditions for device on node {node}" in c.events("BindingConditionsPending")
+
+
+def test_a_failed_binding_condition_fails_the_binding() -> None:
+    c = Cluster(*binding_cluster())
+    attach(c, "AttachFailed", "NoPath", "fabric unreachable")
+    c.create(claim_user())
+    c.settle()
+    assert c.node_of("p") is None
+    assert c.events("FailedScheduling")[0] == (
+        'running PreBind plugin "DynamicResources": device binding failed: claim=gpus, reason=NoPath, '
+        'message="fabric unreachable"'
+    )
+
+
+def test_binding_conditions_nobody_reports_time_out() -> None:
+    """With no driver to report the condition, the binding gives up (here at once: nothing in the
+    embedded cluster can change it) and the pod waits."""
+    c = Cluster(*binding_cluster())
+    c.create(claim_user())
+    c.settle()
+    assert c.node_of("p") is None
+    assert c.events("FailedScheduling")[0] == (
+        'running PreBind plugin "DynamicResources": device binding timeout: context deadline exceeded'
+    )

@@ -563,11 +563,15 @@ def allocation_result(
     claim_uid = str((plan.claim.get("metadata") or {}).get("uid") or "")
     for req_name, i in chosen:
         d = table.devices[i]
-        node_local = node_local or d.node is not None
+        # a device that binds to its node pins the claim there too (DRADeviceBindingConditions)
+        node_local = node_local or d.node is not None or bool(d.obj.get("bindsToNode"))
         selector = selector or d.selector
         entry: dict[str, Any] = {"request": req_name, "driver": d.driver, "pool": d.pool, "device": d.name}
         if req_name in admin:
             entry["adminAccess"] = True
+        for key in ("bindingConditions", "bindingFailureConditions"):  # what PreBind waits for
+            if d.obj.get(key):
+                entry[key] = list(d.obj[key])
         if table.multi[i]:  # a share of the device: its ID and what it consumes
             entry["shareID"] = capacity.share_id(claim_uid, req_name, d.key)
             cap = table.capacity[i]

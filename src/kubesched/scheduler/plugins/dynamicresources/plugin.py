@@ -24,6 +24,7 @@ DynamicResourceAllocation gate is on (GA since v1.34).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -33,6 +34,8 @@ import numpy as np
 
 from kubesched.api.errors import ApiError, Conflict
 from kubesched.api.pod import PodInfo
+from kubesched.clock import parse_rfc3339, rfc3339
+from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
@@ -54,6 +57,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.leaderelection.config import parse_duration
 from kubesched.scheduler.listers import Listers as SchedulerListers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator
@@ -134,6 +138,56 @@ def _resource_claims(pod: PodInfo) -> list[Any]:
 
 FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer
 CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
+
+
+BINDING_TIMEOUT = 600.0  # DynamicResourcesBindingTimeoutDefault
+BINDING_POLL_SECONDS = 5.0
+
+
+def _allocation(claim: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (claim.get("status") or {}).get("allocation") or {}
+
+
+def _results(allocation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list((allocation.get("devices") or {}).get("results") or [])
+
+
+def _device_conditions(claim: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Mapping[str, Any]] | None:
+    """``getAllocatedDeviceStatus``: the conditions of the result's device in the claim's status."""
+    key = (result.get("driver"), result.get("pool"), result.get("device"))
+    for d in (claim.get("status") or {}).get("devices") or []:
+        if (d.get("driver"), d.get("pool"), d.get("device")) == key:
+            return {str(c.get("type")): c for c in d.get("conditions") or [] if isinstance(c, Mapping)}
+    return None
+
+
+def binding_ready(claim: Mapping[str, Any]) -> bool:
+    """``isClaimReadyForBinding``: every binding condition of every allocated device True."""
+    if not _allocation(claim):
+        return False
+    for r in _results(_allocation(claim)):
+        if not r.get("bindingConditions"):
+            continue
+        conditions = _device_conditions(claim, r)
+        if conditions is None:
+            return False
+        if not all((conditions.get(c) or {}).get("status") == "True" for c in r["bindingConditions"]):
+            return False
+    return True
+
+
+def binding_failure(claim: Mapping[str, Any]) -> str | None:
+    """A binding failure condition that is True, as upstream's error names it; None if none is."""
+    for r in _results(_allocation(claim)):
+        if not r.get("bindingConditions"):
+            continue
+        conditions = _device_conditions(claim, r) or {}
+        for name in r.get("bindingFailureConditions") or []:
+            c = conditions.get(name)
+            if c is not None and c.get("status") == "True":
+                meta = claim.get("metadata") or {}
+                return f'claim={meta.get("name")}, reason={c.get("reason", "")}, message="{c.get("message", "")}"'
+    return None
 
 
 def _with_finalizer(client: Any, claim: Mapping[str, Any]) -> dict[str, Any]:
@@ -501,6 +555,15 @@ class DynamicResources(
         if s.ext is not None and s.ext.prior and ((s.ext.claim.get("spec") or {}).get("devices") or {}).get("requests"):
             # left with requests by a prior cycle: unschedulable, so that PostFilter deletes it
             return NodeVerdicts(np.full(n, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.int8), 3, lambda rid: _REASONS[rid])
+        # allocated claims whose devices failed to bind, or did not bind in time: available
+        # nowhere, so that PostFilter deallocates them (DRADeviceBindingConditions)
+        for i, claim in enumerate(s.claims):
+            if not _allocation(claim):
+                continue
+            if binding_failure(claim) is not None or (not binding_ready(claim) and self._binding_timed_out(claim)):
+                code[code == 0] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                reason[reason == 0] = 2
+                s.unavailable.add(i)
         # allocated claims: usable only where their allocation's node selector matches
         for terms in s.allocated_on:
             if terms is None:
@@ -755,6 +818,9 @@ class DynamicResources(
                 status = dict(claim.get("status") or {})
                 if allocation is not None:
                     status["allocation"] = allocation
+                if status.get("allocation") and not status["allocation"].get("allocationTimestamp"):
+                    # when the binding conditions' timeout started (DRADeviceBindingConditions)
+                    status["allocation"] = {**status["allocation"], "allocationTimestamp": self._now()}
                 status["reservedFor"] = [*_reserved_for(claim), consumer]
                 client.update_claim_status(dict(claim), status)
             except ApiError as exc:  # Unreserve gives the devices back
@@ -767,7 +833,70 @@ class DynamicResources(
                 if seen is not None and (seen.get("status") or {}).get("allocation"):
                     self.in_flight.pop(uid, None)  # the informer was faster than this thread
                     self._written.discard(uid)
-        return None
+        return self._wait_for_binding_conditions(s, pod, node_name, client)
+
+    def _wait_for_binding_conditions(self, s: _State, pod: PodInfo, node_name: str, client: Any) -> Status | None:
+        """DRADeviceBindingConditions (beta, on since v1.36): when an allocated device has
+        binding conditions, PreBind waits (``bindingTimeout``, 10 minutes by default) until the
+        claim's device status has them all True, and fails at once when a failure condition is
+        True; the next attempt's Filter then leaves the claim for PostFilter to deallocate."""
+        waiting = [
+            c
+            for c in s.claims
+            if any(r.get("bindingConditions") for r in _results(s.allocations.get(_uid(c)) or _allocation(c)))
+        ]
+        if not waiting:
+            return None
+        client.record_event(
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            pod.obj,
+            f"waiting for binding conditions for device on node {node_name}",
+        )
+        deadline = time.monotonic() + self._binding_timeout()
+        while True:
+            try:
+                current = [
+                    client.get("ResourceClaim", str(c["metadata"].get("namespace")), str(c["metadata"]["name"]))
+                    for c in waiting
+                ]
+            except ApiError as exc:
+                return Status.error(exc.message)
+            failed = next((f for c in current if (f := binding_failure(c)) is not None), None)
+            if failed is not None:
+                return Status.error(f"device binding failed: {failed}")
+            if all(binding_ready(c) for c in current):
+                return None
+            if time.monotonic() >= deadline or not client.settle(BINDING_POLL_SECONDS):
+                return Status.error("device binding timeout: context deadline exceeded")
+
+    def _binding_timed_out(self, claim: Mapping[str, Any]) -> bool:
+        """``isClaimTimeout``: a device with binding conditions, allocated longer ago than the
+        binding timeout."""
+        alloc = _allocation(claim)
+        stamp = alloc.get("allocationTimestamp")
+        if not stamp or not any(r.get("bindingConditions") for r in _results(alloc)):
+            return False
+        clock = getattr(self.handle, "clock", None)
+        now = clock.now() if clock is not None else time.time()
+        try:
+            return parse_rfc3339(str(stamp)) + self._binding_timeout() < now
+        except ValueError:
+            return False
+
+    def _binding_timeout(self) -> float:
+        raw = (self.args or {}).get("bindingTimeout") if isinstance(self.args, Mapping) else None
+        if raw is None:
+            return BINDING_TIMEOUT
+        try:
+            return parse_duration(raw, "bindingTimeout")
+        except InputError:
+            return BINDING_TIMEOUT
+
+    def _now(self) -> str:
+        clock = getattr(self.handle, "clock", None)
+        return rfc3339(clock.now() if clock is not None else time.time())
 
     def _bind_extended(self, s: _State, pod: PodInfo, client: Any, consumer: dict[str, Any]) -> Status | None:
         """``bindClaim`` of the special claim: created now (its name generated), given its
