@@ -431,3 +431,64 @@ def test_members_of_two_profiles_are_a_scheduler_error():
     assert c.node_of("plain") is not None
     messages = c.events("FailedScheduling")
     assert any("should have the same .spec.schedulerName set" in m for m in messages), messages
+
+
+WORKLOAD = {
+    "apiVersion": "scheduling.k8s.io/v1beta1",
+    "kind": "Workload",
+    "metadata": {"name": "training", "namespace": "default"},
+    "spec": {
+        "podGroupTemplates": [
+            {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}}},
+            {"name": "driver", "schedulingPolicy": {"basic": {}}},
+        ]
+    },
+}
+
+
+NINE_TEMPLATES = [{"name": f"t{i}", "schedulingPolicy": {"basic": {}}} for i in range(9)]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        pytest.param(lambda w: None, None, id="valid"),
+        pytest.param(
+            lambda w: w["spec"]["podGroupTemplates"][1].update(name="workers"),
+            'spec.podGroupTemplates[1]: Duplicate value: {"name":"workers","schedulingPolicy":{"basic":{}},'
+            '"schedulingConstraints":null}',
+            id="duplicate name",
+        ),
+        pytest.param(
+            lambda w: w["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"].update(minCount=-1),
+            "spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than or "
+            "equal to 1",
+            id="minCount -1",
+        ),
+        pytest.param(
+            lambda w: w["spec"]["podGroupTemplates"][1]["schedulingPolicy"].update(gang={"minCount": 1}),
+            'spec.podGroupTemplates[1].schedulingPolicy: Invalid value: "{basic, gang}": must specify exactly one '
+            "of: `basic`, `gang`",
+            id="both policies",
+        ),
+        pytest.param(
+            lambda w: w["spec"].update(podGroupTemplates=NINE_TEMPLATES),
+            "spec.podGroupTemplates: Too many: 9: must have at most 8 items",
+            id="nine templates",
+        ),
+    ],
+)
+def test_workloads_are_validated(mutate, message):
+    """scheduling.k8s.io/v1beta1 Workload through the embedded API's validation (the API server
+    and simulate share it): what kube-apiserver v1.37 refuses, with its field path and wording."""
+    from kubesched.cluster.validation import validate
+    from kubesched.errors import InputError
+
+    workload = copy.deepcopy(WORKLOAD)
+    mutate(workload)
+    if message is None:
+        validate("Workload", workload)
+        return
+    with pytest.raises(InputError) as err:
+        validate("Workload", workload)
+    assert f"{err.value.field}: {err.value.message}" == message

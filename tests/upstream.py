@@ -57,10 +57,12 @@ class ControlPlane:
     (system:masters). The ServiceAccount admission plugin is off: no controller manager makes the
     namespaces' default accounts here."""
 
-    def __init__(self, root: Path, users: str = "") -> None:
-        """``users``: more lines of the static token file (``token,user,uid[,"groups"]``)."""
+    def __init__(self, root: Path, users: str = "", args: tuple[str, ...] = ()) -> None:
+        """``users``: more lines of the static token file (``token,user,uid[,"groups"]``);
+        ``args``: more kube-apiserver flags."""
         self.root = root
         self.users = users
+        self.args = args
         self.bin = binaries()
         self.port = free_port()
         self.etcd_port = free_port()
@@ -127,6 +129,7 @@ class ControlPlane:
                     "--disable-admission-plugins=ServiceAccount",
                     "--endpoint-reconciler-type=none",  # a loopback address has no endpoints to keep
                     "--v=1",
+                    *self.args,
                 ],
                 stdout=api_log,
                 stderr=api_log,

@@ -188,6 +188,7 @@ class Admission:
         """Priority admission of a new PodGroup (``admitPodGroup``): its class resolves to
         ``spec.priority``, which the group may not set to anything else."""
         spec = dict(obj.get("spec") or {})
+        spec.setdefault("disruptionMode", {"single": {}})  # SetObjectDefaults_PodGroup
         pc = self._priority_class(spec.get("priorityClassName"))
         value = pc.get("value", 0) if pc is not None else 0
         if spec.get("priority") is not None and spec["priority"] != value:

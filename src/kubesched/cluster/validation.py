@@ -12,7 +12,7 @@ from typing import Any
 from kubesched.api import schema, validation
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
-from kubesched.api.validation_podgroups import validate_pod_group
+from kubesched.api.validation_podgroups import validate_pod_group, validate_scheduling_workload
 from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
 from kubesched.api.validation_workloads import validate_workload
 from kubesched.cluster.disruption import validate_budget
@@ -83,5 +83,7 @@ def validate(kind: str, obj: dict[str, Any]) -> None:
         validation.validate_storage_class(obj)
     elif kind == "PodGroup":
         validate_pod_group(obj)
+    elif kind == "Workload":
+        validate_scheduling_workload(obj)
     elif kind in WORKLOAD_VALIDATORS:
         validate_workload(kind, obj)
