@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.helpers import make_node, make_pod, make_priority_class
 from tests.oracle import upstream
 from tests.upstream import binaries
@@ -492,3 +494,45 @@ def test_workloads_are_validated(mutate, message):
     with pytest.raises(InputError) as err:
         validate("Workload", workload)
     assert f"{err.value.field}: {err.value.message}" == message
+
+
+@st.composite
+def gang_clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[tuple[str, int, list[str]]]]:
+    """Nodes of 1-4 CPUs, and gangs (minCount up to their size) and loose pods of 1-2 CPUs."""
+    cluster = [make_node(f"n{i}", cpu=str(draw(st.integers(1, 4)))) for i in range(draw(st.integers(1, 4)))]
+    gangs = []
+    for g in range(draw(st.integers(1, 3))):
+        size = draw(st.integers(1, 4))
+        min_count = draw(st.integers(1, size))
+        names = [f"g{g}-{i}" for i in range(size)]
+        cluster.append(pod_group(f"g{g}", min_count))
+        cpu = str(draw(st.integers(1, 2)))
+        cluster += [member(n, f"g{g}", cpu=cpu) for n in names]
+        gangs.append((f"g{g}", min_count, names))
+    cluster += [make_pod(f"loose-{i}", cpu="1") for i in range(draw(st.integers(0, 3)))]
+    return cluster, gangs
+
+
+@settings(max_examples=40, deadline=None)
+@given(gang_clusters())
+def test_gangs_are_all_or_nothing(case):
+    """Whatever the cluster: a gang has at least minCount pods bound or none (never a part
+    below its quorum), no node holds more than it can, and the group's condition says which."""
+    objects, gangs = case
+    c = Cluster(config={"featureGates": {"GenericWorkload": True}})
+    c.create(*objects)
+    c.settle()
+    c.advance(30)  # the rejected groups' retries
+    for name, min_count, pods in gangs:
+        bound = sum(1 for p in pods if c.node_of(p))
+        assert bound == 0 or bound >= min_count, (name, bound, min_count)
+        status = ((c.store.get("PodGroup", "default", name).get("status") or {}).get("conditions") or [{}])[0]
+        assert (status.get("status") == "True") == (bound >= min_count), (name, status)
+    used: dict[str, int] = {}
+    for obj in c.store.list("Pod")[0]:
+        node = obj["spec"].get("nodeName")
+        if node:
+            cpu = obj["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+            used[node] = used.get(node, 0) + int(cpu)
+    for node in c.store.list("Node")[0]:
+        assert used.get(node["metadata"]["name"], 0) <= int(node["status"]["allocatable"]["cpu"])
