@@ -536,3 +536,17 @@ def test_gangs_are_all_or_nothing(case):
             used[node] = used.get(node, 0) + int(cpu)
     for node in c.store.list("Node")[0]:
         assert used.get(node["metadata"]["name"], 0) <= int(node["status"]["allocatable"]["cpu"])
+
+
+def test_the_ui_queue_shows_where_members_wait():
+    """The web UI's queue view: members held by GangScheduling's PreEnqueue and members whose
+    PodGroup does not exist yet are listed as gated, each with its group and what holds it."""
+    from kubesched.ui.views import queue_view
+
+    c = Cluster(*nodes(2), config={"featureGates": {"GenericWorkload": True}})
+    c.create(pod_group("g", 3), member("a", "g"), member("b", "g"), member("x", "later"))
+    c.settle()
+    view = queue_view(c.sched)
+    gated = {e["name"]: (e["podGroup"], e["gatingPlugin"]) for e in view["gated"]}
+    assert gated == {"a": ("g", "GangScheduling"), "b": ("g", "GangScheduling"), "x": ("later", "<its PodGroup>")}
+    assert view["activeQ"] == view["backoffQ"] == []

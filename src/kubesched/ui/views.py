@@ -71,18 +71,28 @@ def queue_view(sched: Scheduler | None) -> dict[str, Any]:
     out: dict[str, list[dict[str, Any]]] = {v: [] for v in names.values()}
     out["inFlight"] = []
     for qp in q.entries():
-        where = "inFlight" if qp.uid in q.in_flight else names.get(qp.where, "activeQ")
+        # a pod group's member is where its group is; one waiting for its PodGroup object, or
+        # for its group's cycle to end, is held back as a gated pod is
+        state = q.where(qp.uid)
+        group = q.group_of(qp.uid)
+        held = state in ("incomplete", "pending")
+        where = "inFlight" if state == "inFlight" else ("gated" if held else names.get(state, "activeQ"))
         entry: dict[str, Any] = {
             "namespace": qp.pod.namespace,
             "name": qp.pod.name,
             "attempts": qp.attempts,
             "unschedulablePlugins": sorted(qp.unschedulable_plugins),
             "pendingPlugins": sorted(qp.pending_plugins),
-            "gatingPlugin": qp.gating_plugin,
+            "gatingPlugin": group.gating_plugin if group is not None else qp.gating_plugin,
             "priority": qp.pod.priority,
         }
+        if qp.pod.pod_group:
+            entry["podGroup"] = qp.pod.pod_group
+            if held:
+                entry["gatingPlugin"] = "<its PodGroup>" if state == "incomplete" else "<its group's cycle>"
         if where == "backoffQ":
-            entry["backoffSeconds"] = round(max(0.0, q.backoff_expiry(qp) - now), 2)
+            expiry = q.backoff_expiry(group) if group is not None else q.backoff_expiry(qp)
+            entry["backoffSeconds"] = round(max(0.0, expiry - now), 2)
         out[where].append(entry)
     for entries in out.values():
         entries.sort(key=lambda e: (-e["priority"], e["namespace"], e["name"]))
