@@ -844,3 +844,87 @@ def test_binding_conditions_nobody_reports_time_out() -> None:
     assert c.events("FailedScheduling")[0] == (
         'running PreBind plugin "DynamicResources": device binding timeout: context deadline exceeded'
     )
+
+
+def _eviction_cluster(tolerations: list[dict[str, Any]] | None = None) -> tuple[Cluster, Any]:
+    from kubesched.client.objects import StoreObjects
+    from kubesched.controllers.manager import ControllerManager
+
+    claim = one_gpu_claim(False)
+    if tolerations is not None:
+        claim["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = tolerations
+    objs = [o for o in prioritized_objects({"a": 1}, (1,)) if o["kind"] != "ResourceClaim"]
+    c = Cluster(*objs, claim)
+    c.create(claim_user())
+    c.settle()
+    assert c.node_of("p") == "a"
+    manager = ControllerManager(StoreObjects(c.store), ["device-taint-eviction-controller"])
+    return c, manager
+
+
+def _rule_condition(c: Cluster) -> dict[str, Any]:
+    (cond,) = c.store.get("DeviceTaintRule", "", "rule")["status"]["conditions"]
+    return {k: cond[k] for k in ("type", "status", "reason", "message")}
+
+
+def _gone_or_terminating(c: Cluster, name: str) -> bool:
+    pod = c.store.try_get("Pod", "default", name)
+    return pod is None or bool(pod["metadata"].get("deletionTimestamp"))
+
+
+def test_a_no_execute_device_taint_evicts_the_pods_using_the_device() -> None:
+    c, manager = _eviction_cluster()
+    c.create(taint_rule({"driver": DRIVER, "pool": "a"}, "NoExecute"))
+    manager.sync()
+    assert _gone_or_terminating(c, "p")
+    assert c.events("DeviceTaintManagerEviction") == ["Marking for deletion"]
+    pod = c.store.try_get("Pod", "default", "p")
+    if pod is not None:
+        (disrupted,) = [x for x in pod["status"]["conditions"] if x["type"] == "DisruptionTarget"]
+        assert disrupted["reason"] == "DeletionByDeviceTaintManager"
+        assert disrupted["message"] == "Device Taint manager: deleting due to NoExecute taint"
+    assert _rule_condition(c) == {
+        "type": "EvictionInProgress",
+        "status": "False",
+        "reason": "Completed",
+        "message": "1 pod evicted since starting the controller.",
+    }
+
+
+def test_toleration_seconds_delay_the_eviction() -> None:
+    toleration = {"key": "example.com/unhealthy", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+    c, manager = _eviction_cluster([toleration])
+    c.create(taint_rule({"driver": DRIVER, "pool": "a"}, "NoExecute"))
+    manager.sync()
+    assert not _gone_or_terminating(c, "p")
+    assert _rule_condition(c) == {
+        "type": "EvictionInProgress",
+        "status": "True",
+        "reason": "PodsPendingEviction",
+        "message": "1 pod needs to be evicted in 1 namespace.",
+    }
+    c.clock.advance_to(c.clock.now() + 61)
+    manager.sync()
+    assert _gone_or_terminating(c, "p")
+
+
+@pytest.mark.parametrize(
+    ("effect", "reason", "message"),
+    [
+        pytest.param(
+            "None",
+            "NoEffect",
+            "1 published device selected. 1 allocated device selected. 1 pod would be evicted in 1 namespace if the "
+            "effect was NoExecute. This information will not be updated again. Recreate the DeviceTaintRule to "
+            "trigger an update.",
+            id="None: what it would do",
+        ),
+        pytest.param("NoSchedule", "OtherEffect", "Eviction only happens for the NoExecute effect.", id="NoSchedule"),
+    ],
+)
+def test_rules_that_do_not_evict_say_so(effect: str, reason: str, message: str) -> None:
+    c, manager = _eviction_cluster()
+    c.create(taint_rule({"driver": DRIVER, "pool": "a"}, effect))
+    manager.sync()
+    assert not _gone_or_terminating(c, "p")
+    assert _rule_condition(c) == {"type": "EvictionInProgress", "status": "False", "reason": reason, "message": message}

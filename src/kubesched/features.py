@@ -41,7 +41,7 @@ ALWAYS: dict[str, str] = {
     "DynamicResourceAllocation": "always on: DynamicResources in the default profile",
     "DRAAdminAccess": "always on: admin-access requests allocate devices already in use",
     "DRADeviceTaints": "always on: device taints and claim tolerations",
-    "DRADeviceTaintRules": "always on: DeviceTaintRules taint the devices they select (no eviction controller)",
+    "DRADeviceTaintRules": "always on: DeviceTaintRules taint the devices they select; NoExecute ones evict",
     "DRAExtendedResource": "always on: extended resources backed by a DeviceClass",
     "DRAConsumableCapacity": "always on: claims share allowMultipleAllocations devices by their capacity",
     "DRADeviceBindingConditions": "always on: PreBind waits for devices' binding conditions (bindingTimeout)",

@@ -19,6 +19,7 @@ from kubesched.api.errors import Forbidden, Invalid
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.pod_defaults import default_pod, merge_label_keys
 from kubesched.api.quantity import parse_quantity
+from kubesched.clock import rfc3339
 from kubesched.cluster.store import Store
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -81,6 +82,8 @@ class Admission:
             return self._admit_pod(obj)
         if kind == "PodGroup":
             return self._admit_pod_group(obj)
+        if kind in ("DeviceTaintRule", "ResourceSlice"):
+            return self._default_device_taints(kind, obj)
         if kind == "PriorityClass":
             self._validate_priority_class(obj)
         if kind == "PersistentVolumeClaim":
@@ -172,6 +175,25 @@ class Admission:
             )
         spec["priority"] = value
         spec.setdefault("preemptionPolicy", (pc or {}).get("preemptionPolicy") or "PreemptLowerPriority")
+        return {**obj, "spec": spec}
+
+    def _default_device_taints(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """``SetDefaults_DeviceTaint``: a device taint without ``timeAdded`` gets now (whole
+        seconds), which tolerationSeconds count from."""
+        now = rfc3339(self.store.clock.now())
+        spec = dict(obj.get("spec") or {})
+        if kind == "DeviceTaintRule":
+            taint = spec.get("taint")
+            if isinstance(taint, dict) and not taint.get("timeAdded"):
+                spec["taint"] = {**taint, "timeAdded": now}
+            return {**obj, "spec": spec}
+        devices = []
+        for d in spec.get("devices") or []:
+            if isinstance(d, dict) and d.get("taints"):
+                d = {**d, "taints": [t if t.get("timeAdded") else {**t, "timeAdded": now} for t in d["taints"]]}
+            devices.append(d)
+        if devices:
+            spec["devices"] = devices
         return {**obj, "spec": spec}
 
     def _priority_class(self, name: str | None) -> dict[str, Any] | None:

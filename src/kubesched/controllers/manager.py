@@ -14,6 +14,7 @@ from kubesched.controllers.base import Controller, OwnerIndex
 from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
+from kubesched.controllers.devicetainteviction import DeviceTaintEvictionController
 from kubesched.controllers.garbagecollector import GarbageCollector
 from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
@@ -43,6 +44,7 @@ ALL = (
     "disruption-controller",
     "persistentvolume-binder-controller",
     "resourceclaim-controller",
+    "device-taint-eviction-controller",
 )
 # what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
 # collector and the namespace controller (the cluster's own loops run there already)
@@ -129,6 +131,8 @@ class ControllerManager:
             self.loops.append(ClusterRoleAggregationController(client))
         if "node-lifecycle-controller" in names:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
+        if "device-taint-eviction-controller" in names:
+            self.loops.append(DeviceTaintEvictionController(client, self.wake, self.health))
         self.syncers = syncers or []
 
     def sync(self) -> bool:

@@ -299,6 +299,7 @@ class Request:
     admin_access: bool = False
     tolerations: tuple[tuple[str, str, str, str], ...] = ()  # (key, operator, value, effect)
     capacity: Mapping[str, Fraction] = field(default_factory=dict)  # capacity.requests
+    raw_tolerations: tuple[Mapping[str, Any], ...] = ()  # as the claim wrote them (copied into results)
 
     @property
     def selection(self) -> tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...]]:
@@ -364,6 +365,7 @@ def plan_claim(claim: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]
                     bool(body.get("adminAccess")),
                     tolerations,
                     capacity.request_capacity(body),
+                    tuple(t for t in body.get("tolerations") or [] if isinstance(t, Mapping)),
                 )
             )
             for c in cspec.get("config") or []:
@@ -569,6 +571,9 @@ def allocation_result(
         entry: dict[str, Any] = {"request": req_name, "driver": d.driver, "pool": d.pool, "device": d.name}
         if req_name in admin:
             entry["adminAccess"] = True
+        request = by_name.get(req_name)
+        if request is not None and request.raw_tolerations:  # the device taint eviction reads them
+            entry["tolerations"] = [dict(t) for t in request.raw_tolerations]
         for key in ("bindingConditions", "bindingFailureConditions"):  # what PreBind waits for
             if d.obj.get(key):
                 entry[key] = list(d.obj[key])
