@@ -18,6 +18,7 @@ from kubesched.api.errors import ApiError
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
+from kubesched.controllers.disruption_target import with_disruption_target
 from kubesched.controllers.events import Recorder
 from kubesched.controllers.workqueue import Later
 from kubesched.health import LoopHealth
@@ -203,22 +204,9 @@ class DeviceTaintEvictionController:
         ns, name = meta.get("namespace") or "default", meta["name"]
         stamp = rfc3339(self.client.clock.now())
 
-        def disrupted(o: dict[str, Any]) -> dict[str, Any]:
-            status = dict(o.get("status") or {})
-            conds = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
-            conds.append(
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "lastTransitionTime": stamp,
-                    "reason": "DeletionByDeviceTaintManager",
-                    "message": "Device Taint manager: deleting due to NoExecute taint",
-                }
-            )
-            return {**o, "status": {**status, "conditions": conds}}
-
         self.recorder.event(pod, "Normal", "DeviceTaintManagerEviction", "Marking for deletion")
-        self.client.patch("Pod", ns, name, disrupted)
+        reason, message = "DeletionByDeviceTaintManager", "Device Taint manager: deleting due to NoExecute taint"
+        self.client.patch("Pod", ns, name, with_disruption_target(stamp, reason, message))
         with contextlib.suppress(ApiError):  # gone meanwhile: nothing left to do
             self.client.delete("Pod", ns, name, uid=meta.get("uid"))
 

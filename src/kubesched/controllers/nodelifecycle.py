@@ -19,6 +19,7 @@ from kubesched.api.selectors import Taint, Toleration
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
+from kubesched.controllers.disruption_target import with_disruption_target
 from kubesched.controllers.events import Recorder
 from kubesched.controllers.workqueue import Later, Retries, every
 from kubesched.health import LoopHealth
@@ -251,21 +252,10 @@ class NodeLifecycleController:
         ns, name = meta.get("namespace") or "default", meta["name"]
         stamp = rfc3339(self.client.clock.now())
 
-        def disrupted(o: dict[str, Any]) -> dict[str, Any]:
-            status = dict(o.get("status") or {})
-            conds = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
-            conds.append(
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "lastTransitionTime": stamp,
-                    "reason": "DeletionByTaintManager",
-                    "message": "Taint manager: deleting due to NoExecute taint",
-                }
-            )
-            return {**o, "status": {**status, "conditions": conds}}
-
         with contextlib.suppress(ApiError):
-            self.client.patch("Pod", ns, name, disrupted)
+            patch = with_disruption_target(
+                stamp, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint"
+            )
+            self.client.patch("Pod", ns, name, patch)
             self.taint_recorder.event(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {ns}/{name}")
             self.client.delete("Pod", ns, name, uid=meta.get("uid"))

@@ -47,6 +47,24 @@ NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 
+def evict_victim(client: Any, victim: PodInfo, scheduler_name: str, preemptor_type: str) -> None:
+    """``PreemptPod``'s API part: DisruptionTarget (PreemptionByScheduler), then the deletion
+    (the victim's UID as precondition); a victim already gone is left alone."""
+    condition = updated_pod_condition(
+        victim.obj,
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": f"{scheduler_name}: preempting to accommodate a higher priority {preemptor_type}",
+        },
+    )
+    with contextlib.suppress(ApiError):
+        if condition is not None:
+            client.patch_pod_status(victim.namespace, victim.name, condition, None)
+        client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
+
+
 @dataclass(slots=True)
 class PreemptionArgs:
     """DefaultPreemptionArgs (defaults 10 % / 100)."""
@@ -438,19 +456,7 @@ class Evaluator:
             if waiting is not None:
                 waiting.reject("DefaultPreemption", "preempted")
             else:
-                condition = updated_pod_condition(
-                    victim.obj,
-                    {
-                        "type": "DisruptionTarget",
-                        "status": "True",
-                        "reason": "PreemptionByScheduler",
-                        "message": f"{pod.scheduler_name}: preempting to accommodate a higher priority pod",
-                    },
-                )
-                with contextlib.suppress(ApiError):  # already gone: nothing left to do
-                    if condition is not None:
-                        client.patch_pod_status(victim.namespace, victim.name, condition, None)
-                    client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
+                evict_victim(client, victim, pod.scheduler_name, "pod")
             client.record_event(  # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
                 "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}", pod.obj
             )

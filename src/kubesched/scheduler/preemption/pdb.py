@@ -48,20 +48,26 @@ def pdb_infos(objs: Sequence[dict[str, Any]]) -> list[PDBInfo]:
     return out
 
 
+def takes_below_zero(pod: PodInfo, pdbs: Sequence[PDBInfo], allowed: list[int], *, first: bool = False) -> bool:
+    """Count ``pod``'s eviction against every budget matching it (``allowed``: what each has
+    left); whether one went below zero. ``first``: stop at that budget (a pod group victim's
+    ``podIsViolating``). Pods already in a budget's disruptedPods don't count against it; pods
+    without labels match nothing."""
+    hit = False
+    if pod.labels:
+        for i, pdb in enumerate(pdbs):
+            if not pdb.matches(pod) or pod.name in pdb.disrupted_pods:
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                hit = True
+                if first:
+                    break
+    return hit
+
+
 def violating(victims: Sequence[PodInfo], pdbs: Sequence[PDBInfo]) -> list[bool]:
     """For victims of one node in importance order: does evicting each one (and those before
-    it) take some matching budget below zero? Pods already in a budget's disruptedPods don't
-    count against it; pods without labels match nothing."""
+    it) take some matching budget below zero?"""
     allowed = [p.disruptions_allowed for p in pdbs]
-    out = []
-    for pod in victims:
-        hit = False
-        if pod.labels:
-            for i, pdb in enumerate(pdbs):
-                if not pdb.matches(pod) or pod.name in pdb.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    hit = True
-        out.append(hit)
-    return out
+    return [takes_below_zero(pod, pdbs, allowed) for pod in victims]

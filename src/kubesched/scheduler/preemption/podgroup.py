@@ -10,19 +10,17 @@ to their nodes."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.errors import ApiError
-from kubesched.api.pod import PodInfo, updated_pod_condition
+from kubesched.api.pod import PodInfo
 from kubesched.api.validation_podgroups import pod_group_priority
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.nominated_pods import active_extensions
-from kubesched.scheduler.preemption.evaluator import is_preemption_victim_terminating
-from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos
+from kubesched.scheduler.preemption.evaluator import evict_victim, is_preemption_victim_terminating
+from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, takes_below_zero
 
 if TYPE_CHECKING:
     from kubesched.scheduler.framework.runtime import Framework
@@ -225,19 +223,7 @@ class PodGroupEvaluator:
                     waiting.reject(PLUGIN, "preempted")
                     message += " (in kube-scheduler memory)."
                 elif not victim.deleting:
-                    condition = updated_pod_condition(
-                        victim.obj,
-                        {
-                            "type": "DisruptionTarget",
-                            "status": "True",
-                            "reason": "PreemptionByScheduler",
-                            "message": f"{scheduler_name}: preempting to accommodate a higher priority podgroup",
-                        },
-                    )
-                    with contextlib.suppress(ApiError):  # already gone: nothing left to do
-                        if condition is not None:
-                            client.patch_pod_status(victim.namespace, victim.name, condition, None)
-                        client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
+                    evict_victim(client, victim, scheduler_name, "podgroup")
                 client.record_event("Normal", "Preempted", "Preempting", victim.obj, message, group.pod_group)
 
 
@@ -258,18 +244,7 @@ def _split_by_budgets(
     violating: list[tuple[Victim, int]] = []
     rest: list[Victim] = []
     for v in victims:
-        count = 0
-        for pod, _node in v.pods:
-            hit = False
-            if pod.labels:
-                for i, pdb in enumerate(pdbs):
-                    if not pdb.matches(pod) or pod.name in pdb.disrupted_pods:
-                        continue
-                    allowed[i] -= 1
-                    if allowed[i] < 0:
-                        hit = True
-                        break
-            count += hit
+        count = sum(takes_below_zero(pod, pdbs, allowed, first=True) for pod, _node in v.pods)
         if count:
             violating.append((v, count))
         else:
