@@ -176,13 +176,7 @@ class PodGroupEvaluator:
         check ends)."""
         cache = self.handle.cache
         table = cache.table
-        for pod, _node in v.pods:
-            self._put(pod)
-            removed.remove(pod)
-            row = table.index.get(pod.node_name)
-            for o in placed:
-                for _, ext in active_extensions(self.fwk, o.state):
-                    ext.add_pod(o.state, o.qp.pod, pod, table, row)
+        self._move_victim(v, placed, removed, back=True)
         undo: list[Callable[[], None]] = []
         fits = True
         try:
@@ -200,14 +194,24 @@ class PodGroupEvaluator:
             for fn in reversed(undo):
                 fn()
         if not fits:
-            for pod, _node in v.pods:
+            self._move_victim(v, placed, removed, back=False)
+        return fits
+
+    def _move_victim(self, v: Victim, placed: Sequence[Any], removed: list[PodInfo], *, back: bool) -> None:
+        """The victim's pods back on the cluster (or off it again), and every placed pod's
+        PreFilter state told (``RunPreFilterExtensionAddPod`` / ``RemovePod``)."""
+        table = self.handle.cache.table
+        for pod, _node in v.pods:
+            if back:
+                self._put(pod)
+                removed.remove(pod)
+            else:
                 self._take(pod)
                 removed.append(pod)
-                row = table.index.get(pod.node_name)
-                for o in placed:
-                    for _, ext in active_extensions(self.fwk, o.state):
-                        ext.remove_pod(o.state, o.qp.pod, pod, table, row)
-        return fits
+            row = table.index.get(pod.node_name)
+            for o in placed:
+                for _, ext in active_extensions(self.fwk, o.state):
+                    (ext.add_pod if back else ext.remove_pod)(o.state, o.qp.pod, pod, table, row)
 
     def _actuate(self, group: Any, evict: Sequence[Victim]) -> None:
         """``actuatePodGroupPreemption``: each victim pod gets DisruptionTarget and is deleted (a
