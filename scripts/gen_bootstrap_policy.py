@@ -1,7 +1,8 @@
 """Generate ``src/kubesched/apiserver/bootstrap_policy.json``: kube-apiserver v1.37.2's bootstrap RBAC
 policy (every ClusterRole, ClusterRoleBinding, Role and RoleBinding its RBAC post-start hook
 reconciles, labelled ``kubernetes.io/bootstrapping=rbac-defaults``), read from upstream's own
-kube-apiserver (``scripts/build_upstream.sh``) started on loopback with etcd.
+kube-apiserver (``scripts/build_upstream.sh``) started on loopback with etcd, serving what the
+embedded API server serves (scheduling.k8s.io/v1beta1, whose GenericWorkload gate adds rules).
 
     python scripts/gen_bootstrap_policy.py
 
@@ -21,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.upstream import ControlPlane  # noqa: E402
+from tests.upstream import AS_KUBESCHED, ControlPlane  # noqa: E402
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 KINDS = (("clusterRoles", "clusterroles"), ("clusterRoleBindings", "clusterrolebindings"))
@@ -53,7 +54,7 @@ def read(plane: ControlPlane) -> dict[str, list[dict[str, Any]]]:
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kubesched-bootstrap-policy-") as tmp:
-        plane = ControlPlane(Path(tmp)).start()
+        plane = ControlPlane(Path(tmp), args=AS_KUBESCHED).start()
         try:
             policy = read(plane)
         finally:

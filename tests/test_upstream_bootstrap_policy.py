@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from tests.live import Server
-from tests.upstream import ControlPlane
+from tests.upstream import AS_KUBESCHED, ControlPlane
 
 from kubesched.apiserver.bootstrap_policy import rule
 
@@ -39,7 +39,7 @@ def policy(server: Any, plural: str) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("bootstrap")
-    plane = ControlPlane(root / "upstream").start()
+    plane = ControlPlane(root / "upstream", args=AS_KUBESCHED).start()
     ours = Server(root / "data").start()
     try:
         yield plane, ours

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from tests.live import Server
 from tests.test_upstream_validation import answer, upstream_post
+from tests.upstream import AS_KUBESCHED as GATED
 from tests.upstream import ControlPlane
 
-GATED = ("--runtime-config=scheduling.k8s.io/v1beta1=true", "--feature-gates=GenericWorkload=true")
 BASE = "/apis/scheduling.k8s.io/v1beta1/namespaces/default"
 
 

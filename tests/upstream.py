@@ -52,6 +52,11 @@ def binaries() -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
+# what kube-apiserver needs to serve what the embedded API server always serves: the beta
+# scheduling.k8s.io/v1beta1 (Workload, PodGroup), which also changes its bootstrap RBAC policy
+AS_KUBESCHED = ("--runtime-config=scheduling.k8s.io/v1beta1=true", "--feature-gates=GenericWorkload=true")
+
+
 class ControlPlane:
     """etcd and kube-apiserver v1.37.2 on loopback; ``kubeconfig`` holds the static admin token
     (system:masters). The ServiceAccount admission plugin is off: no controller manager makes the
