@@ -550,3 +550,20 @@ def test_the_ui_queue_shows_where_members_wait():
     gated = {e["name"]: (e["podGroup"], e["gatingPlugin"]) for e in view["gated"]}
     assert gated == {"a": ("g", "GangScheduling"), "b": ("g", "GangScheduling"), "x": ("later", "<its PodGroup>")}
     assert view["activeQ"] == view["backoffQ"] == []
+
+
+def test_explain_shows_a_gang_pods_attempts():
+    """``simulate --explain`` of a gang's pod: its Filter verdicts per node in the group's cycle,
+    as for a pod's own cycle (the UI and ``kubesched explain`` read the same results)."""
+    from kubesched.simulate.output import explain_dict
+
+    with_results = simulate(
+        [str(EXAMPLE / "cluster.yaml"), str(EXAMPLE / "training.yaml")],
+        feature_gates=FeatureGates.parse(GATES),
+        explain=["ml/trainer-2"],
+    )
+    (attempt,) = with_results.explain["ml/trainer-2"]
+    verdicts = explain_dict(attempt)["filter-result"]
+    assert sorted(verdicts) == ["gpu-1", "gpu-2"]  # its turn came after trainer-0 and -1 took both nodes
+    assert {v["NodeResourcesFit"] for v in verdicts.values()} == {"Insufficient nvidia.com/gpu"}
+    assert all(p == "passed" for v in verdicts.values() for name, p in v.items() if name != "NodeResourcesFit")

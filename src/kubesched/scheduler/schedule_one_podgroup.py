@@ -24,6 +24,7 @@ from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
+from kubesched.scheduler.resultstore import PodResults
 from kubesched.scheduler.schedule_pod import PluginError, _NoNodes
 
 if TYPE_CHECKING:
@@ -61,6 +62,11 @@ class GroupOutcome:
     unattempted: Status | None = None
 
 
+def _results(outcome: PodOutcome | None) -> Any:
+    """The attempt's recorded results (PodResults), if any were recorded."""
+    return None if outcome is None else outcome.state.results
+
+
 def _unschedulable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE, (ERR_POD_GROUP_UNSCHEDULABLE, *reasons))
 
@@ -84,6 +90,9 @@ class ScheduleOnePodGroup:
         algorithm: Algorithm
         metrics: SchedulerMetrics
         profiles: dict[str, Framework]
+        explain_keys: set[str]
+        write_results: bool
+        results_node_limit: int
         cluster_generation: int
         stats: Any
 
@@ -92,6 +101,16 @@ class ScheduleOnePodGroup:
         ) -> None: ...
         def _prepare_for_binding(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, host: str) -> None: ...
         def _assume(self, pod: PodInfo, host: str) -> PodInfo: ...
+        def _record_nodes(
+            self,
+            pod: PodInfo,
+            fwk: Framework,
+            state: CycleState,
+            diagnosis: Any,
+            info: dict[str, Any] | None,
+            explain: bool,
+            selected: str | None = None,
+        ) -> None: ...
 
     def _schedule_pod_group(self, group: QueuedPodGroupInfo) -> None:
         started = time.perf_counter()
@@ -140,7 +159,7 @@ class ScheduleOnePodGroup:
         the group's (``applyPodGroupPostFilterResult``), an error replaces it."""
 
         def reschedule() -> GroupOutcome:
-            return self._pod_group_algorithm(fwk, group, state)
+            return self._pod_group_algorithm(fwk, group, state, record=False)
 
         result, st = fwk.run_pod_group_post_filter(group, reschedule)
         assert outcome.status is not None
@@ -180,7 +199,9 @@ class ScheduleOnePodGroup:
             return f'profile not found for scheduler name "{scheduler_name}"'
         return ""
 
-    def _pod_group_algorithm(self, fwk: Framework, group: QueuedPodGroupInfo, state: PodGroupState) -> GroupOutcome:
+    def _pod_group_algorithm(
+        self, fwk: Framework, group: QueuedPodGroupInfo, state: PodGroupState, record: bool = True
+    ) -> GroupOutcome:
         """``podGroupSchedulingDefaultAlgorithm``: the pods in order, each placed on the cluster
         as the earlier ones left it; every placement undone at the end (``revertFns``)."""
         outcome = GroupOutcome(_unschedulable(), [])
@@ -197,7 +218,7 @@ class ScheduleOnePodGroup:
                 return outcome
             any_scheduled = False
             for m in group.members:
-                pod_outcome, revert = self._pod_group_pod(fwk, m)
+                pod_outcome, revert = self._pod_group_pod(fwk, m, record)
                 outcome.pods.append(pod_outcome)
                 if revert is not None:
                     reverts.append(revert)
@@ -223,16 +244,31 @@ class ScheduleOnePodGroup:
             for revert in reversed(reverts):
                 revert()
 
-    def _pod_group_pod(self, fwk: Framework, qp: QueuedPodInfo) -> tuple[PodOutcome, Callable[[], None] | None]:
+    def _pod_group_pod(
+        self, fwk: Framework, qp: QueuedPodInfo, record: bool = True
+    ) -> tuple[PodOutcome, Callable[[], None] | None]:
         """``podGroupPodSchedulingAlgorithm``: one pod's Filter and Score (no PostFilter: the
-        group's preemption comes after the cycle), then assume and Reserve, with their undoing."""
+        group's preemption comes after the cycle), then assume and Reserve, with their undoing.
+        Its results are recorded (``explain``, the results on the pod) as a pod's cycle's are."""
         pod = qp.pod
         state = CycleState()
+        explain = record and bool(self.explain_keys) and pod.key in self.explain_keys
+        if explain or (record and self.write_results):
+            state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, self.cache.table, self.queue, cycle=self.queue.scheduling_cycle
+                fwk,
+                state,
+                pod,
+                self.cache.table,
+                self.queue,
+                explain=explain,
+                cycle=self.queue.scheduling_cycle,
+                record=state.results is not None and self.write_results,
             )
         except FitError as err:
+            if state.results is not None:
+                self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
             out = PodOutcome(qp, state, status=Status(Code.UNSCHEDULABLE, (str(err),)))
             out.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             out.pending_plugins = set(err.diagnosis.pending_plugins)
@@ -244,6 +280,8 @@ class ScheduleOnePodGroup:
         except PluginError as err:
             return PodOutcome(qp, state, status=err.status), None
         host = result.suggested_host
+        if state.results is not None and result.explain is not None:
+            self._record_nodes(pod, fwk, state, result.explain["diagnosis"], result.explain, explain, host)
         assumed = self._assume(pod, host)
         st = fwk.run_reserve(state, assumed, host)
         if st is not None:
@@ -277,16 +315,17 @@ class ScheduleOnePodGroup:
             if status is not None and status.code == Code.ERROR:
                 st = pst if pst is not None and pst.code == Code.ERROR else status
                 qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-                self._handle_failure(qp, st, st.message(), "")
+                self._handle_failure(qp, st, st.message(), "", _results(pod_outcome))
             elif pod_outcome is not None and pst is None:
                 qp.unschedulable_plugins, qp.pending_plugins = set(), set()
                 if status is None:
                     self._prepare_for_binding(fwk, pod_outcome.state, qp, pod_outcome.host)
                 elif outcome.waiting_on_preemption:  # back to wait for the victims to go
-                    self._handle_failure(qp, status, status.message(), outcome.nominations.get(qp.uid))
+                    nominated = outcome.nominations.get(qp.uid)
+                    self._handle_failure(qp, status, status.message(), nominated, _results(pod_outcome))
                 else:
                     st = _unschedulable(status.message())
-                    self._handle_failure(qp, st, st.message(), "")
+                    self._handle_failure(qp, st, st.message(), "", _results(pod_outcome))
             else:
                 st = pst if pst is not None else _unschedulable()
                 if pod_outcome is not None:
@@ -294,7 +333,7 @@ class ScheduleOnePodGroup:
                     qp.pending_plugins = pod_outcome.pending_plugins
                 else:
                     qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-                self._handle_failure(qp, st, st.message(), outcome.nominations.get(qp.uid))
+                self._handle_failure(qp, st, st.message(), outcome.nominations.get(qp.uid), _results(pod_outcome))
         seconds = time.perf_counter() - started
         if status is None:
             self._update_pod_group_condition(group, "True", "Scheduled", "")
