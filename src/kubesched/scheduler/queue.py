@@ -88,7 +88,9 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
         self._seq = itertools.count()
-        self._active: list[tuple[Any, int, Entity]] = []
+        # (sort key, order, seq, entity): ties of the sort key (a virtual clock standing still)
+        # broken by ``order``, when the entity's timestamp was last set, as distinct times would
+        self._active: list[tuple[Any, int, int, Entity]] = []
         # (ready time, order, seq, pod): unschedulable pods, and pods that failed with an error; the
         # order is activeQ's when SchedulerPopFromBackoffQ orders ties by priority
         self._backoff: list[tuple[float, Any, int, Entity]] = []
@@ -146,7 +148,7 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
     def _to_active(self, qp: Entity) -> None:
         qp.where = ACTIVE
         qp.seq = next(self._seq)
-        heapq.heappush(self._active, (self._sort_key(qp), qp.seq, qp))
+        heapq.heappush(self._active, (self._sort_key(qp), qp.order, qp.seq, qp))
 
     def _to_backoff(self, qp: Entity) -> None:
         qp.where = BACKOFF
@@ -244,12 +246,12 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
             self.update(pod)
             return
         if self.is_group_member(pod):
-            qp = QueuedPodInfo(pod, self.clock.now())
+            qp = QueuedPodInfo(pod, self.clock.now(), order=next(self._seq))
             if pod.nominated_node_name:
                 self.add_nominated(pod, pod.nominated_node_name)
             self._add_member(qp, "PodAdd")
             return
-        qp = QueuedPodInfo(pod, self.clock.now())
+        qp = QueuedPodInfo(pod, self.clock.now(), order=next(self._seq))
         self._pods[pod.uid] = qp
         if self._gate(qp):
             self._to_active(qp)
@@ -296,7 +298,7 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
         no unschedulable pod backs off); it is in flight until ``done``."""
         while True:
             if self._active:
-                _, seq, qp = heapq.heappop(self._active)
+                _, _, seq, qp = heapq.heappop(self._active)
                 if qp.seq != seq or qp.where != ACTIVE:
                     continue
             elif self.pop_from_backoff and _top(self._backoff) is not None:
@@ -320,7 +322,7 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
 
     def has_active(self) -> bool:
         """Whether ``pop`` has a pod: activeQ's, or (SchedulerPopFromBackoffQ) a backing-off one."""
-        while self._active and (self._active[0][2].seq != self._active[0][1] or self._active[0][2].where != ACTIVE):
+        while self._active and (self._active[0][3].seq != self._active[0][2] or self._active[0][3].where != ACTIVE):
             heapq.heappop(self._active)
         if self._active:
             return True
@@ -335,6 +337,7 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
         if qp.uid in self._pods or qp.uid in self._member_of:
             return
         qp.timestamp = self.clock.now()
+        qp.order = next(self._seq)
         qp.failed_at_generation = generation
         if self.is_group_member(qp.pod):
             if qp.unschedulable_plugins or qp.pending_plugins:

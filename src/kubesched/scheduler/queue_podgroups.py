@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
 
 
-def member_order(qp: QueuedPodInfo) -> tuple[int, int, float, str]:
+def member_order(qp: QueuedPodInfo) -> tuple[int, int, float, int, str]:
     """``PodGroupMemberPodsOrderingFunc``: priority (highest first), attempts (most first),
-    queue timestamp, then name."""
-    return (-qp.pod.priority, -qp.attempts, qp.timestamp, qp.pod.name)
+    queue timestamp (on a virtual clock, equal ones in the order the queue saw the pods), then
+    name."""
+    return (-qp.pod.priority, -qp.attempts, qp.timestamp, qp.order, qp.pod.name)
 
 
 @dataclass(slots=True, eq=False)
@@ -51,6 +52,7 @@ class QueuedPodGroupInfo:
     failed_at_generation: int = -1
     attempt_started: float = 0.0
     in_flight_events: list[tuple[ClusterEvent, Any, Any]] = field(default_factory=list)
+    order: int = 0  # when its timestamp was set, among equal timestamps (see QueuedPodInfo.order)
 
     @property
     def uid(self) -> str:
@@ -98,11 +100,13 @@ class PodGroupQueueing:
         from kubesched.clock import Clock
 
         clock: Clock
+        _seq: Any
         _pods: dict[str, Any]
         in_flight: dict[str, Any]
         scheduling_cycle: int
 
         def _move(self, qp: Any, event: str, *, immediately: bool = False) -> str: ...
+        def _gate(self, qp: Any) -> bool: ...
         def _detach(self, qp: Any) -> None: ...
         def _to_unschedulable(self, qp: Any, gated: bool = False) -> None: ...
         def backoff_expiry(self, qp: Any) -> float: ...
@@ -137,7 +141,10 @@ class PodGroupQueueing:
             group.add(qp)
             qp.where = "member"
             if where == ACTIVE:
-                self._move(group, event, immediately=True)
+                # PreEnqueue again; a group still let in keeps its place (its priority and
+                # timestamp, which order activeQ, did not change)
+                if not self._gate(group):
+                    self._move(group, event, immediately=True)
             elif where == BACKOFF:
                 self._move(group, event)
             return
@@ -146,6 +153,7 @@ class PodGroupQueueing:
             qp.where = "pending"
             return
         group = QueuedPodGroupInfo(key, self._forest[key], [qp], qp.timestamp, qp.initial_attempt_timestamp)
+        group.order = qp.order
         qp.where = "member"
         self._groups[key] = group
         self._pods[group.uid] = group
@@ -255,6 +263,7 @@ class PodGroupQueueing:
             group.consecutive_errors,
         )
         again.failed_at_generation = group.failed_at_generation
+        again.order = group.order
         for m in again.members:
             m.where = "member"
             self._member_of[m.uid] = group.key
@@ -269,6 +278,7 @@ class PodGroupQueueing:
             again.consecutive_errors += 1
         if not preserve:
             again.timestamp = self.clock.now()
+            again.order = next(self._seq)
         self._groups[group.key] = again
         self._pods[again.uid] = again
         return self._move(again, "ScheduleAttemptFailure", immediately=without_backoff)

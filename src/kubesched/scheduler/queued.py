@@ -29,6 +29,9 @@ class QueuedPodInfo:
     seq: int = 0
     failed_at_generation: int = -1
     attempt_started: float = 0.0  # wall time the current attempt began (attempt duration metrics)
+    # the order the queue first saw it in: breaks ties between equal timestamps (a virtual clock
+    # standing still) as distinct creation times would in a cluster
+    order: int = 0
     # cluster events seen while the pod was in flight (``inFlightEvents``): checked against its
     # queueing hints when the attempt fails, so a change made during the cycle is not lost
     in_flight_events: list[tuple[ClusterEvent, Any, Any]] = field(default_factory=list)

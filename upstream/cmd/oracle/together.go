@@ -29,18 +29,22 @@ type groupCondition struct {
 // clock stepped past each backoff a few times; each pod's outcome is its node, or its last
 // FailedScheduling message, with its PodGroup's condition.
 func together(ctx context.Context, sched *scheduler.Scheduler, clock *testingclock.FakeClock, client *fake.Clientset, sink *capture, seen *outcomes, deleted *deletions, pending []*v1.Pod) ([]result, error) {
-	for _, pod := range pending {
+	queued := func() int {
+		active, _ := sched.SchedulingQueue.PendingPods()
+		return len(active) + len(sched.SchedulingQueue.PendingPodGroupPods()) + len(sched.SchedulingQueue.IncompletePodGroupPodsPods())
+	}
+	for i, pod := range pending {
 		sink.reset(pod.Namespace + "/" + pod.Name) // an earlier file's pod of the same name
 		if _, err := client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
-	}
-	// every pod reached the queue (its informer event was handled)
-	if err := waitFor(func() bool {
-		active, _ := sched.SchedulingQueue.PendingPods()
-		return len(active)+len(sched.SchedulingQueue.PendingPodGroupPods())+len(sched.SchedulingQueue.IncompletePodGroupPodsPods()) >= len(pending)
-	}); err != nil {
-		return nil, fmt.Errorf("pods never reached the queue")
+		// the pod reached the queue (its informer event was handled) before the next is made, a
+		// millisecond later: queue timestamps follow the file's order, as creation times would in
+		// a cluster (with the clock standing still, equal timestamps leave the order to the heap)
+		if err := waitFor(func() bool { return queued() >= i+1 }); err != nil {
+			return nil, fmt.Errorf("%s/%s never reached the queue", pod.Namespace, pod.Name)
+		}
+		clock.Step(time.Millisecond)
 	}
 	for round := 0; round < rounds; {
 		if len(sched.SchedulingQueue.PodsInActiveQ()) == 0 {
