@@ -736,6 +736,35 @@ def test_consumable_capacity(
     assert result["consumedCapacity"] == {"memory": expected or "80Gi", "cores": cores or "1"}
 
 
+def multi_cluster(expression: str) -> list[dict[str, Any]]:
+    """Node a with a shared GPU, node b with a GPU of its own, and a class selecting by ``expression``."""
+    cls = gpu_class()
+    cls["spec"]["selectors"] = [{"cel": {"expression": expression}}]
+    plain = {"name": "gpu-0"}
+    objs: list[dict[str, Any]] = [cls, make_node("a", cpu="8"), gpu_slice("a", [shared_gpu()])]
+    return [*objs, make_node("b", cpu="8"), gpu_slice("b", [plain]), share_claim(None)]
+
+
+# (the class's CEL selector, the nodes whose device it selects)
+MULTI_SELECTOR_CASES = [
+    pytest.param("device.allowMultipleAllocations", {"a"}, id="shareable devices only"),
+    pytest.param("device.allowMultipleAllocations == false", {"b"}, id="unset reads false"),
+    pytest.param(
+        f'device.driver == "{DRIVER}" && !device.allowMultipleAllocations', {"b"}, id="with the driver, negated"
+    ),
+]
+
+
+@pytest.mark.parametrize(("expression", "fits"), MULTI_SELECTOR_CASES)
+def test_selectors_read_allow_multiple_allocations(expression: str, fits: set[str]) -> None:
+    """A DeviceClass's CEL sees ``device.allowMultipleAllocations`` (false where the device does
+    not set it), as ``dynamic-resource-allocation/cel/compile.go`` declares it."""
+    c = Cluster(*multi_cluster(expression))
+    c.create(claim_user())
+    c.settle()
+    assert c.node_of("p") in fits
+
+
 def test_shares_add_up_through_the_scheduler() -> None:
     """Pods of 20Gi share one 80Gi GPU, each taking the cores' default of 1 of its 3: three fit, the
     fourth waits (its 20Gi would fit, the cores not)."""

@@ -19,11 +19,13 @@ from tests.helpers import make_node, make_pod, make_priority_class
 from tests.oracle import disagreement, kubesched, upstream
 from tests.test_dynamicresources import (
     CONSUMABLE_CASES,
+    MULTI_SELECTOR_CASES,
     PRE_ENQUEUE_CASES,
     PRIORITIZED_SCORE_CASES,
     TAINT_RULE_CASES,
     claim_pod,
     claim_user,
+    multi_cluster,
     prioritized_objects,
     shared_cluster,
     tainted_cluster,
@@ -428,4 +430,13 @@ def test_consumable_capacity_table(tmp_path):
     table = rows(CONSUMABLE_CASES)
     cases = [cluster(shared_cluster(requests, held), [], claim_user()) for requests, held, _ in table]
     for (_, _, fits), (theirs, mine) in zip(table, judge(tmp_path, "DynamicResources", cases), strict=True):
+        assert feasible(theirs) == feasible(mine) == fits
+
+
+def test_selectors_on_allow_multiple_allocations_table(tmp_path):
+    """Device classes selecting on ``device.allowMultipleAllocations``: the nodes whose device
+    they select, as kube-scheduler v1.37.2's CEL environment declares the field."""
+    table = rows(MULTI_SELECTOR_CASES)
+    cases = [cluster(multi_cluster(expression), [], claim_user()) for expression, _ in table]
+    for (_, fits), (theirs, mine) in zip(table, judge(tmp_path, "DynamicResources", cases), strict=True):
         assert feasible(theirs) == feasible(mine) == fits

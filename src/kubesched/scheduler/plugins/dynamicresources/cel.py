@@ -120,8 +120,9 @@ def compile_selector(expression: str) -> Any:
     return env.program(ast, functions=_functions())
 
 
-def device_activation(driver: str, device: dict[str, Any], allow_multiple: bool = False) -> dict[str, Any]:
-    """The ``device`` variable for one device of a ResourceSlice."""
+def device_activation(driver: str, device: dict[str, Any]) -> dict[str, Any]:
+    """The ``device`` variable for one device of a ResourceSlice (``allowMultipleAllocations``
+    false unless the device says so: ``dynamic-resource-allocation/cel/compile.go``)."""
     from celpy import celtypes
 
     S = celtypes.StringType
@@ -160,7 +161,7 @@ def device_activation(driver: str, device: dict[str, Any], allow_multiple: bool 
                 S("driver"): S(driver),
                 S("attributes"): celtypes.MapType({k: celtypes.MapType(v) for k, v in attributes.items()}),
                 S("capacity"): celtypes.MapType({k: celtypes.MapType(v) for k, v in capacity.items()}),
-                S("allowMultipleAllocations"): celtypes.BoolType(allow_multiple),
+                S("allowMultipleAllocations"): celtypes.BoolType(device.get("allowMultipleAllocations") is True),
             }
         )
     }
