@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from helpers import make_node, make_pod
-from kubesched.api.node_features import BIT, node_mask, required_mask
+from kubesched.api.node_features import BIT, node_mask, registry_replaced, required_mask
 from kubesched.scheduler.config import default_config
 from kubesched.testing import Cluster
 
@@ -96,3 +96,25 @@ def test_a_node_declaring_the_feature_later_takes_the_pod() -> None:
     c.settle()
     c.advance(10)  # the event moved it out of the unschedulable pods; its backoff ends
     assert c.node_of("p") == "bare"
+
+
+def test_a_registry_wider_than_a_word() -> None:
+    """With scheduler_perf's 100 mock features (each needed by a pod with pod-level resources), the
+    node table keeps masks of two 64-bit words: a node lacking the 70th feature is filtered out."""
+    names = [f"Feature{i}" for i in range(1, 101)]
+    with registry_replaced(names, lambda spec: bool(spec.get("resources"))):
+        nodes = []
+        for name, declared in (("all", names), ("no70", [n for n in names if n != "Feature70"])):
+            node = make_node(name)
+            node["status"]["declaredFeatures"] = sorted(declared)
+            nodes.append(node)
+        c = Cluster(*nodes)
+        pod = feature_pod("p")
+        pod["spec"]["resources"] = {"requests": {"cpu": "100m"}}
+        c.create(pod, feature_pod("plain"))
+        c.settle()
+        assert c.node_of("p") == "all"
+        assert c.node_of("plain") in {"all", "no70"}
+        verdicts = c.filter_verdicts("NodeDeclaredFeatures", pod)
+        assert verdicts == {"all": (0, ""), "no70": (3, "node(s) didn't match Pod's required features")}
+    assert required_mask(pod["spec"]) == 0  # the real registry is back

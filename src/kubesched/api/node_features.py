@@ -4,7 +4,8 @@ needs, and both as bitmasks over the registry sorted by name (its ``FeatureSet``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 # nodedeclaredfeatures/features/registry.go's AllFeatures, by Name(), sorted as Framework sorts them
@@ -24,6 +25,17 @@ REGISTRY: tuple[str, ...] = tuple(
     )
 )
 BIT = {name: 1 << i for i, name in enumerate(REGISTRY)}
+WORD = (1 << 64) - 1
+
+
+def word_count() -> int:
+    """How many 64-bit words a mask over the registry takes (the node table's column width)."""
+    return max(1, (len(REGISTRY) + 63) // 64)
+
+
+def mask_words(mask: int, words: int) -> list[int]:
+    """A mask as ``words`` unsigned 64-bit words, lowest bits first."""
+    return [(mask >> (64 * k)) & WORD for k in range(words)]
 
 
 def node_mask(declared: Sequence[str]) -> int:
@@ -43,10 +55,33 @@ def node_mask(declared: Sequence[str]) -> int:
     return mask
 
 
+_replaced: Callable[[Mapping[str, Any]], int] | None = None  # registry_replaced's inference
+
+
+@contextmanager
+def registry_replaced(names: Sequence[str], infer: Callable[[Mapping[str, Any]], bool]) -> Iterator[None]:
+    """The registry swapped for features ``names``, each needed by a pod whose spec ``infer``
+    holds, as scheduler_perf's NodeDeclaredFeatures workload swaps ``features.AllFeatures`` for
+    mock features (``scheduler_perf/nodedeclaredfeatures``). For tests and benchmarks; node tables
+    built inside take its width."""
+    global REGISTRY, BIT, _replaced
+    saved = REGISTRY, BIT, _replaced
+    REGISTRY = tuple(sorted(names))
+    BIT = {name: 1 << i for i, name in enumerate(REGISTRY)}
+    everything = (1 << len(REGISTRY)) - 1
+    _replaced = lambda spec: everything if infer(spec) else 0  # noqa: E731
+    try:
+        yield
+    finally:
+        REGISTRY, BIT, _replaced = saved
+
+
 def required_mask(spec: Mapping[str, Any]) -> int:
     """``InferForPodScheduling``: the features the pod's spec needs on its node (the registry's
     features whose ``InferForScheduling`` holds; none has a maximum version at v1.37). One pass over
     the containers: it runs for every pod at PreFilter."""
+    if _replaced is not None:
+        return _replaced(spec)
     mask = 0
     if spec.get("hostNetwork") and spec.get("hostUsers") is False:
         mask |= BIT["UserNamespacesHostNetworkSupport"]

@@ -52,7 +52,7 @@ class NodeTableView(Protocol):
     def taints(self) -> np.ndarray: ...  # bool [row, taint]
 
     @property
-    def declared_features(self) -> np.ndarray: ...  # int64 [row]: status.declaredFeatures as a bitmask
+    def declared_features(self) -> np.ndarray: ...  # uint64 [row, word]: status.declaredFeatures as a bitmask
 
     def __len__(self) -> int: ...
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.node import NodeSpecInfo
-from kubesched.api.node_features import node_mask
+from kubesched.api.node_features import mask_words, node_mask, word_count
 from kubesched.api.pod import PodInfo
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import Requirement, Taint
@@ -57,7 +57,8 @@ class NodeTable:
         self._pod_count = np.zeros(capacity, np.int64)
         self._alloc_pods = np.zeros(capacity, np.int64)
         self._unschedulable = np.zeros(capacity, bool)
-        self._features = np.zeros(capacity, np.int64)  # node_features.node_mask of declaredFeatures
+        # node_features.node_mask of declaredFeatures, in 64-bit words (one while the registry is small)
+        self._features = np.zeros((capacity, word_count()), np.uint64)
         self.specs: list[NodeSpecInfo] = []
         self._label_values: dict[str, dict[str, int]] = {}
         self._label_codes: dict[str, np.ndarray] = {}
@@ -219,7 +220,7 @@ class NodeTable:
             self._alloc[col, row] = qty
         self._alloc_pods[row] = spec.allocatable.get(PODS, 0)
         self._unschedulable[row] = spec.unschedulable
-        self._features[row] = node_mask(spec.declared_features)
+        self._features[row] = mask_words(node_mask(spec.declared_features), self._features.shape[1])
         if old is not None:
             for key in old.labels:
                 if key not in spec.labels:

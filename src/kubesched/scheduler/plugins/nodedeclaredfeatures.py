@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.node import NodeSpecInfo
-from kubesched.api.node_features import required_mask
+from kubesched.api.node_features import mask_words, required_mask
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
@@ -59,8 +61,9 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Sig
         return None, None
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
-        required = int(state.read(STATE_KEY))
-        missing = (nodes.declared_features & required) != required
+        declared = nodes.declared_features
+        required = np.array(mask_words(int(state.read(STATE_KEY)), declared.shape[1]), np.uint64)
+        missing = ((declared & required) != required).any(axis=1)
         if not missing.any():
             return None
         return NodeVerdicts.reject_where(missing, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
