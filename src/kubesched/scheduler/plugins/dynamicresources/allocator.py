@@ -185,6 +185,10 @@ class DeviceTable:
         self.multi = [bool(d.obj.get("allowMultipleAllocations")) for d in self.devices]
         self.any_multi = any(self.multi)
         self.consumers = [i for i, c in enumerate(consumption) if c]
+        self.set_consumers: dict[tuple[str, str, str], list[int]] = {}  # counter set -> devices drawing on it
+        for i in self.consumers:
+            for counter_set, _ in consumption[i]:
+                self.set_consumers.setdefault(counter_set, []).append(i)
         self.index = {d.key: i for i, d in enumerate(self.devices)}
         self.local = np.array([d.node is not None for d in self.devices], bool)
         self._local_nodes = [d.node for d in self.devices if d.node is not None]
@@ -198,9 +202,19 @@ class DeviceTable:
         self._tainted = [i for i, d in enumerate(self.devices) if d.obj.get("taints")]
         self._usable: dict[Any, np.ndarray] = {}
         self._rows = np.zeros(0, np.int64)
+        self.templates: tuple[np.ndarray | None] | None = None  # nodekeys: device spec ids, once
 
     def __len__(self) -> int:
         return len(self.devices)
+
+    def amounts(self, i: int, key: tuple[str, str, str]) -> dict[str, Fraction]:
+        """What device ``i`` draws from counter set ``key`` (its entries for that set summed)."""
+        out: dict[str, Fraction] = {}
+        for k, values in self.consumes[i]:
+            if k == key:
+                for name, amount in values.items():
+                    out[name] = out.get(name, Fraction(0)) + amount
+        return out
 
     def mask(self, expressions: tuple[str, ...]) -> np.ndarray:
         """Devices every expression selects (AllocationError for a CEL error on any device)."""
@@ -418,11 +432,17 @@ def allocate_node(
     in_use = shared or {}
     allocating: dict[int, dict[str, Fraction]] = {}  # shares this search has taken
     no_share: dict[str, Fraction] = {}
-    # what the counter sets have left once the allocated devices' consumption is taken
-    left = {k: dict(v) for k, v in table.counters.items()}
-    for i in table.consumers:
-        if allocated[i]:
-            _consume(left, table.consumes[i], -1, check=False)
+    # what the counter sets this node's devices draw on have left once the allocated devices'
+    # consumption is taken (only those sets: the search touches no other)
+    left: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+    for i in reach_all:
+        for key, _ in table.consumes[i]:
+            if key not in left and key in table.counters:
+                have = left[key] = dict(table.counters[key])
+                for j in table.set_consumers.get(key, ()):
+                    if allocated[j]:
+                        for name, amount in table.amounts(j, key).items():
+                            have[name] = have.get(name, Fraction(0)) - amount
     steps = 0
     results: list[list[tuple[str, int]]] = [[] for _ in plans]
     counters_left = left
@@ -470,7 +490,7 @@ def allocate_node(
         if left == 0:
             return solve_request(ci, ri + 1)
         plan = plans[ci]
-        for k in range(start, len(cands)):
+        for k in range(start, len(cands) - left + 1):  # fewer candidates left than devices wanted: no way on
             steps += 1
             if steps > MAX_SEARCH_STEPS:
                 return False

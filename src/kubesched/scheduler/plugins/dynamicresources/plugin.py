@@ -60,7 +60,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.leaderelection.config import parse_duration
 from kubesched.scheduler.listers import Listers as SchedulerListers
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.plugins.dynamicresources import allocator
+from kubesched.scheduler.plugins.dynamicresources import allocator, nodekeys
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
 from kubesched.scheduler.plugins.dynamicresources.extended import (
     CLAIM_ANNOTATION,
@@ -639,15 +639,27 @@ class DynamicResources(
         )
         if exact:
             return fits
+        # competing requests, constraints, alternatives, shares, counters: the search, once per
+        # kind of node (nodekeys) where the layout allows, else once per node
         shared = self._shared_use(table, exclude)
-        for r in np.flatnonzero(fits).tolist():  # competing requests, constraints, alternatives
-            if (
+        candidates = np.flatnonzero(fits)
+        keys = nodekeys.node_keys(table, taken, shared, nodes) if len(candidates) > 1 else None
+        if keys is None:
+            searched, inverse = candidates, np.arange(len(candidates))
+        else:
+            _, first, inverse = np.unique(keys[candidates], axis=0, return_index=True, return_inverse=True)
+            searched = candidates[first]
+        verdicts = np.array(
+            [
                 allocator.allocate_node(
                     plans, table, taken, nodes.names[r], nodes.specs[r].labels, shared, self._fractional
                 )
-                is None
-            ):
-                fits[r] = False
+                is not None
+                for r in searched.tolist()
+            ],
+            bool,
+        )
+        fits[candidates] = verdicts[inverse.reshape(-1)]
         return fits
 
     # -- PostFilter -------------------------------------------------------------------------------
