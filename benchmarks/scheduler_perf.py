@@ -22,6 +22,7 @@ from typing import Any
 
 import bare_port
 from kubesched.api.errors import ApiError
+from kubesched.api.node_features import registry_replaced
 from kubesched.app import gc_settings
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
@@ -647,6 +648,45 @@ def scheduling_with_extended_resource(nodes: int, pods: int, init_pods: int) -> 
     return run_workload(0, [], [extended_resource_pod(i) for i in range(pods)], objects)
 
 
+def node_declared_features(count: int) -> Callable[[int, int, int], dict[str, Any]]:
+    """``NodeDeclaredFeaturesEnabled`` (``nodedeclaredfeatures/``): the feature registry swapped for
+    ``count`` mock features ``Feature1``… that every pod with pod-level resources needs, nodes of
+    128 CPU / 16Gi declaring them all, pods of 100m / 200Mi at pod level (upstream: 5,000 nodes,
+    5,000 init pods, 50,000 measured; floor 890 for 20, 40 and 100 features)."""
+    names = sorted(f"Feature{i}" for i in range(1, count + 1))
+
+    def feature_node(i: int) -> dict[str, Any]:
+        size = {"cpu": "128", "memory": "16Gi", "pods": "110"}
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+            "status": {"capacity": size, "allocatable": size, "declaredFeatures": names},
+        }
+
+    def pod_level(prefix: str, i: int) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
+            "spec": {
+                "resources": {"requests": {"cpu": "100m", "memory": "200Mi"}},
+                "containers": [{"name": "container-a", "image": "registry.k8s.io/pause:3.10.1"}],
+            },
+        }
+
+    def run(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+        with registry_replaced(names, lambda spec: spec.get("resources") is not None):
+            return run_workload(
+                0,
+                (pod_level("init", i) for i in range(init_pods)),
+                [pod_level("measured", i) for i in range(pods)],
+                objects=[("Node", feature_node(i)) for i in range(nodes)],
+            )
+
+    return run
+
+
 def scheduling_while_gated(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
     """``SchedulingWhileGated`` (``misc/``): on one named node, 10,000 gated pods wait while
     20,000 scheduled pods are deleted at 50/s and 20,000 light pods are measured (floor 910).
@@ -914,6 +954,9 @@ WORKLOADS = {
     "Unschedulable": unschedulable,
     "SchedulingWithExtendedResource": scheduling_with_extended_resource,
     "SchedulingWhileGated": scheduling_while_gated,
+    "NodeDeclaredFeatures20": node_declared_features(20),
+    "NodeDeclaredFeatures40": node_declared_features(40),
+    "NodeDeclaredFeatures100": node_declared_features(100),
     "SchedulingDeletedPodsWithFinalizers": deleted_pods_with_finalizers,
     "SchedulingNodeAffinity": scheduling_node_affinity,
     "SchedulingPodMatchingAntiAffinity": pod_matching_anti_affinity,

@@ -317,6 +317,18 @@ ROWS = [
         "20,000 (3 CPU on 4-CPU nodes)",
         ("ResourceSaturation", "--nodes", "20000", "--pods", "20000"),
     ),
+    # nodedeclaredfeatures/: the registry swapped for N mock features every pod needs
+    *(
+        Row(
+            f"NodeDeclaredFeatures, {n} features",
+            "5,000",
+            "50,000 (after 5,000)",
+            (f"NodeDeclaredFeatures{n}", "--pods", "50000", "--init-pods", "5000"),
+            890,
+            upstream=f"NodeDeclaredFeaturesEnabled/5000Nodes{n}DeclaredFeatures",
+        )
+        for n in (20, 40, 100)
+    ),
     # podgroup/{gangscheduling,basicscheduling}: upstream sets no floor for them (GenericWorkload is beta)
     Row(
         "GangScheduling",
@@ -387,6 +399,53 @@ ROWS = [
         ("SteadyStateClusterResourceClaimTemplate", "--claims", "full"),
         60,
         upstream="SchedulingWithResourceClaimTemplate/full_500nodes",
+        script="scheduler_perf_dra.py",
+    ),
+    # dra/extendedresource: pods asking for an extended resource a DeviceClass backs
+    *(
+        Row(
+            f"ExtendedResource (DRA), {kind.lower()}, {classes} classes",
+            "500 × 10 devices",
+            "2,500 (after 2,500)",
+            ("ExtendedResource", "--variant", f"{kind}_{classes}classes_5000pods_500nodes"),
+            floor,
+            upstream=f"ExtendedResource/{kind}_{classes}classes_5000pods_500nodes",
+            script="scheduler_perf_dra.py",
+        )
+        for kind, classes, floor in (("Explicit", 25, 120), ("Explicit", 50, 130), ("Implicit", 25, 130))
+    ),
+    # dra/{consumablecapacity,partitionabledevices}: the steady state at upstream's performance sizes (no floors)
+    *(
+        Row(
+            f"{workload}, {claims}",
+            f"500 × {devices}",
+            "batches of 10 for 10 s",
+            (workload, "--claims", claims),
+            upstream=f"{workload}/{claims}_500nodes",
+            script="scheduler_perf_dra.py",
+        )
+        for workload, devices in (
+            ("ConsumableCapacity", "4 shared devices"),
+            ("Partitionable", "2 partitions"),
+            ("PartitionableBacktracking", "8 partitions"),
+        )
+        for claims in ("empty", "half", "full")
+    ),
+    # dra/{prioritizedlist,devicetaints}: upstream runs only their 10-pod integration size
+    Row(
+        "FirstAvailable",
+        "1 × 10 devices",
+        "10",
+        ("FirstAvailable", "--nodes", "1", "--pods", "10"),
+        upstream="FirstAvailable/fast",
+        script="scheduler_perf_dra.py",
+    ),
+    Row(
+        "DeviceTaintToleration",
+        "1 × 10 tainted devices",
+        "10",
+        ("DeviceTaintToleration", "--nodes", "1", "--pods", "10"),
+        upstream="DeviceTaintToleration/fast",
         script="scheduler_perf_dra.py",
     ),
 ]
