@@ -222,6 +222,19 @@ def _delete_claim(client: Any, claim: Mapping[str, Any]) -> None:
     client.delete_claim(ns, name)
 
 
+def _special_owner(claim: Mapping[str, Any] | None) -> str | None:
+    """The uid of the pod controlling an extended-resource claim (annotated), or None."""
+    if claim is None:
+        return None
+    meta = claim.get("metadata") or {}
+    if (meta.get("annotations") or {}).get(CLAIM_ANNOTATION) != "true":
+        return None
+    for r in meta.get("ownerReferences") or []:
+        if r.get("controller") and r.get("uid"):
+            return str(r["uid"])
+    return None
+
+
 def _uid(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
@@ -272,6 +285,8 @@ class DynamicResources(
         features = getattr(self.handle, "features", None)
         self._fractional = bool(features is not None and features.enabled("DRAFractionalCapacityRange"))
         self._held_version = 0
+        # extended-resource claims (annotated) by the uid of the pod controlling them
+        self._special: dict[str, Mapping[str, Any]] = {}
         self._mask_cache: tuple[int, int, np.ndarray] | None = None
         listers = self._listers()
         if listers is not None and hasattr(listers, "subscribe"):
@@ -310,6 +325,13 @@ class DynamicResources(
     def _on_claim(self, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> None:
         """The claim informer's handler: the tally of allocated devices follows every change,
         and a written allocation in flight is released once the informer shows it."""
+        for claim in (old, new):
+            owner = _special_owner(claim)
+            if owner is not None:
+                if claim is new:
+                    self._special[owner] = claim
+                elif _uid(self._special.get(owner) or {}) == _uid(claim or {}):
+                    del self._special[owner]
         for claim, sign in ((old, -1), (new, 1)):
             if claim is None:
                 continue
@@ -492,16 +514,12 @@ class DynamicResources(
     def _special_claim(self, pod: PodInfo, resources: list[tuple[str, int]]) -> _Extended:
         """The claim left by a prior cycle (``findExtendedResourceClaim``: annotated, controlled by
         the pod), or a new one in memory with no requests yet."""
-        listers = self._listers()
-        for c in listers.all("ResourceClaim") if listers is not None else ():
+        c = self._special.get(pod.uid)
+        if c is not None:
             meta = c.get("metadata") or {}
-            if (
-                meta.get("namespace") == pod.namespace
-                and (meta.get("annotations") or {}).get(CLAIM_ANNOTATION) == "true"
-                and any(
-                    r.get("name") == pod.name and r.get("controller") and r.get("uid") == pod.uid
-                    for r in meta.get("ownerReferences") or []
-                )
+            if meta.get("namespace") == pod.namespace and any(
+                r.get("name") == pod.name and r.get("controller") and r.get("uid") == pod.uid
+                for r in meta.get("ownerReferences") or []
             ):
                 return _Extended(dict(c), resources, prior=True, pod=pod.obj)
         claim = {
