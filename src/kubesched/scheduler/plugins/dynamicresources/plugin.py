@@ -327,7 +327,7 @@ class DynamicResources(
         and a written allocation in flight is released once the informer shows it."""
         for claim in (old, new):
             owner = _special_owner(claim)
-            if owner is not None:
+            if owner is not None and claim is not None:
                 if claim is new:
                     self._special[owner] = claim
                 elif _uid(self._special.get(owner) or {}) == _uid(claim or {}):
