@@ -203,6 +203,7 @@ class DeviceTable:
         self._usable: dict[Any, np.ndarray] = {}
         self._rows = np.zeros(0, np.int64)
         self.templates: tuple[np.ndarray | None] | None = None  # nodekeys: device spec ids, once
+        self.usage: tuple[Mapping[int, Mapping[str, Fraction]], np.ndarray] | None = None  # nodekeys' last shares
 
     def __len__(self) -> int:
         return len(self.devices)

@@ -73,11 +73,16 @@ def node_keys(
     (templates,) = table.templates
     if templates is None:
         return None
-    usage = np.zeros(len(table), np.uint64)
-    if shared:
-        interned: dict[frozenset[tuple[str, Fraction]], int] = {}
+    if table.usage is not None and table.usage[0] is shared:
+        usage = table.usage[1]  # the same shares as last time
+    else:
+        usage = np.zeros(len(table), np.uint64)
+        # equal shares get one id (amounts as integer pairs: hashing Fractions costs more)
+        interned: dict[tuple[tuple[str, int, int], ...], int] = {}
         for i, amounts in shared.items():
-            usage[i] = interned.setdefault(frozenset(amounts.items()), len(interned) + 1)
+            shape = tuple((name, a.numerator, a.denominator) for name, a in amounts.items())
+            usage[i] = interned.setdefault(shape, len(interned) + 1)
+        table.usage = (shared, usage)  # held, so that the mapping's identity stays its own
     code = (templates << np.uint64(22)) ^ (usage << np.uint64(1)) ^ taken.astype(np.uint64)
     rows = table.local_rows(nodes.index)
     ok = rows >= 0

@@ -222,6 +222,21 @@ def _delete_claim(client: Any, claim: Mapping[str, Any]) -> None:
     client.delete_claim(ns, name)
 
 
+def _add_shares(
+    out: dict[int, dict[str, Fraction]],
+    source: Mapping[tuple[str, str, str], Mapping[str, Fraction]],
+    table: DeviceTable,
+) -> None:
+    """Add what ``source`` consumes of each shared device to ``out``, by device row."""
+    for key, amounts in source.items():
+        i = table.index.get(key)
+        if i is None:
+            continue
+        mine = out.setdefault(i, {})
+        for name, amount in amounts.items():
+            mine[name] = mine.get(name, Fraction(0)) + amount
+
+
 def _special_owner(claim: Mapping[str, Any] | None) -> str | None:
     """The uid of the pod controlling an extended-resource claim (annotated), or None."""
     if claim is None:
@@ -288,6 +303,7 @@ class DynamicResources(
         # extended-resource claims (annotated) by the uid of the pod controlling them
         self._special: dict[str, Mapping[str, Any]] = {}
         self._mask_cache: tuple[int, int, np.ndarray] | None = None
+        self._shared_cache: tuple[int, int, dict[int, dict[str, Fraction]]] | None = None
         listers = self._listers()
         if listers is not None and hasattr(listers, "subscribe"):
             listers.subscribe("ResourceClaim", self._on_claim)
@@ -358,22 +374,24 @@ class DynamicResources(
             self.in_flight.pop(uid, None)
             self._written.discard(uid)
 
-    def _shared_use(self, table: DeviceTable, exclude: set[str]) -> dict[int, dict[str, Fraction]]:
+    def _shared_use(self, table: DeviceTable, exclude: set[str]) -> Mapping[int, Mapping[str, Fraction]]:
         """What allocated claims and allocations in flight consume of each shared device
-        (consumable capacity), by device row."""
+        (consumable capacity), by device row; the allocated claims' part is kept until a claim
+        changes (read-only: the same mapping is handed out while nothing is in flight)."""
         if not table.any_multi:
             return {}
-        out: dict[int, dict[str, Fraction]] = {}
+        key = (id(table), self._held_version)
+        if self._shared_cache is None or self._shared_cache[:2] != key:
+            index = table.index  # each device once in the tally: its amounts as they are, uncopied
+            base = {index[k]: amounts for k, amounts in self._shared.items() if k in index}
+            self._shared_cache = (key[0], key[1], base)
+        base = self._shared_cache[2]
         in_flight = [{"status": {"allocation": alloc}} for uid, alloc in self.in_flight.items() if uid not in exclude]
-        sources = [self._shared, *(allocator.shared_capacity([c]) for c in in_flight)]
-        for source in sources:
-            for key, amounts in source.items():
-                i = table.index.get(key)
-                if i is None:
-                    continue
-                mine = out.setdefault(i, {})
-                for name, amount in amounts.items():
-                    mine[name] = mine.get(name, Fraction(0)) + amount
+        if not in_flight:
+            return base
+        out = {i: dict(amounts) for i, amounts in base.items()}
+        for c in in_flight:
+            _add_shares(out, allocator.shared_capacity([c]), table)
         return out
 
     def _allocated_mask(self, table: DeviceTable, exclude: set[str]) -> np.ndarray:
