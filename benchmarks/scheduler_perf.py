@@ -893,6 +893,85 @@ def gang_preemption_basic(nodes: int, pods: int, init_pods: int) -> dict[str, An
     return result
 
 
+def _priority_class(name: str, value: int) -> tuple[str, dict[str, Any]]:
+    return ("PriorityClass", {"metadata": {"name": name}, "value": value})
+
+
+def _gang(name: str, size: int, priority_class: str) -> tuple[str, dict[str, Any]]:
+    """``templates/podgroup.yaml``: a gang of minCount ``size`` (its priority from the class)."""
+    spec = {"priorityClassName": priority_class, "schedulingPolicy": {"gang": {"minCount": size}}}
+    meta = {"name": name, "namespace": "default"}
+    return ("PodGroup", {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": spec})
+
+
+def _gang_config() -> SchedulerConfig:
+    from kubesched.features import FeatureGates
+
+    config = default_config()
+    config.feature_gates = FeatureGates.parse("GenericWorkload=true")
+    return config
+
+
+def gang_preemption_pod_groups(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``GangPreemptionPodGroups``: gangs preempting gangs. ``init_pods`` low-priority pods (1000)
+    in gangs of ``--pods-per-group``, 600m each, one hostPort per gang (8000 + gang) so that a
+    gang's pods take different nodes; then the measured high-priority gangs (9999999) of 3500m
+    with hostPorts 9000 + gang, each pod's room made by evicting whole low gangs."""
+    size = POD_GROUP_SIZE["size"]
+    objects = [_priority_class("low", 1000), _priority_class("high", 9999999)]
+    init, measured = [], []
+    for prefix, count, cpu, cls, port, out in (
+        ("low", init_pods, "600m", "low", 8000, init),
+        ("high", pods, "3500m", "high", 9000, measured),
+    ):
+        for g in range(-(-count // size)):
+            objects.append(_gang(f"{prefix}-gang-{g}", size, cls))
+        for i in range(count):
+            p = pod(f"{prefix}-pod-gang", i, cpu=cpu, priority_class=cls, grace=0)
+            p["spec"]["schedulingGroup"] = {"podGroupName": f"{prefix}-gang-{i // size}"}
+            p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": port + i // size}]
+            out.append(p)
+    result = run_workload(nodes, init, measured, objects, config=_gang_config())
+    result["pods_per_group"] = size
+    return result
+
+
+AFFINITY_LABELS = {"app": "blue", "label1": "value1", "label2": "value2", "label3": "value3", "label4": "value4"}
+
+
+def gang_preemption_affinity(nodes: int, pods: int, init_pods: int) -> dict[str, Any]:
+    """``GangPreemptionAffinity``: a high-priority 10m anchor pod on every node and ``init_pods``
+    low-priority 40m pods spread evenly (hostPorts), all labelled app=blue and four more labels; then
+    gangs of 3970m pods requiring pod affinity to those labels on the same hostname (any
+    namespace), each pod evicting a node's low pods but never its anchor."""
+    size = POD_GROUP_SIZE["size"]
+    objects = [GANG_PRIORITY, _priority_class("anchor", 9999999)]
+    per_node = max(init_pods // max(nodes, 1), 1)
+    init = []
+    for i in range(nodes):
+        p = pod("pod-anchor", i, cpu="10m", priority_class="anchor", grace=0)
+        p["metadata"]["labels"] = dict(AFFINITY_LABELS)
+        p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 7000}]
+        init.append(p)
+    for i in range(init_pods):
+        p = pod("pod-low-priority", i, cpu="40m", grace=0)
+        p["metadata"]["labels"] = dict(AFFINITY_LABELS)
+        p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8000 + i % per_node}]
+        init.append(p)
+    for g in range(-(-pods // size)):
+        objects.append(_gang(f"gang-{g}", size, "gang"))
+    term = {"labelSelector": {"matchLabels": AFFINITY_LABELS}, "topologyKey": HOST, "namespaceSelector": {}}
+    measured = []
+    for i in range(pods):
+        p = pod("pod-gang", i, cpu="3970m", priority_class="gang", grace=0)
+        p["spec"]["schedulingGroup"] = {"podGroupName": f"gang-{i // size}"}
+        p["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        measured.append(p)
+    result = run_workload(nodes, init, measured, objects, config=_gang_config())
+    result["pods_per_group"] = size
+    return result
+
+
 # -- podgroup/{gangscheduling,basicscheduling}/performance-config.yaml (GenericWorkload) ---------
 POD_GROUP_SIZE = {"size": 3}  # --pods-per-group: podsPerGroup
 
@@ -940,6 +1019,8 @@ WORKLOADS = {
     "GangScheduling": pod_group_workload("gang"),
     "BasicScheduling": pod_group_workload("basic"),
     "GangPreemptionBasic": gang_preemption_basic,
+    "GangPreemptionPodGroups": gang_preemption_pod_groups,
+    "GangPreemptionAffinity": gang_preemption_affinity,
     "SchedulingBasicWithExtender": scheduling_basic_extender,
     "SchedulingPodAntiAffinity": affinity_workload("anti"),
     "SchedulingPodAffinity": affinity_workload("affinity", zones=1),

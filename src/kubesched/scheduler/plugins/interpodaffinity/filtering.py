@@ -96,12 +96,18 @@ def update_with_pod(s: FilterState, pod: PodInfo, other: PodInfo, nodes: NodeTab
     """``preFilterState.updateWithPod``: ``other`` added to (or removed from) ``row``."""
 
     def bump(counts: Counts, key: str) -> None:
+        # in place: a state owns its arrays (``clone`` copies them); grown when the domain is new
         codes = nodes.label_codes(key)
         if codes is None or codes[row] < 0:
             return
-        one = np.zeros(int(codes[row]) + 1, np.int64)
-        one[int(codes[row])] = delta
-        _add(counts, key, one)
+        code = int(codes[row])
+        have = counts.get(key)
+        if have is None or len(have) <= code:
+            grown = np.zeros(code + 1, np.int64)
+            if have is not None:
+                grown[: len(have)] = have
+            counts[key] = have = grown
+        have[code] += delta
 
     for kind, _, term in term_keys(other):
         if kind == REQUIRED_ANTI and term.matches(pod.namespace, pod.labels, s.ns_labels):
