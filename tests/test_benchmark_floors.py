@@ -61,3 +61,17 @@ def test_every_floor_is_upstreams_threshold() -> None:
         },
     }
     assert {k: v for k, v in dra.items() if v is not None} == script
+
+
+def test_side_by_side_finds_every_rows_upstream_directory() -> None:
+    """``benchmarks/side_by_side.py`` builds and runs the scheduler_perf directory that defines each
+    row's upstream test case: every row's case is found, in the directory its floor came from."""
+    import side_by_side
+
+    binaries()
+    tree = side_by_side.upstream_tree()
+    found = {r.upstream: side_by_side.directory_of(r.upstream.split("/", 1)[0], tree) for r in table.ROWS if r.upstream}
+    assert None not in found.values(), [k for k, v in found.items() if v is None]
+    assert found["SchedulingBasic/5000Nodes_10000Pods"] == "misc"
+    assert found["GangScheduling/5000Nodes_1000Gangs_3000Pods"] == "podgroup/gangscheduling"
+    assert found["ConsumableCapacity/empty_500nodes"] == "dra/consumablecapacity"

@@ -1,0 +1,117 @@
+"""kubesched against upstream kube-scheduler v1.37.2 on the same machine, in the same run: each
+workload both have, through upstream's own scheduler_perf (its integration harness: kube-apiserver
+and etcd in process, the real scheduler, ``SchedulingThroughput`` averaged as its CI reports it) and
+through ``benchmarks/scheduler_perf.py`` / ``scheduler_perf_dra.py`` in kubesched's embedded cluster.
+
+    python benchmarks/side_by_side.py [--only NAME ...] > side_by_side.md
+
+Upstream's binaries are built by ``scripts/build_upstream_perf.sh`` (Go and the module proxy; once
+per machine, minutes per scheduler_perf directory). The rows are ``table.py``'s rows that name an
+upstream workload; the workloads run one after the other, never side by side, so neither competes
+with the other for the CPUs. Progress goes to stderr; the table (with the date and the machine) to
+stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import table
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def upstream_tree() -> Path:
+    """k8s.io/kubernetes v1.37.2's scheduler_perf sources in the Go module cache."""
+    cache = subprocess.run(["go", "env", "GOMODCACHE"], check=True, capture_output=True, text=True).stdout.strip()
+    return Path(cache) / "k8s.io" / "kubernetes@v1.37.2" / "test" / "integration" / "scheduler_perf"
+
+
+def directory_of(test_case: str, tree: Path) -> str | None:
+    """The scheduler_perf directory whose performance-config.yaml defines ``test_case``."""
+    import yaml
+
+    for path in sorted(tree.rglob("performance-config.yaml")):
+        for case in yaml.safe_load(path.read_text()) or []:
+            if case.get("name") == test_case:
+                return str(path.parent.relative_to(tree))
+    return None
+
+
+def run_upstream(binary: Path, package_dir: Path, bin_dir: Path, test_case: str, workload: str) -> float:
+    """Upstream's ``BenchmarkPerfScheduling/<case>/<workload>`` once; its SchedulingThroughput average."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [
+            str(binary),
+            "-test.run=^$",
+            f"-test.bench=^BenchmarkPerfScheduling/{test_case}/{workload}$",
+            "-test.benchtime=1x",
+            "-perf-scheduling-label-filter=",
+            f"-data-items-dir={out}",
+        ]
+        env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        # a run below its CI threshold fails the benchmark but still writes its data items
+        done = subprocess.run(cmd, cwd=package_dir, env=env, capture_output=True, text=True)
+        for path in Path(out).glob("*.json"):
+            for item in json.loads(path.read_text()).get("dataItems") or []:
+                if (item.get("labels") or {}).get("Metric") == "SchedulingThroughput":
+                    return float(item["data"]["Average"])
+    tail = "\n".join(line for line in done.stdout.splitlines() if "FAIL" in line or "want" in line)
+    raise RuntimeError(f"{test_case}/{workload}: upstream reported no SchedulingThroughput\n{tail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
+    args = parser.parse_args()
+    rows = [
+        r
+        for r in table.ROWS
+        if r.upstream is not None and (not args.only or any(r.workload.startswith(o) for o in args.only))
+    ]
+    tree = upstream_tree()
+    dirs = {r.upstream: directory_of(r.upstream.split("/", 1)[0], tree) for r in rows if r.upstream}
+    wanted = sorted({d for d in dirs.values() if d is not None})
+    built = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "build_upstream_perf.sh"), *wanted], check=True, capture_output=True, text=True
+    )
+    bin_dir = Path(built.stdout.strip().splitlines()[-1])
+    print(
+        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        "upstream: kube-scheduler v1.37.2's scheduler_perf (SchedulingThroughput average):\n"
+    )
+    print("| workload | nodes | measured pods | upstream pods/s | kubesched pods/s | kubesched ÷ upstream |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        assert row.upstream is not None
+        test_case, workload = row.upstream.split("/", 1)
+        directory = dirs[row.upstream]
+        if directory is None:
+            continue
+        print(f"{row.upstream} (upstream) ...", file=sys.stderr, flush=True)
+        theirs = run_upstream(
+            bin_dir / f"scheduler_perf_{directory.replace('/', '_')}.test",
+            tree / directory,
+            bin_dir,
+            test_case,
+            workload,
+        )
+        print(f"{row.workload} {' '.join(row.args)} (kubesched) ...", file=sys.stderr, flush=True)
+        mine = float(table.run(row)["pods_per_second"])  # type: ignore[arg-type]
+        print(
+            f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
