@@ -205,3 +205,57 @@ def test_the_special_claim_is_deleted_past_its_finalizer_even_from_a_stale_copy(
         "ResourceClaim", {**held, "metadata": {k: v for k, v in held["metadata"].items() if k != "finalizers"}}
     )
     assert c.store.try_get("ResourceClaim", "default", "special") is None
+
+
+def test_a_claim_a_prior_cycle_left_is_found_by_its_owner_and_deleted() -> None:
+    """``findExtendedResourceClaim``: an annotated claim controlled by the pod, with requests, left
+    by an earlier attempt, makes Filter refuse every node; PostFilter deletes it ("deletion of
+    ResourceClaim completed") and the next attempt allocates anew. A claim of another pod's, or
+    one not annotated, is no such claim."""
+    c = Cluster(gpu_class(), make_node("n1", cpu="8"), gpu_slice("n1", 1))
+
+    def left_over(name: str, owner: str, annotated: bool = True) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "name": name,
+            "namespace": "default",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": owner, "uid": f"uid-default-{owner}", "controller": True}
+            ],
+        }
+        if annotated:
+            meta["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+        request = {"name": "container-0-request-0", "exactly": {"deviceClassName": "gpu", "count": 1}}
+        spec = {"devices": {"requests": [request]}}
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta, "spec": spec}
+
+    c.create(left_over("stale", "a"), left_over("others", "b"), left_over("plain", "a", annotated=False))
+    c.settle()
+    c.create(gpu_pod("a", 1))
+    c.settle()
+    assert c.store.try_get("ResourceClaim", "default", "stale") is None
+    assert c.store.try_get("ResourceClaim", "default", "others") is not None
+    assert c.store.try_get("ResourceClaim", "default", "plain") is not None
+    assert any("deletion of ResourceClaim completed" in m for m in c.events("FailedScheduling"))
+    # deleting an unallocated claim requeues nobody (isSchedulableAfterClaimChange: QueueSkip), so
+    # the pod waits for the unschedulable pool's 5-minute flush
+    c.advance(60)
+    assert c.node_of("a") is None
+    c.advance(300)
+    assert c.node_of("a") == "n1"
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"annotations": "true", "ownerReferences": [{"uid": "u", "controller": True}]},
+        {"annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}, "ownerReferences": ["u"]},
+        {"annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}, "ownerReferences": "u"},
+        "not a mapping",
+    ],
+)
+def test_malformed_claim_metadata_is_no_extended_resource_claim(metadata: Any) -> None:
+    """The claim informer's handler indexes extended-resource claims by owner; malformed metadata
+    (as a cluster that does not validate might deliver) is skipped, not raised."""
+    from kubesched.scheduler.plugins.dynamicresources.plugin import _special_owner
+
+    assert _special_owner({"metadata": metadata}) is None

@@ -237,16 +237,19 @@ def _add_shares(
             mine[name] = mine.get(name, Fraction(0)) + amount
 
 
-def _special_owner(claim: Mapping[str, Any] | None) -> str | None:
-    """The uid of the pod controlling an extended-resource claim (annotated), or None."""
-    if claim is None:
+def _special_owner(claim: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The controller reference of an extended-resource claim (annotated), or None (malformed
+    metadata included: this runs in the claim informer's handler)."""
+    meta = claim.get("metadata") if claim is not None else None
+    if not isinstance(meta, Mapping):
         return None
-    meta = claim.get("metadata") or {}
-    if (meta.get("annotations") or {}).get(CLAIM_ANNOTATION) != "true":
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping) or annotations.get(CLAIM_ANNOTATION) != "true":
         return None
-    for r in meta.get("ownerReferences") or []:
-        if r.get("controller") and r.get("uid"):
-            return str(r["uid"])
+    refs = meta.get("ownerReferences")
+    for r in refs if isinstance(refs, list) else ():
+        if isinstance(r, Mapping) and r.get("controller") and r.get("uid"):
+            return r
     return None
 
 
@@ -342,12 +345,14 @@ class DynamicResources(
         """The claim informer's handler: the tally of allocated devices follows every change,
         and a written allocation in flight is released once the informer shows it."""
         for claim in (old, new):
-            owner = _special_owner(claim)
-            if owner is not None and claim is not None:
-                if claim is new:
-                    self._special[owner] = claim
-                elif _uid(self._special.get(owner) or {}) == _uid(claim or {}):
-                    del self._special[owner]
+            ref = _special_owner(claim)
+            if ref is None or claim is None:
+                continue
+            owner = str(ref["uid"])
+            if claim is new:
+                self._special[owner] = claim
+            elif _uid(self._special.get(owner) or {}) == _uid(claim):
+                del self._special[owner]
         for claim, sign in ((old, -1), (new, 1)):
             if claim is None:
                 continue
@@ -532,14 +537,11 @@ class DynamicResources(
     def _special_claim(self, pod: PodInfo, resources: list[tuple[str, int]]) -> _Extended:
         """The claim left by a prior cycle (``findExtendedResourceClaim``: annotated, controlled by
         the pod), or a new one in memory with no requests yet."""
-        c = self._special.get(pod.uid)
-        if c is not None:
-            meta = c.get("metadata") or {}
-            if meta.get("namespace") == pod.namespace and any(
-                r.get("name") == pod.name and r.get("controller") and r.get("uid") == pod.uid
-                for r in meta.get("ownerReferences") or []
-            ):
-                return _Extended(dict(c), resources, prior=True, pod=pod.obj)
+        c = self._special.get(pod.uid)  # indexed by its controller's uid
+        ref = _special_owner(c)
+        same_pod = ref is not None and ref.get("name") == pod.name
+        if c is not None and same_pod and (c.get("metadata") or {}).get("namespace") == pod.namespace:
+            return _Extended(dict(c), resources, prior=True, pod=pod.obj)
         claim = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
