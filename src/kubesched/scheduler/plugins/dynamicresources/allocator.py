@@ -13,9 +13,11 @@ checked node by node with the search itself (depth first over the requests, firs
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -192,7 +194,7 @@ class DeviceTable:
         self.index = {d.key: i for i, d in enumerate(self.devices)}
         self.local = np.array([d.node is not None for d in self.devices], bool)
         self._local_nodes = [d.node for d in self.devices if d.node is not None]
-        self._local_idx = np.flatnonzero(self.local)
+        self.local_idx = np.flatnonzero(self.local)
         self._masks: dict[tuple[str, ...], np.ndarray] = {}
         self._activations: list[Any] = [None] * len(self.devices)
         self._rows_index: Mapping[str, int] | None = None  # held, so that its id cannot be reused
@@ -202,11 +204,36 @@ class DeviceTable:
         self._tainted = [i for i, d in enumerate(self.devices) if d.obj.get("taints")]
         self._usable: dict[Any, np.ndarray] = {}
         self._rows = np.zeros(0, np.int64)
-        self.templates: tuple[np.ndarray | None] | None = None  # nodekeys: device spec ids, once
         self.usage: tuple[Mapping[int, Mapping[str, Fraction]], np.ndarray] | None = None  # nodekeys' last shares
 
     def __len__(self) -> int:
         return len(self.devices)
+
+    @cached_property
+    def templates(self) -> np.ndarray | None:
+        """Per device, an id of everything the search reads of it but its name (attributes,
+        capacity, counters it draws with their sets' sizes, taints, sharing), for ``nodekeys``;
+        None when the layout cannot be keyed. Computed once per table, when first needed."""
+        if not bool(self.local.all()):
+            return None  # devices reached by node selector: searched node by node
+        node_of_pool: dict[tuple[str, str], str | None] = {}
+        pool_of_driver: dict[tuple[str | None, str], str] = {}
+        for d in self.devices:
+            if node_of_pool.setdefault((d.driver, d.pool), d.node) != d.node:
+                return None  # a pool (and its counter sets) spanning nodes
+            if pool_of_driver.setdefault((d.node, d.driver), d.pool) != d.pool:
+                return None  # two pools of one driver on a node: counter set names could mix
+        ids: dict[str, int] = {}
+        out = np.zeros(len(self), np.uint64)
+        for i, d in enumerate(self.devices):
+            spec = {k: v for k, v in d.obj.items() if k != "name"}
+            sets = sorted(
+                (key[2], sorted((n, str(v)) for n, v in self.counters.get(key, {}).items()))
+                for key, _ in self.consumes[i]
+            )
+            text = json.dumps([d.driver, spec, sets], sort_keys=True, default=str)
+            out[i] = ids.setdefault(text, len(ids) + 1)
+        return out
 
     def amounts(self, i: int, key: tuple[str, str, str]) -> dict[str, Fraction]:
         """What device ``i`` draws from counter set ``key`` (its entries for that set summed)."""

@@ -11,7 +11,6 @@ sit on one node, are keyed; other layouts return None and are searched node by n
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -34,43 +33,12 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _templates(table: DeviceTable) -> np.ndarray | None:
-    """Per device, an id of everything the search reads of it but its name (attributes,
-    capacity, counters it draws with their sets' sizes, taints, sharing): None when the table's
-    layout is not keyable."""
-    if not bool(table.local.all()):
-        return None  # devices reached by node selector: searched node by node
-    pools: dict[tuple[str, str], str | None] = {}
-    per_node: dict[str | None, set[str]] = {}
-    for d in table.devices:
-        if pools.setdefault((d.driver, d.pool), d.node) != d.node:
-            return None  # a pool (and its counter sets) spanning nodes
-        drivers = per_node.setdefault(d.node, set())
-        drivers.add(f"{d.driver}\0{d.pool}")
-    for node_pools in per_node.values():
-        if len({p.split("\0")[0] for p in node_pools}) != len(node_pools):
-            return None  # two pools of one driver on a node: counter set names could mix
-    ids: dict[str, int] = {}
-    out = np.zeros(len(table), np.uint64)
-    for i, d in enumerate(table.devices):
-        spec = {k: v for k, v in d.obj.items() if k != "name"}
-        sets = sorted(
-            (key[2], sorted((n, str(v)) for n, v in table.counters.get(key, {}).items()))
-            for key, _ in table.consumes[i]
-        )
-        text = json.dumps([d.driver, spec, sets], sort_keys=True, default=str)
-        out[i] = ids.setdefault(text, len(ids) + 1)
-    return out
-
-
 def node_keys(
     table: DeviceTable, taken: np.ndarray, shared: Mapping[int, Mapping[str, Fraction]], nodes: NodeTableView
 ) -> np.ndarray | None:
     """Per node row, two uint64 columns keying what the search sees on that node; None when the
     layout is not keyable."""
-    if table.templates is None:
-        table.templates = (_templates(table),)
-    (templates,) = table.templates
+    templates = table.templates
     if templates is None:
         return None
     if table.usage is not None and table.usage[0] is shared:
@@ -86,7 +54,7 @@ def node_keys(
     code = (templates << np.uint64(22)) ^ (usage << np.uint64(1)) ^ taken.astype(np.uint64)
     rows = table.local_rows(nodes.index)
     ok = rows >= 0
-    local_code = code[table._local_idx][ok]
+    local_code = code[table.local_idx][ok]
     keys = np.zeros((nodes.n, 2), np.uint64)
     for col, seed in enumerate(_SEEDS):
         column = np.zeros(nodes.n, np.uint64)

@@ -653,7 +653,7 @@ class DynamicResources(
                 else:
                     groups[req.selection] = groups.get(req.selection, 0) + req.count
         rows = table.local_rows(nodes.index)
-        local = table._local_idx
+        local = table.local_idx
         for selection, need in groups.items():
             mask = table.usable(selection)
             free = mask & ~taken
