@@ -32,7 +32,7 @@ from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
-from kubesched.scheduler.schedule_pod import Algorithm, PluginError, _NoNodes
+from kubesched.scheduler.schedule_pod import Algorithm, PluginError, ScheduleResult, _NoNodes
 
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
@@ -164,22 +164,10 @@ class ScheduleOne:
             self.queue.done(pod.uid)
             return
         self.stats.attempts += 1
-        state = CycleState()
-        explain = bool(self.explain_keys) and pod.key in self.explain_keys
-        record = explain or self.write_results
-        if record:
-            state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
+        state, explain = self._new_cycle_state(pod)
+        record = state.results is not None
         try:
-            result = self.algorithm.schedule_pod(
-                fwk,
-                state,
-                pod,
-                self.cache.table,
-                self.queue,
-                explain=explain,
-                cycle=self.queue.scheduling_cycle,
-                record=self.write_results,
-            )
+            result = self._run_algorithm(fwk, state, pod, explain)
         except FitError as err:
             if record:
                 self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
@@ -207,6 +195,28 @@ class ScheduleOne:
             )
         self._prepare_for_binding(fwk, state, qp, result.suggested_host)
         self.stats.wall_seconds += time.perf_counter() - started
+
+    def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]:
+        """A cycle's state, recording the pod's results where they are wanted (``explain``, or
+        results written on pods), and whether the pod is explained."""
+        state = CycleState()
+        explain = record and bool(self.explain_keys) and pod.key in self.explain_keys
+        if explain or (record and self.write_results):
+            state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
+        return state, explain
+
+    def _run_algorithm(self, fwk: Framework, state: CycleState, pod: PodInfo, explain: bool) -> ScheduleResult:
+        """``schedulingAlgorithm`` over the cache's nodes in this scheduling cycle."""
+        return self.algorithm.schedule_pod(
+            fwk,
+            state,
+            pod,
+            self.cache.table,
+            self.queue,
+            explain=explain,
+            cycle=self.queue.scheduling_cycle,
+            record=state.results is not None and self.write_results,
+        )
 
     def _prepare_for_binding(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, host: str) -> None:
         """``prepareForBindingCycle`` and the binding cycle's start: assume, Reserve, Permit,

@@ -24,7 +24,6 @@ from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.resultstore import PodResults
 from kubesched.scheduler.schedule_pod import PluginError, _NoNodes
 
 if TYPE_CHECKING:
@@ -101,6 +100,8 @@ class ScheduleOnePodGroup:
         ) -> None: ...
         def _prepare_for_binding(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, host: str) -> None: ...
         def _assume(self, pod: PodInfo, host: str) -> PodInfo: ...
+        def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]: ...
+        def _run_algorithm(self, fwk: Framework, state: CycleState, pod: PodInfo, explain: bool) -> Any: ...
         def _record_nodes(
             self,
             pod: PodInfo,
@@ -251,21 +252,9 @@ class ScheduleOnePodGroup:
         group's preemption comes after the cycle), then assume and Reserve, with their undoing.
         Its results are recorded (``explain``, the results on the pod) as a pod's cycle's are."""
         pod = qp.pod
-        state = CycleState()
-        explain = record and bool(self.explain_keys) and pod.key in self.explain_keys
-        if explain or (record and self.write_results):
-            state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
+        state, explain = self._new_cycle_state(pod, record)
         try:
-            result = self.algorithm.schedule_pod(
-                fwk,
-                state,
-                pod,
-                self.cache.table,
-                self.queue,
-                explain=explain,
-                cycle=self.queue.scheduling_cycle,
-                record=state.results is not None and self.write_results,
-            )
+            result = self._run_algorithm(fwk, state, pod, explain)
         except FitError as err:
             if state.results is not None:
                 self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
