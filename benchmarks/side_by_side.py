@@ -19,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,12 +79,17 @@ def main() -> None:
         for r in table.ROWS
         if r.upstream is not None and (not args.only or any(r.workload.startswith(o) for o in args.only))
     ]
+    if shutil.which("go") is None:
+        sys.exit("side_by_side: go is not on PATH (Go >= 1.26 builds upstream's scheduler_perf)")
     tree = upstream_tree()
     dirs = {r.upstream: directory_of(r.upstream.split("/", 1)[0], tree) for r in rows if r.upstream}
     wanted = sorted({d for d in dirs.values() if d is not None})
     built = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "build_upstream_perf.sh"), *wanted], check=True, capture_output=True, text=True
+        ["bash", str(ROOT / "scripts" / "build_upstream_perf.sh"), *wanted], capture_output=True, text=True
     )
+    if built.returncode != 0:  # no module proxy, a failed build: its last words, no traceback
+        last = (built.stderr.strip().splitlines() or ["(no output)"])[-1]
+        sys.exit(f"side_by_side: building upstream's scheduler_perf failed: {last}")
     bin_dir = Path(built.stdout.strip().splitlines()[-1])
     print(
         f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} CPUs, Python {platform.python_version()}; "
@@ -98,13 +104,12 @@ def main() -> None:
         if directory is None:
             continue
         print(f"{row.upstream} (upstream) ...", file=sys.stderr, flush=True)
-        theirs = run_upstream(
-            bin_dir / f"scheduler_perf_{directory.replace('/', '_')}.test",
-            tree / directory,
-            bin_dir,
-            test_case,
-            workload,
-        )
+        binary = bin_dir / f"scheduler_perf_{directory.replace('/', '_')}.test"
+        try:
+            theirs = run_upstream(binary, tree / directory, bin_dir, test_case, workload)
+        except RuntimeError as exc:  # one workload upstream could not run: said, and the others go on
+            print(f"side_by_side: {exc}", file=sys.stderr)
+            continue
         print(f"{row.workload} {' '.join(row.args)} (kubesched) ...", file=sys.stderr, flush=True)
         mine = float(table.run(row)["pods_per_second"])  # type: ignore[arg-type]
         print(
