@@ -71,22 +71,19 @@ def test_the_count_is_the_boundary_a_brute_force_finds(pods, node_cpu, node_mem,
             assert t.fits == brute[t.count] or t.count > limit
 
 
+def _write_pods(path: Path, pods: list[dict]) -> None:
+    path.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **p} for p in pods]))
+
+
 def test_the_command(tmp_path: Path) -> None:
     tpl = tmp_path / "tpl.yaml"
     tpl.write_text(yaml.safe_dump({"apiVersion": "v1", **make_node("m5-xlarge", cpu="4", memory="16Gi")}))
     big = tmp_path / "big.yaml"
     big.write_text(yaml.safe_dump({"apiVersion": "v1", **make_node("m5-2xlarge", cpu="8", memory="32Gi")}))
     work = tmp_path / "w.yaml"
-    pods = [make_pod(f"web-{i}", cpu="900m", memory="2Gi", ns="shop") for i in range(23)]
-    pods.append(make_pod("picky", cpu="100m", spec={"nodeSelector": {"disk": "ssd"}}))
-    work.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **p} for p in pods]))
+    _write_pods(work, [make_pod(f"web-{i}", cpu="900m", memory="2Gi", ns="shop") for i in range(23)])
     args = ["size", str(work), "--node-template", f"{tpl}:0.192", "--node-template", f"{big}:0.5", "--max-nodes", "40"]
-    r = subprocess.run(
-        [*KUBESCHED, *args, "-o", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = subprocess.run([*KUBESCHED, *args, "-o", "json"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     by = {o["template"]: o for o in doc["options"]}
@@ -95,18 +92,79 @@ def test_the_command(tmp_path: Path) -> None:
     assert (doc["nodes"], doc["template"]) == (6, "m5-xlarge")  # 6 × 0.192 < 3 × 0.5
     short = by["m5-xlarge"]["pendingWithOneFewer"]
     assert len(short) == 3 and all("Insufficient cpu" in p["message"] for p in short)
-    assert [p["name"] for p in by["m5-xlarge"]["unplaceable"]] == ["picky"]
+    assert by["m5-xlarge"]["unplaceable"] == []
     text = subprocess.run(
         [*KUBESCHED, "size", str(work), "--node-template", str(tpl), "--max-nodes", "40"],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert text.returncode == 0 and "m5-xlarge: 6 node(s) leave no pod pending" in text.stdout
+    assert (
+        text.returncode == 0 and text.stdout.splitlines()[0] == "m5-xlarge: 6 node(s) leave no pod pending (8 trials)"
+    )
     bad = subprocess.run(
         [*KUBESCHED, "size", str(work), "--node-template", f"{tpl}:cheap"], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 2 and bad.stderr.strip().endswith("the cost after ':' is not a number: 'cheap'")
+
+
+def test_a_pod_no_count_places_is_named_with_its_own_cause(tmp_path: Path) -> None:
+    """An 8-GPU pod against a 4-GPU template and a pod whose selector no template node matches:
+    the answer is none (exit 1), each pod named with what it asks beyond one node or its message
+    alone on one node, not a crowded trial's reasons; the other pods are still sized."""
+    tpl = tmp_path / "gpu4.yaml"
+    node = make_node("gpu4", cpu="32", memory="128Gi", extra={"nvidia.com/gpu": "4"})
+    tpl.write_text(yaml.safe_dump({"apiVersion": "v1", **node}))
+    gpu = {"nvidia.com/gpu": "8"}
+    pods = [make_pod(f"fill-{i}", cpu="30", memory="8Gi") for i in range(3)]
+    pods.append(make_pod("big", cpu="4", memory="200Gi", extra=gpu))
+    pods[-1]["spec"]["containers"][0]["resources"]["limits"] = gpu
+    pods.append(make_pod("picky", cpu="100m", spec={"nodeSelector": {"disk": "ssd"}}))
+    work = tmp_path / "w.yaml"
+    _write_pods(work, pods)
+    args = [*KUBESCHED, "size", str(work), "--node-template", str(tpl), "--max-nodes", "20"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "gpu4: none: 2 pod(s) fit on no number of gpu4 nodes (7 trials)"
+    assert (
+        lines[1]
+        == "  default/big: memory: asks 200Gi, a gpu4 node has 128Gi; nvidia.com/gpu: asks 8, a gpu4 node has 4"
+    )
+    assert lines[2] == (
+        "  default/picky: alone on one gpu4 node: 0/1 nodes are available: 1 node(s) didn't match Pod's node "
+        "affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    assert lines[3:] == ["  the other pods need 3 node(s)", "no template places every pod"]
+    assert "0 node(s)" not in r.stdout and "Insufficient cpu" not in r.stdout
+    doc = json.loads(subprocess.run([*args, "-o", "json"], capture_output=True, text=True, timeout=120).stdout)
+    (option,) = doc["options"]
+    assert (doc["nodes"], option["nodes"], option["nodesForTheRest"], option["cost"]) == (None, None, 3, None)
+    assert [t["setApart"] for t in option["trials"]][:2] == [True, False]
+
+
+def test_the_report_charts_the_search_in_node_order(tmp_path: Path) -> None:
+    from kubesched.report.size import _trials_figure
+
+    figure = _trials_figure(
+        [
+            {
+                "template": "t",
+                "trials": [
+                    {"nodes": 20, "fits": False, "setApart": True},
+                    {"nodes": 20, "fits": True},
+                    {"nodes": 0, "fits": False},
+                    {"nodes": 4, "fits": True},
+                    {"nodes": 2, "fits": False},
+                    {"nodes": 3, "fits": True},
+                ],
+            }
+        ]
+    )
+    (trace,) = figure.data
+    assert list(trace.x) == [0, 2, 3, 4, 20] and list(trace.y) == [0, 0, 1, 1, 1]
+    assert trace.mode == "markers"
+    assert list(trace.marker.symbol) == ["circle-open", "circle-open", "circle", "circle", "circle"]
 
 
 def test_sizing_from_the_trace_csvs(tmp_path: Path) -> None:
@@ -134,5 +192,10 @@ def test_sizing_from_the_trace_csvs(tmp_path: Path) -> None:
         [*KUBESCHED, "size", str(pods), "--node-template", f"{tpl}:2", "--max-nodes", "5", "--policy", "BestFit"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    assert "t4: 2 node(s) (cost 4) leave no pod pending" in r.stdout
+    assert r.returncode == 1, r.stderr  # picky's model is on no T4 node
+    assert r.stdout.splitlines()[:3] == [
+        "t4: none: 1 pod(s) fit on no number of t4 nodes (5 trials)",
+        "  openb/picky: alone on one t4 node: 0/1 nodes are available: 1 node(s) didn't have the requested GPU "
+        "model. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        "  the other pods need 2 node(s)",
+    ]

@@ -10,11 +10,14 @@ from kubesched.planning.diff import SIMULATE, Diff
 from kubesched.planning.drain import DrainResult
 from kubesched.planning.size import Sizing, reasons
 
+UNPLACEABLE_SHOWN = 10  # pods named one by one; the rest are counted
+
 
 def cheapest(results: Sequence[Sizing]) -> Sizing | None:
-    """The template whose count costs least (fewer nodes among equals); None when none fits."""
-    sized = [r for r in results if r.nodes is not None]
-    return min(sized, key=lambda r: (r.cost, r.nodes)) if sized else None
+    """The template whose count places every pod at least cost (fewer nodes among equals); None
+    when no template places them all."""
+    sized = [r for r in results if r.answer is not None]
+    return min(sized, key=lambda r: (r.cost, r.answer)) if sized else None
 
 
 def size_json(results: Sequence[Sizing]) -> dict[str, Any]:
@@ -24,17 +27,21 @@ def size_json(results: Sequence[Sizing]) -> dict[str, Any]:
         return {
             "template": r.template.name,
             "file": r.template.source,
-            "nodes": r.nodes,
+            "nodes": r.answer,  # None: no count places every pod
+            "nodesForTheRest": r.nodes if r.unfixable else None,
             "costPerNode": r.template.cost,
             "cost": r.cost,
-            # a trial cut short stopped at its first pending pod: whether it fits is all it says
-            "trials": [{"nodes": t.count, "fits": t.fits, "cutShort": t.cut_short} for t in r.trials],
+            # a trial cut short stopped at its first pending pod: whether it fits is all it says;
+            # setApart is the widest trial that found the pods no count places
+            "trials": [
+                {"nodes": t.count, "fits": t.fits, "cutShort": t.cut_short, "setApart": t.set_apart} for t in r.trials
+            ],
             "pendingWithOneFewer": r.short_of.pending if r.short_of else [],
             "unplaceable": r.unfixable,
         }
 
     return {
-        "nodes": best.nodes if best else None,
+        "nodes": best.answer if best else None,
         "template": best.template.name if best else None,
         "cost": best.cost if best else None,
         "options": [doc(r) for r in results],
@@ -44,22 +51,44 @@ def size_json(results: Sequence[Sizing]) -> dict[str, Any]:
 def print_size(results: Sequence[Sizing], max_nodes: int, out: TextIO) -> None:
     for r in results:
         name = r.template.name
-        if r.nodes is None:
-            print(f"{name}: no count up to {max_nodes} leaves every pod placed", file=out)
+        trials = f"{len(r.trials)} trials"
+        if r.unfixable:
+            print(f"{name}: none: {len(r.unfixable)} pod(s) fit on no number of {name} nodes ({trials})", file=out)
+            _print_unplaceable(r, out)
+            if r.nodes is not None and len(r.trials) > 1:
+                print(f"  the other pods need {r.nodes} node(s)", file=out)
+        elif r.nodes is None:
+            print(f"{name}: none: no count up to {max_nodes} leaves every pod placed ({trials})", file=out)
+        elif r.nodes == 0:
+            print(f"{name}: 0 node(s): the cluster places every pod already ({trials})", file=out)
         else:
             cost = f" (cost {r.cost:g})" if len(results) > 1 or r.template.cost != 1 else ""
-            print(f"{name}: {r.nodes} node(s){cost} leave no pod pending ({len(r.trials)} trials)", file=out)
-        if r.nodes is not None and r.short_of is not None and r.short_of.pending:
-            print(f"  with {r.nodes - 1}: {len(r.short_of.pending)} pod(s) pending", file=out)
+            print(f"{name}: {r.nodes} node(s){cost} leave no pod pending ({trials})", file=out)
+        if r.answer is not None and r.short_of is not None and r.short_of.pending:
+            print(f"  with {r.answer - 1}: {len(r.short_of.pending)} pod(s) pending", file=out)
             for message, n in reasons(r.short_of.pending)[:5]:
-                print(f"    {n} × {message}", file=out)
-        if r.unfixable:
-            print(f"  {len(r.unfixable)} pod(s) no number of {name} nodes places:", file=out)
-            for message, n in reasons(r.unfixable)[:5]:
                 print(f"    {n} × {message}", file=out)
     best = cheapest(results)
     if best is not None and len(results) > 1:
-        print(f"cheapest: {best.nodes} × {best.template.name} (cost {best.cost:g})", file=out)
+        print(f"cheapest: {best.answer} × {best.template.name} (cost {best.cost:g})", file=out)
+    elif best is None:
+        print("no template places every pod", file=out)
+
+
+def _print_unplaceable(r: Sizing, out: TextIO) -> None:
+    """Each pod no count places, by name, with what it asks beyond one node, else its message alone
+    on one node, else (it fits alone: other pods stand in its way) its message at the widest count."""
+    for p in r.unfixable[:UNPLACEABLE_SHOWN]:
+        pod = f"{p['namespace']}/{p['name']}"
+        if p.get("shortfall"):
+            print(f"  {pod}: {'; '.join(p['shortfall'])}", file=out)
+        elif p.get("alone"):
+            print(f"  {pod}: alone on one {r.template.name} node: {p['alone']}", file=out)
+        else:
+            widest = p["message"] or p["reason"]
+            print(f"  {pod}: fits alone on one node, not beside the rest of the workload: {widest}", file=out)
+    if len(r.unfixable) > UNPLACEABLE_SHOWN:
+        print(f"  … and {len(r.unfixable) - UNPLACEABLE_SHOWN} more (-o json lists them all)", file=out)
 
 
 def print_drain(result: DrainResult, out: TextIO) -> None:

@@ -7,18 +7,22 @@ sized and the cheapest is the answer.
 A trial is the workload (and the existing cluster) plus ``count`` copies of the template,
 scheduled as ``simulate`` schedules it: a pod counts as placed only if it is bound and was not
 preempted. Pods that no number of the template's nodes can place (pending with the most nodes
-tried: a selector the template does not match, a gate, another scheduler) are reported apart
-and left out of the search.
+tried: a selector the template does not match, a gate, another scheduler) are reported apart,
+each tried alone on one template node for its own cause, and left out of the search; such a
+template gives no answer.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.api.pod import pod_info_from
+from kubesched.api.resources import CPU, MEMORY, parse_resource_list
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
@@ -63,6 +67,7 @@ class Trial:
     count: int
     pending: list[dict[str, Any]]  # pods not running: namespace, name, reason, message
     cut_short: bool = False
+    set_apart: bool = False  # the widest trial, with the pods no count places still in it
 
     @property
     def fits(self) -> bool:
@@ -71,15 +76,26 @@ class Trial:
 
 @dataclass(slots=True)
 class Sizing:
+    """One template's answer. ``nodes`` sizes the pods some count places; with ``unfixable`` pods
+    the template has no answer (``answer`` is None)."""
+
     template: Template
     nodes: int | None  # None: not within max_nodes
     trials: list[Trial] = field(default_factory=list)
+    # pods no count places: namespace, name, reason, message (at the widest count), and from a
+    # trial of the pod alone on one template node: alone (its message, "" when it fits there)
+    # and shortfall (what it asks beyond one node's allocatable, per resource)
     unfixable: list[dict[str, Any]] = field(default_factory=list)
     short_of: Trial | None = None  # the trial with one node fewer, run to the end
 
     @property
+    def answer(self) -> int | None:
+        """How many template nodes place every pod; None when no count does."""
+        return None if self.unfixable else self.nodes
+
+    @property
     def cost(self) -> float | None:
-        return None if self.nodes is None else self.nodes * self.template.cost
+        return None if self.answer is None else self.answer * self.template.cost
 
 
 class _Cut(Exception):
@@ -173,7 +189,8 @@ def size(
     widest = run_trial(objects, template, max_nodes, config, seed=seed, cut_short=False)
     result.trials.append(widest)
     if widest.pending:
-        result.unfixable = widest.pending
+        widest.set_apart = True
+        result.unfixable = diagnose(objects, template, config, widest.pending, seed=seed)
         keep = {(p["namespace"], p["name"]) for p in widest.pending if p["reason"] != "Preempted"}
         objects = [
             m
@@ -183,6 +200,8 @@ def size(
                 and ((m.obj["metadata"].get("namespace") or "default"), m.obj["metadata"]["name"]) in keep
             )
         ]
+        if not any(m.kind == "Pod" for m in objects):
+            return result  # no pod is left to size
         widest = run_trial(objects, template, max_nodes, config, seed=seed, cut_short=False)
         result.trials.append(widest)
         if widest.pending:
@@ -211,6 +230,76 @@ def size(
     if hi > 0:
         result.short_of = run_trial(objects, template, hi - 1, config, seed=seed, cut_short=False)
     return result
+
+
+def diagnose(
+    objects: list[Manifest],
+    template: Template,
+    config: SchedulerConfig,
+    pending: list[dict[str, Any]],
+    *,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """The pods no count places, each with its own cause: the pod alone on one template node (no
+    other pod, none of ``--cluster``'s nodes) gives the scheduler's message for its fit alone, and
+    its requests against the template's allocatable name each resource it asks more of than a
+    node has. Pods alike in all but their names share one trial."""
+    pods = {
+        ((m.obj["metadata"].get("namespace") or "default"), m.obj["metadata"]["name"]): m
+        for m in objects
+        if m.kind == "Pod"
+    }
+    rest = [m for m in objects if m.kind not in ("Pod", "Node")]
+    alone: dict[str, str] = {}
+    out = []
+    for p in pending:
+        entry = {**p, "alone": "", "shortfall": []}
+        m = pods.get((p["namespace"], p["name"]))
+        if m is None or p["reason"] == "Preempted":
+            out.append(entry)
+            continue
+        entry["shortfall"] = shortfall(m.obj, template)
+        meta = {k: v for k, v in m.obj["metadata"].items() if k not in ("name", "generateName", "uid")}
+        key = json.dumps([meta, m.obj.get("spec")], sort_keys=True, default=str)
+        if key not in alone:
+            trial = run_trial([*rest, m], template, 1, config, seed=seed, cut_short=False)
+            alone[key] = (trial.pending[0]["message"] or trial.pending[0]["reason"]) if trial.pending else ""
+        entry["alone"] = alone[key]
+        out.append(entry)
+    return out
+
+
+def shortfall(pod: dict[str, Any], template: Template) -> list[str]:
+    """Each resource the pod asks more of than one node of the template has allocatable, as
+    ``"nvidia.com/gpu: asks 8, a gpu4 node has 4"`` (the pod's effective request, as NodeResourcesFit
+    counts it; the GPU-sharing annotations against the node's GPUs)."""
+    from kubesched.framework.gpushare import GPU_COUNT, request_of_pod
+
+    status = template.node.get("status") or {}
+    try:
+        allocatable = parse_resource_list(status.get("allocatable") or status.get("capacity"), "status.allocatable")
+        requests = dict(pod_info_from(pod).requests)
+        gpus = request_of_pod(pod).gpu_count
+    except (InputError, ValueError):
+        return []
+    if gpus:
+        requests[GPU_COUNT] = max(requests.get(GPU_COUNT, 0), gpus)
+    return [
+        f"{name}: asks {_amount(name, asked)}, a {template.name} node has {_amount(name, allocatable.get(name, 0))}"
+        for name, asked in sorted(requests.items())
+        if asked > allocatable.get(name, 0)
+    ]
+
+
+def _amount(name: str, amount: int) -> str:
+    """A quantity as a person writes it: cpu in cores (or m), memory in the largest exact binary unit."""
+    if name == CPU:
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
+    if name == MEMORY or name.startswith(("hugepages-", "ephemeral-storage")):
+        for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if amount and amount % size == 0:
+                return f"{amount // size}{unit}"
+    return str(amount)
 
 
 def load(

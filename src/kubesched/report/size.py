@@ -1,7 +1,7 @@
 """``kubesched size --report``: the sizing answer as a planner sends it. Per node template, the
 smallest count that leaves no pod pending and what it costs; the trials of the bisection (count →
 whether every pod was placed); the pods one node fewer leaves pending, grouped by message (what
-the last node fixes); and the pods no count of the template places."""
+the last node fixes); and the pods no count of the template places, each with its own cause."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ OPTION_COLUMNS = (
     ("template", "node template"),
     ("file", "file"),
     ("nodes", "nodes to add"),
+    ("nodesForTheRest", "nodes for the pods that fit"),
     ("costPerNode", "cost per node"),
     ("cost", "cost"),
     ("trials", "trials"),
@@ -26,6 +27,14 @@ TRIAL_COLUMNS = (
     ("nodes", "nodes"),
     ("fits", "every pod placed"),
     ("cutShort", "cut short at the first pending pod"),
+    ("setApart", "found the pods no count places"),
+)
+UNPLACEABLE_COLUMNS = (
+    ("template", "node template"),
+    ("pod", "pod"),
+    ("cause", "what it asks beyond one node"),
+    ("alone", "alone on one node of the template"),
+    ("message", "at the most nodes tried"),
 )
 GROUP_COLUMNS = (
     ("template", "node template"),
@@ -65,9 +74,19 @@ def write_size_report(doc: dict[str, Any], path: str, params: dict[str, Any]) ->
         ),
         Table(
             "unplaceable",
-            "Pods no number of the template's nodes places, by reason",
-            GROUP_COLUMNS,
-            [g for o in options for g in _groups(o["template"], o["unplaceable"])],
+            "Pods no number of the template's nodes places, and why",
+            UNPLACEABLE_COLUMNS,
+            [
+                {
+                    "template": o["template"],
+                    "pod": f"{p['namespace']}/{p['name']}",
+                    "cause": "; ".join(p.get("shortfall") or []),
+                    "alone": p.get("alone") or "",
+                    "message": p["message"] or p["reason"],
+                }
+                for o in options
+                for p in o["unplaceable"]
+            ],
         ),
     ]
     summary = {"nodes": doc["nodes"], "template": doc["template"], "cost": doc["cost"]}
@@ -76,7 +95,7 @@ def write_size_report(doc: dict[str, Any], path: str, params: dict[str, Any]) ->
 
 def _note(doc: dict[str, Any]) -> str:
     if doc["nodes"] is None:
-        return "No count of any template, up to --max-nodes, leaves every pod placed."
+        return "No template places every pod: see the pods no count places, below."
     return f"Cheapest: {doc['nodes']} × {doc['template']} (cost {doc['cost']:g})."
 
 
@@ -85,14 +104,22 @@ def _groups(template: str, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _trials_figure(options: list[dict[str, Any]]) -> go.Figure:
+    """Each template's search trials in the order of their node count, a filled marker where every
+    pod was placed and an open one where a pod was left pending (the trial that set pods apart is
+    in the table, not here: it had pods no count places)."""
     fig = go.Figure()
     for o in options:
-        trials = sorted(o["trials"], key=lambda t: t["nodes"])
+        trials = sorted(
+            {t["nodes"]: t for t in o["trials"] if not t.get("setApart")}.values(), key=lambda t: t["nodes"]
+        )
         fig.add_scatter(
             name=o["template"],
-            mode="markers+lines",
+            mode="markers",
             x=[t["nodes"] for t in trials],
             y=[1 if t["fits"] else 0 for t in trials],
+            marker={"size": 10, "symbol": ["circle" if t["fits"] else "circle-open" for t in trials]},
+            hovertemplate="%{x} nodes: %{text}<extra>%{fullData.name}</extra>",
+            text=["every pod placed" if t["fits"] else "a pod pending" for t in trials],
         )
     fig.update_layout(
         xaxis_title="nodes of the template",
