@@ -314,3 +314,38 @@ def test_size_report_answer_trials_and_what_one_node_fewer_leaves_pending(browse
     assert all(r["alone on one node of the template"].startswith("0/1 nodes are available: 1 node(s) didn't match")
                for r in unplaceable)  # fmt: skip
     page.close()
+
+
+def test_diff_report_names_the_pods_that_changed(browser, tmp_path):
+    """Two simulations: B has lost node n2 and gained a small n3. The report's tables name the pod
+    that moved (with both nodes), the one that went pending (with B's message), and none placed."""
+    from helpers import make_node, make_pod
+
+    pods = [make_pod("small", cpu="1"), make_pod("big", cpu="3"), make_pod("late", cpu="3")]
+    runs = []
+    for name, nodes in (("a", ["n1", "n2"]), ("b", ["n1", "n3"])):
+        src = tmp_path / f"{name}.yaml"
+        cpus = {"n1": "4", "n2": "4", "n3": "1"}
+        objs = [make_node(n, cpu=cpus[n]) for n in nodes] + pods
+        src.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **o} for o in objs]))
+        r = subprocess.run(
+            [*KUBESCHED, "simulate", str(src), "-o", "json"], capture_output=True, text=True, timeout=120
+        )
+        assert r.returncode == 0, r.stderr
+        (tmp_path / f"{name}.json").write_text(r.stdout)
+        runs.append({p["name"]: p["nodeName"] for p in json.loads(r.stdout)["pods"]})
+    out = tmp_path / "diff.html"
+    kubesched("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--report", str(out))
+    check(browser, out, 1)
+    page = browser.new_page(accept_downloads=True)
+    page.goto(out.resolve().as_uri())
+    page.wait_for_function("window.kubeschedTables === 3", timeout=30_000)
+    a, b = runs
+    moved = [(r["pod"], r["node in A"], r["node in B"]) for r in _csv_of(page, "moved")]
+    assert moved and moved == [(f"default/{n}", a[n], b[n]) for n in sorted(a) if a[n] and b[n] and a[n] != b[n]]
+    pending = _csv_of(page, "pending")
+    assert pending
+    assert [r["pod"] for r in pending] == [f"default/{n}" for n in sorted(a) if a[n] and not b[n]]
+    assert all(r["message in B"].startswith("0/2 nodes are available") for r in pending)
+    assert _csv_of(page, "placed") == []
+    page.close()

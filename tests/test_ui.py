@@ -93,6 +93,18 @@ spec:
     row = page.wait_for_selector(".pending tr[data-pod='default/wants-ssd']")
     wait_for(lambda: "didn't match Pod's node affinity/selector" in row.inner_text())
     page.wait_for_selector("table.queue tr[data-queue=unschedulablePods][data-pod='default/wants-ssd']")
+    # its page says what the attempt came to and what preemption did, as kubesched explain does
+    page.goto(ui(cluster, "/#/pod/default/wants-ssd"))
+    verdict = page.wait_for_selector("[data-verdict=Verdict]")
+    assert verdict.inner_text() == (
+        "not scheduled: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+    )
+    preemption = page.locator("[data-verdict=Preemption]").inner_text()
+    assert preemption == "0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    assert page.locator("[data-point=postfilter-result]").count() == 0  # no "node-0: –; …"
+    # the FailedScheduling event's type is one word on one line at 1300 px, not "Warnin g"
+    cell = page.wait_for_selector("td:text-is('Warning')")
+    assert cell.evaluate("e => e.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(e).lineHeight)")
     # label node-1 in the editor: the pod is placed there, and its chip appears on node-1's card
     node = yaml.safe_load(get_node_yaml(page, "node-1"))
     node["metadata"]["labels"]["disktype"] = "ssd"
@@ -117,6 +129,12 @@ spec:
     # node-1 is the only feasible node: upstream scores nothing, and neither does the table
     assert raw == final == {}
     assert page.locator("table.results td[data-total]").all_inner_texts() == ["", "", ""]
+    assert page.locator("[data-verdict=Verdict]").inner_text() == "scheduled on node-1"
+    assert page.locator("[data-verdict=Scoring]").inner_text() == (
+        "skipped: only one node passed Filter, and a single feasible node is not scored"
+    )
+    # the UI's writes are not logged line by line by the HTTP client
+    assert "HTTP Request:" not in (cluster.data_dir.parent / f"{cluster.data_dir.name}.log").read_text()
     assert errors == []
     page.close()
 

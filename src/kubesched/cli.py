@@ -776,11 +776,16 @@ def explain(
         return
     console = Console(highlight=False, soft_wrap=False, width=max(120, Console().width))
     first = len(attempts) - len(shown)
+    condition = next(
+        (c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+    )
+    pending_message = str(condition.get("message") or "") if condition.get("status") == "False" else ""
     for i, parsed in enumerate(shown):
         node_on = (obj.get("spec") or {}).get("nodeName") or "none"
         title = f"explain {ns}/{name} (attempt {first + i + 1} of {len(attempts)}, from {source}; "
         title += f"selected: {parsed.get('selected-node') or 'none'}; the pod is on: {node_on})"
-        print_attempt(console, title, parsed)
+        latest = i == len(shown) - 1 and source == "the results on the pod"
+        print_attempt(console, title, parsed, pending_message if latest else "")
 
 
 @main.command("size")
@@ -1051,6 +1056,10 @@ def _logging() -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    # httpx and httpcore log every request at INFO: the web UI's writes to the API server are not
+    # news (the API server's own log and audit have them)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpcore").setLevel(logging.WARNING)
 
 
 def _fail(exc: InputError) -> NoReturn:

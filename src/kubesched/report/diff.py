@@ -1,4 +1,5 @@
-"""``kubesched diff --report``: two runs side by side."""
+"""``kubesched diff --report``: two runs side by side: a replay's curves overlaid, or a
+simulation's counts and, in tables, which pods moved, went pending or got placed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from kubesched.report.charts import bar
-from kubesched.report.page import Section, page, write
+from kubesched.report.page import Section, Table, page, write
 
 
 def write_diff_report(d: Any, path: str, params: dict[str, Any]) -> None:
@@ -28,4 +29,28 @@ def write_diff_report(d: Any, path: str, params: dict[str, Any]) -> None:
         fig = bar(list(counts), list(counts.values()), name="pods")
         fig.update_layout(yaxis_title="pods")
         sections.append(("What changed (pods)", fig))
+        sections.append(
+            Table(
+                "moved",
+                "Pods that moved to another node",
+                (("pod", "pod"), ("from", "node in A"), ("to", "node in B")),
+                d.moved,
+            )
+        )
+        sections.append(
+            Table(
+                "pending",
+                "Pods that went pending in B",
+                (("pod", "pod"), ("from", "node in A"), ("reason", "reason in B"), ("message", "message in B")),
+                d.went_pending,
+            )
+        )
+        sections.append(
+            Table(
+                "placed",
+                "Pods placed in B that were pending in A",
+                (("pod", "pod"), ("to", "node in B"), ("reasonBefore", "reason in A")),
+                d.got_placed,
+            )
+        )
     write(path, page("kubesched diff", params, sections))

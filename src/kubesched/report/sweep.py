@@ -72,8 +72,17 @@ def write_sweep_report(
     columns = [("workload", "workload"), ("policy", "policy"), ("runs", "runs")]
     for key in SUMMARY_KEYS:
         title = column_title(key, load_pct).lower()
-        columns += [(key, title), (key + "Std", title + ", std over seeds")]
-    sections.insert(0, Table("summary", "Summary (mean over seeds, % of the cluster's GPUs)", columns, summary))
+        columns += [(key, title), (key + "Std", "± sd")]
+    sections.insert(
+        0,
+        Table(
+            "summary",
+            "Summary (mean over seeds, % of the cluster's GPUs)",
+            columns,
+            summary,
+            note="Each ± sd column is the standard deviation over seeds of the column before it.",
+        ),
+    )
     run_columns = [("workload", "workload"), ("policy", "policy"), ("seed", "seed")]
     run_columns += [(k, column_title(k, load_pct).lower()) for k in SUMMARY_KEYS]
     run_columns.append(("wallSeconds", "wall seconds"))

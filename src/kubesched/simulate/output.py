@@ -188,14 +188,16 @@ def print_result(
             console.print(Text.assemble(("rejected", "red"), f" {r['kind']} {where}: {r['message']}"))
     for line in summary_lines(result):
         out.write(line + "\n")
+    messages = {f"{p['namespace']}/{p['name']}": p.get("message") or "" for p in result.pods}
     for key, history in result.explain.items():
-        for exp in history:
-            _print_explanation(console, key, exp, len(history))
+        for i, exp in enumerate(history):
+            # the pod's FailedScheduling message is its last attempt's
+            _print_explanation(console, key, exp, len(history), messages.get(key, "") if i == len(history) - 1 else "")
 
 
-def _print_explanation(console: Console, key: str, exp: Explanation, attempts: int) -> None:
+def _print_explanation(console: Console, key: str, exp: Explanation, attempts: int, message: str = "") -> None:
     selected = exp.results.selected_node or "none"
     title = f"explain {key} (attempt {exp.attempt} of {attempts} at {exp.time:.0f}s; selected: {selected})"
     if exp.hint:
         title += "; the batch's hint, filtered alone, nothing scored (Opportunistic Batching)"
-    print_attempt(console, title, explain_dict(exp))
+    print_attempt(console, title, explain_dict(exp), message)

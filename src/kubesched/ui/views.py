@@ -10,6 +10,7 @@ from typing import Any
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.errors import InputError
+from kubesched.explain import verdict
 from kubesched.scheduler.resultstore import HISTORY, PREFIX, parse
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -100,7 +101,8 @@ def queue_view(sched: Scheduler | None) -> dict[str, Any]:
 
 
 def results_view(obj: dict[str, Any], sched: Scheduler | None) -> dict[str, Any]:
-    """A pod's results (the latest attempt and the history) and its profile's score weights."""
+    """A pod's results (the latest attempt and the history, each with its verdict lines as
+    ``kubesched explain`` prints them) and its profile's score weights."""
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     latest = parse(annotations)
     history: list[Any] = []
@@ -116,4 +118,15 @@ def results_view(obj: dict[str, Any], sched: Scheduler | None) -> dict[str, Any]
         if fwk is not None:
             weights = dict(fwk.weights)
             filters = list(fwk.filter_names)
-    return {"latest": latest, "history": history, "weights": weights, "filterPlugins": filters}
+    # the pod's FailedScheduling message belongs to its latest attempt
+    cond = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+    message = str(cond.get("message") or "") if cond.get("status") == "False" else ""
+    verdicts = [verdict(h or {}, message if i == len(history) - 1 else "") for i, h in enumerate(history)]
+    return {
+        "latest": latest,
+        "history": history,
+        "verdict": verdict(latest, message) if latest else [],
+        "historyVerdicts": verdicts,
+        "weights": weights,
+        "filterPlugins": filters,
+    }

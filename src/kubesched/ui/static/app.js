@@ -195,10 +195,9 @@ function ResultsTable({ results, filterPlugins }) {
   </table>`;
 }
 
-function Points({ results }) {
+function Points({ results, verdict }) {
   const rows = [
     ["PreFilter", "prefilter-result-status"],
-    ["PostFilter", "postfilter-result"],
     ["PreScore", "prescore-result"],
     ["Reserve", "reserve-result"],
     ["Permit", "permit-result"],
@@ -214,6 +213,7 @@ function Points({ results }) {
     return [ran.join("; "), skipped.length ? `(skipped: ${skipped.join(", ")})` : ""].filter(Boolean).join(" ") || "–";
   };
   return html`<div class="points">
+    ${(verdict || []).map(([label, text]) => html`<span class="muted">${label}</span><span data-verdict=${label}>${text}</span>`)}
     ${rows.map(([label, key]) => html`<span class="muted">${label}</span><span data-point=${key}>${show(results[key])}</span>`)}
   </div>`;
 }
@@ -235,6 +235,7 @@ function PodView({ ns, name, cluster }) {
   if (!data) return html`<p class="muted">loading…</p>`;
   const history = data.history || [];
   const results = attempt >= 0 && history[attempt] ? history[attempt] : data.latest;
+  const verdict = attempt >= 0 && history[attempt] ? (data.historyVerdicts || [])[attempt] : data.verdict;
   const p = data.pod;
   return html`<div class="pod">
     <h2>Pod ${ns}/${name}</h2>
@@ -254,7 +255,7 @@ function PodView({ ns, name, cluster }) {
             <span class="muted">selected node: <b data-field="selected">${results["selected-node"] || "none"}</b>;
               scores are raw → normalized × weight (${Object.entries(data.weights).map(([k, w]) => `${k} ×${w}`).join(", ")})</span>
           </div>
-          <${Points} results=${results} />
+          <${Points} results=${results} verdict=${verdict} />
           <${ResultsTable} results=${results} filterPlugins=${data.filterPlugins} />`
       : html`<p class="muted">No scheduling results on this pod yet (bound by spec.nodeName, gated, or scheduled with results off).</p>`}
     <h2 style="margin-top:1em">Events</h2>
