@@ -752,7 +752,7 @@ def explain(
     from rich.console import Console
 
     from kubesched.app import explain as live
-    from kubesched.explain import print_attempt
+    from kubesched.explain import pending_message, print_attempt
 
     ns, _, name = pod.rpartition("/")
     ns = ns or namespace or "default"
@@ -776,16 +776,13 @@ def explain(
         return
     console = Console(highlight=False, soft_wrap=False, width=max(120, Console().width))
     first = len(attempts) - len(shown)
-    condition = next(
-        (c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
-    )
-    pending_message = str(condition.get("message") or "") if condition.get("status") == "False" else ""
+    message = pending_message(obj)
     for i, parsed in enumerate(shown):
         node_on = (obj.get("spec") or {}).get("nodeName") or "none"
         title = f"explain {ns}/{name} (attempt {first + i + 1} of {len(attempts)}, from {source}; "
         title += f"selected: {parsed.get('selected-node') or 'none'}; the pod is on: {node_on})"
         latest = i == len(shown) - 1 and source == "the results on the pod"
-        print_attempt(console, title, parsed, pending_message if latest else "")
+        print_attempt(console, title, parsed, message if latest else "")
 
 
 @main.command("size")

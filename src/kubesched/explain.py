@@ -31,6 +31,13 @@ NOMINATED = "preemption victim"  # the simulator's PostFilterNominatedMessage (r
 PREEMPTION = " preemption: "  # FitError's separator before the PostFilter message (since v1.28)
 
 
+def pending_message(pod: dict[str, Any]) -> str:
+    """The pod's FailedScheduling message, from its PodScheduled condition while that is False."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    cond: dict[str, Any] = next((c for c in conditions if c.get("type") == "PodScheduled"), {})
+    return str(cond.get("message") or "") if cond.get("status") == "False" else ""
+
+
 def verdict(parsed: dict[str, Any], message: str = "") -> list[tuple[str, str]]:
     """What the attempt came to, as (label, text) lines: where the pod went or why not (the pod's
     FailedScheduling ``message`` when known), whether scoring was skipped, and what preemption did.

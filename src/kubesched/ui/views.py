@@ -10,7 +10,7 @@ from typing import Any
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.errors import InputError
-from kubesched.explain import verdict
+from kubesched.explain import pending_message, verdict
 from kubesched.scheduler.resultstore import HISTORY, PREFIX, parse
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -118,9 +118,7 @@ def results_view(obj: dict[str, Any], sched: Scheduler | None) -> dict[str, Any]
         if fwk is not None:
             weights = dict(fwk.weights)
             filters = list(fwk.filter_names)
-    # the pod's FailedScheduling message belongs to its latest attempt
-    cond = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {})
-    message = str(cond.get("message") or "") if cond.get("status") == "False" else ""
+    message = pending_message(obj)  # its latest attempt's
     verdicts = [verdict(h or {}, message if i == len(history) - 1 else "") for i, h in enumerate(history)]
     return {
         "latest": latest,
