@@ -4,6 +4,7 @@ and etcd in process, the real scheduler, ``SchedulingThroughput`` averaged as it
 through ``benchmarks/scheduler_perf.py`` / ``scheduler_perf_dra.py`` in kubesched's embedded cluster.
 
     python benchmarks/side_by_side.py [--only NAME ...] > side_by_side.md
+    python benchmarks/side_by_side.py --update docs/benchmarks.md   # between its markers there
 
 Upstream's binaries are built by ``scripts/build_upstream_perf.sh`` (Go and the module proxy; once
 per machine, minutes per scheduler_perf directory). The rows are ``table.py``'s rows that name an
@@ -18,7 +19,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -73,7 +73,14 @@ def run_upstream(binary: Path, package_dir: Path, bin_dir: Path, test_case: str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
+    parser.add_argument("--update", type=Path, default=None, help="write the table between this file's markers")
     args = parser.parse_args()
+    out: list[str] = []
+
+    def emit(line: str) -> None:
+        out.append(line)
+        print(line, flush=True)
+
     rows = [
         r
         for r in table.ROWS
@@ -91,12 +98,13 @@ def main() -> None:
         last = (built.stderr.strip().splitlines() or ["(no output)"])[-1]
         sys.exit(f"side_by_side: building upstream's scheduler_perf failed: {last}")
     bin_dir = Path(built.stdout.strip().splitlines()[-1])
-    print(
-        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-        "upstream: kube-scheduler v1.37.2's scheduler_perf (SchedulingThroughput average):\n"
+    emit(
+        f"Measured {datetime.date.today().isoformat()} on {table.machine()}; "
+        "upstream: kube-scheduler v1.37.2's scheduler_perf (SchedulingThroughput average)."
     )
-    print("| workload | nodes | measured pods | upstream pods/s | kubesched pods/s | kubesched ÷ upstream |")
-    print("|---|---|---|---|---|---|")
+    emit("")
+    emit("| workload | nodes | measured pods | upstream pods/s | kubesched pods/s | kubesched ÷ upstream |")
+    emit("|---|---|---|---|---|---|")
     for row in rows:
         assert row.upstream is not None
         test_case, workload = row.upstream.split("/", 1)
@@ -112,10 +120,9 @@ def main() -> None:
             continue
         print(f"{row.workload} {' '.join(row.args)} (kubesched) ...", file=sys.stderr, flush=True)
         mine = float(table.run(row)["pods_per_second"])  # type: ignore[arg-type]
-        print(
-            f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |",
-            flush=True,
-        )
+        emit(f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |")
+    if args.update is not None:
+        table.replace_between_markers(args.update, "\n".join(out) + "\n", table.SIDE_BY_SIDE)
 
 
 if __name__ == "__main__":

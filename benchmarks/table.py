@@ -1,6 +1,7 @@
 """Every scheduler_perf workload in one run, printed as the README's benchmark table.
 
     python benchmarks/table.py [--only NAME ...] > table.md
+    python benchmarks/table.py --update docs/benchmarks.md   # the docs' table, between its markers
 
 Each row runs ``scheduler_perf.py`` (or ``scheduler_perf_dra.py``) in its own process, in
 upstream's shapes and sizes, and reports pods/s, the multiple of upstream's CI floor (its
@@ -492,18 +493,51 @@ def run(row: Row) -> dict[str, object]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+TABLE = "benchmarks/table.py"
+SIDE_BY_SIDE = "benchmarks/side_by_side.py"
+
+
+def machine() -> str:
+    """The CPU model and count, Python and numpy: what a reader needs to compare figures."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, numpy {np.__version__}"
+
+
+def replace_between_markers(path: Path, text: str, script: str = TABLE) -> None:
+    """Put ``text`` between the file's ``<!-- SCRIPT: begin -->`` and ``<!-- SCRIPT: end -->``."""
+    begin, end_marker = f"<!-- {script}: begin -->", f"<!-- {script}: end -->"
+    doc = path.read_text()
+    start, end = doc.find(begin), doc.find(end_marker)
+    if start < 0 or end < start:
+        raise SystemExit(f"{path}: no {begin} ... {end_marker} markers to write the table between")
+    path.write_text(doc[: start + len(begin)] + "\n" + text + doc[end:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown, then the range")
+    parser.add_argument("--update", type=Path, default=None, help="write the table between this file's markers")
     args = parser.parse_args()
     rows = [r for r in ROWS if not args.only or any(r.workload.startswith(o) for o in args.only)]
-    print(
-        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, numpy {np.__version__}:\n"
-    )
-    print("| workload | nodes | measured pods | pods/s | × floor | × bare port | peak RSS | upstream floor |")
-    print("|---|---|---|---|---|---|---|---|")
+    out: list[str] = []
+
+    def emit(line: str) -> None:
+        out.append(line)
+        print(line, flush=True)
+
+    runs = "one run per row" if args.repeat == 1 else f"the median of {args.repeat} runs per row, then their range"
+    emit(f"Measured {datetime.date.today().isoformat()} on {machine()}; {runs}.")
+    emit("")
+    emit("| workload | nodes | measured pods | pods/s | × floor | × bare port | peak RSS | upstream floor |")
+    emit("|---|---|---|---|---|---|---|---|")
     for row in rows:
         results = []
         for _ in range(args.repeat):
@@ -522,10 +556,10 @@ def main() -> None:
         times = f"{median / row.floor:.1f}×" if row.floor else "—"
         rss = max(float(r["peak_rss_mib"]) for r in results)  # type: ignore[arg-type]
         floor = f"{row.floor:,}" if row.floor else "—"
-        print(
-            f"| {row.workload} | {row.nodes} | {row.measured} | {shown} | {times} | {bare} | {rss:.0f} MiB | {floor} |"
-        )
-        sys.stdout.flush()
+        cells = [row.workload, row.nodes, row.measured, shown, times, bare, f"{rss:.0f} MiB", floor]
+        emit("| " + " | ".join(cells) + " |")
+    if args.update is not None:
+        replace_between_markers(args.update, "\n".join(out) + "\n")
 
 
 if __name__ == "__main__":
