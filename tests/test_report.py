@@ -29,8 +29,9 @@ def browser():
 
 
 def render(browser, path: Path) -> tuple[int, list[dict], list[str], list[str]]:
-    """Open the report; return the declared plot count, each plot's state, errors and requests."""
-    page = browser.new_page()
+    """Open the report at 1280 px; return the declared plot count, each plot's state, errors (a table
+    wider than its section counts as one) and requests."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     requests: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -47,6 +48,13 @@ def render(browser, path: Path) -> tuple[int, list[dict], list[str], list[str]]:
             title: d.closest('section').querySelector('h2').textContent
         }))"""
     )
+    errors += page.evaluate(
+        """() => Array.from(document.querySelectorAll('section.data .scroll'))
+            .filter(d => d.scrollWidth > d.clientWidth + 1)
+            .map(d => 'table wider than the page: ' + d.closest('section').id)"""
+    )
+    if page.evaluate("document.documentElement.scrollWidth") > 1280:
+        errors.append("the page scrolls sideways at 1280 px")
     page.close()
     return declared, plots, errors, requests
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.replay import trace
 from kubesched.replay.runner import point_at, replay
 
 SUMMARY_KEYS = ("allocatedPctAt100", "allocatedPctAtLoad", "fragmentationPctAt100", "fragmentationPctAtLoad")
@@ -85,7 +86,7 @@ def grid(
     """Every (workload, policy, gangs, seed) run; ``gangs``: replay's --gangs values (["none"])."""
     for w in workloads:
         if not Path(w).is_file():
-            raise InputError("no such workload file", file=w)
+            raise trace.unreadable(Path(w), FileNotFoundError(2, "No such file or directory"))
     return [
         Run(w, tuple(cluster), p, s, mode, load, tie_break, g)
         for w, p, g, s in itertools.product(workloads, policies, gangs or ["none"], seeds)

@@ -39,11 +39,23 @@ class Arrival:
     pod: dict[str, Any]
 
 
+TRACE_HINT = (
+    "; files named openb_* are Alibaba's GPU trace (cluster-trace-gpu-v2023), which kubesched does not ship: "
+    "docs/trace.md says where to get it, and examples/replay/ has a small workload in its format"
+)
+
+
+def unreadable(path: Path, exc: OSError) -> InputError:
+    """A workload or cluster file that cannot be read; the trace's own files say where to get them."""
+    hint = TRACE_HINT if path.name.startswith("openb_") and not path.exists() else ""
+    return InputError(f"cannot read: {exc.strerror}{hint}", file=str(path))
+
+
 def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     try:
         f = path.open(newline="", encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+        raise unreadable(path, exc) from None
     with f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
@@ -184,7 +196,7 @@ def load_jsonl(path: str | Path) -> list[Arrival]:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(p)) from None
+        raise unreadable(p, exc) from None
     out: list[Arrival] = []
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
