@@ -1,4 +1,4 @@
-"""Every scheduler_perf workload in one run, printed as the README's benchmark table.
+"""Every scheduler_perf workload in one run, printed as docs/benchmarks.md's table.
 
     python benchmarks/table.py [--only NAME ...] > table.md
     python benchmarks/table.py --update docs/benchmarks.md   # the docs' table, between its markers
