@@ -48,7 +48,7 @@ def get_pod(server: Server, name: str) -> dict:
 
 
 def open_ui(browser, server: Server):
-    page = browser.new_page(viewport={"width": 1300, "height": 800})
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -72,6 +72,7 @@ def apply_yaml(page, text: str) -> str:
 def test_a_pod_from_the_editor_waits_then_lands_and_its_table_matches_the_annotations(browser, cluster) -> None:
     page, errors = open_ui(browser, cluster)
     assert page.locator(".node").count() == 3
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # no sideways scrolling
     assert page.locator(".node h3").all_inner_texts()[0].startswith("node-0")
     # a pod that needs a label no node has: pending, with kube-scheduler's reason, in the queue
     pod = """apiVersion: v1
@@ -102,7 +103,7 @@ spec:
     preemption = page.locator("[data-verdict=Preemption]").inner_text()
     assert preemption == "0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     assert page.locator("[data-point=postfilter-result]").count() == 0  # no "node-0: –; …"
-    # the FailedScheduling event's type is one word on one line at 1300 px, not "Warnin g"
+    # the FailedScheduling event's type is one word on one line at 1280 px, not "Warnin g"
     cell = page.wait_for_selector("td:text-is('Warning')")
     assert cell.evaluate("e => e.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(e).lineHeight)")
     # label node-1 in the editor: the pod is placed there, and its chip appears on node-1's card
