@@ -13,7 +13,7 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["QuantityError", "milli_value", "parse_quantity", "value"]
+__all__ = ["QuantityError", "canonical", "milli_value", "parse_quantity", "value"]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -82,3 +82,37 @@ def milli_value(text: str | int | float) -> int:
 def value(text: str | int | float) -> int:
     """``Quantity.Value()``: whole units, rounded up."""
     return math.ceil(parse_quantity(text))
+
+
+_SI_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def canonical(text: str | int | float) -> str:
+    """``Quantity.String()``: the canonical form in the format the text was written in (binary SI
+    for ``Ki``…``Ei``, decimal exponent for ``e``/``E``, decimal SI otherwise); a binary quantity
+    under 1024 or not a whole number prints in decimal SI, as ``CanonicalizeBytes`` does. Values
+    are rounded up to nano units, the finest a Quantity keeps."""
+    q = parse_quantity(text)
+    raw = str(text).strip()
+    written = _NUMBER.match(raw) if isinstance(text, str) else None
+    suffix = written.group(2) if written else ""
+    nano = math.ceil(q * 10**9)
+    if nano == 0:
+        return "0"
+    if (suffix in _BINARY and -1024 < q < 1024) or (suffix in _BINARY and q.denominator != 1):
+        suffix = ""
+    if suffix in _BINARY:
+        n, i = int(q), 0
+        while n % 1024 == 0 and i < len(_BINARY_SUFFIXES) - 1:
+            n //= 1024
+            i += 1
+        return f"{n}{_BINARY_SUFFIXES[i]}"
+    exponent = -9
+    mantissa = nano
+    while mantissa % 1000 == 0 and exponent < 18:
+        mantissa //= 1000
+        exponent += 3
+    if _EXPONENT.match(suffix):
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    return f"{mantissa}{_SI_SUFFIXES[exponent]}"

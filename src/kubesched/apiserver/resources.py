@@ -62,6 +62,9 @@ RESOURCES: tuple[Resource, ...] = (
         ("status",),
     ),
     Resource("", "v1", "configmaps", "ConfigMap", True, "configmap", ("cm",)),
+    Resource("", "v1", "secrets", "Secret", True, "secret"),
+    Resource("", "v1", "limitranges", "LimitRange", True, "limitrange", ("limits",)),
+    Resource("", "v1", "resourcequotas", "ResourceQuota", True, "resourcequota", ("quota",), (), ("status",)),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",), (), ("token",)),
     Resource(
         "",

@@ -289,6 +289,25 @@ def _configmap_row(o: dict[str, Any], now: float) -> Row:
     return [meta.get("name"), keys, _age(now, meta.get("creationTimestamp"))]
 
 
+def _secret_row(o: dict[str, Any], now: float) -> Row:
+    """``printSecret``: its type and how many keys."""
+    meta = o.get("metadata") or {}
+    return [meta.get("name"), o.get("type") or "", len(o.get("data") or {}), _age(now, meta.get("creationTimestamp"))]
+
+
+def _quota_row(o: dict[str, Any], now: float) -> Row:
+    """``printResourceQuota``: ``name: used/hard`` per resource, sorted, the limits.* ones apart."""
+    meta, status = o.get("metadata") or {}, o.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for name in sorted(hard):
+        (limits if name.split(".")[0] == "limits" and "." in name else requests).append(
+            f"{name}: {used.get(name, '0')}/{hard[name]}"
+        )
+    return [meta.get("name"), ", ".join(requests), ", ".join(limits), _age(now, meta.get("creationTimestamp"))]
+
+
 def _serviceaccount_row(o: dict[str, Any], now: float) -> Row:
     meta = o.get("metadata") or {}
     return [meta.get("name"), len(o.get("secrets") or []), _age(now, meta.get("creationTimestamp"))]
@@ -603,6 +622,8 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     # pkg/printers/internalversion/printers.go: Data and Secrets are declared strings, counted
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
+    "Secret": ([_name_col(), _col("Type"), _col("Data"), _col("Age")], _secret_row),
+    "ResourceQuota": ([_name_col(), _col("Request"), _col("Limit"), _col("Age")], _quota_row),
     "PriorityClass": (
         [
             _name_col(),

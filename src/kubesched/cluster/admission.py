@@ -13,13 +13,16 @@ sets must equal it, and none may be set without a class that defines one), and t
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from kubesched.api.errors import Forbidden, Invalid
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.pod_defaults import default_pod, merge_label_keys
 from kubesched.api.quantity import parse_quantity
+from kubesched.api.quota import default_limit_range
 from kubesched.clock import rfc3339
+from kubesched.cluster import limitranger, quota
 from kubesched.cluster.store import Store
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -71,6 +74,19 @@ DEFAULT_CLASS_ANNOTATIONS = (
 )
 
 
+def default_secret(obj: dict[str, Any]) -> dict[str, Any]:
+    """``SetDefaults_Secret`` and the v1 conversion: type Opaque when unset, ``stringData`` written
+    into ``data`` (base64, over a key of the same name) and not stored."""
+    out = {**obj, "type": obj.get("type") or "Opaque"}
+    strings = out.pop("stringData", None) or {}
+    if strings:
+        data = dict(out.get("data") or {})
+        for key, value in strings.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+        out["data"] = data
+    return out
+
+
 class Admission:
     """The admission chain of the embedded apiserver, installed on a Store."""
 
@@ -78,8 +94,31 @@ class Admission:
         self.store = store
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        obj = self._admit(kind, obj)
+        if kind in quota.COUNTED:  # ResourceQuota, a validating plugin: after every mutation
+            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+            quotas = self.store.list("ResourceQuota", namespace)[0]
+            if quotas:
+                quota.check(quotas, kind, obj, self._namespace_objects(namespace, quota.kinds_for(quotas)))
+        return obj
+
+    def _namespace_objects(self, namespace: str, kinds: set[str]) -> list[tuple[str, dict[str, Any]]]:
+        return [(kind, o) for kind in sorted(kinds) for o in self.store.list(kind, namespace)[0]]
+
+    def _limit_ranges(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.store.list("LimitRange", (obj.get("metadata") or {}).get("namespace") or "default")[0]
+
+    def _admit(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if kind == "Pod":
-            return self._admit_pod(obj)
+            return limitranger.admit(kind, self._admit_pod(obj), self._limit_ranges(obj))
+        if kind == "LimitRange":
+            return default_limit_range(obj)
+        if kind == "Secret":
+            return default_secret(obj)
+        if kind == "ResourceQuota":  # the controller's first sync, at once: hard as asked, used as it is
+            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+            objects = self._namespace_objects(namespace, quota.kinds_for([obj]))
+            return {**obj, "status": quota.status(obj, objects)}
         if kind == "PodGroup":
             return self._admit_pod_group(obj)
         if kind in ("DeviceTaintRule", "ResourceSlice"):
@@ -87,7 +126,7 @@ class Admission:
         if kind == "PriorityClass":
             self._validate_priority_class(obj)
         if kind == "PersistentVolumeClaim":
-            obj = self._default_storage_class(obj)
+            obj = limitranger.admit(kind, self._default_storage_class(obj), self._limit_ranges(obj))
         if kind == "PersistentVolume":  # SetDefaults_PersistentVolume
             spec = obj.get("spec") or {}
             obj = {**obj, "spec": {"persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem", **spec}}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api import schema, validation
+from kubesched.api import quota, schema, validation
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.api.validation_podgroups import validate_pod_group, validate_scheduling_workload
@@ -81,6 +81,10 @@ def validate(kind: str, obj: dict[str, Any]) -> None:
         validation.validate_persistent_volume_claim(obj)
     elif kind == "StorageClass":
         validation.validate_storage_class(obj)
+    elif kind == "LimitRange":
+        quota.aggregate(quota.limit_range_errors(quota.default_limit_range(dict(obj))))
+    elif kind == "ResourceQuota":
+        quota.aggregate(quota.resource_quota_errors(obj))
     elif kind == "PodGroup":
         validate_pod_group(obj)
     elif kind == "Workload":

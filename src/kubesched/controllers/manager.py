@@ -21,6 +21,7 @@ from kubesched.controllers.namespace import NamespaceController
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecycleController
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD, PodGarbageCollector
 from kubesched.controllers.replicaset import ReplicaSetController
+from kubesched.controllers.resourcequota import ResourceQuotaController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.errors import InputError
 from kubesched.health import LoopHealth, describe
@@ -45,6 +46,7 @@ ALL = (
     "persistentvolume-binder-controller",
     "resourceclaim-controller",
     "device-taint-eviction-controller",
+    "resourcequota-controller",
 )
 # what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
 # collector and the namespace controller (the cluster's own loops run there already)
@@ -131,6 +133,8 @@ class ControllerManager:
             self.loops.append(ClusterRoleAggregationController(client))
         if "node-lifecycle-controller" in names:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
+        if "resourcequota-controller" in names:
+            self.loops.append(ResourceQuotaController(client))
         if "device-taint-eviction-controller" in names:
             self.loops.append(DeviceTaintEvictionController(client, self.wake, self.health))
         self.syncers = syncers or []
