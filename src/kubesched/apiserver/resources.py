@@ -44,7 +44,15 @@ class Resource:
 
 RESOURCES: tuple[Resource, ...] = (
     Resource(
-        "", "v1", "pods", "Pod", True, "pod", ("po",), ("all",), ("status", "binding", "eviction", "log", "resize")
+        "",
+        "v1",
+        "pods",
+        "Pod",
+        True,
+        "pod",
+        ("po",),
+        ("all",),
+        ("status", "binding", "eviction", "log", "resize", "exec", "attach", "portforward"),
     ),
     Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
     Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status", "finalize")),
@@ -198,5 +206,8 @@ SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
     "finalize": (None, "", "", ("update",)),
     "log": ("Pod", "", "v1", ("get",)),
+    "exec": ("PodExecOptions", "", "v1", ("create", "get")),
+    "attach": ("PodAttachOptions", "", "v1", ("create", "get")),
+    "portforward": ("PodPortForwardOptions", "", "v1", ("create", "get")),
     "token": ("TokenRequest", "authentication.k8s.io", "v1", ("create",)),
 }

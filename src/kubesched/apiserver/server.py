@@ -357,6 +357,10 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             if method not in ("GET", "HEAD"):
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return self._log(t, request.query.get("container"))
+        if t.subresource in ("exec", "attach", "portforward"):
+            if method not in ("GET", "POST"):
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return self._stream(t, request.query.get("container"))
         if t.subresource == "token":
             if self.authenticator is None:
                 raise NotFound("the server could not find the requested resource")

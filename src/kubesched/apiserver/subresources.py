@@ -179,6 +179,36 @@ class Subresources(ServerContext):
             "and has no logs"
         )
 
+    def _stream(self, t: Target, container: str | None) -> web.Response:
+        """``pods/exec``, ``pods/attach`` and ``pods/portforward``: the checks kube-apiserver makes
+        before it proxies to the kubelet (``streamLocation``, ``PortForwardLocation``), then a 400
+        saying why there is nothing to reach: a hollow node runs no process and opens no port."""
+        pod = self._get(t)
+        name = t.name or ""
+        if t.subresource != "portforward":
+            containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
+            if not container:
+                if len(containers) != 1:
+                    raise BadRequest(
+                        f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+                    )
+                container = containers[0]
+            elif container not in containers:
+                raise BadRequest(f"container {container} is not valid for pod {name}")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            raise BadRequest(f"pod {name} does not have a host assigned")
+        if t.subresource == "portforward":
+            raise BadRequest(
+                f'pod "{name}" runs on the hollow node {node} of kubesched: it listens on no port, '
+                "so there is nothing to forward to"
+            )
+        what = "exec in" if t.subresource == "exec" else "attach to"
+        raise BadRequest(
+            f'container "{container}" in pod "{name}" is a hollow container of kubesched on node {node}: '
+            f"it runs no process, so there is nothing to {what}"
+        )
+
     async def _token_request(self, request: web.Request, t: Target) -> web.Response:
         """``serviceaccounts/token`` (TokenRequest): a token for the account, signed, bound to its
         UID, expiring after ``spec.expirationSeconds`` (default 1 h, at least 10 minutes)."""
