@@ -387,9 +387,9 @@ _server_flags = [
     click.option(
         "--nodes",
         type=click.IntRange(min=0),
-        default=0,
-        show_default=True,
-        help="Create N hollow nodes (4 CPU, 32Gi, 110 pods).",
+        default=None,
+        help="Create N hollow nodes (4 CPU, 32Gi, 110 pods). Default: up makes 3 when the cluster has no "
+        "node; apiserver makes none.",
     ),
     click.option(
         "--watch-history",
@@ -542,6 +542,7 @@ def _serve(
             host=flags["host"],
             port=flags["port"],
             nodes=flags["nodes"],
+            default_nodes=DEFAULT_UP_NODES if with_scheduler else 0,
             history=flags["watch_history"],
             kubelet=flags["kubelet"],
             pod_termination_delay=flags["pod_termination_delay"],
@@ -960,6 +961,9 @@ def diff_command(a: str, b: str, output: str, report_path: str | None) -> None:
         print_diff(d, sys.stdout)
 
 
+DEFAULT_UP_NODES = 3  # the nodes kubesched up makes when neither --nodes nor the manifests give any
+
+
 @main.group()
 def node() -> None:
     """Hollow nodes of a running ``kubesched up``: stop a node's kubelet (it goes NotReady, then
@@ -992,6 +996,40 @@ node.command("stop", help="Stop the hollow kubelet of NAMES: no Lease renewals, 
     _node_command(True)
 )
 node.command("start", help="Start the hollow kubelet of NAMES again.")(_node_command(False))
+
+
+@node.command("add")
+@click.argument("names", nargs=-1)
+@click.option(
+    "--count", type=click.IntRange(min=1), default=None, help="How many nodes (default: one per NAME, else 1)."
+)
+@click.option(
+    "--template",
+    default=None,
+    metavar="FILE",
+    help="A Node manifest to copy (its labels, taints, allocatable); default: 4 CPU, 32Gi, 110 pods.",
+)
+@click.option(
+    "--kubeconfig",
+    default=None,
+    help="kubeconfig of the API server (default: $KUBECONFIG, else .kubesched/kubeconfig).",
+)
+def node_add(names: tuple[str, ...], count: int | None, template: str | None, kubeconfig: str | None) -> None:
+    """Create hollow nodes in a running kubesched up (or any API server): NAMES, or the next free
+    node-N names, copied from --template. Their hollow kubelet runs them at once."""
+    import os
+
+    from kubesched.app.nodes import add_nodes, load_template
+
+    path = kubeconfig or os.environ.get("KUBECONFIG") or ".kubesched/kubeconfig"
+    try:
+        if names and count is not None and count != len(names):
+            raise InputError(f"{len(names)} name(s) given but --count {count}", field="--count")
+        base = load_template(template) if template else None
+        for line in add_nodes(path, list(names), count or max(len(names), 1), base):
+            click.echo(line)
+    except InputError as exc:
+        _fail(exc)
 
 
 @main.group()

@@ -64,7 +64,8 @@ class ServerOptions:
     data_dir: Path
     host: str = "127.0.0.1"
     port: int = 6443
-    nodes: int = 0
+    nodes: int | None = None  # None: default_nodes when the cluster has no node
+    default_nodes: int = 0
     history: int = Store.HISTORY
     kubelet: bool = True  # the hollow kubelet; scheduler_perf-style benchmarks run without
     pod_termination_delay: float = TERMINATION_DELAY
@@ -118,13 +119,18 @@ async def _serve(opts: ServerOptions) -> None:
     )
     store.admission.append(ServerAdmission(store))
     admission.install(store)
-    for i in range(opts.nodes):
+    for i in range(opts.nodes or 0):
         with contextlib.suppress(AlreadyExists):
             store.create("Node", fake_node(f"node-{i}"))
     if opts.kubelet and opts.attach_limit and not store.list("StorageClass")[0]:
         store.create("StorageClass", default_storage_class())  # as kind's "standard": the hollow driver's
     for line in load_manifests(store, opts.paths):
         log.warning("refused: %s", line)
+    made_default = 0
+    if opts.nodes is None and not store.list("Node")[0]:  # an empty cluster schedules nothing: say so
+        for i in range(opts.default_nodes):
+            store.create("Node", fake_node(f"node-{i}"))
+        made_default = opts.default_nodes
     token = load_or_create_token(opts.data_dir)
     static = load_token_file(opts.token_auth_file) if opts.token_auth_file else {}
     bootstrap_policy.install(store)
@@ -162,9 +168,11 @@ async def _serve(opts: ServerOptions) -> None:
         syncers.append(ResourceClaimController(StoreObjects(store), notify=changed.set))
     if "persistentvolume-binder-controller" in opts.controllers:
         syncers.append(volumes)
+    ca, crt, key = ensure_certs(opts.data_dir, opts.host)
     manager = ControllerManager(
         StoreObjects(store),
         opts.controllers,
+        root_ca=ca.read_text(),
         wake=changed.set,
         syncers=syncers,
         node_monitor_grace=opts.node_monitor_grace,
@@ -206,7 +214,6 @@ async def _serve(opts: ServerOptions) -> None:
         keepalive_timeout=opts.limits.idle_timeout,  # after a request; limited_factory times the first one
     )
     await runner.setup()
-    ca, crt, key = ensure_certs(opts.data_dir, opts.host)
     handlers = runner.server
     assert handlers is not None
     listener = await loop.create_server(
@@ -282,7 +289,13 @@ async def _serve(opts: ServerOptions) -> None:
         base = f"{'https' if tls else 'http'}://{opts.host}:{opts.ui_port}"
         ui_line = f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}"
     # announced once every port is bound
-    print(f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}", flush=True)
+    first = f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}"
+    if made_default:
+        first += (
+            f"; {made_default} hollow nodes of 4 CPU, 32Gi (node-0 to node-{made_default - 1}), "
+            "`kubesched node add` makes more"
+        )
+    print(first, flush=True)
     if ui_line:
         print(ui_line, flush=True)
     await stop.wait()

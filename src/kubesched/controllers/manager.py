@@ -22,6 +22,8 @@ from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecy
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD, PodGarbageCollector
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.resourcequota import ResourceQuotaController
+from kubesched.controllers.rootcapublisher import RootCAPublisher
+from kubesched.controllers.serviceaccount import ServiceAccountsController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.errors import InputError
 from kubesched.health import LoopHealth, describe
@@ -47,6 +49,8 @@ ALL = (
     "resourceclaim-controller",
     "device-taint-eviction-controller",
     "resourcequota-controller",
+    "serviceaccount-controller",
+    "root-ca-certificate-publisher-controller",
 )
 # what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
 # collector and the namespace controller (the cluster's own loops run there already)
@@ -109,6 +113,7 @@ class ControllerManager:
         node_monitor_grace: float = MONITOR_GRACE_PERIOD,
         health: LoopHealth | None = None,
         terminated_pod_gc_threshold: int = TERMINATED_POD_THRESHOLD,
+        root_ca: str | None = None,
     ) -> None:
         self.client = client
         self.names = names
@@ -135,6 +140,10 @@ class ControllerManager:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
         if "resourcequota-controller" in names:
             self.loops.append(ResourceQuotaController(client))
+        if "serviceaccount-controller" in names:
+            self.loops.append(ServiceAccountsController(client))
+        if "root-ca-certificate-publisher-controller" in names and root_ca is not None:
+            self.loops.append(RootCAPublisher(client, root_ca))
         if "device-taint-eviction-controller" in names:
             self.loops.append(DeviceTaintEvictionController(client, self.wake, self.health))
         self.syncers = syncers or []
