@@ -13,6 +13,7 @@ from typing import Any
 from kubesched.api import schema, validation
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
 from kubesched.api.workloads import default_workload
+from kubesched.apiserver import services
 from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.admission import default_containers
@@ -230,6 +231,8 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
             new.pop("status", None)
     if r.kind in WORKLOAD_KINDS:  # defaulting runs on every decode, updates too
         new = default_workload(r.kind, new, old["metadata"].get("uid") or "")
+    if r.kind == "Service":
+        new = services.keep_allocated(new, old)
     meta = dict(new.get("metadata") or {})
     uid = meta.get("uid")
     if uid and uid != old["metadata"].get("uid"):  # ValidateObjectMetaUpdate: uid is immutable
@@ -362,6 +365,8 @@ class ServerAdmission:
         obj = prepare_for_create(r, obj)
         if r.kind == "Pod":
             obj = default_toleration_seconds(obj)
+        elif r.kind == "Service":
+            obj = services.create(self.store, obj)
         if r.kind in WORKLOAD_KINDS:
             obj["metadata"]["uid"] = self.store.new_uid()  # the Job selector names it
             obj = default_workload(r.kind, obj, obj["metadata"]["uid"])

@@ -289,6 +289,39 @@ def _configmap_row(o: dict[str, Any], now: float) -> Row:
     return [meta.get("name"), keys, _age(now, meta.get("creationTimestamp"))]
 
 
+def _service_row(o: dict[str, Any], now: float) -> Row:
+    """``printService``: type, cluster IP, external IP, ports (``port[:nodePort]/protocol``), age,
+    and the selector when wide."""
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    kind = spec.get("type") or "ClusterIP"
+    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    if kind == "LoadBalancer":
+        ingress = [
+            i.get("ip") or i.get("hostname")
+            for i in ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        ]
+        external = ",".join([*(x for x in ingress if x), *(spec.get("externalIPs") or [])]) or "<pending>"
+    elif kind == "ExternalName":
+        external = spec.get("externalName") or ""
+    ports = ",".join(
+        f"{p.get('port')}:{p['nodePort']}/{p.get('protocol', 'TCP')}"
+        if p.get("nodePort")
+        else f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    )
+    cluster_ip = (spec.get("clusterIPs") or [None])[0] or "<none>"
+    selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
+    return [
+        meta.get("name"),
+        kind,
+        cluster_ip,
+        external,
+        ports or "<none>",
+        _age(now, meta.get("creationTimestamp")),
+        selector,
+    ]
+
+
 def _secret_row(o: dict[str, Any], now: float) -> Row:
     """``printSecret``: its type and how many keys."""
     meta = o.get("metadata") or {}
@@ -623,6 +656,18 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
     "Secret": ([_name_col(), _col("Type"), _col("Data"), _col("Age")], _secret_row),
+    "Service": (
+        [
+            _name_col(),
+            _col("Type"),
+            _col("Cluster-IP"),
+            _col("External-IP"),
+            _col("Port(s)"),
+            _col("Age"),
+            _col("Selector", priority=1),
+        ],
+        _service_row,
+    ),
     "ResourceQuota": ([_name_col(), _col("Request"), _col("Limit"), _col("Age")], _quota_row),
     "PriorityClass": (
         [

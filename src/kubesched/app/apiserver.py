@@ -32,6 +32,7 @@ from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
+from kubesched.apiserver.services import kubernetes_service
 from kubesched.app import datadir
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.datadir import DataDirLock
@@ -126,6 +127,8 @@ async def _serve(opts: ServerOptions) -> None:
         store.create("StorageClass", default_storage_class())  # as kind's "standard": the hollow driver's
     for line in load_manifests(store, opts.paths):
         log.warning("refused: %s", line)
+    if store.try_get("Service", "default", "kubernetes") is None:  # kube-apiserver's own Service
+        store.create("Service", kubernetes_service(opts.port))
     made_default = 0
     if opts.nodes is None and not store.list("Node")[0]:  # an empty cluster schedules nothing: say so
         for i in range(opts.default_nodes):
