@@ -79,6 +79,7 @@ ROOTS = [
     "apps.DaemonSet",
     "apps.ControllerRevision",
     "batch.Job",
+    "batch.CronJob",
     "autoscaling.Scale",
     "authentication.SelfSubjectReview",
     "authentication.TokenRequest",

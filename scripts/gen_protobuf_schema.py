@@ -56,7 +56,7 @@ KINDS = {
         "ResourceQuota",
     ],
     "apps/v1": ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ControllerRevision"],
-    "batch/v1": ["Job"],
+    "batch/v1": ["Job", "CronJob"],
     "policy/v1": ["PodDisruptionBudget", "Eviction"],
     "scheduling.k8s.io/v1": ["PriorityClass"],
     "scheduling.k8s.io/v1beta1": ["Workload", "PodGroup"],

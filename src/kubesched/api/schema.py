@@ -43,6 +43,7 @@ _KIND_TYPES = {
     ("apps", "DaemonSet"): "apps.DaemonSet",
     ("apps", "ControllerRevision"): "apps.ControllerRevision",
     ("batch", "Job"): "batch.Job",
+    ("batch", "CronJob"): "batch.CronJob",
     ("autoscaling", "Scale"): "autoscaling.Scale",
     ("authentication.k8s.io", "SelfSubjectReview"): "authentication.SelfSubjectReview",
     ("authentication.k8s.io", "TokenRequest"): "authentication.TokenRequest",

@@ -414,12 +414,48 @@ def job_errors(obj: Mapping[str, Any]) -> Errors:
             yield _invalid("spec.template.metadata.labels", labels, MISMATCH)
 
 
+def cron_job_errors(obj: Mapping[str, Any]) -> Errors:
+    """``ValidateCronJob``: a schedule cron understands (no TZ= prefix), a time zone the tz database
+    has, the concurrency policy, non-negative limits, and the job template as a Job's spec."""
+    from kubesched.controllers.cronjob import parse_schedule
+
+    spec = obj.get("spec") or {}
+    schedule = spec.get("schedule")
+    if not schedule:
+        yield _required("spec.schedule")
+    else:
+        try:
+            parse_schedule(str(schedule))
+        except ValueError as exc:
+            yield _invalid("spec.schedule", schedule, str(exc))
+    zone = spec.get("timeZone")
+    if zone is not None:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(str(zone))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            yield _invalid("spec.timeZone", zone, "unknown time zone " + str(zone))
+    policy = spec.get("concurrencyPolicy")
+    if policy is not None and policy not in ("Allow", "Forbid", "Replace"):
+        yield _unsupported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace"))
+    for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+        yield from _nonnegative(spec, key, f"spec.{key}")
+    template = (spec.get("jobTemplate") or {}).get("spec") or {}
+    for e in job_errors({"spec": {**template, "manualSelector": True, "selector": template.get("selector") or {}}}):
+        if e.field and e.field.startswith("spec.selector"):
+            continue  # the Job the controller makes gets its selector then
+        e.field = "spec.jobTemplate." + (e.field or "spec")
+        yield e
+
+
 VALIDATORS: dict[str, Callable[[Mapping[str, Any]], Errors]] = {
     "Deployment": deployment_errors,
     "ReplicaSet": replica_set_errors,
     "StatefulSet": stateful_set_errors,
     "DaemonSet": daemon_set_errors,
     "Job": job_errors,
+    "CronJob": cron_job_errors,
 }
 
 

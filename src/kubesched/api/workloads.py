@@ -75,6 +75,16 @@ def default_workload(kind: str, obj: dict[str, Any], uid: str) -> dict[str, Any]
         _template_defaults(spec)
     elif kind == "Job":
         spec = _job_defaults(obj, spec, uid)
+    elif kind == "CronJob":  # SetDefaults_CronJob; the job template's pod template gets the pod defaults
+        spec.setdefault("concurrencyPolicy", "Allow")
+        spec.setdefault("suspend", False)
+        spec.setdefault("successfulJobsHistoryLimit", 3)
+        spec.setdefault("failedJobsHistoryLimit", 1)
+        template = dict(spec.get("jobTemplate") or {})
+        job_spec = _present(dict(template.get("spec") or {}))
+        _template_defaults(job_spec)
+        template["spec"] = job_spec
+        spec["jobTemplate"] = template
     else:
         return obj
     return {**obj, "spec": spec}

@@ -347,7 +347,7 @@ def default_toleration_seconds(pod: dict[str, Any]) -> dict[str, Any]:
     return {**pod, "spec": {**spec, "tolerations": tolerations}}
 
 
-WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 
 
 class ServerAdmission:

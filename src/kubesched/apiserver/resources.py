@@ -92,6 +92,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("apps", "v1", "daemonsets", "DaemonSet", True, "daemonset", ("ds",), ("all",), ("status",)),
     Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"),
     Resource("batch", "v1", "jobs", "Job", True, "job", (), ("all",), ("status",)),
+    Resource("batch", "v1", "cronjobs", "CronJob", True, "cronjob", ("cj",), ("all",), ("status",)),
     Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)),

@@ -322,6 +322,28 @@ def _service_row(o: dict[str, Any], now: float) -> Row:
     ]
 
 
+def _cronjob_row(o: dict[str, Any], now: float) -> Row:
+    """``printCronJob``: schedule, time zone, suspend, active Jobs, the last schedule's age."""
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    last = status.get("lastScheduleTime")
+    containers = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get(
+        "containers"
+    ) or []
+    selector = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("selector")
+    return [
+        meta.get("name"),
+        spec.get("schedule") or "",
+        spec.get("timeZone") or "<none>",
+        "True" if spec.get("suspend") else "False",
+        len(status.get("active") or []),
+        _age(now, last) if last else "<none>",
+        _age(now, meta.get("creationTimestamp")),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        format_label_selector(selector) or "<none>",
+    ]
+
+
 def _secret_row(o: dict[str, Any], now: float) -> Row:
     """``printSecret``: its type and how many keys."""
     meta = o.get("metadata") or {}
@@ -656,6 +678,21 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
     "Secret": ([_name_col(), _col("Type"), _col("Data"), _col("Age")], _secret_row),
+    "CronJob": (
+        [
+            _name_col(),
+            _col("Schedule"),
+            _col("Timezone"),
+            _col("Suspend", type_="boolean"),
+            _col("Active", type_="integer"),
+            _col("Last Schedule"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _cronjob_row,
+    ),
     "Service": (
         [
             _name_col(),

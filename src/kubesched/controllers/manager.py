@@ -12,6 +12,7 @@ from kubesched.client.objects import ObjectClient
 from kubesched.cluster.store import KNOWN_KINDS
 from kubesched.controllers.base import Controller, OwnerIndex
 from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController
+from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.devicetainteviction import DeviceTaintEvictionController
@@ -34,6 +35,7 @@ WORKLOADS: dict[str, type[Controller]] = {
     "statefulset-controller": StatefulSetController,
     "daemonset-controller": DaemonSetController,
     "job-controller": JobController,
+    "cronjob-controller": CronJobController,
 }
 # the controllers kube-controller-manager runs that the embedded cluster has, and those the
 # API server process ran before (their own loops: PodDisruptionBudgets, volumes, DRA claims)
@@ -121,7 +123,7 @@ class ControllerManager:
         self.health = health or LoopHealth()
         kinds = list(KNOWN_KINDS)
         self.watch: Watch = client.watch(kinds, notify=self.wake)
-        self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim", "ControllerRevision"))
+        self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim", "ControllerRevision", "Job"))
         self.controllers: list[Controller] = [
             WORKLOADS[n](client, self.index, self.wake, self.health) for n in names if n in WORKLOADS
         ]
