@@ -39,6 +39,7 @@ FILES = [
     (0, "resource/v1/types.go", "resource", "v1"),
     (0, "storage/v1/types.go", "storage", "v1"),
     (0, "node/v1/types.go", "node", "v1"),
+    (0, "discovery/v1/types.go", "discovery", "v1"),
     (1, "pkg/apis/meta/v1/types.go", "meta", "v1"),
 ]
 IMPORTS = {
@@ -68,6 +69,8 @@ ROOTS = [
     "core.ReplicationController",
     "core.ConfigMap",
     "core.Secret",
+    "core.Endpoints",
+    "discovery.EndpointSlice",
     "core.LimitRange",
     "core.ResourceQuota",
     "core.PersistentVolumeClaim",

@@ -35,6 +35,7 @@ API_GROUPS = [
     "authorization/v1",
     "rbac/v1",
     "node/v1",
+    "discovery/v1",
 ]
 MACHINERY = ["pkg/apis/meta/v1", "pkg/runtime", "pkg/api/resource", "pkg/util/intstr"]
 # (apiVersion, kind) of every top-level object a client may send in protobuf
@@ -52,6 +53,7 @@ KINDS = {
         "Binding",
         "ServiceAccount",
         "Secret",
+        "Endpoints",
         "LimitRange",
         "ResourceQuota",
     ],
@@ -69,6 +71,7 @@ KINDS = {
     "authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SelfSubjectRulesReview"],
     "rbac.authorization.k8s.io/v1": ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"],
     "node.k8s.io/v1": ["RuntimeClass"],
+    "discovery.k8s.io/v1": ["EndpointSlice"],
 }
 _MESSAGE = re.compile(r"^message (\w+) \{")
 _FIELD = re.compile(r"^\s+(optional|repeated)?\s*([\w.<>, ]+?)\s+(\w+) = (\d+);")

@@ -32,6 +32,8 @@ _KIND_TYPES = {
     ("", "ReplicationController"): "core.ReplicationController",
     ("", "ConfigMap"): "core.ConfigMap",
     ("", "Secret"): "core.Secret",
+    ("", "Endpoints"): "core.Endpoints",
+    ("discovery.k8s.io", "EndpointSlice"): "discovery.EndpointSlice",
     ("", "LimitRange"): "core.LimitRange",
     ("", "ResourceQuota"): "core.ResourceQuota",
     ("", "PersistentVolumeClaim"): "core.PersistentVolumeClaim",

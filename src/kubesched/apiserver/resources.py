@@ -71,6 +71,8 @@ RESOURCES: tuple[Resource, ...] = (
     ),
     Resource("", "v1", "configmaps", "ConfigMap", True, "configmap", ("cm",)),
     Resource("", "v1", "secrets", "Secret", True, "secret"),
+    Resource("", "v1", "endpoints", "Endpoints", True, "endpoints", ("ep",)),
+    Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, "endpointslice"),
     Resource("", "v1", "limitranges", "LimitRange", True, "limitrange", ("limits",)),
     Resource("", "v1", "resourcequotas", "ResourceQuota", True, "resourcequota", ("quota",), (), ("status",)),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",), (), ("token",)),

@@ -344,6 +344,34 @@ def _cronjob_row(o: dict[str, Any], now: float) -> Row:
     ]
 
 
+def _endpoints_row(o: dict[str, Any], now: float) -> Row:
+    """``printEndpoints``: up to three ``ip:port`` pairs, then how many more."""
+    meta = o.get("metadata") or {}
+    pairs = [
+        f"{a.get('ip')}:{p.get('port')}"
+        for s in o.get("subsets") or []
+        for p in s.get("ports") or [{}]
+        for a in s.get("addresses") or []
+    ]
+    shown = ",".join(pairs[:3]) + (f" + {len(pairs) - 3} more..." if len(pairs) > 3 else "")
+    return [meta.get("name"), shown or "<none>", _age(now, meta.get("creationTimestamp"))]
+
+
+def _endpointslice_row(o: dict[str, Any], now: float) -> Row:
+    """``printEndpointSlice``: address type, ports, up to three addresses, then how many more."""
+    meta = o.get("metadata") or {}
+    ports = ",".join(str(p.get("port")) for p in o.get("ports") or []) or "<unset>"
+    addresses = [a for e in o.get("endpoints") or [] for a in e.get("addresses") or []]
+    shown = ",".join(addresses[:3]) + (f" + {len(addresses) - 3} more..." if len(addresses) > 3 else "")
+    return [
+        meta.get("name"),
+        o.get("addressType") or "",
+        ports,
+        shown or "<unset>",
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
 def _secret_row(o: dict[str, Any], now: float) -> Row:
     """``printSecret``: its type and how many keys."""
     meta = o.get("metadata") or {}
@@ -678,6 +706,11 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
     "Secret": ([_name_col(), _col("Type"), _col("Data"), _col("Age")], _secret_row),
+    "Endpoints": ([_name_col(), _col("Endpoints"), _col("Age")], _endpoints_row),
+    "EndpointSlice": (
+        [_name_col(), _col("AddressType"), _col("Ports"), _col("Endpoints"), _col("Age")],
+        _endpointslice_row,
+    ),
     "CronJob": (
         [
             _name_col(),

@@ -46,6 +46,8 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "Lease": ("coordination.k8s.io/v1", True, "leases"),
     "ConfigMap": ("v1", True, "configmaps"),
     "Secret": ("v1", True, "secrets"),
+    "Endpoints": ("v1", True, "endpoints"),
+    "EndpointSlice": ("discovery.k8s.io/v1", True, "endpointslices"),
     "CronJob": ("batch/v1", True, "cronjobs"),
     "LimitRange": ("v1", True, "limitranges"),
     "ResourceQuota": ("v1", True, "resourcequotas"),

@@ -16,6 +16,8 @@ from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.devicetainteviction import DeviceTaintEvictionController
+from kubesched.controllers.endpoints import EndpointsController
+from kubesched.controllers.endpointslice import EndpointSliceController
 from kubesched.controllers.garbagecollector import GarbageCollector
 from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
@@ -53,6 +55,8 @@ ALL = (
     "resourcequota-controller",
     "serviceaccount-controller",
     "root-ca-certificate-publisher-controller",
+    "endpoints-controller",
+    "endpointslice-controller",
 )
 # what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
 # collector and the namespace controller (the cluster's own loops run there already)
@@ -142,6 +146,10 @@ class ControllerManager:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
         if "resourcequota-controller" in names:
             self.loops.append(ResourceQuotaController(client))
+        if "endpoints-controller" in names:
+            self.loops.append(EndpointsController(client))
+        if "endpointslice-controller" in names:
+            self.loops.append(EndpointSliceController(client))
         if "serviceaccount-controller" in names:
             self.loops.append(ServiceAccountsController(client))
         if "root-ca-certificate-publisher-controller" in names and root_ca is not None:
