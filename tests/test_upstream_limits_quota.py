@@ -85,12 +85,14 @@ class Upstream:
         self.ctx.check_hostname = False
         self.ctx.verify_mode = ssl.CERT_NONE  # kube-apiserver's self-signed serving certificate
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, accept: str = "application/json"
+    ) -> tuple[int, dict[str, Any]]:
         req = urllib.request.Request(
             self.plane.server + path,
             data=None if body is None else json.dumps(body).encode(),
             method=method,
-            headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"},
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json", "Accept": accept},
         )
         try:
             with urllib.request.urlopen(req, context=self.ctx, timeout=30) as resp:

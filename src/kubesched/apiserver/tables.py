@@ -372,6 +372,58 @@ def _endpointslice_row(o: dict[str, Any], now: float) -> Row:
     ]
 
 
+def _binding_row(o: dict[str, Any], now: float) -> Row:
+    """``printRoleBinding`` / ``printClusterRoleBinding``: Kind/name of the role; subjects when wide."""
+    meta, ref = o.get("metadata") or {}, o.get("roleRef") or {}
+    users, groups, accounts = [], [], []
+    for s in o.get("subjects") or []:
+        if s.get("kind") == "ServiceAccount":
+            accounts.append(f"{s.get('namespace', '')}/{s.get('name', '')}")
+        elif s.get("kind") == "User":
+            users.append(str(s.get("name", "")))
+        elif s.get("kind") == "Group":
+            groups.append(str(s.get("name", "")))
+    return [
+        meta.get("name"),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        _age(now, meta.get("creationTimestamp")),
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(accounts),
+    ]
+
+
+def _rc_row(o: dict[str, Any], now: float) -> Row:
+    """``printReplicationController``: desired, current and ready replicas."""
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    names, images = _containers_images(o)
+    selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
+    return [
+        meta.get("name"),
+        int(spec.get("replicas") or 0),
+        _n(o, "replicas"),
+        _n(o, "readyReplicas"),
+        _age(now, meta.get("creationTimestamp")),
+        names,
+        images,
+        selector,
+    ]
+
+
+def _device_taint_row(o: dict[str, Any], now: float) -> Row:
+    """``printDeviceTaint``: the taint's key, value, effect and when it was added."""
+    meta, taint = o.get("metadata") or {}, (o.get("spec") or {}).get("taint") or {}
+    added = taint.get("timeAdded")
+    return [
+        meta.get("name"),
+        taint.get("key") or "",
+        taint.get("value") or "",
+        taint.get("effect") or "",
+        _age(now, added) if added else "",
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
 def _secret_row(o: dict[str, Any], now: float) -> Row:
     """``printSecret``: its type and how many keys."""
     meta = o.get("metadata") or {}
@@ -706,6 +758,41 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
     "Secret": ([_name_col(), _col("Type"), _col("Data"), _col("Age")], _secret_row),
+    # pkg/printers/internalversion/printers.go: the bindings' subjects, replication controllers,
+    # DeviceClasses and ResourceClaimTemplates (name and age) and DeviceTaintRules
+    **{
+        kind: (
+            [
+                _name_col(),
+                _col("Role"),
+                _col("Age"),
+                _col("Users", priority=1),
+                _col("Groups", priority=1),
+                _col("ServiceAccounts", priority=1),
+            ],
+            _binding_row,
+        )
+        for kind in ("RoleBinding", "ClusterRoleBinding")
+    },
+    "ReplicationController": (
+        [
+            _name_col(),
+            _col("Desired", type_="integer"),
+            _col("Current", type_="integer"),
+            _col("Ready", type_="integer"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _rc_row,
+    ),
+    "DeviceClass": ([_name_col(), _col("Age")], _name_age_row),
+    "ResourceClaimTemplate": ([_name_col(), _col("Age")], _name_age_row),
+    "DeviceTaintRule": (
+        [_name_col(), _col("Key"), _col("Value"), _col("Effect"), _col("TimeAdded"), _col("Age")],
+        _device_taint_row,
+    ),
     "Endpoints": ([_name_col(), _col("Endpoints"), _col("Age")], _endpoints_row),
     "EndpointSlice": (
         [_name_col(), _col("AddressType"), _col("Ports"), _col("Endpoints"), _col("Age")],
