@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from kubesched.apiserver.kubelet import fake_node
+from kubesched.kubelet.node import fake_node
 from kubesched.testing import Cluster
 
 

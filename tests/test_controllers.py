@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.kubelet import default_storage_class, fake_node
 from kubesched.controllers.deployment import fenceposts
 from kubesched.controllers.replicaset import deletion_order
+from kubesched.kubelet.node import default_storage_class, fake_node
 from kubesched.testing import Cluster
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.apiserver.kubelet import STOPPED_ANNOTATION as STOPPED
-from kubesched.apiserver.kubelet import fake_node
+from kubesched.kubelet.node import STOPPED_ANNOTATION as STOPPED
+from kubesched.kubelet.node import fake_node
 from kubesched.testing import Cluster
 
 NAMES = ("a", "b")

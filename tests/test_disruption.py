@@ -133,7 +133,7 @@ def test_expected_pods_come_from_the_controllers_scale(spec, expected, desired, 
 
 
 def test_disruption_controller_reads_a_deployments_scale():
-    from kubesched.apiserver.kubelet import fake_node
+    from kubesched.kubelet.node import fake_node
 
     c = Cluster(*[{**fake_node(f"n{i}"), "kind": "Node"} for i in range(2)], workloads=True)
     c.create(

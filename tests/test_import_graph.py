@@ -103,3 +103,86 @@ def test_the_public_framework_depends_on_no_scheduler_internals(public):
         m for m in reached if m.startswith(("kubesched.scheduler", "kubesched.apiserver", "kubesched.app"))
     )
     assert internal == []
+
+
+# -- declarative import rules, in the spirit of upstream's .import-restrictions -----------------------
+# (who, what it must not import, why)
+RULES: list[tuple[str, tuple[str, ...], str]] = [
+    (
+        "kubesched.framework",
+        (
+            "kubesched.cluster",
+            "kubesched.scheduler",
+            "kubesched.apiserver",
+            "kubesched.controllers",
+            "kubesched.kubelet",
+            "kubesched.embedded",
+            "kubesched.app",
+        ),
+        "plugins see the framework alone; it never reaches the cluster or the scheduler's internals",
+    ),
+    (
+        "kubesched.scheduler",
+        (
+            "kubesched.apiserver",
+            "kubesched.controllers",
+            "kubesched.kubelet",
+            "kubesched.embedded",
+            "kubesched.app",
+            "kubesched.ui",
+            "kubesched.testing",
+        ),
+        "the scheduler talks to a cluster only through the client interface",
+    ),
+    ("kubesched.apiserver", ("kubesched.kubelet", "kubesched.scheduler"), "the API server serves; it runs no node"),
+    ("kubesched.planning", ("kubesched.testing", "kubesched.apiserver"), "planning runs the embedded cluster"),
+    ("kubesched.replay", ("kubesched.testing", "kubesched.apiserver"), "replay runs the embedded cluster"),
+]
+OUT_OF_TREE = [
+    PACKAGE.parent.parent / "plugins" / "gpushare" / "src",
+    PACKAGE.parent.parent / "examples" / "plugins" / "src",
+]
+PLUGIN_MAY_IMPORT = ("kubesched.framework", "kubesched.api")
+
+
+def violations(g: dict[str, set[str]], rules: list[tuple[str, tuple[str, ...], str]]) -> list[str]:
+    out = []
+    for who, forbidden, why in rules:
+        for module, targets in sorted(g.items()):
+            if module != who and not module.startswith(who + "."):
+                continue
+            for target in sorted(targets):
+                if any(target == f or target.startswith(f + ".") for f in forbidden):
+                    out.append(f"{module} imports {target}: {why}")
+    return out
+
+
+def test_the_rules_catch_a_planted_arrow():
+    planted = {"kubesched.framework.interface": {"kubesched.cluster.store"}, "kubesched.api.pod": {"kubesched.errors"}}
+    assert violations(planted, RULES) == [
+        "kubesched.framework.interface imports kubesched.cluster.store: "
+        "plugins see the framework alone; it never reaches the cluster or the scheduler's internals"
+    ]
+
+
+def test_the_import_rules_hold():
+    assert violations(graph(), RULES) == []
+
+
+def test_out_of_tree_plugins_import_only_the_framework_and_the_api():
+    found = []
+    for root in OUT_OF_TREE:
+        for path in sorted(root.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
+                for name in names:
+                    if name.startswith("kubesched.") and not name.startswith(PLUGIN_MAY_IMPORT):
+                        found.append(f"{path.relative_to(root)}: {name}")
+    assert found == []
+    assert any(root.is_dir() for root in OUT_OF_TREE)

@@ -11,23 +11,12 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.pod import pod_info_from
-from kubesched.apiserver.kubelet import HollowKubelet
-from kubesched.apiserver.objects import ServerAdmission
-from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
-from kubesched.cluster.store import Store
-from kubesched.controllers.disruption import DisruptionController
-from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
-from kubesched.controllers.resourceclaim import ResourceClaimController
-from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig, parse_config
-from kubesched.scheduler.scheduler import Scheduler
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -39,7 +28,9 @@ def in_tree_registry() -> Registry:
     return registry()
 
 
-class Cluster:
+class Cluster(EmbeddedCluster):
+    """The embedded cluster with the helpers a plugin's tests use."""
+
     def __init__(
         self,
         *objects: dict[str, Any],
@@ -62,80 +53,18 @@ class Cluster:
         attempt's per-plugin results written on the pod, as ``kubesched up`` writes them.
         ``attach_limit``: with ``workloads``, the hollow CSI driver's volumes per node (its
         CSINodes), as ``kubesched up --attach-limit``; 0: no CSINodes."""
-        self.clock = VirtualClock()
-        self.store = Store(self.clock, start_on_bind=not workloads)
-        self.kubelet: HollowKubelet | None = None
-        self.controllers: ControllerManager | None = None
-        if workloads:
-            self.store.admission.append(ServerAdmission(self.store))
-        admission.install(self.store)
-        for obj in objects:
-            self.store.create(obj["kind"], obj)
-        if workloads:
-            self.kubelet = HollowKubelet(
-                self.store, termination_delay=0.0, run_seconds=run_seconds, attach_limit=attach_limit
-            )
-            self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
-        self.disruption = DisruptionController(StoreObjects(self.store))
-        self.claims = ResourceClaimController(StoreObjects(self.store))
-        self.volumes = VolumeController(StoreObjects(self.store))
-        self.client = InProcessClient(self.store)
-        self.client.settlers.append(self.volumes.sync)
-        self.sched = Scheduler(
-            self.client,
-            config if isinstance(config, SchedulerConfig) else parse_config({**CONFIG, **(config or {})}),
-            self.clock,
-            seed=seed,
+        super().__init__(
+            *objects,
+            config=config if isinstance(config, SchedulerConfig) else parse_config({**CONFIG, **(config or {})}),
             registry=registry,
             binding=binding,
-            write_results=results,
+            workloads=workloads,
+            run_seconds=run_seconds,
+            results=results,
             results_node_limit=results_node_limit,
+            seed=seed,
+            attach_limit=attach_limit,
         )
-        self.sched.start()
-
-    def create(self, *objects: dict[str, Any]) -> None:
-        for obj in objects:
-            self.store.create(obj["kind"], obj)
-
-    def settle(self) -> None:
-        """Handle every watch event and schedule until activeQ is empty and the controllers
-        have nothing left to do; no time passes."""
-        while True:
-            before = self.store.resource_version
-            self._settle_scheduler()
-            if self.kubelet is not None:
-                self.kubelet.sync()
-            if self.controllers is not None:
-                self.controllers.sync()
-            if self.store.resource_version == before:
-                return
-
-    def _settle_scheduler(self) -> None:
-        while True:
-            self.disruption.sync()
-            self.claims.sync()
-            self.volumes.sync()
-            self.sched.process_events()
-            if not self.sched.schedule_one():
-                self.sched.process_events()
-                if not self.sched.queue.has_active():
-                    return
-
-    def advance(self, seconds: float) -> None:
-        """Let virtual time pass (firing timers, completing backoffs, the unschedulable flush),
-        then settle. With ``workloads``, the cluster settles after each timer, as the real
-        controllers act as soon as they are woken (a taint is added when its node fails, not
-        when the test's time step ends)."""
-        target = self.clock.now() + seconds
-        if self.controllers is not None:
-            while (due := self.clock.next_timer()) is not None and due <= target:
-                self.clock.advance_to(due)
-                self.settle()
-        self.clock.advance_to(target)
-        self.sched.process_events()
-        self.sched.queue.flush_backoff_completed()
-        self.sched.queue.flush_unschedulable_leftover()  # pods unschedulable for over 5 minutes
-        self.settle()
 
     def node_of(self, name: str, ns: str = "default") -> str | None:
         return (self.store.get("Pod", ns, name).get("spec") or {}).get("nodeName")

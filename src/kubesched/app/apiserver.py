@@ -20,14 +20,6 @@ from kubesched.api.errors import AlreadyExists
 from kubesched.apiserver import bootstrap_policy
 from kubesched.apiserver.authn import Authenticator, load_token_file
 from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.kubelet import (
-    ATTACH_LIMIT,
-    POD_RUN_SECONDS,
-    TERMINATION_DELAY,
-    HollowKubelet,
-    default_storage_class,
-    fake_node,
-)
 from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.objects import ServerAdmission
@@ -54,6 +46,8 @@ from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
 from kubesched.health import LoopHealth
+from kubesched.kubelet.agent import POD_RUN_SECONDS, TERMINATION_DELAY, HollowKubelet
+from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class, fake_node
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
 

@@ -13,9 +13,9 @@ from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
 from kubesched import eventloop
-from kubesched.apiserver.kubelet import STOPPED_ANNOTATION, fake_node
 from kubesched.app.scheduler import _check_kubeconfig
 from kubesched.errors import InputError
+from kubesched.kubelet.node import STOPPED_ANNOTATION, fake_node
 
 
 async def _set(kubeconfig: str, names: list[str], stop: bool) -> list[str]:

@@ -1,7 +1,7 @@
 """``kubesched drain``: what if these nodes (a node pool) went away — do their pods fit elsewhere?
 
 The cluster is built as ``kubesched up`` runs it, on the virtual clock: the workload controllers,
-the hollow kubelet, the disruption controller and the scheduler (``kubesched.testing.Cluster``).
+the hollow kubelet, the disruption controller and the scheduler (``kubesched.embedded``).
 Then the nodes are drained as ``kubectl drain --ignore-daemonsets --delete-emptydir-data --force``
 drains them (``k8s.io/kubectl/pkg/drain``): cordoned, mirror and DaemonSet pods left, every other
 pod evicted through the Eviction API, so that PodDisruptionBudgets decide, an eviction refused
@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import ApiError, TooManyRequests
-from kubesched.apiserver.kubelet import ATTACH_LIMIT, default_storage_class
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.loader import Manifest
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.errors import InputError
+from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.simulate.runner import create_objects, pending_reason
 from kubesched.simulate.usage import node_usage
-from kubesched.testing import Cluster
 
 EVICTION_RETRY = 5.0  # kubectl drain: "(will retry after 5s)"
 SETTLE = 30.0  # virtual seconds for the cluster to start before the drain, and to place the last pods
@@ -154,9 +154,9 @@ def _replicated(owner: str) -> bool:
     return owner.split("/", 1)[0] in REPLICATING
 
 
-def select_nodes(cluster: Cluster, names: list[str], selector: str | None) -> list[str]:
+def select_nodes(cluster: EmbeddedCluster, names: list[str], selector: str | None) -> list[str]:
     """The nodes named, and those ``selector`` (a label selector, as ``kubectl drain -l``) matches."""
-    from kubesched.apiserver.selectors import labels_match, parse_label_selector
+    from kubesched.api.labels import labels_match, parse_label_selector
 
     nodes = cluster.store.list("Node")[0]
     known = {n["metadata"]["name"] for n in nodes}
@@ -179,10 +179,10 @@ def select_nodes(cluster: Cluster, names: list[str], selector: str | None) -> li
     return chosen
 
 
-def build(manifests: list[Manifest], config: SchedulerConfig, seed: int = 0) -> Cluster:
+def build(manifests: list[Manifest], config: SchedulerConfig, seed: int = 0) -> EmbeddedCluster:
     """The cluster as ``kubesched up`` would run it, settled: controllers' pods created, placed
     and Running, claims provisioned by the hollow CSI driver of the default StorageClass."""
-    cluster = Cluster(config=config, workloads=True, seed=seed, attach_limit=ATTACH_LIMIT)
+    cluster = EmbeddedCluster(config=config, workloads=True, seed=seed, attach_limit=ATTACH_LIMIT)
     if not any(m.kind == "StorageClass" for m in manifests):  # as up: kind's "standard", the hollow driver's
         cluster.store.create("StorageClass", default_storage_class())
     rejected, _ = create_objects(cluster.store, manifests, keep_existing=True)
@@ -194,7 +194,7 @@ def build(manifests: list[Manifest], config: SchedulerConfig, seed: int = 0) -> 
     return cluster
 
 
-def drain(cluster: Cluster, nodes: list[str], timeout: float, *, usage: bool = False) -> DrainResult:
+def drain(cluster: EmbeddedCluster, nodes: list[str], timeout: float, *, usage: bool = False) -> DrainResult:
     """Cordon ``nodes`` and evict their pods as kubectl drain does, for up to ``timeout`` virtual
     seconds of retries; then let the replacements be placed. ``usage``: keep each node's use
     before and after (what the report's capacity tables need)."""

@@ -23,75 +23,20 @@ from kubesched.clock import parse_rfc3339, rfc3339, rfc3339_micro
 from kubesched.cluster.store import Store
 from kubesched.controllers.workqueue import ItemBackoff
 from kubesched.health import LoopHealth, describe
+from kubesched.kubelet.node import (
+    HOLLOW_DRIVER,
+    NODE_INFO,
+    ZONE_LABEL,
+    stopped,
+)
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION = 40  # kubelet's nodeLeaseDurationSeconds
 NODE_LEASE_RENEW = 10.0  # renewInterval = 0.25 * lease duration
-KUBELET_VERSION = "v1.37.2-kubesched"
 TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final delete
 POD_RUN_SECONDS = 1.0  # how long a run-to-completion pod (restartPolicy Never/OnFailure) runs
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"  # per pod: its run time ("-1": runs until deleted)
 EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"  # per pod: its containers' exit code (non-zero: Failed)
-# on a Node: its hollow kubelet is stopped (``kubesched node stop``): no Lease renewal, no pod
-# started or confirmed deleted, until the annotation goes (``kubesched node start``)
-STOPPED_ANNOTATION = "kubesched.io/kubelet-stopped"
-
-
-def stopped(node: dict[str, Any] | None) -> bool:
-    return bool(((node or {}).get("metadata") or {}).get("annotations", {}).get(STOPPED_ANNOTATION))
-
-
-HOLLOW_DRIVER = "hollow.csi.kubesched.io"  # the CSI driver every hollow node runs
-ATTACH_LIMIT = 32  # volumes of it a hollow node can attach (its CSINode's allocatable count)
-ZONE_LABEL = "topology.kubernetes.io/zone"
-
-NODE_INFO = {
-    "machineID": "",
-    "systemUUID": "",
-    "bootID": "",
-    "kernelVersion": "6.1.0-kubesched",
-    "osImage": "kubesched hollow node",
-    "containerRuntimeVersion": "kubesched://1.0",
-    "kubeletVersion": KUBELET_VERSION,
-    "kubeProxyVersion": "",
-    "operatingSystem": "linux",
-    "architecture": "amd64",
-}
-
-
-def fake_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "110") -> dict[str, Any]:
-    """A node like scheduler_perf's ``node-default.yaml`` (4 CPU, 32Gi, 110 pods)."""
-    capacity = {"cpu": cpu, "memory": memory, "pods": pods}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "kubesched",
-            },
-        },
-        "spec": {},
-        "status": {"capacity": capacity, "allocatable": capacity},
-    }
-
-
-def default_storage_class() -> dict[str, Any]:
-    """The default StorageClass of a cluster whose nodes run the hollow driver, as kind ships
-    ``standard``: provisioned by the driver, bound when the first consumer is scheduled."""
-    return {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-        "provisioner": HOLLOW_DRIVER,
-        "reclaimPolicy": "Delete",
-        "volumeBindingMode": "WaitForFirstConsumer",
-    }
-
-
 class HollowKubelet:
     """Drives every node and its pods; ``sync`` handles the changes seen since the last call."""
 

@@ -1,0 +1,120 @@
+"""``EmbeddedCluster``: the store with the cluster's admission (and, with ``workloads``, the API
+server's defaulting and validation before it), the claim, volume and disruption loops, the
+controller manager's workload controllers, the hollow kubelet and the scheduler, driven on a virtual
+clock: ``settle`` handles every event until nothing changes, ``advance`` lets time pass timer by
+timer. ``kubesched.testing.Cluster`` and ``kubesched drain`` are built on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.apiserver.objects import ServerAdmission
+from kubesched.client import InProcessClient
+from kubesched.client.objects import StoreObjects
+from kubesched.clock import VirtualClock
+from kubesched.cluster import admission
+from kubesched.cluster.store import Store
+from kubesched.controllers.disruption import DisruptionController
+from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
+from kubesched.controllers.resourceclaim import ResourceClaimController
+from kubesched.controllers.volume import VolumeController
+from kubesched.framework.registry import Registry
+from kubesched.kubelet.agent import HollowKubelet
+from kubesched.scheduler.binding import Binding
+from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.scheduler import Scheduler
+
+
+class EmbeddedCluster:
+    """The cluster and its driver on a virtual clock. ``workloads``: run what ``kubesched up`` runs
+    around the scheduler too (the API server's admission, the hollow kubelet with pods done after
+    ``run_seconds``, the workload controllers with the garbage collector and the namespace
+    controller); without it a bound pod simply runs (the store starts it)."""
+
+    def __init__(
+        self,
+        *objects: dict[str, Any],
+        config: SchedulerConfig,
+        registry: Registry | None = None,
+        binding: Binding | None = None,
+        workloads: bool = False,
+        run_seconds: float = 1.0,
+        results: bool = False,
+        results_node_limit: int = 10,
+        seed: int = 0,
+        attach_limit: int = 0,
+    ) -> None:
+        self.clock = VirtualClock()
+        self.store = Store(self.clock, start_on_bind=not workloads)
+        self.kubelet: HollowKubelet | None = None
+        self.controllers: ControllerManager | None = None
+        if workloads:
+            self.store.admission.append(ServerAdmission(self.store))
+        admission.install(self.store)
+        for obj in objects:
+            self.store.create(obj["kind"], obj)
+        if workloads:
+            self.kubelet = HollowKubelet(
+                self.store, termination_delay=0.0, run_seconds=run_seconds, attach_limit=attach_limit
+            )
+            self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
+        self.disruption = DisruptionController(StoreObjects(self.store))
+        self.claims = ResourceClaimController(StoreObjects(self.store))
+        self.volumes = VolumeController(StoreObjects(self.store))
+        self.client = InProcessClient(self.store)
+        self.client.settlers.append(self.volumes.sync)
+        self.sched = Scheduler(
+            self.client,
+            config,
+            self.clock,
+            seed=seed,
+            registry=registry,
+            binding=binding,
+            write_results=results,
+            results_node_limit=results_node_limit,
+        )
+        self.sched.start()
+
+    def create(self, *objects: dict[str, Any]) -> None:
+        for obj in objects:
+            self.store.create(obj["kind"], obj)
+
+    def settle(self) -> None:
+        """Handle every watch event and schedule until activeQ is empty and the controllers
+        have nothing left to do; no time passes."""
+        while True:
+            before = self.store.resource_version
+            self._settle_scheduler()
+            if self.kubelet is not None:
+                self.kubelet.sync()
+            if self.controllers is not None:
+                self.controllers.sync()
+            if self.store.resource_version == before:
+                return
+
+    def _settle_scheduler(self) -> None:
+        while True:
+            self.disruption.sync()
+            self.claims.sync()
+            self.volumes.sync()
+            self.sched.process_events()
+            if not self.sched.schedule_one():
+                self.sched.process_events()
+                if not self.sched.queue.has_active():
+                    return
+
+    def advance(self, seconds: float) -> None:
+        """Let virtual time pass (firing timers, completing backoffs, the unschedulable flush),
+        then settle. With ``workloads``, the cluster settles after each timer, as the real
+        controllers act as soon as they are woken (a taint is added when its node fails, not
+        when the test's time step ends)."""
+        target = self.clock.now() + seconds
+        if self.controllers is not None:
+            while (due := self.clock.next_timer()) is not None and due <= target:
+                self.clock.advance_to(due)
+                self.settle()
+        self.clock.advance_to(target)
+        self.sched.process_events()
+        self.sched.queue.flush_backoff_completed()
+        self.sched.queue.flush_unschedulable_leftover()  # pods unschedulable for over 5 minutes
+        self.settle()
