@@ -32,6 +32,7 @@ _KIND_TYPES = {
     ("", "ReplicationController"): "core.ReplicationController",
     ("", "ConfigMap"): "core.ConfigMap",
     ("", "Secret"): "core.Secret",
+    ("autoscaling", "HorizontalPodAutoscaler"): "autoscalingv2.HorizontalPodAutoscaler",
     ("", "Endpoints"): "core.Endpoints",
     ("discovery.k8s.io", "EndpointSlice"): "discovery.EndpointSlice",
     ("", "LimitRange"): "core.LimitRange",

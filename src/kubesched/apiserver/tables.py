@@ -424,6 +424,39 @@ def _device_taint_row(o: dict[str, Any], now: float) -> Row:
     ]
 
 
+def _hpa_row(o: dict[str, Any], now: float) -> Row:
+    """``printHorizontalPodAutoscaler``: the target, ``formatHPAMetrics`` (Resource metrics), min,
+    max and current replicas."""
+    meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    current = status.get("currentMetrics") or []
+    shown = []
+    for i, m in enumerate(spec.get("metrics") or []):
+        if m.get("type") != "Resource":
+            shown.append("<unknown type>")
+            continue
+        res = m.get("resource") or {}
+        now_metric = ((current[i].get("resource") or {}).get("current") or {}) if i < len(current) else {}
+        target = res.get("target") or {}
+        if target.get("averageValue") is not None:
+            shown.append(f"{res.get('name')}: {now_metric.get('averageValue', '<unknown>')}/{target['averageValue']}")
+        else:
+            have = f"{now_metric['averageUtilization']}%" if "averageUtilization" in now_metric else "<unknown>"
+            goal = f"{target['averageUtilization']}%" if target.get("averageUtilization") is not None else "<auto>"
+            shown.append(f"{res.get('name')}: {have}/{goal}")
+    metrics = ", ".join(shown[:4]) + (f" + {len(shown) - 4} more..." if len(shown) > 4 else "")
+    low = spec.get("minReplicas")
+    return [
+        meta.get("name"),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        metrics or "<none>",
+        str(low) if low is not None else "<unset>",
+        int(spec.get("maxReplicas") or 0),
+        int(status.get("currentReplicas") or 0),
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
 def _secret_row(o: dict[str, Any], now: float) -> Row:
     """``printSecret``: its type and how many keys."""
     meta = o.get("metadata") or {}
@@ -758,6 +791,18 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float]
     "ConfigMap": ([_name_col(), _col("Data"), _col("Age")], _configmap_row),
     "ServiceAccount": ([_name_col(), _col("Secrets"), _col("Age")], _serviceaccount_row),
     "Secret": ([_name_col(), _col("Type"), _col("Data"), _col("Age")], _secret_row),
+    "HorizontalPodAutoscaler": (
+        [
+            _name_col(),
+            _col("Reference"),
+            _col("Targets"),
+            _col("MinPods"),
+            _col("MaxPods"),
+            _col("Replicas"),
+            _col("Age"),
+        ],
+        _hpa_row,
+    ),
     # pkg/printers/internalversion/printers.go: the bindings' subjects, replication controllers,
     # DeviceClasses and ResourceClaimTemplates (name and age) and DeviceTaintRules
     **{

@@ -1,6 +1,6 @@
 """Resources computed on request rather than stored: metrics-server's ``metrics.k8s.io/v1beta1``
-NodeMetrics and PodMetrics (``kubectl top``), here the hollow nodes' usage as the requests of
-the pods running on them, and the self reviews of who asks: SelfSubjectReview (``kubectl auth
+NodeMetrics and PodMetrics (``kubectl top``), here the hollow pods' usage (``api.usage``: their
+requests, or what their annotations say), and the self reviews of who asks: SelfSubjectReview (``kubectl auth
 whoami``), SelfSubjectAccessReview (``kubectl auth can-i``) and SelfSubjectRulesReview
 (``kubectl auth can-i --list``)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.errors import MethodNotAllowed, NotFound
-from kubesched.api.quantity import milli_value, value
+from kubesched.api.usage import container_usage, pod_usage
 from kubesched.apiserver.authn import ADMIN
 from kubesched.apiserver.bodies import read_object
 from kubesched.apiserver.context import ServerContext
@@ -21,18 +21,6 @@ from kubesched.apiserver.selectors import labels_match
 from kubesched.clock import rfc3339
 
 WINDOW = "10s"  # metrics-server's resolution, as NodeMetrics reports it
-
-
-def _usage(containers: list[dict[str, Any]]) -> tuple[int, int]:
-    """(millicores, bytes) the containers request."""
-    cpu = mem = 0
-    for c in containers:
-        req = ((c or {}).get("resources") or {}).get("requests") or {}
-        if "cpu" in req:
-            cpu += milli_value(req["cpu"])
-        if "memory" in req:
-            mem += value(req["memory"])
-    return cpu, mem
 
 
 def _quantities(cpu_milli: int, mem_bytes: int) -> dict[str, str]:
@@ -187,7 +175,7 @@ class Virtual(ServerContext):
         per_node: dict[str, tuple[int, int]] = {}
         for pod in self.store.list("Pod")[0]:
             if _running(pod):
-                cpu, mem = _usage((pod.get("spec") or {}).get("containers") or [])
+                cpu, mem = pod_usage(pod)
                 node = pod["spec"]["nodeName"]
                 have = per_node.get(node, (0, 0))
                 per_node[node] = (have[0] + cpu, have[1] + mem)
@@ -215,10 +203,7 @@ class Virtual(ServerContext):
             if not _running(pod):
                 continue
             meta = pod["metadata"]
-            containers = [
-                {"name": c.get("name", ""), "usage": _quantities(*_usage([c]))}
-                for c in (pod.get("spec") or {}).get("containers") or []
-            ]
+            containers = [{"name": name, "usage": _quantities(cpu, mem)} for name, cpu, mem in container_usage(pod)]
             out.append(
                 {
                     "metadata": {

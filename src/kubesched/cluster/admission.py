@@ -115,6 +115,12 @@ class Admission:
             return default_limit_range(obj)
         if kind == "Secret":
             return default_secret(obj)
+        if kind == "HorizontalPodAutoscaler":  # SetDefaults_HorizontalPodAutoscaler (autoscaling/v2)
+            spec = {"minReplicas": 1, **(obj.get("spec") or {})}
+            if not spec.get("metrics"):
+                target = {"type": "Utilization", "averageUtilization": 80}
+                spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
+            return {**obj, "spec": spec}
         if kind == "ResourceQuota":  # the controller's first sync, at once: hard as asked, used as it is
             namespace = (obj.get("metadata") or {}).get("namespace") or "default"
             objects = self._namespace_objects(namespace, quota.kinds_for([obj]))

@@ -46,6 +46,7 @@ KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
     "Lease": ("coordination.k8s.io/v1", True, "leases"),
     "ConfigMap": ("v1", True, "configmaps"),
     "Secret": ("v1", True, "secrets"),
+    "HorizontalPodAutoscaler": ("autoscaling/v2", True, "horizontalpodautoscalers"),
     "Endpoints": ("v1", True, "endpoints"),
     "EndpointSlice": ("discovery.k8s.io/v1", True, "endpointslices"),
     "CronJob": ("batch/v1", True, "cronjobs"),

@@ -22,6 +22,7 @@ from kubesched.controllers.garbagecollector import GarbageCollector
 from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecycleController
+from kubesched.controllers.podautoscaler import PodAutoscaler
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD, PodGarbageCollector
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.resourcequota import ResourceQuotaController
@@ -57,10 +58,18 @@ ALL = (
     "root-ca-certificate-publisher-controller",
     "endpoints-controller",
     "endpointslice-controller",
+    "horizontal-pod-autoscaler-controller",
 )
-# what ``kubesched.testing.Cluster(workloads=True)`` runs: the workload controllers, the garbage
-# collector and the namespace controller (the cluster's own loops run there already)
-WORKLOAD_CONTROLLERS = (*WORKLOADS, "garbage-collector-controller", "namespace-controller", "node-lifecycle-controller")
+# what ``kubesched.embedded.EmbeddedCluster(workloads=True)`` runs: the workload controllers, the
+# garbage collector, the namespace and node lifecycle controllers and the autoscaler (the cluster's
+# own loops run there already)
+WORKLOAD_CONTROLLERS = (
+    *WORKLOADS,
+    "garbage-collector-controller",
+    "namespace-controller",
+    "node-lifecycle-controller",
+    "horizontal-pod-autoscaler-controller",
+)
 ALIASES = {name.removesuffix("-controller"): name for name in ALL} | {
     "garbagecollector": "garbage-collector-controller",
     "podgc": "pod-garbage-collector-controller",
@@ -146,6 +155,8 @@ class ControllerManager:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
         if "resourcequota-controller" in names:
             self.loops.append(ResourceQuotaController(client))
+        if "horizontal-pod-autoscaler-controller" in names:
+            self.loops.append(PodAutoscaler(client, self.wake))
         if "endpoints-controller" in names:
             self.loops.append(EndpointsController(client))
         if "endpointslice-controller" in names:
