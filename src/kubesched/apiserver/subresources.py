@@ -165,15 +165,7 @@ class Subresources(ServerContext):
         endpoint makes first (``ValidateContainerLogsForPod``)."""
         pod = self._get(t)
         name = t.name or ""
-        containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
-        if container is None:
-            if len(containers) != 1:
-                raise BadRequest(
-                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
-                )
-            container = containers[0]
-        elif container not in containers:
-            raise BadRequest(f"container {container} is not valid for pod {name}")
+        container = _container(pod, name, container)
         raise BadRequest(
             f'container "{container}" in pod "{name}" is a hollow container of kubesched: it runs no process '
             "and has no logs"
@@ -186,15 +178,7 @@ class Subresources(ServerContext):
         pod = self._get(t)
         name = t.name or ""
         if t.subresource != "portforward":
-            containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
-            if not container:
-                if len(containers) != 1:
-                    raise BadRequest(
-                        f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
-                    )
-                container = containers[0]
-            elif container not in containers:
-                raise BadRequest(f"container {container} is not valid for pod {name}")
+            container = _container(pod, name, container)
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             raise BadRequest(f"pod {name} does not have a host assigned")
@@ -257,3 +241,17 @@ class Subresources(ServerContext):
             },
             201,
         )
+
+
+def _container(pod: dict[str, Any], name: str, container: str | None) -> str:
+    """``validateContainer``: the container named, or the pod's only one; a BadRequest otherwise."""
+    containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
+    if not container:
+        if len(containers) != 1:
+            raise BadRequest(
+                f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+            )
+        return containers[0]
+    if container not in containers:
+        raise BadRequest(f"container {container} is not valid for pod {name}")
+    return container

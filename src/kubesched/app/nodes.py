@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from kubernetes_asyncio import client as k8s
@@ -35,13 +36,7 @@ async def _set(kubeconfig: str, names: list[str], stop: bool) -> list[str]:
 
 def set_stopped(kubeconfig: str, names: list[str], stop: bool) -> list[str]:
     """Stop (or start) the hollow kubelets of NAMES; one line per node."""
-    _check_kubeconfig(kubeconfig)
-    try:
-        return eventloop.run(_set(kubeconfig, names, stop))
-    except InputError:
-        raise
-    except Exception as exc:  # an unreachable server
-        raise InputError(f"cannot reach the API server: {exc}", file=kubeconfig) from None
+    return _run(kubeconfig, lambda: _set(kubeconfig, names, stop))
 
 
 def load_template(path: str) -> dict[str, Any]:
@@ -96,9 +91,14 @@ async def _add(kubeconfig: str, names: list[str], count: int, template: dict[str
 
 def add_nodes(kubeconfig: str, names: list[str], count: int, template: dict[str, Any] | None) -> list[str]:
     """Create NAMES (or ``count`` nodes named after the highest ``node-N``) from ``template``."""
+    return _run(kubeconfig, lambda: _add(kubeconfig, names, count, template))
+
+
+def _run(kubeconfig: str, work: Callable[[], Coroutine[Any, Any, list[str]]]) -> list[str]:
+    """Run requests against the API server of ``kubeconfig``; an unreachable one is an InputError."""
     _check_kubeconfig(kubeconfig)
     try:
-        return eventloop.run(_add(kubeconfig, names, count, template))
+        return eventloop.run(work())
     except InputError:
         raise
     except Exception as exc:  # an unreachable server
