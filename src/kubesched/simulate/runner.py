@@ -7,54 +7,47 @@ would only repeat the same verdict). Backoff and the flush cost virtual time onl
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import schema
-from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.validation_podgroups import pod_group_min_count
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock, rfc3339
+from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.loader import Manifest, load_paths, warn
-from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
+from kubesched.cluster.store import KNOWN_KINDS, Store
 from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.objects import CONTROLLER_ONLY, CREATE_ORDER, NAMESPACE_LABEL, create_objects
+from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
-from kubesched.scheduler.queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.schedule_one import Explanation
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.simulate.usage import node_usage
 
-CREATE_ORDER = {
-    "Namespace": 0,
-    "PriorityClass": 1,
-    "RuntimeClass": 1,
-    "Node": 2,
-    "PodDisruptionBudget": 3,
-    "DeviceClass": 4,
-    "ResourceSlice": 4,
-    "ResourceClaimTemplate": 4,
-    "ResourceClaim": 4,
-    "StorageClass": 4,
-    "CSIDriver": 4,
-    "CSINode": 4,
-    "CSIStorageCapacity": 4,
-    "PersistentVolume": 4,
-    "Pod": 9,
-}
-NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
-MAX_VIRTUAL_SECONDS = 7 * 24 * 3600.0
+__all__ = [
+    "CONTROLLER_ONLY",
+    "CREATE_ORDER",
+    "MAX_VIRTUAL_SECONDS",
+    "NAMESPACE_LABEL",
+    "build_cluster",
+    "create_objects",
+    "pending_reason",
+    "run_to_quiescence",
+    "simulate",
+    "split_config",
+    "validate_manifest",
+]
+
 # configuration sections that mean nothing to one in-process scheduler on a virtual clock
 SIMULATE_IGNORES = {
     "leaderElection": "one simulated scheduler elects no leader (kubesched scheduler does)",
@@ -105,9 +98,6 @@ def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str
 
 # kinds that stand for pods only a controller makes (ReplicaSets and StatefulSets are read by
 # PodTopologySpread's default constraints, so they are not warned about)
-CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job"})
-
-
 def split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
     """The KubeSchedulerConfiguration (``config_path``'s, else the one among ``manifests``, else
     the defaults) and the other objects; shared by simulate, size, drain and the CLI's --config."""
@@ -143,100 +133,6 @@ def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[
     return store, rejected, pods
 
 
-def _running_if_bound(store: Store, pod: dict[str, Any]) -> None:
-    """A pod the input places on a node runs there, as a pod the scheduler binds does (the store's
-    ``start_on_bind``): Running and scheduled, so that budgets count it healthy."""
-    status = pod.get("status") or {}
-    if not store.start_on_bind or not (pod.get("spec") or {}).get("nodeName") or status.get("phase"):
-        return
-    now = rfc3339(store.clock.now())
-    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-
-    def start(o: dict[str, Any]) -> dict[str, Any]:
-        conditions = [c for c in (o.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
-        return {
-            **o,
-            "status": {
-                **(o.get("status") or {}),
-                "phase": "Running",
-                "startTime": now,
-                "conditions": [*conditions, scheduled],
-            },
-        }
-
-    meta = pod["metadata"]
-    store.mutate("Pod", meta.get("namespace") or "default", meta["name"], start)
-
-
-def create_objects(
-    store: Store, manifests: list[Manifest], *, keep_existing: bool = False
-) -> tuple[list[dict[str, Any]], list[Manifest]]:
-    """Create manifests in dependency order (namespaces, priority classes, nodes, budgets, the
-    rest, pods last), creating missing namespaces with a warning. Objects refused by admission are
-    returned as rejected; with ``keep_existing`` an object already stored is left as it is (a
-    server restarted with the same PATHs)."""
-    rejected: list[dict[str, Any]] = []
-    warned: set[str] = set()
-    namespaces = {m.obj["metadata"]["name"] for m in manifests if m.kind == "Namespace"}
-    needed = {
-        (m.obj.get("metadata") or {}).get("namespace") or "default"
-        for m in manifests
-        if m.kind in KNOWN_KINDS and KNOWN_KINDS[m.kind][1]
-    }
-    for ns in sorted(needed - namespaces):
-        if store.try_get("Namespace", "", ns) is None:
-            warn(f"namespace {ns!r} is not in the input; creating it")
-            store.create(
-                "Namespace",
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {NAMESPACE_LABEL: ns}}},
-            )
-    ordered = sorted(manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5))
-    pods: list[Manifest] = []
-    for m in ordered:
-        if m.kind in CONTROLLER_ONLY and not keep_existing and m.kind not in warned:
-            warned.add(m.kind)
-            warn(
-                f"kind {m.kind!r}: simulate runs no workload controllers, so its pods are not created "
-                "(list the pods, or run it under kubesched up)"
-            )
-        if m.kind not in KNOWN_KINDS:
-            # kubectl's "no matches for kind": nothing here would read it, and a typo'd kind
-            # (``Pdo``) must not pass for an empty cluster
-            raise InputError(
-                f'no matches for kind "{m.kind}" in version "{m.obj.get("apiVersion") or ""}"',
-                file=m.file,
-                obj=f"document {m.index}",
-            )
-        meta = m.obj.get("metadata") or {}
-        try:
-            if m.kind == "Namespace" and store.try_get("Namespace", "", meta.get("name", "")) is not None:
-                continue
-            if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
-                continue
-            created = store.create(m.kind, m.obj)
-            if m.kind == "Pod":
-                pods.append(m)
-                _running_if_bound(store, created)
-        except ApiError as exc:
-            if keep_existing and isinstance(exc, AlreadyExists):
-                continue
-            namespace = (meta.get("namespace") or "default") if is_namespaced(m.kind) else None
-            rejected.append({"kind": m.kind, "namespace": namespace, "name": meta.get("name"), "message": exc.message})
-    return rejected, pods
-
-
-def next_flush_time(sched: Scheduler) -> float | None:
-    """The flush tick that would move a pod tried against an older cluster state, if any."""
-    best: float | None = None
-    for qp in sched.queue.unschedulable_pods():
-        if qp.failed_at_generation >= sched.cluster_generation:
-            continue
-        due = qp.timestamp + sched.queue.max_in_unschedulable
-        tick = float((math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD)
-        best = tick if best is None else min(best, tick)
-    return best
-
-
 def pod_group_outcomes(store: Store, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each PodGroup with its minCount, how many of its pods are bound, and its
     PodGroupInitiallyScheduled condition."""
@@ -270,17 +166,6 @@ def pod_group_outcomes(store: Store, pods: list[dict[str, Any]]) -> list[dict[st
     return out
 
 
-def useful_retry(sched: Scheduler) -> Callable[[Any], bool]:
-    """Whether an entity's retry after its backoff can turn out otherwise: a pod group (which
-    upstream retries after every backoff, forever) whose last cycle saw the cluster as it is now
-    would fail again the same way, so the simulation does not wait for it."""
-
-    def useful(entity: Any) -> bool:
-        return not isinstance(entity, QueuedPodGroupInfo) or entity.failed_at_generation < sched.cluster_generation
-
-    return useful
-
-
 def deletion_reason(pod: dict[str, Any]) -> str:
     """The DisruptionTarget condition's reason (PreemptionByScheduler, EvictionByEvictionAPI)
     when the pod was disrupted on purpose, else "Deleted"."""
@@ -288,60 +173,6 @@ def deletion_reason(pod: dict[str, Any]) -> str:
         if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and c.get("reason"):
             return str(c["reason"])
     return "Deleted"
-
-
-Progress = Callable[[Scheduler], None]
-PROGRESS_EVERY = 256  # scheduling cycles between two progress reports
-# Upstream retries a pod whose attempt ended in an error (an unreachable extender, a failed API
-# call) with backoff, forever. A simulation stops once this many attempts in a row erred with no
-# other change: nothing on the virtual clock can make the next one different.
-MAX_ERROR_STREAK = 100
-
-
-def run_to_quiescence(
-    sched: Scheduler,
-    clock: VirtualClock,
-    limit: float = MAX_VIRTUAL_SECONDS,
-    controllers: list[Any] | None = None,
-    progress: Progress | None = None,
-) -> None:
-    sched.start()
-    cycles = 0
-    stuck = 0  # consecutive attempts that ended in an error while nothing else changed
-    while True:
-        for controller in controllers or ():
-            controller.sync()
-        sched.process_events()
-        if sched.queue.has_active():
-            before = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
-            sched.schedule_one()
-            after = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
-            stuck = stuck + 1 if after[0] > before[0] and after[1:] == before[1:] else 0
-            if stuck >= max(MAX_ERROR_STREAK, 10 * len(sched.queue)):
-                warn(
-                    f"stopped scheduling at {clock.now():.0f}s of virtual time: the last {stuck} attempts all ended "
-                    "in errors and nothing changed (the pods' messages say why)"
-                )
-                return
-            cycles += 1
-            if progress is not None and cycles % PROGRESS_EVERY == 0:
-                progress(sched)
-            continue
-        candidates = [
-            t
-            for t in (clock.next_timer(), sched.queue.next_backoff_expiry(useful_retry(sched)), next_flush_time(sched))
-            if t is not None
-        ]
-        if not candidates:
-            return
-        when = max(min(candidates), clock.now())
-        if when > limit:
-            return
-        clock.advance_to(when)
-        sched.process_events()
-        sched.queue.flush_backoff_completed()
-        if when % UNSCHEDULABLE_FLUSH_PERIOD == 0:
-            sched.queue.flush_unschedulable_leftover()
 
 
 def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | None]:

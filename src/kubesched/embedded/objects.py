@@ -1,0 +1,118 @@
+"""Creating a cluster's objects from manifests, as ``kubectl create`` of many files would: in
+dependency order (namespaces, classes, nodes, budgets, the rest, pods last), missing namespaces made
+with a warning, an unknown kind refused as kubectl's "no matches for kind", objects admission refuses
+returned as rejected; a pod the input places on a node runs there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.errors import AlreadyExists, ApiError
+from kubesched.clock import rfc3339
+from kubesched.cluster import admission
+from kubesched.cluster.loader import Manifest, warn
+from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
+from kubesched.errors import InputError
+
+CREATE_ORDER = {
+    "Namespace": 0,
+    "PriorityClass": 1,
+    "RuntimeClass": 1,
+    "Node": 2,
+    "PodDisruptionBudget": 3,
+    "DeviceClass": 4,
+    "ResourceSlice": 4,
+    "ResourceClaimTemplate": 4,
+    "ResourceClaim": 4,
+    "StorageClass": 4,
+    "CSIDriver": 4,
+    "CSINode": 4,
+    "CSIStorageCapacity": 4,
+    "PersistentVolume": 4,
+    "Pod": 9,
+}
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
+# kinds only the workload controllers act on: simulate and size run none
+CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job"})
+
+
+def _running_if_bound(store: Store, pod: dict[str, Any]) -> None:
+    """A pod the input places on a node runs there, as a pod the scheduler binds does (the store's
+    ``start_on_bind``): Running and scheduled, so that budgets count it healthy."""
+    status = pod.get("status") or {}
+    if not store.start_on_bind or not (pod.get("spec") or {}).get("nodeName") or status.get("phase"):
+        return
+    now = rfc3339(store.clock.now())
+    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+
+    def start(o: dict[str, Any]) -> dict[str, Any]:
+        conditions = [c for c in (o.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
+        return {
+            **o,
+            "status": {
+                **(o.get("status") or {}),
+                "phase": "Running",
+                "startTime": now,
+                "conditions": [*conditions, scheduled],
+            },
+        }
+
+    meta = pod["metadata"]
+    store.mutate("Pod", meta.get("namespace") or "default", meta["name"], start)
+
+
+def create_objects(
+    store: Store, manifests: list[Manifest], *, keep_existing: bool = False
+) -> tuple[list[dict[str, Any]], list[Manifest]]:
+    """Create manifests in dependency order (namespaces, priority classes, nodes, budgets, the
+    rest, pods last), creating missing namespaces with a warning. Objects refused by admission are
+    returned as rejected; with ``keep_existing`` an object already stored is left as it is (a
+    server restarted with the same PATHs)."""
+    rejected: list[dict[str, Any]] = []
+    warned: set[str] = set()
+    namespaces = {m.obj["metadata"]["name"] for m in manifests if m.kind == "Namespace"}
+    needed = {
+        (m.obj.get("metadata") or {}).get("namespace") or "default"
+        for m in manifests
+        if m.kind in KNOWN_KINDS and KNOWN_KINDS[m.kind][1]
+    }
+    for ns in sorted(needed - namespaces):
+        if store.try_get("Namespace", "", ns) is None:
+            warn(f"namespace {ns!r} is not in the input; creating it")
+            store.create(
+                "Namespace",
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {NAMESPACE_LABEL: ns}}},
+            )
+    ordered = sorted(manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5))
+    pods: list[Manifest] = []
+    for m in ordered:
+        if m.kind in CONTROLLER_ONLY and not keep_existing and m.kind not in warned:
+            warned.add(m.kind)
+            warn(
+                f"kind {m.kind!r}: simulate runs no workload controllers, so its pods are not created "
+                "(list the pods, or run it under kubesched up)"
+            )
+        if m.kind not in KNOWN_KINDS:
+            # kubectl's "no matches for kind": nothing here would read it, and a typo'd kind
+            # (``Pdo``) must not pass for an empty cluster
+            raise InputError(
+                f'no matches for kind "{m.kind}" in version "{m.obj.get("apiVersion") or ""}"',
+                file=m.file,
+                obj=f"document {m.index}",
+            )
+        meta = m.obj.get("metadata") or {}
+        try:
+            if m.kind == "Namespace" and store.try_get("Namespace", "", meta.get("name", "")) is not None:
+                continue
+            if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
+                continue
+            created = store.create(m.kind, m.obj)
+            if m.kind == "Pod":
+                pods.append(m)
+                _running_if_bound(store, created)
+        except ApiError as exc:
+            if keep_existing and isinstance(exc, AlreadyExists):
+                continue
+            namespace = (meta.get("namespace") or "default") if is_namespaced(m.kind) else None
+            rejected.append({"kind": m.kind, "namespace": namespace, "name": meta.get("name"), "message": exc.message})
+    return rejected, pods
