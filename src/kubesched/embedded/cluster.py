@@ -2,10 +2,12 @@
 server's defaulting and validation before it), the claim, volume and disruption loops, the
 controller manager's workload controllers, the hollow kubelet and the scheduler, driven on a virtual
 clock: ``settle`` handles every event until nothing changes, ``advance`` lets time pass timer by
-timer. ``kubesched.testing.Cluster`` and ``kubesched drain`` are built on it."""
+timer, ``run_to_quiescence`` runs until nothing more can happen. ``simulate``, ``size``, ``drain``
+and ``kubesched.testing.Cluster`` are built on it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kubesched.apiserver.objects import ServerAdmission
@@ -13,11 +15,14 @@ from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
+from kubesched.cluster.loader import Manifest
 from kubesched.cluster.store import Store
 from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.objects import create_objects
+from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.framework.registry import Registry
 from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
@@ -29,12 +34,18 @@ class EmbeddedCluster:
     """The cluster and its driver on a virtual clock. ``workloads``: run what ``kubesched up`` runs
     around the scheduler too (the API server's admission, the hollow kubelet with pods done after
     ``run_seconds``, the workload controllers with the garbage collector and the namespace
-    controller); without it a bound pod simply runs (the store starts it)."""
+    controller); without it a bound pod simply runs (the store starts it). ``manifests`` are
+    created as ``simulate`` creates its input (``rejected`` lists what admission refused, ``pods``
+    the pods made); ``explain`` names the pods whose attempts are kept; ``start``: list and watch
+    at once (else ``run_to_quiescence`` starts the scheduler)."""
 
     def __init__(
         self,
         *objects: dict[str, Any],
         config: SchedulerConfig,
+        manifests: Sequence[Manifest] = (),
+        explain: set[str] | None = None,
+        start: bool = True,
         registry: Registry | None = None,
         binding: Binding | None = None,
         workloads: bool = False,
@@ -45,7 +56,7 @@ class EmbeddedCluster:
         attach_limit: int = 0,
     ) -> None:
         self.clock = VirtualClock()
-        self.store = Store(self.clock, start_on_bind=not workloads)
+        self.store = Store(self.clock, seed=seed, start_on_bind=not workloads)
         self.kubelet: HollowKubelet | None = None
         self.controllers: ControllerManager | None = None
         if workloads:
@@ -53,6 +64,7 @@ class EmbeddedCluster:
         admission.install(self.store)
         for obj in objects:
             self.store.create(obj["kind"], obj)
+        self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
         if workloads:
             self.kubelet = HollowKubelet(
                 self.store, termination_delay=0.0, run_seconds=run_seconds, attach_limit=attach_limit
@@ -72,8 +84,10 @@ class EmbeddedCluster:
             binding=binding,
             write_results=results,
             results_node_limit=results_node_limit,
+            explain=explain,
         )
-        self.sched.start()
+        if start:
+            self.sched.start()
 
     def create(self, *objects: dict[str, Any]) -> None:
         for obj in objects:
@@ -118,3 +132,11 @@ class EmbeddedCluster:
         self.sched.queue.flush_backoff_completed()
         self.sched.queue.flush_unschedulable_leftover()  # pods unschedulable for over 5 minutes
         self.settle()
+
+    def run_to_quiescence(
+        self, progress: Progress | None = None, limit: float = MAX_VIRTUAL_SECONDS, also: Sequence[Any] = ()
+    ) -> None:
+        """Schedule until nothing more can happen (``embedded.virtual``), the loops beside the
+        scheduler (and ``also``: anything with a ``sync``) synced before each step."""
+        loops: list[Any] = [self.disruption, self.claims, self.volumes, *also]
+        run_to_quiescence(self.sched, self.clock, limit=limit, controllers=loops, progress=progress)

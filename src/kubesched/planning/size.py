@@ -23,16 +23,12 @@ from typing import Any
 
 from kubesched.api.pod import pod_info_from
 from kubesched.api.resources import CPU, MEMORY, parse_resource_list
-from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock
 from kubesched.cluster.loader import Manifest
-from kubesched.controllers.disruption import DisruptionController
-from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.errors import InputError
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.simulate.runner import build_cluster, pending_reason, run_to_quiescence
+from kubesched.simulate.runner import pending_reason
 
 MAX_NODES = 1000
 
@@ -113,14 +109,11 @@ def run_trial(
 ) -> Trial:
     """The workload on the cluster plus ``count`` template nodes; with ``cut_short`` the run
     stops at the first failed attempt or preemption (a pod that would stay pending)."""
-    store, rejected, pods = build_cluster([*objects, *template.copies(count)], seed=seed)
-    if rejected:
-        r = rejected[0]
+    cluster = EmbeddedCluster(config=config, manifests=[*objects, *template.copies(count)], seed=seed, start=False)
+    if cluster.rejected:
+        r = cluster.rejected[0]
         raise InputError(f"{r['kind']} {r.get('namespace') or ''}/{r['name']}: {r['message']}")
-    client = InProcessClient(store)
-    sched = Scheduler(client, config, store.clock, seed=seed)
-    volumes = VolumeController(StoreObjects(store))
-    client.settlers.append(volumes.sync)
+    store, sched, pods = cluster.store, cluster.sched, cluster.pods
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
 
@@ -132,14 +125,8 @@ def run_trial(
             raise _Cut
 
     cut = False
-    clock = store.clock
-    assert isinstance(clock, VirtualClock)
     try:
-        run_to_quiescence(
-            sched,
-            clock,
-            controllers=[DisruptionController(StoreObjects(store)), volumes, _Every(check, sched)],
-        )
+        cluster.run_to_quiescence(also=[_Every(check, sched)])
     except _Cut:
         cut = True
     for ev in watch.drain():

@@ -14,16 +14,10 @@ from typing import Any
 from kubesched.api import schema
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.validation_podgroups import pod_group_min_count
-from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.loader import Manifest, load_paths, warn
 from kubesched.cluster.store import KNOWN_KINDS, Store
-from kubesched.controllers.disruption import DisruptionController
-from kubesched.controllers.resourceclaim import ResourceClaimController
-from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.embedded.objects import CONTROLLER_ONLY, CREATE_ORDER, NAMESPACE_LABEL, create_objects
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError
@@ -39,7 +33,6 @@ __all__ = [
     "CREATE_ORDER",
     "MAX_VIRTUAL_SECONDS",
     "NAMESPACE_LABEL",
-    "build_cluster",
     "create_objects",
     "pending_reason",
     "run_to_quiescence",
@@ -123,14 +116,6 @@ def split_config(manifests: list[Manifest], config_path: str | None) -> tuple[Sc
             )
         return parse_config(configs[0].obj, configs[0].file), objects
     return default_config(), objects
-
-
-def build_cluster(manifests: list[Manifest], *, seed: int) -> tuple[Store, list[dict[str, Any]], list[Manifest]]:
-    """Create every object at time zero through admission; refused objects are returned as rejected."""
-    store = Store(VirtualClock(), seed=seed)
-    admission.install(store)
-    rejected, pods = create_objects(store, manifests)
-    return store, rejected, pods
 
 
 def pod_group_outcomes(store: Store, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -222,23 +207,20 @@ def simulate(
     for key, why in SIMULATE_IGNORES.items():
         if key in config.present:
             warn(f"{key} is ignored by simulate: {why}")
-    store, rejected, pod_manifests = build_cluster(objects, seed=seed)
-    client = InProcessClient(store)
-    assert isinstance(store.clock, VirtualClock)
-    sched = Scheduler(client, config, store.clock, seed=seed, explain=set(explain or ()))
+    cluster = EmbeddedCluster(config=config, manifests=objects, explain=set(explain or ()), seed=seed, start=False)
+    store, rejected, pod_manifests, sched, client = (
+        cluster.store,
+        cluster.rejected,
+        cluster.pods,
+        cluster.sched,
+        cluster.client,
+    )
     if not objects:  # after the scheduler is built, so that a bad configuration is reported first
         raise InputError("no Kubernetes objects found in " + ", ".join(paths))
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
     started = time.perf_counter()
-    volumes = VolumeController(StoreObjects(store))
-    controllers: list[Any] = [
-        DisruptionController(StoreObjects(store)),
-        ResourceClaimController(StoreObjects(store)),
-        volumes,
-    ]
-    client.settlers.append(volumes.sync)  # VolumeBinding's PreBind waits for the PV controller
-    run_to_quiescence(sched, store.clock, controllers=controllers, progress=progress)
+    cluster.run_to_quiescence(progress=progress)
     wall = time.perf_counter() - started
     client.flush_events(final=True)  # series counted in memory are written, as the final rounds would
     for ev in watch.drain():
