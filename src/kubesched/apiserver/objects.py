@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import difflib
 import json
-import random
 from typing import Any
 
 from kubesched.api import schema, validation
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
+from kubesched.api.names import generate_name
 from kubesched.api.workloads import default_workload
 from kubesched.apiserver import services
 from kubesched.apiserver.resources import BY_KIND, Resource
@@ -21,7 +21,6 @@ from kubesched.cluster.store import Store, system_meta_kept
 from kubesched.errors import InputError
 
 # apimachinery's names.SimpleNameGenerator alphabet and suffix length
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def invalid(r: Resource, name: str, field: str, message: str, value: Any = None) -> Invalid:
@@ -43,10 +42,6 @@ def invalid_causes(r: Resource, name: str, listed: str, causes: list[dict[str, s
         f'{kind} "{name}" is invalid: {listed}',
         details={"name": name, "group": r.group, "kind": r.kind, "causes": causes},
     )
-
-
-def generate_name(prefix: str) -> str:
-    return prefix[: 63 - 5] + "".join(random.choice(_ALPHABET) for _ in range(5))
 
 
 def check_meta(r: Resource, obj: dict[str, Any]) -> None:

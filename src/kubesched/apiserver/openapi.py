@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,18 @@ _SPECIAL: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+_VERSIONED = re.compile(r"^([a-z]+?)(v\d+(?:(?:alpha|beta)\d+)?)$")
+
+
 def schema_name(key: str) -> str:
+    """The OpenAPI name of a schema.json type: ``core.Pod`` is ``io.k8s.api.core.v1.Pod``, a package
+    key with its version (``autoscalingv2``, ``schedulingv1beta1``) names that version."""
     pkg, _, name = key.partition(".")
-    return f"{_PREFIX.get(pkg, f'io.k8s.api.{pkg}.v1')}.{name}"
+    if pkg in _PREFIX:
+        return f"{_PREFIX[pkg]}.{name}"
+    versioned = _VERSIONED.match(pkg)
+    group, version = (versioned.group(1), versioned.group(2)) if versioned else (pkg, "v1")
+    return f"io.k8s.api.{group}.{version}.{name}"
 
 
 @cache

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError, NotFound
+from kubesched.api.names import generate_name
 from kubesched.api.watch import Watch
 from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
@@ -18,7 +19,6 @@ from kubesched.cluster.store import StorageError, Store
 
 log = logging.getLogger("kubesched.client")
 
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
 
 
 class InProcessClient:
@@ -128,7 +128,7 @@ class InProcessClient:
         owner = next((r.get("uid") for r in meta.get("ownerReferences") or []), "")
         rng = random.Random(f"{owner}/{meta['generateName']}")
         for _ in range(8):
-            name = str(meta["generateName"])[: 63 - 5] + "".join(rng.choice(_NAME_ALPHABET) for _ in range(5))
+            name = generate_name(str(meta["generateName"]), rng)
             try:
                 return self.store.create("ResourceClaim", {**claim, "metadata": {**meta, "name": name}})
             except AlreadyExists:

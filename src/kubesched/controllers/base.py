@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.names import SAFE_ALPHABET
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.api.workloads import default_pod_template, pruned
 from kubesched.client.objects import ObjectClient
@@ -22,7 +23,6 @@ from kubesched.health import LoopHealth, describe
 
 Key = tuple[str, str]  # (namespace, name)
 # apimachinery's util/rand alphabet (no vowels, no confusable digits): SafeEncodeString's letters
-SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def key_of(obj: Mapping[str, Any]) -> Key:

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.errors import ApiError
+from kubesched.api.names import generate_name
 from kubesched.api.watch import DELETED
 from kubesched.client.objects import ObjectClient
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's names.SimpleNameGenerator
 
 
 FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer, set by the scheduler
@@ -123,12 +123,11 @@ class ResourceClaimController:
         tspec = template.get("spec") or {}
         tmeta = tspec.get("metadata") or {}
         rng = random.Random(f"{meta.get('uid')}/{entry['name']}")  # the same name for the same pod: deterministic
-        prefix = f"{meta['name']}-{entry['name']}-"[: 63 - 5]
         return {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
             "metadata": {
-                "name": prefix + "".join(rng.choice(_ALPHABET) for _ in range(5)),
+                "name": generate_name(f"{meta['name']}-{entry['name']}-", rng),
                 "namespace": meta.get("namespace") or "default",
                 "labels": dict(tmeta.get("labels") or {}),
                 "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: entry["name"]},
