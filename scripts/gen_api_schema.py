@@ -129,6 +129,9 @@ def read(repo: str, path: str, ref: str = REF) -> str:
 
 
 DOCS: dict[str, dict[str, str]] = {}  # struct key -> {"": the type's doc, json name: the field's doc}
+# struct key -> the json names OpenAPI lists as required: openapi-gen's rule, a field without
+# ``omitempty`` and not marked ``+optional`` (or one marked ``+required``)
+REQUIRED: dict[str, set[str]] = {}
 
 
 def _doc(comment: list[str]) -> str:
@@ -153,6 +156,7 @@ def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
         if line.strip().startswith("//"):
             comment.append(line)
             continue
+        markers = " ".join(comment)
         doc, comment = _doc(comment), []
         if current is None:
             m = _TYPE.match(line)
@@ -183,6 +187,9 @@ def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
             structs[current]["fields"][jname] = (gotype, aliases)
             if doc:
                 DOCS.setdefault(current, {})[jname] = doc
+            optional = "+optional" in markers or ",omitempty" in tag or ",omitzero" in tag
+            if "+required" in markers or "+k8s:required" in markers or not optional:
+                REQUIRED.setdefault(current, set()).add(jname)
             continue
         m = _EMBED.match(line)
         if m:
@@ -277,10 +284,14 @@ def main(api: str, machinery: str, ref: str = REF) -> None:
                     todo.append(inner)
         merged[""] = DOCS.get(key, {}).get("", "")
         docs[key] = {f: d for f, d in merged.items() if f == "" or f in out[key]}
+    required = {key: sorted(REQUIRED.get(key, set()) & set(out[key])) for key in out}
     target = Path(__file__).resolve().parent.parent / "src/kubesched/api/descriptions.json"
-    target.write_text(
-        json.dumps({"source": doc["source"], "types": dict(sorted(docs.items()))}, separators=(",", ":")) + "\n"
-    )
+    body = {
+        "source": doc["source"],
+        "types": dict(sorted(docs.items())),
+        "required": {k: v for k, v in sorted(required.items()) if v},
+    }
+    target.write_text(json.dumps(body, separators=(",", ":")) + "\n")
     print(f"{target}: {len(docs)} types", file=sys.stderr)
 
 

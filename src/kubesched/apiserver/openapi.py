@@ -42,6 +42,8 @@ _SPECIAL: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+V3_PREFIX = "#/components/schemas/"
+_V3_ONE_OF = {"Quantity": ("string", "number"), "IntOrString": ("integer", "string")}
 _VERSIONED = re.compile(r"^([a-z]+?)(v\d+(?:(?:alpha|beta)\d+)?)$")
 
 
@@ -61,6 +63,13 @@ def _sources() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
     types = json.loads((_API / "schema.json").read_text())["types"]
     docs = json.loads((_API / "descriptions.json").read_text())["types"]
     return types, docs
+
+
+@cache
+def _required() -> dict[str, list[str]]:
+    """Per type, the fields OpenAPI lists as required (``kubectl explain`` marks them -required-)."""
+    required: dict[str, list[str]] = json.loads((_API / "descriptions.json").read_text()).get("required") or {}
+    return required
 
 
 def _ref(name: str, prefix: str) -> dict[str, Any]:
@@ -102,6 +111,11 @@ def _schemas(roots: list[str], prefix: str) -> dict[str, Any]:
         done.add(key)
         if key in _SPECIAL:
             special, special_schema = _SPECIAL[key]
+            if key in _V3_ONE_OF and prefix == V3_PREFIX:
+                # the types' OpenAPIV3OneOfTypes: with no single type, kubectl explain names them
+                # <Quantity> and <IntOrString>, as against kube-apiserver
+                rest = {k: v for k, v in special_schema.items() if k != "type"}
+                special_schema = {"oneOf": [{"type": t} for t in _V3_ONE_OF[key]], **rest}
             out[special] = special_schema
             continue
         fields = types.get(key)
@@ -125,6 +139,8 @@ def _schemas(roots: list[str], prefix: str) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "object", "properties": props}
         if doc.get(""):
             schema["description"] = doc[""]
+        if _required().get(key):
+            schema["required"] = _required()[key]
         out[schema_name(key)] = schema
         pending.extend(reach - done)
     return out
@@ -177,7 +193,7 @@ def v3_document(group: str, version: str) -> dict[str, Any] | None:
     served = _served(group, version)
     if not served:
         return None
-    prefix = "#/components/schemas/"
+    prefix = V3_PREFIX
     schemas = _schemas([key for _, key in served], prefix)
     paths: dict[str, Any] = {}
     for r, key in served:
