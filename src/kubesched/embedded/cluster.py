@@ -2,8 +2,8 @@
 server's defaulting and validation before it), the claim, volume and disruption loops, the
 controller manager's workload controllers, the hollow kubelet and the scheduler, driven on a virtual
 clock: ``settle`` handles every event until nothing changes, ``advance`` lets time pass timer by
-timer, ``run_to_quiescence`` runs until nothing more can happen. ``simulate``, ``size``, ``drain``
-and ``kubesched.testing.Cluster`` are built on it."""
+timer, ``run_to_quiescence`` runs until nothing more can happen. ``simulate``, ``replay``,
+``size``, ``drain`` and ``kubesched.testing.Cluster`` are built on it."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ class EmbeddedCluster:
     controller); without it a bound pod simply runs (the store starts it). ``manifests`` are
     created as ``simulate`` creates its input (``rejected`` lists what admission refused, ``pods``
     the pods made); ``explain`` names the pods whose attempts are kept; ``start``: list and watch
-    at once (else ``run_to_quiescence`` starts the scheduler)."""
+    at once (else ``run_to_quiescence`` starts the scheduler); ``loops``: run the claim, volume and
+    disruption loops beside the scheduler (replay's arrivals, as the FGD paper's simulator, runs
+    none)."""
 
     def __init__(
         self,
@@ -46,6 +48,7 @@ class EmbeddedCluster:
         manifests: Sequence[Manifest] = (),
         explain: set[str] | None = None,
         start: bool = True,
+        loops: bool = True,
         registry: Registry | None = None,
         binding: Binding | None = None,
         workloads: bool = False,
@@ -70,11 +73,14 @@ class EmbeddedCluster:
                 self.store, termination_delay=0.0, run_seconds=run_seconds, attach_limit=attach_limit
             )
             self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
-        self.disruption = DisruptionController(StoreObjects(self.store))
-        self.claims = ResourceClaimController(StoreObjects(self.store))
-        self.volumes = VolumeController(StoreObjects(self.store))
         self.client = InProcessClient(self.store)
-        self.client.settlers.append(self.volumes.sync)
+        self.loops: list[Any] = []
+        if loops:
+            self.disruption = DisruptionController(StoreObjects(self.store))
+            self.claims = ResourceClaimController(StoreObjects(self.store))
+            self.volumes = VolumeController(StoreObjects(self.store))
+            self.loops = [self.disruption, self.claims, self.volumes]
+            self.client.settlers.append(self.volumes.sync)  # VolumeBinding's PreBind waits for the PV controller
         self.sched = Scheduler(
             self.client,
             config,
@@ -108,9 +114,8 @@ class EmbeddedCluster:
 
     def _settle_scheduler(self) -> None:
         while True:
-            self.disruption.sync()
-            self.claims.sync()
-            self.volumes.sync()
+            for loop in self.loops:
+                loop.sync()
             self.sched.process_events()
             if not self.sched.schedule_one():
                 self.sched.process_events()
@@ -138,5 +143,4 @@ class EmbeddedCluster:
     ) -> None:
         """Schedule until nothing more can happen (``embedded.virtual``), the loops beside the
         scheduler (and ``also``: anything with a ``sync``) synced before each step."""
-        loops: list[Any] = [self.disruption, self.claims, self.volumes, *also]
-        run_to_quiescence(self.sched, self.clock, limit=limit, controllers=loops, progress=progress)
+        run_to_quiescence(self.sched, self.clock, limit=limit, controllers=[*self.loops, *also], progress=progress)

@@ -28,15 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest, load_paths
 from kubesched.cluster.store import Store
-from kubesched.controllers.disruption import DisruptionController
-from kubesched.controllers.resourceclaim import ResourceClaimController
-from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.framework.gpushare import (
@@ -56,7 +50,7 @@ from kubesched.replay.profiles import DEFAULT_POLICY, PAPER_POLICIES, policy_con
 from kubesched.replay.tiebreak import paper_names
 from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.simulate.runner import NAMESPACE_LABEL, create_objects, run_to_quiescence, validate_manifest
+from kubesched.simulate.runner import NAMESPACE_LABEL, validate_manifest
 from kubesched.simulate.usage import node_usage
 
 MODES = ("timed", "arrivals")
@@ -211,27 +205,25 @@ class _Measure:
 
 
 def _build(
-    cluster: list[Manifest], config: SchedulerConfig, seed: int, namespace: str, tie_break: str
-) -> tuple[Store, Scheduler, list[dict[str, Any]]]:
-    store = Store(VirtualClock(), seed=seed)
-    admission.install(store)
-    store.create(
-        "Namespace",
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": {NAMESPACE_LABEL: namespace}},
-        },
+    cluster: list[Manifest], config: SchedulerConfig, seed: int, namespace: str, tie_break: str, *, loops: bool
+) -> EmbeddedCluster:
+    """The cluster's nodes and the workload's namespace in an embedded cluster, its scheduler not
+    started; with ``loops`` the claim, volume and disruption loops run beside it (timed mode)."""
+    ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": namespace, "labels": {NAMESPACE_LABEL: namespace}},
+    }
+    embedded = EmbeddedCluster(
+        config=config, manifests=[Manifest(ns, "<replay>", 0), *cluster], seed=seed, start=False, loops=loops
     )
-    rejected, _ = create_objects(store, cluster)
-    if rejected:
-        r = rejected[0]
+    if embedded.rejected:
+        r = embedded.rejected[0]
         raise InputError(f"{r['kind']} {r['name']}: {r['message']}")
-    client = InProcessClient(store)
-    sched = Scheduler(client, config, store.clock, seed=seed)
-    sched.algorithm.tie_break = tie_break if tie_break != "permutation" else "random"  # until the names are drawn
-    nodes, _ = store.list("Node")
-    return store, sched, nodes
+    embedded.sched.algorithm.tie_break = (
+        tie_break if tie_break != "permutation" else "random"
+    )  # until the names are drawn
+    return embedded
 
 
 def _reasons(sched: Scheduler, failed: list[dict[str, Any]]) -> dict[str, int]:
@@ -332,7 +324,8 @@ def replay(
         tie_break = "permutation" if policy in PAPER_POLICIES else "random"
     if tie_break not in TIE_BREAKS:
         raise InputError(f'unknown tie-break "{tie_break}"; choose one of {", ".join(TIE_BREAKS)}', field="--tie-break")
-    store, sched, cluster_nodes = _build(cluster, config, seed, namespace, tie_break)
+    embedded = _build(cluster, config, seed, namespace, tie_break, loops=mode != "arrivals")
+    store, sched, cluster_nodes = embedded.store, embedded.sched, embedded.store.list("Node")[0]
     measure = _Measure(store, cluster_nodes, Fragmentation(typical, []) if typical else None)
     capacity = measure.ledger.capacity_milli
     rng = random.Random(seed)  # one stream, as the simulator's: the workload's draws, then the renaming
@@ -356,7 +349,7 @@ def replay(
         curve, failed = _run_arrivals(store, sched, measure, tuned, capacity, progress, stats)
         allocation: dict[str, Any] = {"when": "at the end", "allocatedPct": measure.node_allocation()}
     else:
-        curve, failed, allocation = _run_timed(store, sched, measure, workload_units, samples, progress)
+        curve, failed, allocation = _run_timed(embedded, measure, workload_units, samples, progress)
         _gang_outcomes(store, stats)
     wall = time.perf_counter() - started
     lg = measure.ledger
@@ -537,10 +530,9 @@ def _run_arrivals(
 
 
 def _run_timed(
-    store: Store, sched: Scheduler, measure: _Measure, workload: list[Unit], samples: int, progress: Any
+    embedded: EmbeddedCluster, measure: _Measure, workload: list[Unit], samples: int, progress: Any
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    clock = store.clock
-    assert isinstance(clock, VirtualClock)
+    store, sched, clock = embedded.store, embedded.sched, embedded.clock
     arrivals = [a for u in workload for a in u.arrivals]
     start = min(a.time for a in arrivals)
     end = max(max(a.time, a.deletion or a.time) for a in arrivals)
@@ -583,12 +575,7 @@ def _run_timed(
     for k in range(samples):
         t = span * k / samples
         clock.call_at(t, functools.partial(sample, t))
-    volumes = VolumeController(StoreObjects(store))
-    controllers = [DisruptionController(StoreObjects(store)), ResourceClaimController(StoreObjects(store)), volumes]
-    client = sched.handle.client
-    assert isinstance(client, InProcessClient)
-    client.settlers.append(volumes.sync)
-    run_to_quiescence(sched, clock, limit=span + 1.0, controllers=controllers)
+    embedded.run_to_quiescence(limit=span + 1.0)
     sample(max(span, clock.now()))  # the last: once everything due at the end has been scheduled
     failed = [
         _pending(sched, obj)
