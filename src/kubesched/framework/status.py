@@ -57,10 +57,6 @@ class Status:
     def is_rejected(self) -> bool:
         return self.code in REJECTED
 
-    def with_plugin(self, plugin: str) -> Status:
-        self.plugin = plugin
-        return self
-
 
 def is_success(status: Status | None) -> bool:
     return status is None or status.code == Code.SUCCESS

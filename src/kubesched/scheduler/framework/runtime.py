@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
@@ -875,6 +875,3 @@ class Framework:
 
     def has_score(self) -> bool:
         return bool(self.scores)
-
-    def names_at(self, ep: str) -> Sequence[str]:
-        return [p.name for p in self.points[ep]]
