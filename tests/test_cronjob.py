@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from kubesched.controllers.cronjob import job_name, next_after, parse_schedule
+from kubesched.api.cron import next_after, parse_schedule
+from kubesched.controllers.cronjob import job_name
 from live import Server, kubectl_binaries, temp_home, wait_for
 
 BINARIES = kubectl_binaries()

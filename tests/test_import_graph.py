@@ -135,6 +135,20 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
         "the scheduler talks to a cluster only through the client interface",
     ),
     ("kubesched.apiserver", ("kubesched.kubelet", "kubesched.scheduler"), "the API server serves; it runs no node"),
+    (
+        "kubesched.api",
+        (
+            "kubesched.cluster",
+            "kubesched.client",
+            "kubesched.controllers",
+            "kubesched.apiserver",
+            "kubesched.scheduler",
+            "kubesched.kubelet",
+            "kubesched.embedded",
+            "kubesched.app",
+        ),
+        "the API's types and rules stand below everything that uses them",
+    ),
     ("kubesched.planning", ("kubesched.testing", "kubesched.apiserver"), "planning runs the embedded cluster"),
     ("kubesched.replay", ("kubesched.testing", "kubesched.apiserver"), "replay runs the embedded cluster"),
 ]

@@ -417,7 +417,7 @@ def job_errors(obj: Mapping[str, Any]) -> Errors:
 def cron_job_errors(obj: Mapping[str, Any]) -> Errors:
     """``ValidateCronJob``: a schedule cron understands (no TZ= prefix), a time zone the tz database
     has, the concurrency policy, non-negative limits, and the job template as a Job's spec."""
-    from kubesched.controllers.cronjob import parse_schedule
+    from kubesched.api.cron import parse_schedule
 
     spec = obj.get("spec") or {}
     schedule = spec.get("schedule")

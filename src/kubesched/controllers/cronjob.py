@@ -8,55 +8,15 @@ success, and deletes finished Jobs past its history limits."""
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 from typing import Any
 
-import cronsim
-
+from kubesched.api.cron import next_after, parse_schedule, zone_of
 from kubesched.api.errors import ApiError
 from kubesched.clock import EPOCH, parse_rfc3339, rfc3339
 from kubesched.controllers.base import Controller, owner_reference
 
 SCHEDULED_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
-DESCRIPTORS = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
 MAX_MISSED = 100  # upstream gives up listing missed times past this many (TooManyMissedTimes)
-
-
-def parse_schedule(schedule: str) -> str:
-    """The 5-field expression of a schedule (descriptors expanded); raises ValueError naming what is
-    wrong (cron.ParseStandard's grammar; ``TZ=`` prefixes are refused as v1.37 refuses them)."""
-    text = schedule.strip()
-    if text.startswith(("TZ=", "CRON_TZ=")):
-        raise ValueError("cannot use TZ or CRON_TZ in schedule, use timeZone field instead")
-    text = DESCRIPTORS.get(text, text)
-    try:
-        cronsim.CronSim(text, dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
-    except cronsim.CronSimError as exc:
-        raise ValueError(str(exc)) from None
-    return text
-
-
-def _zone(name: str | None) -> dt.tzinfo:
-    if not name:
-        return dt.UTC
-    from zoneinfo import ZoneInfo
-
-    return ZoneInfo(name)
-
-
-def next_after(schedule: str, zone: str | None, after: float) -> float:
-    """The first scheduled time strictly after ``after`` (a clock reading: seconds since the
-    clock's EPOCH), in the schedule's time zone."""
-    start = (EPOCH + dt.timedelta(seconds=after)).astimezone(_zone(zone))
-    return (next(cronsim.CronSim(parse_schedule(schedule), start)) - EPOCH).total_seconds()
 
 
 def job_name(cron_job: str, due: float) -> str:
@@ -82,7 +42,7 @@ class CronJobController(Controller):
         try:
             schedule = parse_schedule(str(spec.get("schedule") or ""))
             zone = spec.get("timeZone")
-            _zone(zone)
+            zone_of(zone)
         except Exception as exc:  # stored before validation knew better: say so, retry nothing
             self.recorder.event(cj, "Warning", "UnparseableSchedule", f"unparseable schedule: {exc}")
             return
