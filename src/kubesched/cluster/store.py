@@ -21,54 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubesched.api.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
+from kubesched.api.kinds import RESOURCES
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.clock import Clock, VirtualClock, parse_rfc3339, rfc3339
 
-# kind → (apiVersion, namespaced, plural resource name)
+# kind → (apiVersion, namespaced, plural resource name): the stored kinds of ``api.kinds``
 KNOWN_KINDS: dict[str, tuple[str, bool, str]] = {
-    "Pod": ("v1", True, "pods"),
-    "Node": ("v1", False, "nodes"),
-    "Namespace": ("v1", False, "namespaces"),
-    "Event": ("v1", True, "events"),
-    "Service": ("v1", True, "services"),
-    "ReplicationController": ("v1", True, "replicationcontrollers"),
-    "PersistentVolumeClaim": ("v1", True, "persistentvolumeclaims"),
-    "PersistentVolume": ("v1", False, "persistentvolumes"),
-    "PriorityClass": ("scheduling.k8s.io/v1", False, "priorityclasses"),
-    "RuntimeClass": ("node.k8s.io/v1", False, "runtimeclasses"),
-    "PodDisruptionBudget": ("policy/v1", True, "poddisruptionbudgets"),
-    "Deployment": ("apps/v1", True, "deployments"),
-    "ReplicaSet": ("apps/v1", True, "replicasets"),
-    "DaemonSet": ("apps/v1", True, "daemonsets"),
-    "ControllerRevision": ("apps/v1", True, "controllerrevisions"),
-    "Job": ("batch/v1", True, "jobs"),
-    "StatefulSet": ("apps/v1", True, "statefulsets"),
-    "Lease": ("coordination.k8s.io/v1", True, "leases"),
-    "ConfigMap": ("v1", True, "configmaps"),
-    "Secret": ("v1", True, "secrets"),
-    "HorizontalPodAutoscaler": ("autoscaling/v2", True, "horizontalpodautoscalers"),
-    "Endpoints": ("v1", True, "endpoints"),
-    "EndpointSlice": ("discovery.k8s.io/v1", True, "endpointslices"),
-    "CronJob": ("batch/v1", True, "cronjobs"),
-    "LimitRange": ("v1", True, "limitranges"),
-    "ResourceQuota": ("v1", True, "resourcequotas"),
-    "ServiceAccount": ("v1", True, "serviceaccounts"),
-    "Role": ("rbac.authorization.k8s.io/v1", True, "roles"),
-    "ClusterRole": ("rbac.authorization.k8s.io/v1", False, "clusterroles"),
-    "RoleBinding": ("rbac.authorization.k8s.io/v1", True, "rolebindings"),
-    "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1", False, "clusterrolebindings"),
-    "DeviceClass": ("resource.k8s.io/v1", False, "deviceclasses"),
-    "ResourceClaim": ("resource.k8s.io/v1", True, "resourceclaims"),
-    "ResourceClaimTemplate": ("resource.k8s.io/v1", True, "resourceclaimtemplates"),
-    "ResourceSlice": ("resource.k8s.io/v1", False, "resourceslices"),
-    "DeviceTaintRule": ("resource.k8s.io/v1", False, "devicetaintrules"),
-    "Workload": ("scheduling.k8s.io/v1beta1", True, "workloads"),
-    "PodGroup": ("scheduling.k8s.io/v1beta1", True, "podgroups"),
-    "StorageClass": ("storage.k8s.io/v1", False, "storageclasses"),
-    "CSINode": ("storage.k8s.io/v1", False, "csinodes"),
-    "CSIDriver": ("storage.k8s.io/v1", False, "csidrivers"),
-    "CSIStorageCapacity": ("storage.k8s.io/v1", True, "csistoragecapacities"),
-    "VolumeAttachment": ("storage.k8s.io/v1", False, "volumeattachments"),
+    r.kind: (r.group_version, r.namespaced, r.plural) for r in RESOURCES if not r.virtual and not r.storage_kind
 }
 
 Key = tuple[str, str]  # (namespace or "", name)
