@@ -109,3 +109,38 @@ def test_kubectl_columns(server: Server) -> None:
     rows = kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name=shown")
     assert rows[0] == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
     assert rows[1][1:3] == ["IPv4", "8080"] and sorted(rows[1][3].split(",")) == sorted(others)
+
+
+def test_a_malformed_service_is_logged_and_other_namespaces_go_on() -> None:
+    """A pod whose named container port is not a number (a store written past validation) fails
+    its namespace's sync, which is counted and retried; another namespace's Endpoints are made."""
+    from kubesched.client.objects import StoreObjects
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster import admission
+    from kubesched.cluster.store import Store
+    from kubesched.controllers.manager import ControllerManager
+
+    store = Store(VirtualClock())
+    admission.install(store)
+    ready = {"phase": "Running", "podIP": "10.1.0.1", "conditions": [{"type": "Ready", "status": "True"}]}
+    for ns in ("bad", "good"):
+        store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        pod = web_pod(f"web-{ns}")
+        pod["metadata"]["namespace"] = ns
+        pod["spec"]["nodeName"] = "n0"
+        if ns == "bad":
+            pod["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": "eighty"}]
+        created = store.create("Pod", pod)
+        store.mutate("Pod", ns, created["metadata"]["name"], lambda o: {**o, "status": ready})
+        svc = {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]}
+        store.create(
+            "Service",
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": ns}, "spec": svc},
+        )
+    manager = ControllerManager(StoreObjects(store), ["endpoints-controller"])
+    manager.sync()
+    good = store.get("Endpoints", "good", "web")
+    assert [a["targetRef"]["name"] for a in good["subsets"][0]["addresses"]] == ["web-good"]
+    assert store.try_get("Endpoints", "bad", "web") is None
+    state = manager.health.loops["endpoints-controller"]
+    assert state.errors >= 1 and state.last_error.startswith("Namespace bad: ValueError")

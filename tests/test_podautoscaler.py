@@ -138,3 +138,21 @@ def test_kubectl_autoscale_and_top(server: Server) -> None:
     assert rows[1][:2] == ["web", "Deployment/web"] and rows[1][5] == "3"
     top = wait_for(lambda: [r for r in kubectl("top", "pod", "-l", "app=web")[1:] if r], timeout=30)
     assert all(r[1] == "150m" for r in top)
+
+
+def test_a_malformed_autoscaler_is_logged_and_the_others_go_on() -> None:
+    """One autoscaler whose target utilization is not a number (a store written past validation):
+    its error is counted against it and retried; the other autoscaler still scales its Deployment."""
+    from kubesched.testing import Cluster
+
+    cluster = Cluster(*(make_node(f"n{i}", cpu="8") for i in range(2)), workloads=True)
+    bad = autoscaler()
+    bad["metadata"]["name"] = "a-bad"
+    bad["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] = "lots"
+    cluster.create(deployment("200m"), bad, autoscaler())
+    cluster.settle()
+    cluster.advance(15)
+    assert int(cluster.store.get("Deployment", "default", "web")["spec"]["replicas"]) == 6
+    assert cluster.controllers is not None
+    state = cluster.controllers.health.loops["horizontal-pod-autoscaler-controller"]
+    assert state.errors >= 1 and state.last_error.startswith("HorizontalPodAutoscaler default/a-bad: ValueError")

@@ -8,12 +8,14 @@ What it shares with the EndpointSlice controller (which pods, which ports) lives
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.api.errors import ApiError
+from kubesched.api.errors import AlreadyExists, Forbidden, NotFound
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
+from kubesched.controllers.workqueue import Retries
+from kubesched.health import LoopHealth, describe
 
 FINISHED = ("Succeeded", "Failed")
 
@@ -117,12 +119,15 @@ class EndpointsController:
     """A loop of the controller manager: the Services of namespaces touched since the last run
     are reconciled."""
 
-    def __init__(self, client: ObjectClient) -> None:
+    def __init__(
+        self, client: ObjectClient, wake: Callable[[], None] | None = None, health: LoopHealth | None = None
+    ) -> None:
         self.client = client
         self._dirty: set[str] = {
             (s.get("metadata") or {}).get("namespace") or "default" for s in client.list("Service")
         }
         self._gone: set[tuple[str, str]] = set()
+        self._retries = Retries(client, "endpoints-controller", self._dirty.add, wake or (lambda: None), health)
 
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind in ("Service", "Pod", "Endpoints"):
@@ -135,17 +140,20 @@ class EndpointsController:
         gone, self._gone = self._gone, set()
         for ns, name in sorted(gone):  # a Service's Endpoints go with it
             if self.client.get("Service", ns, name) is None and self.client.get("Endpoints", ns, name) is not None:
-                with contextlib.suppress(ApiError):
+                with contextlib.suppress(NotFound):
                     self.client.delete("Endpoints", ns, name)
         dirty, self._dirty = self._dirty, set()
-        for ns in sorted(dirty):
-            services = self.client.list("Service", ns)
-            if not services:
-                continue
-            pods = self.client.list("Pod", ns)
-            for svc in services:
-                if (svc.get("spec") or {}).get("selector"):
-                    self._sync(svc, pods)
+        for ns in sorted(dirty):  # a namespace that fails is retried with backoff, the others go on
+            self._retries.attempt(ns, describe("Namespace", ns), self._sync_namespace)
+
+    def _sync_namespace(self, ns: str) -> None:
+        services = self.client.list("Service", ns)
+        if not services:
+            return
+        pods = self.client.list("Pod", ns)
+        for svc in services:
+            if (svc.get("spec") or {}).get("selector"):
+                self._sync(svc, pods)
 
     def _sync(self, svc: dict[str, Any], pods: list[dict[str, Any]]) -> None:
         meta = svc["metadata"]
@@ -153,7 +161,7 @@ class EndpointsController:
         want = subsets(svc, selected_pods(svc, pods))
         labels = dict(meta.get("labels") or {})
         current = self.client.get("Endpoints", ns, name)
-        with contextlib.suppress(ApiError):
+        with contextlib.suppress(AlreadyExists, Forbidden):  # made meanwhile; a terminating namespace
             if current is None:
                 body: dict[str, Any] = {
                     "apiVersion": "v1",

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Callable
 from typing import Any
 
-from kubesched.api.errors import ApiError
+from kubesched.api.errors import AlreadyExists, Forbidden, NotFound
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.controllers.base import owner_reference
 from kubesched.controllers.endpoints import ready, resolve_port, selected_pods, target_ref
+from kubesched.controllers.workqueue import Retries
+from kubesched.health import LoopHealth, describe
 
 SERVICE_NAME = "kubernetes.io/service-name"
 MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
@@ -56,15 +59,21 @@ class EndpointSliceController:
     """A loop of the controller manager: the Services of namespaces touched since the last run
     get their slices made, updated or deleted (a Service's slices go with it, as its dependents)."""
 
-    def __init__(self, client: ObjectClient) -> None:
+    def __init__(
+        self, client: ObjectClient, wake: Callable[[], None] | None = None, health: LoopHealth | None = None
+    ) -> None:
         self.client = client
         self._dirty: set[str] = {
             (s.get("metadata") or {}).get("namespace") or "default" for s in client.list("Service")
         }
+        self._retries = Retries(client, "endpointslice-controller", self._dirty.add, wake or (lambda: None), health)
+        self._zones: dict[str, str] = {}
 
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind in ("Service", "Pod", "EndpointSlice", "Node"):
-            if ev.kind == "Node":  # a zone label changed: every namespace's slices may name it
+            if ev.kind == "Node":
+                if _zone(ev.obj) == _zone(ev.old) and ev.type == "MODIFIED":
+                    return  # only a node's zone shows in the slices
                 self._dirty |= {
                     (s.get("metadata") or {}).get("namespace") or "default" for s in self.client.list("Service")
                 }
@@ -75,32 +84,30 @@ class EndpointSliceController:
         dirty, self._dirty = self._dirty, set()
         if not dirty:
             return
-        zones = {
-            n["metadata"]["name"]: ((n["metadata"].get("labels") or {}).get(ZONE) or "")
-            for n in self.client.list("Node")
-        }
-        for ns in sorted(dirty):
-            services = [s for s in self.client.list("Service", ns) if (s.get("spec") or {}).get("selector")]
-            slices = [
-                s
-                for s in self.client.list("EndpointSlice", ns)
-                if (s["metadata"].get("labels") or {}).get(MANAGED_BY) == CONTROLLER
+        self._zones = {n["metadata"]["name"]: _zone(n) for n in self.client.list("Node")}
+        for ns in sorted(dirty):  # a namespace that fails is retried with backoff, the others go on
+            self._retries.attempt(ns, describe("Namespace", ns), self._sync_namespace)
+
+    def _sync_namespace(self, ns: str) -> None:
+        services = [s for s in self.client.list("Service", ns) if (s.get("spec") or {}).get("selector")]
+        slices = [
+            s
+            for s in self.client.list("EndpointSlice", ns)
+            if (s["metadata"].get("labels") or {}).get(MANAGED_BY) == CONTROLLER
+        ]
+        if not services and not slices:
+            return
+        pods = self.client.list("Pod", ns)
+        for svc in services:
+            mine = [
+                s for s in slices if (s["metadata"].get("labels") or {}).get(SERVICE_NAME) == svc["metadata"]["name"]
             ]
-            if not services and not slices:
-                continue
-            pods = self.client.list("Pod", ns)
-            for svc in services:
-                mine = [
-                    s
-                    for s in slices
-                    if (s["metadata"].get("labels") or {}).get(SERVICE_NAME) == svc["metadata"]["name"]
-                ]
-                self._sync(svc, selected_pods(svc, pods), zones, mine)
-            names = {s["metadata"]["name"] for s in services}
-            for orphan in slices:  # a Service gone, or its selector removed
-                if (orphan["metadata"].get("labels") or {}).get(SERVICE_NAME) not in names:
-                    with contextlib.suppress(ApiError):
-                        self.client.delete("EndpointSlice", ns, orphan["metadata"]["name"])
+            self._sync(svc, selected_pods(svc, pods), self._zones, mine)
+        names = {s["metadata"]["name"] for s in services}
+        for orphan in slices:  # a Service gone, or its selector removed
+            if (orphan["metadata"].get("labels") or {}).get(SERVICE_NAME) not in names:
+                with contextlib.suppress(NotFound):
+                    self.client.delete("EndpointSlice", ns, orphan["metadata"]["name"])
 
     def _sync(
         self, svc: dict[str, Any], pods: list[dict[str, Any]], zones: dict[str, str], mine: list[dict[str, Any]]
@@ -111,7 +118,7 @@ class EndpointSliceController:
         want = desired(svc, pods, zones)
         existing = sorted(mine, key=lambda s: s["metadata"]["name"])
         for i, body in enumerate(want):
-            with contextlib.suppress(ApiError):
+            with contextlib.suppress(AlreadyExists, Forbidden):  # made meanwhile; a terminating namespace
                 if i < len(existing):
                     current = existing[i]
                     if (
@@ -143,9 +150,13 @@ class EndpointSliceController:
                         },
                     )
         for extra in existing[len(want) :]:
-            with contextlib.suppress(ApiError):
+            with contextlib.suppress(NotFound):
                 self.client.delete("EndpointSlice", ns, extra["metadata"]["name"])
 
 
 def _with(obj: dict[str, Any], labels: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {**obj["metadata"], "labels": labels}, **body}
+
+
+def _zone(node: dict[str, Any] | None) -> str:
+    return str((((node or {}).get("metadata") or {}).get("labels") or {}).get(ZONE) or "")

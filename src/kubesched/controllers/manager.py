@@ -154,17 +154,17 @@ class ControllerManager:
         if "node-lifecycle-controller" in names:
             self.loops.append(NodeLifecycleController(client, self.wake, grace=node_monitor_grace, health=self.health))
         if "resourcequota-controller" in names:
-            self.loops.append(ResourceQuotaController(client))
+            self.loops.append(ResourceQuotaController(client, self.wake, self.health))
         if "horizontal-pod-autoscaler-controller" in names:
-            self.loops.append(PodAutoscaler(client, self.wake))
+            self.loops.append(PodAutoscaler(client, self.wake, self.health))
         if "endpoints-controller" in names:
-            self.loops.append(EndpointsController(client))
+            self.loops.append(EndpointsController(client, self.wake, self.health))
         if "endpointslice-controller" in names:
-            self.loops.append(EndpointSliceController(client))
+            self.loops.append(EndpointSliceController(client, self.wake, self.health))
         if "serviceaccount-controller" in names:
-            self.loops.append(ServiceAccountsController(client))
+            self.loops.append(ServiceAccountsController(client, self.wake, self.health))
         if "root-ca-certificate-publisher-controller" in names and root_ca is not None:
-            self.loops.append(RootCAPublisher(client, root_ca))
+            self.loops.append(RootCAPublisher(client, root_ca, self.wake, self.health))
         if "device-taint-eviction-controller" in names:
             self.loops.append(DeviceTaintEvictionController(client, self.wake, self.health))
         self.syncers = syncers or []

@@ -11,35 +11,24 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
-from kubesched.api.errors import ApiError
+from kubesched.api.errors import NotFound
 from kubesched.api.quantity import milli_value, value
+from kubesched.api.selectors import parse_label_selector
 from kubesched.api.usage import pod_usage
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import rfc3339
 from kubesched.controllers.events import Recorder
-from kubesched.controllers.workqueue import every
+from kubesched.controllers.workqueue import Retries, every
+from kubesched.health import LoopHealth, describe
 
 SYNC_PERIOD = 15.0
 TOLERANCE = 0.1
 DOWNSCALE_WINDOW = 300.0  # the default scaleDown stabilizationWindowSeconds
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
-
-
-def _selected(pod: dict[str, Any], selector: dict[str, Any]) -> bool:
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        present = key in labels
-        if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and present and labels[key] in values):
-            return False
-        if (op == "Exists" and not present) or (op == "DoesNotExist" and present):
-            return False
-    return True
 
 
 def _request(pod: dict[str, Any], resource: str) -> int | None:
@@ -57,9 +46,14 @@ class PodAutoscaler:
     """A loop of the controller manager: every autoscaler is reconciled each sync period, and at
     once when it is created or changed."""
 
-    def __init__(self, client: ObjectClient, wake: Any = None) -> None:
+    def __init__(
+        self, client: ObjectClient, wake: Callable[[], None] | None = None, health: LoopHealth | None = None
+    ) -> None:
         self.client = client
         self.wake = wake or (lambda: None)
+        # an autoscaler that fails is logged, counted and tried again after its backoff; the others go on
+        name = "horizontal-pod-autoscaler-controller"
+        self._retries = Retries(client, name, lambda _key: self._mark(), self.wake, health)
         self.recorder = Recorder(client, "horizontal-pod-autoscaler")
         self._due = True
         self._recommendations: dict[tuple[str, str], list[tuple[float, int]]] = {}
@@ -78,8 +72,13 @@ class PodAutoscaler:
             return
         self._due = False
         for hpa in self.client.list("HorizontalPodAutoscaler"):
-            with contextlib.suppress(ApiError):
-                self._reconcile(hpa)
+            key = ((hpa.get("metadata") or {}).get("namespace") or "default", hpa["metadata"]["name"])
+            self._retries.attempt(key, describe("HorizontalPodAutoscaler", key), self._reconcile_key)
+
+    def _reconcile_key(self, key: tuple[str, str]) -> None:
+        hpa = self.client.get("HorizontalPodAutoscaler", *key)
+        if hpa is not None:
+            self._reconcile(hpa)
 
     def _reconcile(self, hpa: dict[str, Any]) -> None:
         meta, spec = hpa["metadata"], hpa.get("spec") or {}
@@ -121,11 +120,12 @@ class PodAutoscaler:
                 )
             )
         else:
-            selector = (target.get("spec") or {}).get("selector") or {}
+            selector = parse_label_selector((target.get("spec") or {}).get("selector") or {}, "spec.selector")
+            assert selector is not None
             pods = [
                 p
                 for p in self.client.list("Pod", ns)
-                if _selected(p, selector)
+                if selector.matches((p.get("metadata") or {}).get("labels") or {})
                 and not (p.get("metadata") or {}).get("deletionTimestamp")
                 and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
             ]
@@ -274,7 +274,7 @@ class PodAutoscaler:
             (c.get("type"), c.get("status"), c.get("reason")) for c in before.get("conditions") or []
         ]:
             return
-        with contextlib.suppress(ApiError):
+        with contextlib.suppress(NotFound):  # deleted meanwhile
             self.client.patch("HorizontalPodAutoscaler", ns, name, lambda o: {**o, "status": status})
 
 

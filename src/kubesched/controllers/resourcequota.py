@@ -7,22 +7,27 @@ what ``kubectl get quota`` and ``describe`` show."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
-from kubesched.api.errors import ApiError
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.cluster import quota
+from kubesched.controllers.workqueue import Retries
+from kubesched.health import LoopHealth, describe
 
 
 class ResourceQuotaController:
     """A loop of the controller manager: namespaces touched since the last run are recounted."""
 
-    def __init__(self, client: ObjectClient) -> None:
+    def __init__(
+        self, client: ObjectClient, wake: Callable[[], None] | None = None, health: LoopHealth | None = None
+    ) -> None:
         self.client = client
         self._dirty: set[str] = {
             (q.get("metadata") or {}).get("namespace") or "default" for q in client.list("ResourceQuota")
         }
+        self._retries = Retries(client, "resourcequota-controller", self._dirty.add, wake or (lambda: None), health)
 
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind in quota.COUNTED:
@@ -32,25 +37,20 @@ class ResourceQuotaController:
 
     def run(self) -> None:
         dirty, self._dirty = self._dirty, set()
-        for namespace in sorted(dirty):
-            quotas = self.client.list("ResourceQuota", namespace)
-            if not quotas:
-                continue
-            kinds = quota.kinds_for(quotas)
-            objects = [(kind, o) for kind in sorted(kinds) for o in self.client.list(kind, namespace)]
-            for q in quotas:
-                status = quota.status(q, objects)
-                if status == q.get("status"):
-                    continue
-                try:
-                    self.client.patch(
-                        "ResourceQuota",
-                        namespace,
-                        q["metadata"]["name"],
-                        functools.partial(_with_status, status=status),
-                    )
-                except ApiError:
-                    self._dirty.add(namespace)  # the next run tries again
+        for namespace in sorted(dirty):  # a namespace that fails is retried with backoff, the others go on
+            self._retries.attempt(namespace, describe("Namespace", namespace), self._sync)
+
+    def _sync(self, namespace: str) -> None:
+        quotas = self.client.list("ResourceQuota", namespace)
+        if not quotas:
+            return
+        kinds = quota.kinds_for(quotas)
+        objects = [(kind, o) for kind in sorted(kinds) for o in self.client.list(kind, namespace)]
+        for q in quotas:
+            status = quota.status(q, objects)
+            if status != q.get("status"):
+                name = q["metadata"]["name"]
+                self.client.patch("ResourceQuota", namespace, name, functools.partial(_with_status, status=status))
 
 
 def _with_status(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
