@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.api.quantity import QuantityError, canonical, parse_quantity
+from kubesched.api.resources import CPU, apply_pod_level, container_requests, parse_resource_list
 from kubesched.errors import InputError
 
 LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
@@ -193,40 +194,31 @@ def _resources(container: Mapping[str, Any], part: str) -> dict[str, Fraction]:
     return {k: parse_quantity(v) for k, v in raw.items()}
 
 
-def pod_resources(pod_spec: Mapping[str, Any], part: str) -> dict[str, Fraction]:
-    """``resourcehelper.PodRequests``/``PodLimits`` over the spec: app containers and sidecars
-    summed, each plain init container on top of the sidecars before it, the largest taken; the
-    overhead added; pod-level resources where set."""
-    total: dict[str, Fraction] = {}
-    for c in pod_spec.get("containers") or []:
-        for k, v in _resources(c, part).items():
-            total[k] = total.get(k, Fraction(0)) + v
-    sidecars: dict[str, Fraction] = {}
-    init_max: dict[str, Fraction] = {}
-    for c in pod_spec.get("initContainers") or []:
-        own = _resources(c, part)
-        if c.get("restartPolicy") == "Always":
-            for k, v in own.items():
-                total[k] = total.get(k, Fraction(0)) + v
-                sidecars[k] = sidecars.get(k, Fraction(0)) + v
-            continue
-        for k in set(own) | set(sidecars):
-            init_max[k] = max(init_max.get(k, Fraction(0)), own.get(k, Fraction(0)) + sidecars.get(k, Fraction(0)))
-    for k, v in init_max.items():
-        total[k] = max(total.get(k, Fraction(0)), v)
-    pod_level = _list((pod_spec.get("resources") or {}).get(part))
-    for k, v in pod_level.items():
-        if k in ("cpu", "memory"):
-            total[k] = parse_quantity(v)
-    if part == "requests":
-        for k, v in _list(pod_spec.get("overhead")).items():
-            total[k] = total.get(k, Fraction(0)) + parse_quantity(v)
-    return total
+def pod_resources(pod_spec: Mapping[str, Any], part: str, *, overhead: bool = True) -> dict[str, Fraction]:
+    """``resourcehelper.PodRequests``/``PodLimits`` as quantities: ``api.resources``' aggregation
+    (app containers and sidecars summed, each plain init container on top of the sidecars before
+    it, the larger taken; pod-level resources where set), the overhead added to requests and to the
+    limits that are set (LimitRanger's own podRequests adds none: ``overhead=False``)."""
+
+    def parsed(raw: Any) -> dict[str, int]:
+        return parse_resource_list(raw, f"spec.resources.{part}")
+
+    app = [parsed((c.get("resources") or {}).get(part)) for c in pod_spec.get("containers") or []]
+    inits = [
+        (parsed((c.get("resources") or {}).get(part)), c.get("restartPolicy") == "Always")
+        for c in pod_spec.get("initContainers") or []
+    ]
+    total = container_requests(app, inits)
+    apply_pod_level(total, parsed((pod_spec.get("resources") or {}).get(part)))
+    for name, amount in parsed(pod_spec.get("overhead") if overhead else None).items():
+        if part == "requests" or name in total:
+            total[name] = total.get(name, 0) + amount
+    return {k: Fraction(v, 1000) if k == CPU else Fraction(v) for k, v in total.items()}
 
 
-def pod_counts_compute(pod: Mapping[str, Any], now: float | None = None) -> bool:
-    """``QuotaV1Pod``: a pod that has finished, or stuck terminating past its grace period, is
-    charged only its object count."""
+def pod_counts_compute(pod: Mapping[str, Any]) -> bool:
+    """``QuotaV1Pod``: a pod that has finished is charged only its object count (one stuck
+    terminating past its grace period is too upstream; kubesched's hollow kubelet never leaves one)."""
     phase = (pod.get("status") or {}).get("phase")
     return phase not in ("Succeeded", "Failed")
 

@@ -137,8 +137,8 @@ def pod_errors(pod: Mapping[str, Any], ranges: list[dict[str, Any]]) -> list[str
                     res = (c or {}).get("resources") or {}
                     errors += _check("Container", item, _list(res.get("requests")), _list(res.get("limits")))
             elif kind == "Pod":
-                requests = _fraction_text(pod_resources(spec, "requests"))
-                limits = _fraction_text(pod_resources(spec, "limits"))
+                requests = _fraction_text(pod_resources(spec, "requests", overhead=False))
+                limits = _fraction_text(pod_resources(spec, "limits", overhead=False))
                 errors += _check("Pod", item, requests, limits)
     return errors
 
