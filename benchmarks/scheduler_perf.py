@@ -30,7 +30,7 @@ from kubesched.cluster import admission
 from kubesched.cluster.store import Store
 from kubesched.scheduler.config import SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.simulate.runner import useful_retry
+from kubesched.embedded.virtual import useful_retry
 
 ZONE = "topology.kubernetes.io/zone"
 
