@@ -135,3 +135,26 @@ def test_kubectl(server: Server) -> None:
     assert rows[0] == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"]
     assert rows[1][:8] == ["hello", "*/10", "*", "*", "*", "*", "<none>", "False"]
     wait_for(lambda: kubectl("get", "cj", "hello", "-o", "jsonpath={.spec.concurrencyPolicy}") == "Allow")
+
+
+def test_simulate_says_it_runs_no_cronjob_controller(tmp_path) -> None:
+    import json
+    import sys
+
+    import yaml
+
+    from helpers import make_node
+
+    src = tmp_path / "in.yaml"
+    src.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **make_node("n0")}, cron_job("nightly", "0 3 * * *")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "kubesched", "simulate", str(src), "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["pods"] == []
+    assert done.stderr.strip() == (
+        "kubesched: warning: kind 'CronJob': simulate runs no workload controllers, so its pods are not created "
+        "(list the pods, or run it under kubesched up)"
+    )

@@ -33,7 +33,7 @@ CREATE_ORDER = {
 }
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
 # kinds only the workload controllers act on: simulate and size run none
-CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job"})
+CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job", "CronJob"})
 
 
 def _running_if_bound(store: Store, pod: dict[str, Any]) -> None:
