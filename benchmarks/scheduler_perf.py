@@ -28,9 +28,9 @@ from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.store import Store
+from kubesched.embedded.virtual import useful_retry
 from kubesched.scheduler.config import SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.embedded.virtual import useful_retry
 
 ZONE = "topology.kubernetes.io/zone"
 
