@@ -2,8 +2,9 @@
 read from the Go types of k8s.io/api and k8s.io/apimachinery (the same structs kube-apiserver
 decodes request bodies into).
 
-    python scripts/gen_api_schema.py /path/to/kubernetes+api/repo /path/to/kubernetes+apimachinery/repo [REF]
-    m=$(go env GOMODCACHE); python scripts/gen_api_schema.py $m/k8s.io/api@v0.37.2 $m/k8s.io/apimachinery@v0.37.2
+    python scripts/gen_api_schema.py API_REPO APIMACHINERY_REPO APIEXTENSIONS_REPO [REF]
+    m=$(go env GOMODCACHE); python scripts/gen_api_schema.py $m/k8s.io/api@v0.37.2 \
+        $m/k8s.io/apimachinery@v0.37.2 $m/k8s.io/apiextensions-apiserver@v0.37.2
 
 The arguments are git directories (bare clones are fine: files are read with ``git show REF:...``)
 or module folders as the Go module cache holds them (``scripts/build_upstream.sh`` fetches them);
@@ -42,6 +43,7 @@ FILES = [
     (0, "node/v1/types.go", "node", "v1"),
     (0, "discovery/v1/types.go", "discovery", "v1"),
     (1, "pkg/apis/meta/v1/types.go", "meta", "v1"),
+    (2, "pkg/apis/apiextensions/v1/types.go", "apiextensionsv1", "v1"),
 ]
 IMPORTS = {
     "k8s.io/api/core/v1": "core",
@@ -59,6 +61,8 @@ SPECIAL = {
     "types.NodeName": "string:types.NodeName",
     "[]byte": "string:[]uint8",
     "apiextensionsv1.JSON": "raw",
+    # a CRD's schema: structural checks of its own (kubesched.apiextensions), not Go decoding
+    "apiextensionsv1.JSONSchemaProps": "raw",
     "runtime.Object": "raw",
 }
 ROOTS = [
@@ -113,6 +117,7 @@ ROOTS = [
     "storage.CSIStorageCapacity",
     "storage.VolumeAttachment",
     "node.RuntimeClass",
+    "apiextensionsv1.CustomResourceDefinition",
 ]
 SCALARS = {"string", "bool", "int32", "int64", "float64", "int", "uint64", "uint32", "float32"}
 _FIELD = re.compile(r'^\s+(\w+)\s+([^\s`]+)\s+`json:"([^"]*)"')
@@ -201,10 +206,10 @@ def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
                 structs[current]["inline"].append((gotype, aliases))
 
 
-def main(api: str, machinery: str, ref: str = REF) -> None:
+def main(api: str, machinery: str, apiextensions: str, ref: str = REF) -> None:
     structs: dict = {}
     named: dict = {}
-    repos = [api, machinery]
+    repos = [api, machinery, apiextensions]
     for idx, path, pkg, _ in FILES:
         parse(read(repos[idx], path, ref), pkg, structs, named)
     out: dict[str, dict[str, str]] = {}
@@ -266,7 +271,7 @@ def main(api: str, machinery: str, ref: str = REF) -> None:
                     todo.append(k)
             for jname, (gotype, aliases) in s["fields"].items():
                 fields[jname] = resolve(gotype, aliases, pending)
-    doc = {"source": f"k8s.io/api and k8s.io/apimachinery {ref}", "roots": ROOTS, "types": dict(sorted(out.items()))}
+    doc = {"source": f"k8s.io/api, k8s.io/apimachinery and k8s.io/apiextensions-apiserver {ref}", "roots": ROOTS, "types": dict(sorted(out.items()))}
     target = Path(__file__).resolve().parent.parent / "src/kubesched/api/schema.json"
     target.write_text(json.dumps(doc, indent=0, sort_keys=False, separators=(",", ":")) + "\n")
     print(f"{target}: {len(out)} types", file=sys.stderr)
@@ -296,4 +301,4 @@ def main(api: str, machinery: str, ref: str = REF) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

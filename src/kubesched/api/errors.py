@@ -17,6 +17,7 @@ class ApiError(Exception):
         super().__init__(message)
         self.message = message
         self.details = details
+        self.warnings: list[str] = []  # sent as Warning headers with the Status (the request's own)
 
     def status(self) -> dict[str, Any]:
         """The ``metav1.Status`` body of this error."""

@@ -23,6 +23,7 @@ class Resource:
     storage_kind: str = ""  # the Store kind when it differs from ``kind`` (events.k8s.io/v1 events)
     verbs: tuple[str, ...] = ALL_VERBS
     virtual: bool = False  # computed on request, not stored (metrics, reviews): ``virtual.py`` serves it
+    custom: bool = False  # a CustomResourceDefinition's: stored under its CRD's name (``is_custom``)
 
     @property
     def group_version(self) -> str:
@@ -31,7 +32,7 @@ class Resource:
     @property
     def stored_api_version(self) -> str:
         """The apiVersion objects are kept in (events.k8s.io/v1 events are stored as core v1)."""
-        return "v1" if self.storage_kind else self.group_version
+        return "v1" if self.storage_kind and not self.custom else self.group_version
 
     @property
     def stored(self) -> str:
@@ -41,6 +42,12 @@ class Resource:
     def qualified(self) -> str:
         """``pods``, ``leases.coordination.k8s.io``: how messages name the resource."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def is_custom(kind: str) -> bool:
+    """Whether a Store kind is a custom resource's: those are kept under their CRD's name
+    (``crontabs.stable.example.com``), which no built-in kind name contains a dot of."""
+    return "." in kind
 
 
 RESOURCES: tuple[Resource, ...] = (
@@ -109,6 +116,17 @@ RESOURCES: tuple[Resource, ...] = (
     ),
     Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
+    Resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        "customresourcedefinition",
+        ("crd", "crds"),
+        ("api-extensions",),
+        ("status",),
+    ),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)),
     Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "runtimeclass"),
     Resource(
@@ -203,3 +221,14 @@ RESOURCES: tuple[Resource, ...] = (
         virtual=True,
     ),
 )
+
+
+_BUILTIN: dict[tuple[str, str], Resource] = {(r.group, r.kind): r for r in RESOURCES if not r.virtual}
+BUILTIN_KINDS = tuple((g, r.stored) for (g, _), r in _BUILTIN.items())  # (group, Store kind)
+
+
+def builtin_kind(group: str, kind: str) -> str | None:
+    """The Store kind of a built-in group's kind (``events.k8s.io`` Events are stored as core
+    ones), or None when no built-in resource of that group has the kind."""
+    r = _BUILTIN.get((group, kind))
+    return None if r is None else r.stored

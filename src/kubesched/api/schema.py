@@ -75,6 +75,7 @@ _KIND_TYPES = {
     ("storage.k8s.io", "CSIDriver"): "storage.CSIDriver",
     ("storage.k8s.io", "CSIStorageCapacity"): "storage.CSIStorageCapacity",
     ("storage.k8s.io", "VolumeAttachment"): "storage.VolumeAttachment",
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): "apiextensionsv1.CustomResourceDefinition",
 }
 # how deep free-form JSON (annotations' raw extensions, unknown kinds) may nest: far beyond any
 # real object, well within what Python code walking it can recurse through

@@ -13,12 +13,16 @@ from aiohttp import web
 
 from kubesched.api.errors import BadRequest, NotFound
 from kubesched.api.watch import WatchEvent
+from kubesched.apiserver import customresources
 from kubesched.apiserver.request import Target
 from kubesched.apiserver.selectors import parse_field_selector, parse_label_selector
+from kubesched.apiserver.tables import Printer
 from kubesched.cluster.events import from_core, to_core
 from kubesched.cluster.store import Store
 
 if TYPE_CHECKING:
+    from kubesched.apiextensions.definitions import CustomResource
+    from kubesched.apiextensions.registry import CustomResources
     from kubesched.apiserver.commit import GroupCommit
     from kubesched.apiserver.escalation import EscalationCheck
 
@@ -28,6 +32,7 @@ class ServerContext:
     ``Subresources``)."""
 
     store: Store
+    custom: CustomResources
     commit: GroupCommit
     escalation: EscalationCheck
     watch_queue_length: int
@@ -36,10 +41,24 @@ class ServerContext:
     _encoded: deque[WatchEvent]  # the events whose watch lines are kept (listwatch.py)
 
     def _out(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
-        """The stored object as this endpoint's version presents it."""
+        """The stored object as this endpoint's version presents it (a custom resource's other
+        versions: the same object under their apiVersion, conversion strategy None)."""
         if t.resource.group == "events.k8s.io":
             return from_core(obj)
+        if t.resource.custom and obj.get("apiVersion") != t.resource.group_version:
+            return {**obj, "apiVersion": t.resource.group_version}
         return obj
+
+    def _printer(self, t: Target) -> Printer | None:
+        """A custom resource's Table columns (its CRD's printer columns), else None."""
+        return customresources.printer(self._custom(t)) if t.resource.custom else None
+
+    def _custom(self, t: Target) -> CustomResource:
+        """The served custom resource a target names (its CRD may have gone since routing)."""
+        cr = self.custom.by_path(t.resource.group, t.resource.version, t.resource.plural)
+        if cr is None:
+            raise NotFound("the server could not find the requested resource")
+        return cr
 
     def _in(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
         if t.resource.group == "events.k8s.io":
@@ -65,6 +84,9 @@ class ServerContext:
         return self._out(t, obj)
 
     def _check_kind(self, t: Target, body: dict[str, Any]) -> None:
+        if t.resource.custom:
+            customresources.check_kind(self._custom(t), body)
+            return
         kind, api_version = body.get("kind"), body.get("apiVersion")
         r = t.resource
         if kind is not None and kind != r.kind:

@@ -4,6 +4,8 @@ empty OpenAPI v2 document kubectl's client-side validation accepts."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from kubesched import __version__
@@ -37,19 +39,46 @@ def api_versions(address: str) -> dict[str, Any]:
     }
 
 
-def _group(name: str) -> dict[str, Any]:
-    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
+Custom = Sequence[Resource]  # the custom resources the CRDs serve, besides the built-in ones
+
+
+def _groups(custom: Custom) -> dict[str, list[str]]:
+    """Every group's versions, preferred first: the built-in groups, then the CRDs' groups with
+    their versions in Kubernetes version priority (``version.CompareKubeAwareVersionStrings``)."""
+    groups = {g: list(v) for g, v in GROUPS.items()}
+    extra: dict[str, list[str]] = {}
+    for r in custom:
+        if r.group not in GROUPS and r.version not in extra.setdefault(r.group, []):
+            extra[r.group].append(r.version)
+    for g in sorted(extra):
+        groups[g] = sorted(extra[g], key=version_priority)
+    return groups
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """A sort key: GA before beta before alpha, higher numbers first, others last by name."""
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if m is None:
+        return (3, 0, 0, version)
+    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
+    return ({None: 0, "beta": 1, "alpha": 2}[stage], -major, -minor, "")
+
+
+def _group(name: str, versions_of: list[str]) -> dict[str, Any]:
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions_of]
     return {"name": name, "versions": versions, "preferredVersion": versions[0]}
 
 
-def api_group_list() -> dict[str, Any]:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g) for g in GROUPS if g]}
+def api_group_list(custom: Custom = ()) -> dict[str, Any]:
+    groups = _groups(custom)
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g, v) for g, v in groups.items() if g]}
 
 
-def api_group(name: str) -> dict[str, Any] | None:
-    if not name or name not in GROUPS:
+def api_group(name: str, custom: Custom = ()) -> dict[str, Any] | None:
+    groups = _groups(custom)
+    if not name or name not in groups:
         return None
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name)}
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, groups[name])}
 
 
 def _names(r: Resource, entry: dict[str, Any]) -> dict[str, Any]:
@@ -61,12 +90,12 @@ def _names(r: Resource, entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _resources(group: str, version: str) -> list[Resource]:
-    return [r for r in RESOURCES if r.group == group and r.version == version]
+def _resources(group: str, version: str, custom: Custom = ()) -> list[Resource]:
+    return [r for r in (*RESOURCES, *custom) if r.group == group and r.version == version]
 
 
-def resource_list(group: str, version: str) -> dict[str, Any] | None:
-    found = _resources(group, version)
+def resource_list(group: str, version: str, custom: Custom = ()) -> dict[str, Any] | None:
+    found = _resources(group, version, custom)
     if not found:
         return None
     items: list[dict[str, Any]] = []
@@ -103,15 +132,16 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
     }
 
 
-def aggregated(legacy: bool, version: str) -> dict[str, Any]:
+def aggregated(legacy: bool, version: str, custom: Custom = ()) -> dict[str, Any]:
     """``APIGroupDiscoveryList`` for ``/api`` (legacy) or ``/apis``; ``version`` v2 or v2beta1."""
-    groups = [""] if legacy else [g for g in GROUPS if g]
+    every = _groups(custom)
+    groups = [""] if legacy else [g for g in every if g]
     items = []
     for g in groups:
         versions = []
-        for v in GROUPS[g]:
+        for v in every[g]:
             resources = []
-            for r in _resources(g, v):
+            for r in _resources(g, v, custom):
                 entry = _names(
                     r,
                     {

@@ -98,6 +98,7 @@ class ListWatch(ServerContext):
                     str(list_rv),
                     cont,
                     include=q.get("includeObject"),
+                    printer=self._printer(t),
                 )
             )
         meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
@@ -140,10 +141,11 @@ class ListWatch(ServerContext):
         await resp.prepare(request)
 
         events_api = t.resource.group == "events.k8s.io"  # the one version _out converts to
+        printer = self._printer(t)
 
         def line(type_: str, obj: dict[str, Any]) -> bytes:
             if as_table and type_ not in ("ERROR", "BOOKMARK"):
-                obj = table(kind, [obj], self.store.clock.now(), None, include=q.get("includeObject"))
+                obj = table(kind, [obj], self.store.clock.now(), None, include=q.get("includeObject"), printer=printer)
             return dumps({"type": type_, "object": obj}) + b"\n"
 
         transport = request.transport

@@ -11,8 +11,11 @@ from typing import Any
 
 from kubesched.api import schema, validation
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
+from kubesched.api.kinds import is_custom
 from kubesched.api.names import generate_name
 from kubesched.api.workloads import default_workload
+from kubesched.apiextensions import strategy
+from kubesched.apiextensions.registry import CustomResources
 from kubesched.apiserver import services
 from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster import validation as object_validation
@@ -192,6 +195,7 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
 
 # kinds whose status only the /status subresource may change (the main resource keeps it)
 STATUS_KINDS = {
+    "CustomResourceDefinition",
     "ResourceClaim",
     "Pod",
     "Node",
@@ -228,6 +232,8 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
         new = default_workload(r.kind, new, old["metadata"].get("uid") or "")
     if r.kind == "Service":
         new = services.keep_allocated(new, old)
+    if r.kind == strategy.CRD_KIND:
+        new = strategy.admit_crd_update(new, old)
     meta = dict(new.get("metadata") or {})
     uid = meta.get("uid")
     if uid and uid != old["metadata"].get("uid"):  # ValidateObjectMetaUpdate: uid is immutable
@@ -352,8 +358,14 @@ class ServerAdmission:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.custom = CustomResources(store)
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if is_custom(kind):  # its strategy is part of the cluster's admission (cluster.admission)
+            if strategy.custom_for(self.custom, kind).resource.namespaced:
+                obj["metadata"].setdefault("namespace", "default")
+                self._namespace_lifecycle(kind, strategy.plural_group(kind), obj)
+            return obj
         r = BY_KIND.get(kind)
         if r is None:
             return obj
@@ -367,28 +379,32 @@ class ServerAdmission:
             obj = default_workload(r.kind, obj, obj["metadata"]["uid"])
         check_meta(r, obj)
         validate(r, obj)
-        ns = obj["metadata"].get("namespace")
         if r.namespaced:
-            namespace = self.store.try_get("Namespace", "", ns or "")
-            if namespace is None:
-                raise NotFound(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
-            if (namespace.get("status") or {}).get("phase") == "Terminating":
-                # the NamespaceLifecycle admission plugin
-                name = obj["metadata"].get("name", "")
-                raise Forbidden(
-                    f'{r.qualified} "{name}" is forbidden: unable to create new content in namespace {ns} '
-                    "because it is being terminated",
-                    details={
-                        "name": name,
-                        "group": r.group,
-                        "kind": r.plural,
-                        "causes": [
-                            {
-                                "reason": "NamespaceTerminating",
-                                "message": f"namespace {ns} is being terminated",
-                                "field": "metadata.namespace",
-                            }
-                        ],
-                    },
-                )
+            self._namespace_lifecycle(r.qualified, (r.plural, r.group), obj)
         return obj
+
+    def _namespace_lifecycle(self, qualified: str, plural_group: tuple[str, str], obj: dict[str, Any]) -> None:
+        """The NamespaceLifecycle admission plugin: no object in a missing or terminating namespace."""
+        ns = obj["metadata"].get("namespace")
+        namespace = self.store.try_get("Namespace", "", ns or "")
+        if namespace is None:
+            raise NotFound(f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"})
+        if (namespace.get("status") or {}).get("phase") == "Terminating":
+            # the NamespaceLifecycle admission plugin
+            name = obj["metadata"].get("name", "")
+            raise Forbidden(
+                f'{qualified} "{name}" is forbidden: unable to create new content in namespace {ns} '
+                "because it is being terminated",
+                details={
+                    "name": name,
+                    "group": plural_group[1],
+                    "kind": plural_group[0],
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {ns} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
+            )

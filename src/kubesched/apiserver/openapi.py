@@ -11,16 +11,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from kubesched.api.schema import type_of
+from kubesched.apiextensions.definitions import CustomResource
 from kubesched.apiserver.resources import RESOURCES, Resource
 
 _API = Path(__file__).resolve().parent.parent / "api"
 # package key of schema.json -> the OpenAPI name prefix kube-apiserver uses
-_PREFIX = {"meta": "io.k8s.apimachinery.pkg.apis.meta.v1"}
+_PREFIX = {
+    "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
+    "apiextensionsv1": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+}
 _SPECIAL: dict[str, tuple[str, dict[str, Any]]] = {
     "Quantity": (
         "io.k8s.apimachinery.pkg.api.resource.Quantity",
@@ -233,13 +238,107 @@ def v3_root() -> dict[str, Any]:
     return {"paths": paths}
 
 
-def v3_lookup(rest: list[str]) -> dict[str, Any] | None:
-    """The document at ``/openapi/v3/<rest>``: ``api/v1`` or ``apis/<group>/<version>``."""
+def v3_lookup(rest: list[str], custom: Sequence[CustomResource] = ()) -> dict[str, Any] | None:
+    """The document at ``/openapi/v3/<rest>``: ``api/v1`` or ``apis/<group>/<version>``, a
+    custom resource's group-version included."""
     if rest[:1] == ["api"] and len(rest) == 2:
         return v3_document("", rest[1])
     if rest[:1] == ["apis"] and len(rest) == 3:
-        return v3_document(rest[1], rest[2])
+        doc = v3_document(rest[1], rest[2])
+        if doc is None:
+            served = [cr for cr in custom if (cr.resource.group, cr.resource.version) == (rest[1], rest[2])]
+            return custom_document(served) if served else None
+        return doc
     return None
+
+
+def v3_root_with(custom: Sequence[CustomResource]) -> dict[str, Any]:
+    """``/openapi/v3`` with the custom resources' group-versions besides the built-in ones."""
+    paths = dict(v3_root()["paths"])
+    for gv in sorted({(cr.resource.group, cr.resource.version) for cr in custom}):
+        if _gv_path(*gv) in paths:
+            continue
+        doc = custom_document([cr for cr in custom if (cr.resource.group, cr.resource.version) == gv])
+        digest = hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:64].upper()
+        paths[_gv_path(*gv)] = {"serverRelativeURL": f"/openapi/v3/{_gv_path(*gv)}?hash={digest}"}
+    return {"paths": paths}
+
+
+def custom_schema_name(r: Resource) -> str:
+    """``builder.go``'s name of a custom kind: the group reversed, the version, the kind
+    (``com.example.stable.v1.CronTab``)."""
+    return ".".join(reversed(r.group.split("."))) + f".{r.version}.{r.kind}"
+
+
+_OBJECT_DOCS = {
+    "apiVersion": "APIVersion defines the versioned schema of this representation of an object. Servers should "
+    "convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+    "kind": "Kind is a string value representing the REST resource this object represents. Servers may infer this "
+    "from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+    "metadata": "Standard object's metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+}
+
+
+def _published(schema: Any) -> Any:
+    """The published form of a structural schema: int-or-string fields as anyOf integer, string."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _published(v) for k, v in schema["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            out[key] = _published(schema[key])
+    if schema.get("x-kubernetes-int-or-string") and "anyOf" not in schema:
+        out = {"anyOf": [{"type": "integer"}, {"type": "string"}], **out}
+    return out
+
+
+def custom_document(served: list[CustomResource]) -> dict[str, Any]:
+    """The OpenAPI 3.0 document of a custom group-version (``controller/openapi/builder``): each
+    kind's schema with apiVersion, kind and metadata, its List, ObjectMeta and what it needs."""
+    prefix = V3_PREFIX
+    schemas = _schemas(["meta.ObjectMeta", "meta.ListMeta"], prefix)
+    paths: dict[str, Any] = {}
+    for cr in served:
+        r = cr.resource
+        name = custom_schema_name(r)
+        published = _published(cr.schema)
+        props = dict(published.get("properties") or {})
+        props["apiVersion"] = {"description": _OBJECT_DOCS["apiVersion"], "type": "string"}
+        props["kind"] = {"description": _OBJECT_DOCS["kind"], "type": "string"}
+        props["metadata"] = {
+            "description": _OBJECT_DOCS["metadata"],
+            "allOf": [_ref(schema_name("meta.ObjectMeta"), prefix)],
+        }
+        schemas[name] = {
+            **published,
+            "type": "object",
+            "properties": dict(sorted(props.items())),
+            "x-kubernetes-group-version-kind": [_gvk(r)],
+        }
+        schemas[f"{name}List"] = {
+            "description": f"{r.kind}List is a list of {r.kind}",
+            "type": "object",
+            "required": ["items"],
+            "properties": {
+                "apiVersion": {"description": _OBJECT_DOCS["apiVersion"], "type": "string"},
+                "items": {"type": "array", "items": _ref(name, prefix)},
+                "kind": {"description": _OBJECT_DOCS["kind"], "type": "string"},
+                "metadata": {"allOf": [_ref(schema_name("meta.ListMeta"), prefix)]},
+            },
+            "x-kubernetes-group-version-kind": [{**_gvk(r), "kind": f"{r.kind}List"}],
+        }
+        paths.update(_operations(r, _ref(name, prefix)))
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
 
 
 @cache

@@ -4,6 +4,7 @@ JSON bodies, ``metav1.Status`` errors, warnings, and the query parameters every 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,11 +68,17 @@ def int_param(text: str, name: str) -> int:
         raise BadRequest(f"invalid {name}: {text!r} is not an integer") from None
 
 
-def with_warnings(resp: web.Response, warnings: list[str]) -> web.Response:
-    """One ``Warning: 299 - "<text>"`` header per warning, as kube-apiserver sends them."""
+def with_warnings(resp: Callable[[], web.Response], warnings: list[str]) -> web.Response:
+    """The response ``resp()`` makes with one ``Warning: 299 - "<text>"`` header per warning, as
+    kube-apiserver sends them; a refusal carries them too (on the ApiError, for its Status)."""
+    try:
+        out = resp()
+    except ApiError as exc:
+        exc.warnings.extend(warnings)
+        raise
     for w in warnings:
-        resp.headers.add("Warning", f"299 - {json.dumps(w)}")
-    return resp
+        out.headers.add("Warning", f"299 - {json.dumps(w)}")
+    return out
 
 
 def dry_run(request: web.Request) -> bool:

@@ -12,6 +12,7 @@ bearer token; bodies are size-limited; nothing a client sends yields a 500 or a 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ from kubesched.api.errors import (
     Unauthorized,
 )
 from kubesched.api.watch import WatchEvent
+from kubesched.apiextensions.registry import CustomResources
 from kubesched.apiserver import discovery, openapi
 from kubesched.apiserver import faults as faults_api
 from kubesched.apiserver.authn import ADMIN, Authenticator, token_matches
@@ -42,7 +44,7 @@ from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH, ListWatch
 from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Authorizer, UserInfo, forbidden_message
 from kubesched.apiserver.request import Target, parse_bool, respond, status_response, wants_table
 from kubesched.apiserver.requestinfo import request_attributes
-from kubesched.apiserver.resources import BY_PATH
+from kubesched.apiserver.resources import BY_PATH, Resource
 from kubesched.apiserver.subresources import Subresources
 from kubesched.apiserver.tables import table
 from kubesched.apiserver.virtual import Virtual
@@ -81,6 +83,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self.watch_queue_length = watch_queue_length
         self.commit = GroupCommit(store)
         self.store = store
+        self.custom = CustomResources(store)
         self.token = token
         self.address = address
         self.app = web.Application(middlewares=[self._middleware])
@@ -148,6 +151,8 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             return resp
         except ApiError as err:
             resp = status_response(err)
+            for w in err.warnings:
+                resp.headers.add("Warning", f"299 - {json.dumps(w)}")
             if isinstance(err, RequestEntityTooLarge):
                 resp.force_close()  # the rest of the body is never read
             return resp
@@ -245,12 +250,12 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 return self._discovery_root(request, legacy=False)
             group = parts[1]
             if len(parts) == 2:
-                doc = discovery.api_group(group)
+                doc = discovery.api_group(group, self._custom_resources())
                 if doc is None:
                     raise NotFound("the server could not find the requested resource")
                 return respond(doc)
             if len(parts) == 3:
-                doc = discovery.resource_list(group, parts[2])
+                doc = discovery.resource_list(group, parts[2], self._custom_resources())
                 if doc is None:
                     raise NotFound("the server could not find the requested resource")
                 return respond(doc)
@@ -284,12 +289,15 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         for version in ("v2", "v2beta1"):
             if f"g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList" in accept.replace(" ", ""):
                 return respond(
-                    discovery.aggregated(legacy, version),
+                    discovery.aggregated(legacy, version, self._custom_resources()),
                     content_type=f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList",
                 )
         if legacy:
             return respond(discovery.api_versions(self.address))
-        return respond(discovery.api_group_list())
+        return respond(discovery.api_group_list(self._custom_resources()))
+
+    def _custom_resources(self) -> list[Resource]:
+        return [cr.resource for cr in self.custom.all()]
 
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts[1:] == ["v2"]:
@@ -300,9 +308,9 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 return resp
             return respond(openapi.v2_document())
         if parts[1:] == ["v3"]:
-            return respond(openapi.v3_root())
+            return respond(openapi.v3_root_with(self.custom.all()))
         if parts[1:2] == ["v3"]:
-            doc = openapi.v3_lookup(parts[2:])
+            doc = openapi.v3_lookup(parts[2:], self.custom.all())
             if doc is not None:
                 return respond(doc)
         raise NotFound("the server could not find the requested resource")
@@ -316,6 +324,9 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         if group == "" and plural == "bindings" and namespace is not None and len(rest) == 1:
             return Target(BY_PATH[("", "v1", "pods")], namespace, None, "bindings")
         resource = BY_PATH.get((group, version, plural))
+        if resource is None:
+            cr = self.custom.by_path(group, version, plural)
+            resource = cr.resource if cr is not None else None
         if resource is None or len(rest) > 3:
             raise NotFound("the server could not find the requested resource")
         if not resource.namespaced and namespace is not None:
@@ -383,6 +394,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                         self.store.clock.now(),
                         None,
                         include=request.query.get("includeObject"),
+                        printer=self._printer(t),
                     )
                 )
             return respond(obj)

@@ -14,6 +14,7 @@ from aiohttp import web
 from kubesched.api import schema
 from kubesched.api.errors import BadRequest, Invalid, MethodNotAllowed, UnsupportedMediaType
 from kubesched.api.selectors import format_label_selector
+from kubesched.apiserver import customresources
 from kubesched.apiserver.authn import AUDIENCES, DEFAULT_EXPIRATION, MAX_EXPIRATION, MIN_EXPIRATION, Authenticator
 from kubesched.apiserver.bodies import decode_json, read_body, read_object
 from kubesched.apiserver.context import ServerContext
@@ -77,7 +78,9 @@ class Subresources(ServerContext):
     def _scale_of(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
         """The autoscaling/v1 Scale of a Deployment, ReplicaSet or StatefulSet
         (``pkg/registry/apps/*/storage`` ScaleREST): spec.replicas, status.replicas and the
-        selector in label-selector syntax."""
+        selector in label-selector syntax; a custom resource's at its CRD's paths."""
+        if t.resource.custom:
+            return customresources.scale_of(self._custom(t), obj)
         meta = obj["metadata"]
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         return {
@@ -132,6 +135,15 @@ class Subresources(ServerContext):
         rv = ((scale.get("metadata") or {}) if isinstance(scale.get("metadata"), dict) else {}).get("resourceVersion")
         if rv and rv != stored["metadata"]["resourceVersion"]:
             raise conflict(t.resource.stored, t.name or "", STALE)
+        if t.resource.custom:
+            cr = self._custom(t)
+            new = customresources.scaled(cr, stored, replicas)
+            if dry_run(request):
+                return respond(self._scale_of(t, new))
+            updated = self.store.mutate(
+                t.resource.stored, self._ns(t), t.name or "", lambda o: {**new, "metadata": o["metadata"]}
+            )
+            return respond(self._scale_of(t, updated))
         if dry_run(request):
             return respond({**current, "spec": {"replicas": replicas}})
         updated = self.store.mutate(

@@ -10,6 +10,7 @@ from kubesched.api.selectors import format_label_selector
 from kubesched.clock import parse_rfc3339
 
 Row = list[Any]
+Printer = tuple[list[dict[str, Any]], Callable[[dict[str, Any], float], Row]]
 
 
 def human_duration(seconds: float) -> str:
@@ -970,11 +971,13 @@ def table(
     continue_token: str | None = None,
     headers: bool = True,
     include: str | None = None,
+    printer: Printer | None = None,
 ) -> dict[str, Any]:
     """A Table of ``objects``; ``include`` is the request's includeObject: Metadata (the
     default: PartialObjectMetadata), Object (the whole object: what ``kubectl get --sort-by``
-    sorts by) or None."""
-    columns, render = PRINTERS.get(kind, _DEFAULT)
+    sorts by) or None; ``printer``: the columns and row renderer of a kind not built in (a
+    custom resource's printer columns)."""
+    columns, render = printer or PRINTERS.get(kind, _DEFAULT)
     meta: dict[str, Any] = {}
     if resource_version is not None:
         meta["resourceVersion"] = resource_version

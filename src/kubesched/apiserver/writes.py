@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound, UnsupportedMediaType
-from kubesched.apiserver import fieldmanager
+from kubesched.apiserver import customresources, fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.fieldmanager import manager_name
@@ -52,12 +52,15 @@ class Writes(ServerContext):
         body, warnings = self._validate_fields(request, t, body)
         body = self._in(t, body)
         self._check_namespace(t, body)
-        return with_warnings(self._store_create(request, t, body), warnings)
+        return with_warnings(lambda: self._store_create(request, t, body), warnings)
 
-    @staticmethod
     def _validate_fields(
-        request: web.Request, t: Target, body: dict[str, Any], *, patch: bool = False
+        self, request: web.Request, t: Target, body: dict[str, Any], *, patch: bool = False
     ) -> tuple[dict[str, Any], list[str]]:
+        if t.resource.custom:  # a patch is pruned once applied (a merge patch's nulls delete)
+            if patch:
+                return body, []
+            return customresources.decode(self._custom(t), body, field_validation_mode(request.query))
         return decode(t.resource, body, field_validation_mode(request.query), t.resource.version, patch=patch)
 
     def _manager(self, request: web.Request) -> str:
@@ -99,7 +102,10 @@ class Writes(ServerContext):
     ) -> web.Response:
         """Validation and the write of an update (PUT or PATCH, main resource or ``/status``); an
         update of the main resource records its manager's fields (an apply has done so)."""
-        if t.subresource == "resize":
+        if t.resource.custom:
+            cr = self._custom(t)
+            new = customresources.prepare_update(cr, customresources.pruned(cr, body), old, t.subresource)
+        elif t.subresource == "resize":
             new = prepare_resize({**body, "apiVersion": "v1", "kind": "Pod"}, old)
         else:
             new = prepare_for_update(t.resource, body, old, t.subresource)
@@ -110,10 +116,11 @@ class Writes(ServerContext):
             new = fieldmanager.update(old, new, manager, t.resource.group_version, self._now())
         elif "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
-        check_meta(t.resource, new)
-        if t.subresource == "resize":
-            validate_resize(new, old)
-        validate(t.resource, new)
+        if not t.resource.custom:  # prepare_update has validated a custom resource
+            check_meta(t.resource, new)
+            if t.subresource == "resize":
+                validate_resize(new, old)
+            validate(t.resource, new)
         check_object_size(new)
         if not t.subresource:
             self._check_escalation(request, t, new)
@@ -127,7 +134,7 @@ class Writes(ServerContext):
         body = await read_object(request)
         self._check_kind(t, body)
         body, warnings = self._validate_fields(request, t, body)
-        return with_warnings(self._update_with(request, t, body), warnings)
+        return with_warnings(lambda: self._update_with(request, t, body), warnings)
 
     def _update_with(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
         body = self._in(t, body)
@@ -144,10 +151,11 @@ class Writes(ServerContext):
 
     async def _patch(self, request: web.Request, t: Target) -> web.Response:
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if ctype not in PATCH_TYPES:
+        accepted = customresources.PATCH_TYPES if t.resource.custom else PATCH_TYPES
+        if ctype not in accepted:
             raise UnsupportedMediaType(
                 "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(PATCH_TYPES)
+                + ", ".join(accepted)
             )
         data = await read_body(request)
         patch = decode_yaml(data) if ctype == "application/apply-patch+yaml" else decode_json(data)
@@ -157,7 +165,7 @@ class Writes(ServerContext):
                 patch, warnings = self._validate_fields(request, t, patch, patch=True)
             except StrictPatchError as exc:
                 raise self._strict_patch_error(t, ctype, patch, exc.message) from None
-        return with_warnings(self._patch_with(request, t, ctype, patch), warnings)
+        return with_warnings(lambda: self._patch_with(request, t, ctype, patch), warnings)
 
     def _strict_patch_error(self, t: Target, ctype: str, patch: dict[str, Any], reason: str) -> Exception:
         """What patch.go answers: the decoded patch (strategic) or the patched object (merge)."""
@@ -264,6 +272,8 @@ class Writes(ServerContext):
         if dry_run(request):
             return respond(self._get(t))
         kind = t.resource.stored
+        if kind == customresources.CRD_KIND:
+            self._delete_custom_objects(t.name or "")
         gone = self.store.delete(
             kind,
             self._ns(t),
@@ -276,6 +286,14 @@ class Writes(ServerContext):
         # 200 with the object while it lingers (graceful, finalizers), else 200 with it as deleted
         return respond(self._out(t, gone))
 
+    def _delete_custom_objects(self, crd: str) -> None:
+        """The CRD finalizer controller's work (``customresourcecleanup``): a deleted CRD takes
+        its custom resources with it."""
+        objs, _ = self.store.list(crd)
+        for o in objs:
+            with contextlib.suppress(NotFound):
+                self.store.delete(crd, o["metadata"].get("namespace") or "", o["metadata"]["name"], 0)
+
     async def _delete_collection(self, request: web.Request, t: Target) -> web.Response:
         opts = await self._delete_options(request)
         labels, fields = self._selectors(request, t)
@@ -285,6 +303,8 @@ class Writes(ServerContext):
             if dry_run(request):
                 gone.append(o)
                 continue
+            if t.resource.stored == customresources.CRD_KIND:
+                self._delete_custom_objects(o["metadata"]["name"])
             with contextlib.suppress(NotFound):
                 gone.append(
                     self.store.delete(

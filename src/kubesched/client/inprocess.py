@@ -20,7 +20,6 @@ from kubesched.cluster.store import StorageError, Store
 log = logging.getLogger("kubesched.client")
 
 
-
 class InProcessClient:
     """ClusterClient over the embedded Store (no serialization, no network)."""
 

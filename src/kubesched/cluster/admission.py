@@ -17,10 +17,13 @@ import base64
 from typing import Any
 
 from kubesched.api.errors import Forbidden, Invalid
+from kubesched.api.kinds import is_custom
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.pod_defaults import default_pod, merge_label_keys
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.quota import default_limit_range
+from kubesched.apiextensions import strategy
+from kubesched.apiextensions.registry import CustomResources
 from kubesched.clock import rfc3339
 from kubesched.cluster import limitranger, quota
 from kubesched.cluster.store import Store
@@ -92,6 +95,7 @@ class Admission:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.custom = CustomResources(store)
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         obj = self._admit(kind, obj)
@@ -109,6 +113,10 @@ class Admission:
         return self.store.list("LimitRange", (obj.get("metadata") or {}).get("namespace") or "default")[0]
 
     def _admit(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if is_custom(kind):  # the custom resource strategy: defaults and the CRD's schema
+            return strategy.admit_create(strategy.custom_for(self.custom, kind), obj)
+        if kind == strategy.CRD_KIND:  # and the CRD's own, accepted and Established at once
+            return strategy.admit_crd_create(obj, self.store.clock.now())
         if kind == "Pod":
             return limitranger.admit(kind, self._admit_pod(obj), self._limit_ranges(obj))
         if kind == "LimitRange":

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubesched.api.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
-from kubesched.api.kinds import RESOURCES
+from kubesched.api.kinds import RESOURCES, is_custom
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.clock import Clock, VirtualClock, parse_rfc3339, rfc3339
 
@@ -41,7 +41,9 @@ def is_namespaced(kind: str) -> bool:
 
 def resource_name(kind: str) -> str:
     """The plural resource qualified by its group, as apiserver messages name it
-    (``pods``, ``leases.coordination.k8s.io``)."""
+    (``pods``, ``leases.coordination.k8s.io``; a custom resource's kind is that name)."""
+    if is_custom(kind):
+        return kind
     api_version, _, plural = KNOWN_KINDS.get(kind, ("v1", True, kind.lower() + "s"))
     group = api_version.rpartition("/")[0]
     return f"{plural}.{group}" if group else plural
@@ -54,6 +56,9 @@ def conflict(kind: str, name: str, why: str) -> Conflict:
 
 
 def _details(kind: str, name: str) -> dict[str, Any]:
+    if is_custom(kind):
+        plural, _, group = kind.partition(".")
+        return {"name": name, "group": group, "kind": plural}
     api_version, _, plural = KNOWN_KINDS.get(kind, ("v1", True, kind.lower() + "s"))
     group = api_version.rpartition("/")[0]
     return {"name": name, "group": group, "kind": plural} if group else {"name": name, "kind": plural}
@@ -72,6 +77,7 @@ STALE = "the object has been modified; please apply your changes to the latest v
 GENERATION_KINDS = frozenset(
     {
         "Pod",
+        "CustomResourceDefinition",
         "Deployment",
         "ReplicaSet",
         "StatefulSet",
@@ -155,6 +161,8 @@ class Loaded:
 
 def key_of(kind: str, obj: dict[str, Any]) -> Key:
     meta = obj.get("metadata") or {}
+    if is_custom(kind):  # the API server has set (or cleared) the namespace by the CRD's scope
+        return meta.get("namespace") or "", meta.get("name") or ""
     ns = (meta.get("namespace") or "default") if is_namespaced(kind) else ""
     return ns, meta.get("name") or ""
 
@@ -182,6 +190,10 @@ def _uuid4_text(raw: bytes) -> str:
     b[8] = (b[8] & 0x3F) | 0x80
     h = b.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _desired(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
 
 
 class Store:
@@ -366,7 +378,7 @@ class Store:
         """Admit and store a new object; ``dry_run`` admits and checks it without storing."""
         obj = {**obj, "metadata": dict(obj.get("metadata") or {})}
         meta = obj["metadata"]
-        if is_namespaced(kind):
+        if is_namespaced(kind) and not is_custom(kind):
             meta.setdefault("namespace", "default")
         for admit in self.admission:
             obj = admit(kind, obj)
@@ -379,7 +391,7 @@ class Store:
             return obj
         meta.setdefault("uid", self.new_uid())
         meta.setdefault("creationTimestamp", rfc3339(self.clock.now()))
-        if kind in GENERATION_KINDS:
+        if kind in GENERATION_KINDS or is_custom(kind):
             meta.setdefault("generation", 1)
         meta.pop("deletionTimestamp", None)
         self._bump(obj)
@@ -437,8 +449,9 @@ class Store:
     @staticmethod
     def _bump_generation(kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         """metadata.generation counts changes of the desired state (spec), for the kinds whose
-        registry strategy keeps one."""
-        if kind in GENERATION_KINDS and "spec" in old and old.get("spec") != new.get("spec"):
+        registry strategy keeps one (a custom resource's: everything but metadata and status)."""
+        spec_changed = kind in GENERATION_KINDS and "spec" in old and old.get("spec") != new.get("spec")
+        if spec_changed or (is_custom(kind) and _desired(old) != _desired(new)):
             new["metadata"]["generation"] = int(old["metadata"].get("generation") or 1) + 1
 
     def delete(

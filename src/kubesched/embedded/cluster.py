@@ -10,19 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.apiextensions.registry import store_kind
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import KNOWN_KINDS, Store
 from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
 from kubesched.embedded.objects import create_objects
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
+from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
@@ -65,8 +67,7 @@ class EmbeddedCluster:
         if workloads:
             self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store)
-        for obj in objects:
-            self.store.create(obj["kind"], obj)
+        self.create(*objects)
         self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
         if workloads:
             self.kubelet = HollowKubelet(
@@ -96,8 +97,12 @@ class EmbeddedCluster:
             self.sched.start()
 
     def create(self, *objects: dict[str, Any]) -> None:
+        """Create objects by apiVersion and kind (a custom resource once its CRD is created)."""
         for obj in objects:
-            self.store.create(obj["kind"], obj)
+            kind = store_kind(self.store, obj) or (obj.get("kind") if obj.get("kind") in KNOWN_KINDS else None)
+            if kind is None:
+                raise InputError(f'no matches for kind "{obj.get("kind")}" in version "{obj.get("apiVersion") or ""}"')
+            self.store.create(kind, obj)
 
     def settle(self) -> None:
         """Handle every watch event and schedule until activeQ is empty and the controllers

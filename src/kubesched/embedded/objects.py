@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError
+from kubesched.apiextensions.registry import store_kind
 from kubesched.clock import rfc3339
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest, warn
@@ -16,6 +17,7 @@ from kubesched.errors import InputError
 
 CREATE_ORDER = {
     "Namespace": 0,
+    "CustomResourceDefinition": 0,
     "PriorityClass": 1,
     "RuntimeClass": 1,
     "Node": 2,
@@ -92,7 +94,8 @@ def create_objects(
                 f"kind {m.kind!r}: simulate runs no workload controllers, so its pods are not created "
                 "(list the pods, or run it under kubesched up)"
             )
-        if m.kind not in KNOWN_KINDS:
+        kind = store_kind(store, m.obj)
+        if kind is None:
             # kubectl's "no matches for kind": nothing here would read it, and a typo'd kind
             # (``Pdo``) must not pass for an empty cluster
             raise InputError(
@@ -106,13 +109,13 @@ def create_objects(
                 continue
             if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
                 continue
-            created = store.create(m.kind, m.obj)
+            created = store.create(kind, m.obj)
             if m.kind == "Pod":
                 pods.append(m)
                 _running_if_bound(store, created)
         except ApiError as exc:
             if keep_existing and isinstance(exc, AlreadyExists):
                 continue
-            namespace = (meta.get("namespace") or "default") if is_namespaced(m.kind) else None
+            namespace = (meta.get("namespace") or "default") if is_namespaced(kind) else None
             rejected.append({"kind": m.kind, "namespace": namespace, "name": meta.get("name"), "message": exc.message})
     return rejected, pods

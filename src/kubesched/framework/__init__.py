@@ -9,7 +9,8 @@ are the interface kept stable between releases (README, "The plugin interface").
 - ``Handle`` as a Protocol: the client (``ClusterClient``, with ``record_event``), the snapshot,
   listers, waiting pods, the nominator, the clock.
 - Queueing hints: ``ClusterEvent``, ``ClusterEventWithHint``, ``ActionType``, ``QUEUE`` /
-  ``QUEUE_SKIP``.
+  ``QUEUE_SKIP``; a custom resource's events name it ``<plural>.<version>.<group>`` and the
+  listers keep it under ``custom_kind(...)``.
 - The client's own types: ``Watch``, ``WatchEvent``, ``ApiError`` and its subclasses.
 - ``Registry`` and ``ENTRY_POINT_GROUP``, the entry-point group of installed plugin packages;
   ``InputError`` for a plugin's invalid arguments.
@@ -42,6 +43,7 @@ from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    custom_kind,
 )
 from kubesched.framework.handle import (
     Extender,
@@ -153,4 +155,5 @@ __all__ = [
     "WaitingPods",
     "Watch",
     "WatchEvent",
+    "custom_kind",
 ]

@@ -36,6 +36,24 @@ NODE = "Node"
 WILDCARD = "*"
 
 
+def custom_resource(resource: str) -> tuple[str, str, str] | None:
+    """An event resource naming a custom resource as upstream's ``EventResource`` does, in the
+    ``<plural>.<version>.<group>`` form (``podgroups.v1alpha1.scheduling.x-k8s.io``): its
+    (plural, version, group); None for a built-in resource. The scheduler watches such a
+    resource for the plugins that register events for it (``eventhandlers.go``'s dynamic
+    informers) and keeps it in the listers under ``<plural>.<group>``."""
+    parts = resource.split(".")
+    if len(parts) < 3 or not parts[0] or not parts[1].startswith("v"):
+        return None
+    return parts[0], parts[1], ".".join(parts[2:])
+
+
+def custom_kind(resource: str) -> str | None:
+    """The listers' (and the store's) kind of a custom event resource: ``<plural>.<group>``."""
+    named = custom_resource(resource)
+    return None if named is None else f"{named[0]}.{named[2]}"
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
     resource: str

@@ -37,6 +37,8 @@ TERMINATION_DELAY = 0.5  # seconds from deletionTimestamp to the kubelet's final
 POD_RUN_SECONDS = 1.0  # how long a run-to-completion pod (restartPolicy Never/OnFailure) runs
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"  # per pod: its run time ("-1": runs until deleted)
 EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"  # per pod: its containers' exit code (non-zero: Failed)
+
+
 class HollowKubelet:
     """Drives every node and its pods; ``sync`` handles the changes seen since the last call."""
 

@@ -44,6 +44,7 @@ class EventHandlers:
     waiting_pods: WaitingPods
     cluster_generation: int
     _pod_infos: dict[str, PodInfo]
+    _custom_events: dict[str, str]
 
     def _dispatch(self, ev: WatchEvent) -> None:
         if ev.kind == "Node":
@@ -75,10 +76,21 @@ class EventHandlers:
                 self.cluster_generation += 1
                 self.queue.move_all(ClusterEvent("ResourceSlice", ActionType.UPDATE, "ResourceSliceUpdate"), None, None)
             elif ev.kind in EVENT_KINDS:  # the kinds plugins register cluster events for
-                verb = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
-                action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(ev.type, ActionType.UPDATE)
-                self.cluster_generation += 1
-                self.queue.move_all(ClusterEvent(ev.kind, action, f"{ev.kind}{verb}"), ev.old, ev.obj)
+                self._moved_by(ev.kind, ev)
+        elif ev.kind in self._custom_events:  # a custom resource plugins register events for
+            if ev.type == DELETED:
+                self.listers.delete(ev.kind, ev.obj)
+            else:
+                self.listers.set(ev.kind, ev.obj)
+            self._moved_by(self._custom_events[ev.kind], ev)
+
+    def _moved_by(self, resource: str, ev: WatchEvent) -> None:
+        """A change of an object plugins register events for: unschedulable pods whose plugins
+        it may help are moved (``movePodsToActiveOrBackoffQueue``)."""
+        verb = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
+        action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(ev.type, ActionType.UPDATE)
+        self.cluster_generation += 1
+        self.queue.move_all(ClusterEvent(resource, action, f"{resource}{verb}"), ev.old, ev.obj)
 
     # -- node handlers --------------------------------------------------------------------------
     def _on_node_add(self, obj: dict[str, Any]) -> None:

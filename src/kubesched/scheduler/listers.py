@@ -62,6 +62,12 @@ class Listers:
         self._selector_epoch = 0
         self._last_selector: tuple[int, str, Mapping[str, str], Any, LabelSelector] | None = None
 
+    def add_kind(self, kind: str) -> None:
+        """Keep objects of one more kind (a custom resource a plugin registers events for)."""
+        self._objects.setdefault(kind, {})
+        self.versions.setdefault(kind, 0)
+        self._subscribers.setdefault(kind, [])
+
     def subscribe(self, kind: str, fn: Callable[[Any, Any], None]) -> None:
         """Call ``fn(old, new)`` on every change of ``kind`` (``new`` None: deleted), as an
         informer's event handler would be."""
@@ -90,10 +96,10 @@ class Listers:
             fn(old, None)
 
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        return self._objects[kind].get((namespace, name))
+        return self._objects.get(kind, {}).get((namespace, name))
 
     def all(self, kind: str) -> list[dict[str, Any]]:
-        return list(self._objects[kind].values())
+        return list(self._objects.get(kind, {}).values())
 
     # -- namespaces ---------------------------------------------------------------------------
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:

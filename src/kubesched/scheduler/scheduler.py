@@ -24,9 +24,7 @@ from kubesched.features import (
     OPPORTUNISTIC_BATCHING,
     SCHEDULER_POP_FROM_BACKOFF_Q,
 )
-from kubesched.framework.events import (
-    ClusterEventWithHint,
-)
+from kubesched.framework.events import ClusterEventWithHint, custom_resource
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Status
 from kubesched.health import LoopHealth
@@ -125,6 +123,7 @@ class Scheduler(EventHandlers, ScheduleOne, ScheduleOnePodGroup):
         self.last_message: dict[str, str] = {}
         self._watch: Watch | None = None
         self._pod_infos: dict[str, PodInfo] = {}
+        self._custom_events: dict[str, str] = {}  # a watched custom kind -> its event resource
         self.on_bound: Callable[[PodInfo, str], None] | None = None
 
     # -- wiring -------------------------------------------------------------------------------
@@ -142,14 +141,17 @@ class Scheduler(EventHandlers, ScheduleOne, ScheduleOnePodGroup):
         """Initial list of nodes and pods, then a watch from that resourceVersion (informers);
         ``notify`` is called whenever an event arrives (a real-time driver's wake-up)."""
         groups = ["PodGroup"] if self.pod_groups_enabled else []  # served only with the gate
-        current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS, *groups])
+        custom = self.custom_kinds()
+        self._custom_events = {k: f"{p}.{v}.{g}" for k, (g, v, p) in self.custom_resources().items()}
+        current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS, *groups, *custom])
         self._watch = watch
         if notify is not None:
             watch.notify = notify
             self.binding.notify = notify
         for obj in current["Node"]:
             self._on_node_add(obj)
-        for kind in LISTED_KINDS:
+        for kind in (*LISTED_KINDS, *custom):
+            self.listers.add_kind(kind)
             for obj in current[kind]:
                 self.listers.set(kind, obj)
         for kind in groups:
@@ -157,6 +159,23 @@ class Scheduler(EventHandlers, ScheduleOne, ScheduleOnePodGroup):
                 self._on_pod_group(None, obj)
         for obj in current["Pod"]:
             self._on_pod_add(obj)
+
+    def custom_kinds(self) -> list[str]:
+        """The custom resources the profiles' plugins register cluster events for, as Store
+        kinds (``<plural>.<group>``): the scheduler lists and watches them into the listers."""
+        return sorted(self.custom_resources())
+
+    def custom_resources(self) -> dict[str, tuple[str, str, str]]:
+        """Each watched custom kind's (group, version, plural)."""
+        out: dict[str, tuple[str, str, str]] = {}
+        for events in self._events_by_profile.values():
+            for registered in events.values():
+                for e in registered:
+                    named = custom_resource(e.event.resource)
+                    if named is not None:
+                        plural, version, group = named
+                        out[f"{plural}.{group}"] = (group, version, plural)
+        return out
 
     def has_events(self) -> bool:
         return bool(self._watch) or self.binding.pending()

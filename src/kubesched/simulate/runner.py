@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import schema
+from kubesched.api.kinds import builtin_kind
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.validation_podgroups import pod_group_min_count
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.loader import Manifest, load_paths, warn
-from kubesched.cluster.store import KNOWN_KINDS, Store
+from kubesched.cluster.store import Store
 from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.embedded.objects import CONTROLLER_ONLY, CREATE_ORDER, NAMESPACE_LABEL, create_objects
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
@@ -75,7 +76,7 @@ def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str
         if unknown and field_validation == "Strict":
             raise InputError(schema.unknown_field_message(unknown), field=unknown[0])
         m.obj = obj
-        if m.kind in KNOWN_KINDS:
+        if builtin_kind(object_validation.group_of(m.obj), m.kind) is not None:
             meta = m.obj.get("metadata") or {}
             if not meta.get("name") and meta.get("generateName"):
                 check = {**m.obj, "metadata": {**meta, "name": f"{meta['generateName']}x"}}
