@@ -33,8 +33,17 @@ def free_port() -> int:
 class Server:
     """A ``kubesched apiserver`` (or ``up``) process with its own data directory."""
 
-    def __init__(self, data_dir: Path, *, command: str = "apiserver", nodes: int = 0, args: list[str] | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        command: str = "apiserver",
+        nodes: int = 0,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ):
         self.data_dir = data_dir
+        self.env = env  # more environment for the process (PYTHONPATH to a plugin package)
         self.port = free_port()
         self.command = command
         self.nodes = nodes
@@ -66,6 +75,7 @@ class Server:
             ],
             stdout=log,
             stderr=log,
+            env={**os.environ, **self.env} if self.env else None,
         )
         try:
             deadline = time.monotonic() + 30

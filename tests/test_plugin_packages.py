@@ -138,3 +138,63 @@ def test_clashes_and_broken_packages_are_one_line(tmp_path, entries, message):
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_plugin_reads_its_own_custom_resource_under_kubesched_up(tmp_path, site):
+    """examples/crd as a user runs it: ``kubesched up`` with the installed example package, the
+    PodGroup CRD applied with kubectl, pods of a group held until their PodGroup exists."""
+    from kubernetes import client, config
+    from tests.live import UPSTREAM_KUBECTL, Server, wait_for
+
+    example = ROOT / "examples" / "crd"
+    server = Server(
+        tmp_path / "data",
+        command="up",
+        nodes=1,
+        args=["--config", str(example / "config.yaml")],
+        env={"PYTHONPATH": str(site)},
+    ).start()
+    try:
+
+        def kubectl(*args: str) -> str:
+            out = subprocess.run(
+                [str(UPSTREAM_KUBECTL), "--kubeconfig", str(server.kubeconfig), *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert out.returncode == 0, out.stderr
+            return out.stdout
+
+        assert "customresourcedefinition.apiextensions.k8s.io/podgroups.scheduling.x-k8s.io created" in kubectl(
+            "apply", "-f", str(example / "podgroup-crd.yaml")
+        )
+        # (scheduling.k8s.io has a PodGroup too: the group's version names this one)
+        explained = kubectl("explain", "podgroups.spec.minMember", "--api-version=scheduling.x-k8s.io/v1alpha1")
+        assert "The least number of pods that must run at once." in explained
+        kubectl("apply", "-f", str(example / "training.yaml"))
+        events = lambda: kubectl("get", "events", "--field-selector", "reason=FailedScheduling", "-o", "name")  # noqa: E731
+        wait_for(lambda: len(events().split()) == 2)
+        assert 'PodGroup "default/training" not found' in kubectl(
+            "get", "events", "--field-selector", "reason=FailedScheduling"
+        )
+        kubectl("apply", "-f", str(example / "podgroup.yaml"))
+        wait_for(
+            lambda: kubectl("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").split() == ["node-0", "node-0"]
+        )
+        table = kubectl("get", "pg").splitlines()
+        assert table[0].split() == ["NAME", "MINMEMBER", "PHASE", "AGE"]
+        assert table[1].split()[:2] == ["training", "2"]
+        # the official Python client reads it as any custom object
+        api = client.CustomObjectsApi(config.new_client_from_config(str(server.kubeconfig)))
+        group = api.get_namespaced_custom_object("scheduling.x-k8s.io", "v1alpha1", "default", "podgroups", "training")
+        assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}
+        bad = {**group, "metadata": {"name": "bad"}, "spec": {"minMember": 0}}
+        with pytest.raises(client.ApiException) as refused:
+            api.create_namespaced_custom_object("scheduling.x-k8s.io", "v1alpha1", "default", "podgroups", bad)
+        assert refused.value.status == 422
+        assert (
+            "spec.minMember in body should be greater than or equal to 1" in json.loads(refused.value.body)["message"]
+        )
+    finally:
+        server.stop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.api.kinds import BUILTIN_KINDS
 from kubesched.apiextensions.registry import store_kind
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.client import InProcessClient
@@ -30,6 +31,16 @@ from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
+
+_BUILTIN_GROUPS = frozenset(g for g, _ in BUILTIN_KINDS)
+
+
+def _lenient_kind(obj: dict[str, Any]) -> str | None:
+    """A built-in kind given with a version its group does not serve (tests' shorthand), kept
+    as before; a group no built-in resource has is a custom resource's, never a built-in kind."""
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    kind = obj.get("kind")
+    return kind if group in _BUILTIN_GROUPS and kind in KNOWN_KINDS else None
 
 
 class EmbeddedCluster:
@@ -99,7 +110,7 @@ class EmbeddedCluster:
     def create(self, *objects: dict[str, Any]) -> None:
         """Create objects by apiVersion and kind (a custom resource once its CRD is created)."""
         for obj in objects:
-            kind = store_kind(self.store, obj) or (obj.get("kind") if obj.get("kind") in KNOWN_KINDS else None)
+            kind = store_kind(self.store, obj) or _lenient_kind(obj)
             if kind is None:
                 raise InputError(f'no matches for kind "{obj.get("kind")}" in version "{obj.get("apiVersion") or ""}"')
             self.store.create(kind, obj)
