@@ -33,6 +33,9 @@ class InProcessClient:
         # (simulate); without them ``settle`` waits for controllers running elsewhere
         self.settlers: list[Callable[[], bool]] = []
 
+    def watch_custom(self, kind: str, group: str, version: str, plural: str) -> None:
+        """Nothing to start: the Store keeps custom resources under their CRD's name."""
+
     def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         kinds = list(kinds)
         current = {kind: self.store.list(kind)[0] for kind in kinds}

@@ -15,6 +15,11 @@ from kubesched.api.watch import Watch
 
 
 class ClusterClient(Protocol):
+    def watch_custom(self, kind: str, group: str, version: str, plural: str) -> None:
+        """Keep an informer of a custom resource (one a plugin registers events for) under the
+        Store kind ``kind``, before ``list_and_watch`` names it (the dynamic informer factory)."""
+        ...
+
     def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         """The current objects of each kind and a Watch that delivers every change after them."""
         ...

@@ -287,6 +287,19 @@ class RemoteClient:
         return all(e.wait(timeout) for e in self._synced.values())
 
     # -- ClusterClient: reads ------------------------------------------------------------------------
+    def watch_custom(self, kind: str, group: str, version: str, plural: str) -> None:
+        """An informer of a custom resource through the generic API (its cluster-wide list)."""
+        with self._lock:
+            if kind in self._cache:
+                return
+            self.kinds.append(kind)
+            self._cache[kind] = {}
+            self._synced[kind] = threading.Event()
+            self._listers[kind] = functools.partial(
+                k8s.CustomObjectsApi(self._api).list_cluster_custom_object, group, version, plural
+            )
+        self._tasks.append(asyncio.run_coroutine_threadsafe(self._informer(kind), self._loop))  # type: ignore[arg-type]
+
     def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         kinds = list(kinds)
         missing = [k for k in kinds if k not in self._cache]

@@ -143,6 +143,8 @@ class Scheduler(EventHandlers, ScheduleOne, ScheduleOnePodGroup):
         groups = ["PodGroup"] if self.pod_groups_enabled else []  # served only with the gate
         custom = self.custom_kinds()
         self._custom_events = {k: f"{p}.{v}.{g}" for k, (g, v, p) in self.custom_resources().items()}
+        for kind, (group, version, plural) in self.custom_resources().items():
+            self.client.watch_custom(kind, group, version, plural)
         current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS, *groups, *custom])
         self._watch = watch
         if notify is not None:
