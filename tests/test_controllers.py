@@ -7,9 +7,11 @@ three propagation policies and graceful namespace deletion."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubesched.controllers.deployment import fenceposts
 from kubesched.controllers.replicaset import deletion_order
@@ -365,6 +367,21 @@ def test_namespace_deletion_waits_its_grace_then_empties_and_goes():
     c.advance(5)
     assert c.store.try_get("Namespace", "", "shop") is None
     assert not c.store.list("Pod", "shop")[0] and not c.store.list("Deployment", "shop")[0]
+
+
+def test_namespace_deletion_takes_its_custom_resources():
+    """The namespace deleter finds custom resources through the CRDs, as its discovery does."""
+    example = Path(__file__).resolve().parent.parent / "examples" / "crd"
+    crd, group = (yaml.safe_load((example / f).read_text()) for f in ("podgroup-crd.yaml", "podgroup.yaml"))
+    c = Cluster(node("n0"), crd, workloads=True)
+    c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}})
+    c.create({**group, "metadata": {"name": "training", "namespace": "shop"}})
+    assert c.store.get("podgroups.scheduling.x-k8s.io", "shop", "training")["spec"]["minMember"] == 2
+    c.store.delete("Namespace", "", "shop")
+    c.settle()
+    c.advance(5)
+    assert c.store.try_get("Namespace", "", "shop") is None
+    assert not c.store.list("podgroups.scheduling.x-k8s.io", "shop")[0]
 
 
 def test_stopped_node_goes_unknown_is_tainted_and_its_pods_evicted_after_their_toleration():

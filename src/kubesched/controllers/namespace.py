@@ -77,7 +77,7 @@ class NamespaceController:
         name = ns["metadata"]["name"]
         remaining: dict[str, int] = {}
         finalizers: dict[str, int] = {}
-        for kind in self.kinds:
+        for kind in [*self.kinds, *self._custom_kinds()]:
             for obj in self.client.list(kind, name):
                 meta = obj["metadata"]
                 remaining[resource_name(kind)] = remaining.get(resource_name(kind), 0) + 1
@@ -90,6 +90,14 @@ class NamespaceController:
             self._finalize(name)
             return
         self._conditions(ns, remaining, finalizers)
+
+    def _custom_kinds(self) -> list[str]:
+        """The namespaced custom resources the CRDs serve (the deleter's discovery finds them)."""
+        return [
+            str(crd["metadata"]["name"])
+            for crd in self.client.list("CustomResourceDefinition")
+            if (crd.get("spec") or {}).get("scope") == "Namespaced"
+        ]
 
     def _conditions(self, ns: dict[str, Any], remaining: dict[str, int], finalizers: dict[str, int]) -> None:
         """The deleter's status conditions (``updateNamespaceStatusFunc``), as ``kubectl describe
