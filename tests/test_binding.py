@@ -21,7 +21,7 @@ from kubesched.testing import Cluster
 
 
 class Latch(BindPlugin):
-    """Binds (without writing to the store) once released; pods labelled fail=<msg> fail."""
+    """Binds (without writing to the store) once released; pods annotated fail=<msg> fail."""
 
     name = "Latch"
     release = threading.Event()
@@ -32,8 +32,9 @@ class Latch(BindPlugin):
         Latch.threads.append(threading.current_thread().name)
         Latch.entered.set()
         assert Latch.release.wait(10)
-        if "fail" in pod.labels:
-            return Status.error(pod.labels["fail"])
+        annotations = pod.obj["metadata"].get("annotations") or {}
+        if "fail" in annotations:
+            return Status.error(annotations["fail"])
         return None
 
 
@@ -83,7 +84,7 @@ def test_a_failed_binding_forgets_the_pod_and_frees_its_room(latch: type[Latch])
     binding = ThreadedBinding(workers=2)
     c = _cluster(binding)
     bad = make_pod("bad", cpu="2")
-    bad["metadata"]["labels"] = {"fail": "connection refused"}
+    bad["metadata"]["annotations"] = {"fail": "connection refused"}
     c.create(bad)
     c.settle()
     assert latch.entered.wait(5)

@@ -223,6 +223,7 @@ def test_resources_ignored_by_scheduler_are_left_to_the_extender(extender):
     managed = [{"name": "example.com/foo", "ignoredByScheduler": True}]
     pod = make_pod("wants-foo", cpu="100m")
     pod["spec"]["containers"][0]["resources"]["requests"]["example.com/foo"] = "1"
+    pod["spec"]["containers"][0]["resources"]["limits"] = {"example.com/foo": "1"}  # not overcommittable
     c = _cluster({"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True, "managedResources": managed})
     c.create(pod)
     c.settle()

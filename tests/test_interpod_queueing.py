@@ -65,7 +65,7 @@ def relabel(name: str, app: str) -> Callable[[Cluster], None]:
 
 
 def add(obj: dict) -> Callable[[Cluster], None]:
-    return lambda c: c.store.create(obj["kind"], obj)
+    return lambda c: c.create(obj)
 
 
 def node_change(name: str, **labels: str) -> Callable[[Cluster], None]:

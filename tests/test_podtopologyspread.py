@@ -282,7 +282,10 @@ def test_list_defaulting_uses_the_args() -> None:
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": {"name": "rs", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+        },
     }
     owned = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True, "uid": "x"}]
     pods = []

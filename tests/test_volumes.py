@@ -198,7 +198,7 @@ VOLUME_BINDING_CASES = [
         id="storage capacity tracking",
     ),
     pytest.param(
-        [storage_class("wffc", provisioner=""), pvc("c", cls="")],
+        [pvc("c", cls="")],
         ("c",),
         (UAU, "pod has unbound immediate PersistentVolumeClaims"),
         id="a claim without a class binds immediately",

@@ -5,8 +5,10 @@ of the main resource or of ``/status`` may change."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from kubesched.api import schema, validation
@@ -348,6 +350,18 @@ def default_toleration_seconds(pod: dict[str, Any]) -> dict[str, Any]:
     return {**pod, "spec": {**spec, "tolerations": tolerations}}
 
 
+def _kept(given: dict[str, Any], obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with the identity and status ``given`` had (a state's object, ``ServerAdmission.given``)."""
+    meta = dict(obj["metadata"])
+    for key in ("uid", "creationTimestamp"):
+        if (given.get("metadata") or {}).get(key):
+            meta[key] = given["metadata"][key]
+    out = {**obj, "metadata": meta}
+    if isinstance(given.get("status"), dict):
+        out["status"] = {**(obj.get("status") or {}), **given["status"]}
+    return out
+
+
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 
 
@@ -359,6 +373,18 @@ class ServerAdmission:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.custom = CustomResources(store)
+        self.as_given = False  # ``given()``: an object of a cluster's state keeps its identity
+
+    @contextlib.contextmanager
+    def given(self) -> Iterator[None]:
+        """Creates of a cluster's state (simulate's input, a test's objects): each keeps the uid,
+        creation time and status it is given (owner references and nominations stay true);
+        everything else is defaulted and checked as any create."""
+        self.as_given = True
+        try:
+            yield
+        finally:
+            self.as_given = False
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if is_custom(kind):  # its strategy is part of the cluster's admission (cluster.admission)
@@ -369,13 +395,16 @@ class ServerAdmission:
         r = BY_KIND.get(kind)
         if r is None:
             return obj
+        given = obj
         obj = prepare_for_create(r, obj)
+        if self.as_given:
+            obj = _kept(given, obj)
         if r.kind == "Pod":
             obj = default_toleration_seconds(obj)
         elif r.kind == "Service":
             obj = services.create(self.store, obj)
         if r.kind in WORKLOAD_KINDS:
-            obj["metadata"]["uid"] = self.store.new_uid()  # the Job selector names it
+            obj["metadata"].setdefault("uid", self.store.new_uid())  # the Job selector names it
             obj = default_workload(r.kind, obj, obj["metadata"]["uid"])
         check_meta(r, obj)
         validate(r, obj)

@@ -23,7 +23,7 @@ from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.volume import VolumeController
-from kubesched.embedded.objects import create_objects
+from kubesched.embedded.objects import create_as_given, create_objects
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
@@ -75,8 +75,7 @@ class EmbeddedCluster:
         self.store = Store(self.clock, seed=seed, start_on_bind=not workloads)
         self.kubelet: HollowKubelet | None = None
         self.controllers: ControllerManager | None = None
-        if workloads:
-            self.store.admission.append(ServerAdmission(self.store))
+        self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store)
         self.create(*objects)
         self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
@@ -108,12 +107,17 @@ class EmbeddedCluster:
             self.sched.start()
 
     def create(self, *objects: dict[str, Any]) -> None:
-        """Create objects by apiVersion and kind (a custom resource once its CRD is created)."""
+        """Create objects of the cluster's state by apiVersion and kind (a custom resource once its
+        CRD is created), each keeping its uid, creation time and status; a namespace they name
+        that does not exist yet is made first."""
         for obj in objects:
+            ns = (obj.get("metadata") or {}).get("namespace")
+            if ns and obj.get("kind") != "Namespace" and self.store.try_get("Namespace", "", ns) is None:
+                self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
             kind = store_kind(self.store, obj) or _lenient_kind(obj)
             if kind is None:
                 raise InputError(f'no matches for kind "{obj.get("kind")}" in version "{obj.get("apiVersion") or ""}"')
-            self.store.create(kind, obj)
+            create_as_given(self.store, kind, obj)
 
     def settle(self) -> None:
         """Handle every watch event and schedule until activeQ is empty and the controllers

@@ -5,10 +5,12 @@ returned as rejected; a pod the input places on a node runs there."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.apiextensions.registry import store_kind
+from kubesched.apiserver.objects import ServerAdmission
 from kubesched.clock import rfc3339
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest, warn
@@ -38,29 +40,31 @@ NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by Nam
 CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job", "CronJob"})
 
 
-def _running_if_bound(store: Store, pod: dict[str, Any]) -> None:
-    """A pod the input places on a node runs there, as a pod the scheduler binds does (the store's
-    ``start_on_bind``): Running and scheduled, so that budgets count it healthy."""
-    status = pod.get("status") or {}
-    if not store.start_on_bind or not (pod.get("spec") or {}).get("nodeName") or status.get("phase"):
-        return
+def create_as_given(store: Store, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Create one object of a cluster's state: defaulted and checked as any create, keeping the
+    uid, creation time and status it is given (``ServerAdmission.given``: owner references and
+    a snapshot's nominations stay true); a pod the input places on a node, with no phase given,
+    runs there when no kubelet runs (the store's ``start_on_bind``): Running and scheduled, so
+    that budgets count it healthy."""
+    server = next((a for a in store.admission if isinstance(a, ServerAdmission)), None)
+    with server.given() if server is not None else contextlib.nullcontext():
+        created = store.create(kind, obj)
+    given: dict[str, Any] = obj["status"] if isinstance(obj.get("status"), dict) else {}
+    if not (kind == "Pod" and store.start_on_bind and (created.get("spec") or {}).get("nodeName")):
+        return created
+    if given.get("phase"):
+        return created
     now = rfc3339(store.clock.now())
-    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
 
     def start(o: dict[str, Any]) -> dict[str, Any]:
-        conditions = [c for c in (o.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
-        return {
-            **o,
-            "status": {
-                **(o.get("status") or {}),
-                "phase": "Running",
-                "startTime": now,
-                "conditions": [*conditions, scheduled],
-            },
-        }
+        status = dict(o.get("status") or {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+        status.update(phase="Running", startTime=now, conditions=[*conditions, scheduled])
+        return {**o, "status": status}
 
-    meta = pod["metadata"]
-    store.mutate("Pod", meta.get("namespace") or "default", meta["name"], start)
+    meta = created["metadata"]
+    return store.mutate(kind, meta.get("namespace") or "", meta["name"], start)
 
 
 def create_objects(
@@ -109,10 +113,9 @@ def create_objects(
                 continue
             if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
                 continue
-            created = store.create(kind, m.obj)
+            create_as_given(store, kind, m.obj)
             if m.kind == "Pod":
                 pods.append(m)
-                _running_if_bound(store, created)
         except ApiError as exc:
             if keep_existing and isinstance(exc, AlreadyExists):
                 continue

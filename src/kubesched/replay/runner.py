@@ -537,6 +537,9 @@ def _run_timed(
     start = min(a.time for a in arrivals)
     end = max(max(a.time, a.deletion or a.time) for a in arrivals)
     arrived = [0]
+    for ns in sorted({(a.pod.get("metadata") or {}).get("namespace") or "default" for a in arrivals}):
+        if store.try_get("Namespace", "", ns) is None:  # the workload's namespaces, as kubectl create -f would need
+            store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
     def create(a: trace.Arrival) -> None:
         obj = store.create("Pod", a.pod)
