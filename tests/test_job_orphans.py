@@ -90,8 +90,9 @@ def test_after_a_restart_pods_whose_job_went_meanwhile_are_released():
     directories): a controller manager started on that store releases them."""
     cluster = Cluster(node("n1"), job(), workloads=True)
     cluster.settle()
-    assert cluster.controllers is not None
-    cluster.controllers = None  # the controllers stop; the Job and its pods are deleted meanwhile
+    assert any(isinstance(c, JobController) for c in cluster.controllers.controllers)
+    # the controllers stop; the Job and its pods are deleted meanwhile
+    cluster.controllers = ControllerManager(StoreObjects(cluster.store), [])
     cluster.store.delete("Job", "default", "j", propagation="Background")
     for p in pods(cluster):
         cluster.store.delete("Pod", "default", p["metadata"]["name"])

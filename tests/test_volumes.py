@@ -626,7 +626,8 @@ def test_prebind_gives_up_when_the_pv_controller_does_not_finish_in_time() -> No
     config = {"profiles": [{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 0}}]}]}
     c = Cluster(node("a"), storage_class("wffc"), pvc("c"), config=config)
     c.client.settlers.clear()
-    c.volumes.sync = lambda: False  # type: ignore[method-assign]
+    assert c.controllers.volumes is not None
+    c.controllers.volumes.sync = lambda: False  # type: ignore[method-assign]
     c.create(with_claims("p", "c"))
     c.settle()
     assert c.node_of("p") is None

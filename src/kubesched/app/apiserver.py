@@ -1,6 +1,6 @@
-"""``kubesched apiserver`` and ``kubesched up``: the embedded API server with its SQLite store,
-the hollow kubelet and the PodDisruptionBudget controller in one process, and (``up``) the
-scheduler beside them on the same event loop, talking to the Store through InProcessClient."""
+"""``kubesched apiserver`` and ``kubesched up``: the embedded cluster (``embedded.cluster``) in real
+time on its SQLite store, served over HTTPS by the API server, and (``up``) the scheduler service
+and the web UI beside it on the same event loop."""
 
 from __future__ import annotations
 
@@ -22,31 +22,25 @@ from kubesched.apiserver.authn import Authenticator, load_token_file
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
-from kubesched.apiserver.objects import ServerAdmission
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.services import kubernetes_service
 from kubesched.app import datadir
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.datadir import DataDirLock
 from kubesched.app.kubeconfig import load_or_create_signing_key, load_or_create_token, write_kubeconfig
-from kubesched.app.scheduler_service import SchedulerService
 from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
 from kubesched.clock import WallClock
-from kubesched.cluster import admission
 from kubesched.cluster.loader import load_paths
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import Store
-from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
-from kubesched.controllers.manager import ControllerManager
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
-from kubesched.controllers.resourceclaim import ResourceClaimController
-from kubesched.controllers.volume import VolumeController
+from kubesched.embedded.cluster import EmbeddedCluster
+from kubesched.embedded.service import SchedulerService
 from kubesched.errors import InputError
 from kubesched.health import LoopHealth
-from kubesched.kubelet.agent import POD_RUN_SECONDS, TERMINATION_DELAY, HollowKubelet
+from kubesched.kubelet.agent import POD_RUN_SECONDS, TERMINATION_DELAY
 from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class, fake_node
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.simulate.runner import create_objects, validate_manifest
@@ -105,35 +99,53 @@ async def serve(opts: ServerOptions) -> None:
 
 async def _serve(opts: ServerOptions) -> None:
     loop = asyncio.get_running_loop()
-    store = Store(
-        WallClock(loop),
+    changed = asyncio.Event()  # the kubelet's and the controllers' wake-up
+    health = LoopHealth()
+    ca, crt, key = ensure_certs(opts.data_dir, opts.host)
+    made_default = [0]
+
+    def prepare(store: Store) -> None:
+        """The server's own objects before any loop runs: its nodes, the hollow CSI driver's
+        class, the PATHs' objects, the ``kubernetes`` Service, RBAC's bootstrap policy."""
+        for i in range(opts.nodes or 0):
+            with contextlib.suppress(AlreadyExists):
+                store.create("Node", fake_node(f"node-{i}"))
+        if opts.kubelet and opts.attach_limit and not store.list("StorageClass")[0]:
+            store.create("StorageClass", default_storage_class())  # as kind's "standard": the hollow driver's
+        for line in load_manifests(store, opts.paths):
+            log.warning("refused: %s", line)
+        if store.try_get("Service", "default", "kubernetes") is None:  # kube-apiserver's own Service
+            store.create("Service", kubernetes_service(opts.port))
+        if opts.nodes is None and not store.list("Node")[0]:  # an empty cluster schedules nothing: say so
+            for i in range(opts.default_nodes):
+                store.create("Node", fake_node(f"node-{i}"))
+            made_default[0] = opts.default_nodes
+        bootstrap_policy.install(store)
+
+    cluster = EmbeddedCluster(
+        config=None,  # the scheduler of ``up`` is the restartable service below
+        clock=WallClock(loop),
         seed=None,
         backend=SQLiteBackend(opts.data_dir / "state.db"),
         history=opts.history,
-        start_on_bind=False,
+        workloads=True,
+        kubelet=opts.kubelet,
+        controllers=opts.controllers,
+        termination_delay=opts.pod_termination_delay,
+        run_seconds=opts.pod_run_seconds,
+        attach_limit=opts.attach_limit,
+        root_ca=ca.read_text(),
+        node_monitor_grace=opts.node_monitor_grace,
+        terminated_pod_gc_threshold=opts.terminated_pod_gc_threshold,
+        health=health,
+        wake=changed.set,
+        prepare=prepare,
     )
-    store.admission.append(ServerAdmission(store))
-    admission.install(store)
-    for i in range(opts.nodes or 0):
-        with contextlib.suppress(AlreadyExists):
-            store.create("Node", fake_node(f"node-{i}"))
-    if opts.kubelet and opts.attach_limit and not store.list("StorageClass")[0]:
-        store.create("StorageClass", default_storage_class())  # as kind's "standard": the hollow driver's
-    for line in load_manifests(store, opts.paths):
-        log.warning("refused: %s", line)
-    if store.try_get("Service", "default", "kubernetes") is None:  # kube-apiserver's own Service
-        store.create("Service", kubernetes_service(opts.port))
-    made_default = 0
-    if opts.nodes is None and not store.list("Node")[0]:  # an empty cluster schedules nothing: say so
-        for i in range(opts.default_nodes):
-            store.create("Node", fake_node(f"node-{i}"))
-        made_default = opts.default_nodes
+    store = cluster.store
     token = load_or_create_token(opts.data_dir)
     static = load_token_file(opts.token_auth_file) if opts.token_auth_file else {}
-    bootstrap_policy.install(store)
     authenticator = Authenticator(token, load_or_create_signing_key(opts.data_dir), store, static)
     address = f"{opts.host}:{opts.port}"
-    health = LoopHealth()
     server = ApiServer(
         store,
         token,
@@ -144,64 +156,9 @@ async def _serve(opts: ServerOptions) -> None:
         watch_queue_length=opts.watch_queue_length,
         health=health,
     )
-    changed = asyncio.Event()
-    kubelet = (
-        HollowKubelet(
-            store,
-            notify=changed.set,
-            termination_delay=opts.pod_termination_delay,
-            attach_limit=opts.attach_limit,
-            run_seconds=opts.pod_run_seconds,
-            health=health,
-        )
-        if opts.kubelet
-        else None
-    )
-    volumes = VolumeController(StoreObjects(store), notify=changed.set)
-    syncers: list[Any] = []
-    if "disruption-controller" in opts.controllers:
-        syncers.append(DisruptionController(StoreObjects(store), notify=changed.set))
-    if "resourceclaim-controller" in opts.controllers:
-        syncers.append(ResourceClaimController(StoreObjects(store), notify=changed.set))
-    if "persistentvolume-binder-controller" in opts.controllers:
-        syncers.append(volumes)
-    ca, crt, key = ensure_certs(opts.data_dir, opts.host)
-    manager = ControllerManager(
-        StoreObjects(store),
-        opts.controllers,
-        root_ca=ca.read_text(),
-        wake=changed.set,
-        syncers=syncers,
-        node_monitor_grace=opts.node_monitor_grace,
-        terminated_pod_gc_threshold=opts.terminated_pod_gc_threshold,
-        health=health,
-    )
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-
-    health.register("controller-manager")
-    if kubelet is not None:
-        health.register("kubelet")
-
-    async def controllers() -> None:
-        # one object's error is handled where it is synced; what escapes is a bug of a whole
-        # loop: logged with its traceback and counted, and the loop goes on after a pause
-        while not stop.is_set():
-            changed.clear()
-            for name, sync in (
-                ("kubelet", kubelet.sync if kubelet is not None else None),
-                ("controller-manager", manager.sync),
-            ):
-                if sync is None:
-                    continue
-                try:
-                    sync()
-                except Exception as exc:
-                    log.exception("the %s loop failed a sync; it goes on", name)
-                    health.error(name, "its sync", exc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), 1.0)
 
     runner = web.AppRunner(
         server.app,
@@ -226,29 +183,24 @@ async def _serve(opts: ServerOptions) -> None:
     )
     kubeconfig = opts.data_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
-    tasks = [asyncio.create_task(controllers())]
+    tasks = [asyncio.create_task(cluster.run(stop, changed))]
     service: SchedulerService | None = None
     ui_runner: web.AppRunner | None = None
     if opts.scheduler is not None:
-        client = InProcessClient(store, reporting_instance="kubesched-up")
-        if volumes in syncers:
-            client.settlers.append(volumes.sync)  # on this loop: PreBind runs the PV controller, not waits
 
         def swap_metrics(old: Any, new: Any) -> None:
             if old is not None and old in server.metrics_registries:
                 server.metrics_registries.remove(old)
             server.metrics_registries.append(new)
 
-        service = SchedulerService(
-            client,
+        service = cluster.scheduler_service(
             opts.scheduler,
             write_results=opts.write_results,
             results_node_limit=opts.results_node_limit,
             on_metrics=swap_metrics,
-            health=health,
         )
         service.start()
-        tasks.append(asyncio.create_task(event_rounds(client, stop)))
+        tasks.append(asyncio.create_task(event_rounds(service.client, stop)))
     ui_line = ""
     if service is not None and opts.ui_port:
         from kubesched.ui.server import UiServer
@@ -287,9 +239,9 @@ async def _serve(opts: ServerOptions) -> None:
         ui_line = f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}"
     # announced once every port is bound
     first = f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}"
-    if made_default:
+    if made_default[0]:
         first += (
-            f"; {made_default} hollow nodes of 4 CPU, 32Gi (node-0 to node-{made_default - 1}), "
+            f"; {made_default[0]} hollow nodes of 4 CPU, 32Gi (node-0 to node-{made_default[0] - 1}), "
             "`kubesched node add` makes more"
         )
     print(first, flush=True)

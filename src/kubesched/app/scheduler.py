@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
-from kubesched.app.driver import RealtimeDriver
 from kubesched.client.connection import check_in_cluster, in_cluster_token, service_account_dir
 from kubesched.clock import RealClock
 from kubesched.errors import InputError
 from kubesched.leaderelection.config import LeaderElectionConfig, with_flags
 from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.driver import RealtimeDriver
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 
 log = logging.getLogger("kubesched.scheduler")

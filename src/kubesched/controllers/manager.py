@@ -4,7 +4,7 @@ settles. Names follow kube-controller-manager's, with its short aliases."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from kubesched.api.watch import Watch, WatchEvent
@@ -16,6 +16,7 @@ from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.devicetainteviction import DeviceTaintEvictionController
+from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.endpoints import EndpointsController
 from kubesched.controllers.endpointslice import EndpointSliceController
 from kubesched.controllers.garbagecollector import GarbageCollector
@@ -25,10 +26,12 @@ from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD, NodeLifecy
 from kubesched.controllers.podautoscaler import PodAutoscaler
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD, PodGarbageCollector
 from kubesched.controllers.replicaset import ReplicaSetController
+from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.resourcequota import ResourceQuotaController
 from kubesched.controllers.rootcapublisher import RootCAPublisher
 from kubesched.controllers.serviceaccount import ServiceAccountsController
 from kubesched.controllers.statefulset import StatefulSetController
+from kubesched.controllers.volume import VolumeController
 from kubesched.errors import InputError
 from kubesched.health import LoopHealth, describe
 
@@ -63,6 +66,9 @@ ALL = (
 # what ``kubesched.embedded.EmbeddedCluster(workloads=True)`` runs: the workload controllers, the
 # garbage collector, the namespace and node lifecycle controllers and the autoscaler (the cluster's
 # own loops run there already)
+# the loops the scheduler waits on (budgets preemption reads, claims and volumes a pod needs):
+# simulations run them beside the scheduler, synced before each scheduling step
+SCHEDULING_LOOPS = ("disruption-controller", "resourceclaim-controller", "persistentvolume-binder-controller")
 WORKLOAD_CONTROLLERS = (
     *WORKLOADS,
     "garbage-collector-controller",
@@ -122,20 +128,18 @@ class ControllerManager:
     def __init__(
         self,
         client: ObjectClient,
-        names: list[str],
+        names: Sequence[str],
         wake: Callable[[], None] | None = None,
-        syncers: list[Syncer] | None = None,
         node_monitor_grace: float = MONITOR_GRACE_PERIOD,
         health: LoopHealth | None = None,
         terminated_pod_gc_threshold: int = TERMINATED_POD_THRESHOLD,
         root_ca: str | None = None,
     ) -> None:
         self.client = client
-        self.names = names
+        self.names = list(names)
         self.wake = wake or (lambda: None)
         self.health = health or LoopHealth()
         kinds = list(KNOWN_KINDS)
-        self.watch: Watch = client.watch(kinds, notify=self.wake)
         self.index = OwnerIndex(client, ("Pod", "ReplicaSet", "PersistentVolumeClaim", "ControllerRevision", "Job"))
         self.controllers: list[Controller] = [
             WORKLOADS[n](client, self.index, self.wake, self.health) for n in names if n in WORKLOADS
@@ -167,7 +171,17 @@ class ControllerManager:
             self.loops.append(RootCAPublisher(client, root_ca, self.wake, self.health))
         if "device-taint-eviction-controller" in names:
             self.loops.append(DeviceTaintEvictionController(client, self.wake, self.health))
-        self.syncers = syncers or []
+        # the scheduling loops: each with a watch of its own kinds, synced on its own
+        self.volumes = VolumeController(client, notify=self.wake) if SCHEDULING_LOOPS[2] in names else None
+        self.syncers: list[Syncer] = []
+        if SCHEDULING_LOOPS[0] in names:
+            self.syncers.append(DisruptionController(client, notify=self.wake))
+        if SCHEDULING_LOOPS[1] in names:
+            self.syncers.append(ResourceClaimController(client, notify=self.wake))
+        if self.volumes is not None:
+            self.syncers.append(self.volumes)
+        # every event for the others (none to keep when only the scheduling loops run)
+        self.watch: Watch | None = client.watch(kinds, notify=self.wake) if self.controllers or self.loops else None
 
     def sync(self) -> bool:
         """One pass to quiescence; True when any controller had work. Nothing one object or one
@@ -175,7 +189,7 @@ class ControllerManager:
         ``health`` (the workqueue controllers retry the key with backoff themselves)."""
         worked = False
         for _ in range(self.ROUNDS):
-            events = self.watch.drain()
+            events = self.watch.drain() if self.watch is not None else []
             for ev in events:
                 try:
                     self.index.apply(ev)
@@ -202,7 +216,7 @@ class ControllerManager:
                     s.sync()
                 except Exception as exc:
                     self.health.error(_loop_name(s), "its sync", exc)
-            if not busy and not self.watch:
+            if not busy and not self.watch:  # (None or an empty watch)
                 break
             worked = True
         self.health.ok("controller-manager")

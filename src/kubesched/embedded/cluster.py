@@ -1,13 +1,17 @@
-"""``EmbeddedCluster``: the store with the cluster's admission (and, with ``workloads``, the API
-server's defaulting and validation before it), the claim, volume and disruption loops, the
-controller manager's workload controllers, the hollow kubelet and the scheduler, driven on a virtual
-clock: ``settle`` handles every event until nothing changes, ``advance`` lets time pass timer by
-timer, ``run_to_quiescence`` runs until nothing more can happen. ``simulate``, ``replay``,
-``size``, ``drain`` and ``kubesched.testing.Cluster`` are built on it."""
+"""``EmbeddedCluster``, the composition root (as kube-scheduler-simulator's ``server/di``): the
+store with the one admission chain, the controller manager, the hollow kubelet and the scheduler,
+built in one place. On a virtual clock ``settle`` handles every event until nothing changes,
+``advance`` lets time pass timer by timer, ``run_to_quiescence`` runs until nothing more can
+happen (``simulate``, ``replay``, ``size``, ``drain``, ``kubesched.testing.Cluster``); in real
+time ``run`` drives the kubelet and the controllers on the event loop (``kubesched up`` and
+``kubesched apiserver``, with ``embedded.service`` for the scheduler)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.api.kinds import BUILTIN_KINDS
@@ -15,18 +19,19 @@ from kubesched.apiextensions.registry import store_kind
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
-from kubesched.clock import VirtualClock
+from kubesched.clock import Clock, VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest
-from kubesched.cluster.store import KNOWN_KINDS, Store
-from kubesched.controllers.disruption import DisruptionController
-from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
-from kubesched.controllers.resourceclaim import ResourceClaimController
-from kubesched.controllers.volume import VolumeController
+from kubesched.cluster.store import KNOWN_KINDS, Backend, Store
+from kubesched.controllers.manager import SCHEDULING_LOOPS, WORKLOAD_CONTROLLERS, ControllerManager
+from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
+from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
 from kubesched.embedded.objects import create_as_given, create_objects
+from kubesched.embedded.service import SchedulerService
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
+from kubesched.health import LoopHealth
 from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig
@@ -43,21 +48,32 @@ def _lenient_kind(obj: dict[str, Any]) -> str | None:
     return kind if group in _BUILTIN_GROUPS and kind in KNOWN_KINDS else None
 
 
+log = logging.getLogger("kubesched")
+
+
 class EmbeddedCluster:
-    """The cluster and its driver on a virtual clock. ``workloads``: run what ``kubesched up`` runs
-    around the scheduler too (the API server's admission, the hollow kubelet with pods done after
-    ``run_seconds``, the workload controllers with the garbage collector and the namespace
-    controller); without it a bound pod simply runs (the store starts it). ``manifests`` are
-    created as ``simulate`` creates its input (``rejected`` lists what admission refused, ``pods``
-    the pods made); ``explain`` names the pods whose attempts are kept; ``start``: list and watch
-    at once (else ``run_to_quiescence`` starts the scheduler); ``loops``: run the claim, volume and
-    disruption loops beside the scheduler (replay's arrivals, as the FGD paper's simulator, runs
-    none)."""
+    """The embedded cluster, built in one place: the store with the one admission chain (the API
+    server's defaulting and validation, then the cluster's admission plugins), the controller
+    manager (workload controllers and the loops the scheduler waits on), the hollow kubelet, and
+    the scheduler, with two drivers: virtual time (``settle``, ``advance``, ``run_to_quiescence``;
+    simulate, replay, size, drain, ``kubesched.testing``) and real time on the event loop
+    (``run``: ``kubesched up`` and ``apiserver``, whose scheduler is ``embedded.service``).
+
+    ``workloads``: run what ``kubesched up`` runs around the scheduler (the hollow kubelet with
+    pods done after ``run_seconds``, the workload controllers with the garbage collector, the
+    namespace controller and the autoscaler); without it a bound pod simply runs (the store starts
+    it). ``loops``: the claim, volume and disruption loops (replay's arrivals, as the FGD paper's
+    simulator, runs none). ``controllers`` names the controllers instead (``--controllers``).
+    ``manifests`` are created as ``simulate`` creates its input (``rejected`` lists what admission
+    refused, ``pods`` the pods made); ``prepare`` is called with the store before anything else
+    runs (the server's own objects). ``config`` None: no scheduler here. ``start``: list and watch
+    at once (else ``run_to_quiescence`` starts the scheduler). ``clock``, ``backend``, ``history``,
+    ``seed`` None, ``wake``: a real-time cluster's store (``kubesched up``)."""
 
     def __init__(
         self,
         *objects: dict[str, Any],
-        config: SchedulerConfig,
+        config: SchedulerConfig | None,
         manifests: Sequence[Manifest] = (),
         explain: set[str] | None = None,
         start: bool = True,
@@ -68,43 +84,77 @@ class EmbeddedCluster:
         run_seconds: float = 1.0,
         results: bool = False,
         results_node_limit: int = 10,
-        seed: int = 0,
+        seed: int | None = 0,
         attach_limit: int = 0,
+        clock: Clock | None = None,
+        backend: Backend | None = None,
+        history: int = Store.HISTORY,
+        controllers: Sequence[str] | None = None,
+        kubelet: bool | None = None,
+        termination_delay: float = 0.0,
+        root_ca: str | None = None,
+        node_monitor_grace: float = MONITOR_GRACE_PERIOD,
+        terminated_pod_gc_threshold: int = TERMINATED_POD_THRESHOLD,
+        health: LoopHealth | None = None,
+        wake: Callable[[], None] | None = None,
+        prepare: Callable[[Store], None] | None = None,
     ) -> None:
-        self.clock = VirtualClock()
-        self.store = Store(self.clock, seed=seed, start_on_bind=not workloads)
-        self.kubelet: HollowKubelet | None = None
-        self.controllers: ControllerManager | None = None
+        self.clock: Clock = clock if clock is not None else VirtualClock()
+        self.health = health or LoopHealth()
+        self.store = Store(self.clock, seed=seed, backend=backend, history=history, start_on_bind=not workloads)
         self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store)
+        if prepare is not None:
+            prepare(self.store)
         self.create(*objects)
         self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
-        if workloads:
+        self.kubelet: HollowKubelet | None = None
+        if kubelet if kubelet is not None else workloads:
             self.kubelet = HollowKubelet(
-                self.store, termination_delay=0.0, run_seconds=run_seconds, attach_limit=attach_limit
+                self.store,
+                notify=wake,
+                termination_delay=termination_delay,
+                run_seconds=run_seconds,
+                attach_limit=attach_limit,
+                health=self.health,
             )
-            self.controllers = ControllerManager(StoreObjects(self.store), list(WORKLOAD_CONTROLLERS))
-        self.client = InProcessClient(self.store)
-        self.loops: list[Any] = []
-        if loops:
-            self.disruption = DisruptionController(StoreObjects(self.store))
-            self.claims = ResourceClaimController(StoreObjects(self.store))
-            self.volumes = VolumeController(StoreObjects(self.store))
-            self.loops = [self.disruption, self.claims, self.volumes]
-            self.client.settlers.append(self.volumes.sync)  # VolumeBinding's PreBind waits for the PV controller
-        self.sched = Scheduler(
-            self.client,
-            config,
-            self.clock,
-            seed=seed,
-            registry=registry,
-            binding=binding,
-            write_results=results,
-            results_node_limit=results_node_limit,
-            explain=explain,
+        if controllers is None:
+            controllers = [*(WORKLOAD_CONTROLLERS if workloads else ()), *(SCHEDULING_LOOPS if loops else ())]
+        self.controllers = ControllerManager(
+            StoreObjects(self.store),
+            controllers,
+            wake=wake,
+            root_ca=root_ca,
+            node_monitor_grace=node_monitor_grace,
+            terminated_pod_gc_threshold=terminated_pod_gc_threshold,
+            health=self.health,
         )
-        if start:
-            self.sched.start()
+        # the loops the scheduler waits on, synced before each virtual scheduling step
+        self.loops: list[Any] = list(self.controllers.syncers)
+        self.client = InProcessClient(self.store)
+        if self.controllers.volumes is not None:  # VolumeBinding's PreBind waits for the PV controller
+            self.client.settlers.append(self.controllers.volumes.sync)
+        self._sched: Scheduler | None = None
+        if config is not None:
+            self._sched = Scheduler(
+                self.client,
+                config,
+                self.clock,
+                seed=seed or 0,
+                registry=registry,
+                binding=binding,
+                write_results=results,
+                results_node_limit=results_node_limit,
+                explain=explain,
+            )
+            if start:
+                self._sched.start()
+
+    @property
+    def sched(self) -> Scheduler:
+        """The scheduler of a virtual-time cluster."""
+        assert self._sched is not None, "this cluster was built without a scheduler (config None)"
+        return self._sched
 
     def create(self, *objects: dict[str, Any]) -> None:
         """Create objects of the cluster's state by apiVersion and kind (a custom resource once its
@@ -127,8 +177,7 @@ class EmbeddedCluster:
             self._settle_scheduler()
             if self.kubelet is not None:
                 self.kubelet.sync()
-            if self.controllers is not None:
-                self.controllers.sync()
+            self.controllers.sync()
             if self.store.resource_version == before:
                 return
 
@@ -147,8 +196,9 @@ class EmbeddedCluster:
         then settle. With ``workloads``, the cluster settles after each timer, as the real
         controllers act as soon as they are woken (a taint is added when its node fails, not
         when the test's time step ends)."""
+        assert isinstance(self.clock, VirtualClock)
         target = self.clock.now() + seconds
-        if self.controllers is not None:
+        if self.kubelet is not None or self.controllers.loops or self.controllers.controllers:
             while (due := self.clock.next_timer()) is not None and due <= target:
                 self.clock.advance_to(due)
                 self.settle()
@@ -163,4 +213,50 @@ class EmbeddedCluster:
     ) -> None:
         """Schedule until nothing more can happen (``embedded.virtual``), the loops beside the
         scheduler (and ``also``: anything with a ``sync``) synced before each step."""
+        assert isinstance(self.clock, VirtualClock)
         run_to_quiescence(self.sched, self.clock, limit=limit, controllers=[*self.loops, *also], progress=progress)
+
+    def scheduler_service(
+        self,
+        config: SchedulerConfig,
+        *,
+        write_results: bool = False,
+        results_node_limit: int = 10,
+        on_metrics: Callable[[Any, Any], None] | None = None,
+    ) -> SchedulerService:
+        """The real-time scheduler beside the store (``kubesched up``), restartable with a new
+        configuration; its client runs the PV controller when PreBind waits for it."""
+        client = InProcessClient(self.store, reporting_instance="kubesched-up")
+        if self.controllers.volumes is not None:
+            client.settlers.append(self.controllers.volumes.sync)
+        return SchedulerService(
+            client,
+            config,
+            write_results=write_results,
+            results_node_limit=results_node_limit,
+            on_metrics=on_metrics,
+            health=self.health,
+        )
+
+    async def run(self, stop: asyncio.Event, changed: asyncio.Event) -> None:
+        """The real-time driver of the kubelet and the controller manager, until ``stop``: each
+        round syncs them, then waits for ``changed`` (their ``wake``) or a second. One object's
+        error is handled where it is synced; what escapes is a bug of a whole loop: logged with
+        its traceback and counted in ``health``, and the loop goes on after a pause. (The
+        scheduler runs beside it: ``embedded.service``.)"""
+        self.health.register("controller-manager")
+        if self.kubelet is not None:
+            self.health.register("kubelet")
+        parts: list[tuple[str, Callable[[], Any]]] = [("controller-manager", self.controllers.sync)]
+        if self.kubelet is not None:
+            parts.insert(0, ("kubelet", self.kubelet.sync))
+        while not stop.is_set():
+            changed.clear()
+            for name, sync in parts:
+                try:
+                    sync()
+                except Exception as exc:
+                    log.exception("the %s loop failed a sync; it goes on", name)
+                    self.health.error(name, "its sync", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), 1.0)

@@ -72,7 +72,7 @@ EDITABLE = (
 
 
 class SchedulerService(Protocol):
-    """What the UI needs of the scheduler it shows (``app/scheduler_service.py`` in ``up``): the
+    """What the UI needs of the scheduler it shows (``embedded/service.py`` in ``up``): the
     running Scheduler, its configuration, how often it restarted, and a restart with a new one."""
 
     scheduler: Scheduler | None

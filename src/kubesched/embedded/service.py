@@ -11,11 +11,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.app.driver import RealtimeDriver
 from kubesched.client import InProcessClient
 from kubesched.clock import RealClock
 from kubesched.health import LoopHealth
 from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.driver import RealtimeDriver
 from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.scheduler import Scheduler
 
