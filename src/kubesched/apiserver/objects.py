@@ -5,10 +5,8 @@ of the main resource or of ``/status`` may change."""
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from kubesched.api import schema, validation
@@ -373,18 +371,6 @@ class ServerAdmission:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.custom = CustomResources(store)
-        self.as_given = False  # ``given()``: an object of a cluster's state keeps its identity
-
-    @contextlib.contextmanager
-    def given(self) -> Iterator[None]:
-        """Creates of a cluster's state (simulate's input, a test's objects): each keeps the uid,
-        creation time and status it is given (owner references and nominations stay true);
-        everything else is defaulted and checked as any create."""
-        self.as_given = True
-        try:
-            yield
-        finally:
-            self.as_given = False
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if is_custom(kind):  # its strategy is part of the cluster's admission (cluster.admission)
@@ -397,7 +383,7 @@ class ServerAdmission:
             return obj
         given = obj
         obj = prepare_for_create(r, obj)
-        if self.as_given:
+        if self.store.as_given:  # an object of a cluster's state (``embedded.objects.create_as_given``)
             obj = _kept(given, obj)
         if r.kind == "Pod":
             obj = default_toleration_seconds(obj)

@@ -89,13 +89,13 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
     the attempt never ran (the pod is gated, or no profile schedules it)."""
     from kubesched.api.errors import ApiError
     from kubesched.api.pod import pod_info_from
-    from kubesched.client import InProcessClient
-    from kubesched.clock import VirtualClock
-    from kubesched.cluster.store import Store
-    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.embedded.cluster import EmbeddedCluster
     from kubesched.simulate.output import explain_dict
 
-    store = Store(VirtualClock(), seed=0)
+    spec = {k: v for k, v in pod["spec"].items() if k != "nodeName"}
+    key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
+    # the snapshot as a cluster's state; its loops are not run (one cycle of one pod is wanted)
+    cluster = EmbeddedCluster(config=config, explain={key}, start=False, loops=False)
     uid = pod["metadata"].get("uid")
     nominated: list[tuple[dict[str, Any], str]] = []
     for kind, items in objects.items():
@@ -110,14 +110,11 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
                         nominated.append((obj, node))
                     continue  # other pending pods take no room
             try:
-                store.create(kind, obj)
-            except ApiError:
+                cluster.create(obj)
+            except (ApiError, InputError):
                 continue
-    spec = {k: v for k, v in pod["spec"].items() if k != "nodeName"}
-    target = {**pod, "spec": spec, "status": {"phase": "Pending"}}
-    store.create("Pod", target)
-    key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
-    sched = Scheduler(InProcessClient(store), config, store.clock, seed=0, explain={key})
+    cluster.create({**pod, "spec": spec, "status": {"phase": "Pending"}})
+    sched = cluster.sched
     sched.start()
     sched.process_events()
     for obj, node in nominated:  # as the queue's nominator has them, not to be scheduled here

@@ -221,6 +221,8 @@ class Admission:
             if pc is not None:
                 spec["priorityClassName"] = pc["metadata"]["name"]
         value = pc.get("value", 0) if pc is not None else 0
+        if spec.get("priority") is not None and self.store.as_given:
+            value = spec["priority"]  # a state's pod keeps the priority it was admitted with
         if spec.get("priority") is not None and spec["priority"] != value:
             raise Forbidden(
                 f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
@@ -266,6 +268,8 @@ class Admission:
         spec.setdefault("disruptionMode", {"single": {}})  # SetObjectDefaults_PodGroup
         pc = self._priority_class(spec.get("priorityClassName"))
         value = pc.get("value", 0) if pc is not None else 0
+        if spec.get("priority") is not None and self.store.as_given:
+            value = spec["priority"]  # a state's pod keeps the priority it was admitted with
         if spec.get("priority") is not None and spec["priority"] != value:
             raise Forbidden(
                 f"priority set in the pod group ({spec['priority']}) must match the priority computed ({value}) "

@@ -230,6 +230,9 @@ class Store:
         # commit); None commits each write before it returns
         self.commit_soon: Callable[[], None] | None = None
         self.start_on_bind = start_on_bind
+        # creates of a cluster's state (``embedded.objects.create_as_given``): admission keeps the
+        # identity, status and priority each object is given
+        self.as_given = False
         if backend is not None:
             self._load(backend.load())
 

@@ -5,12 +5,10 @@ returned as rejected; a pod the input places on a node runs there."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError
 from kubesched.apiextensions.registry import store_kind
-from kubesched.apiserver.objects import ServerAdmission
 from kubesched.clock import rfc3339
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest, warn
@@ -42,13 +40,15 @@ CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job", "CronJob"})
 
 def create_as_given(store: Store, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """Create one object of a cluster's state: defaulted and checked as any create, keeping the
-    uid, creation time and status it is given (``ServerAdmission.given``: owner references and
-    a snapshot's nominations stay true); a pod the input places on a node, with no phase given,
+    uid, creation time, status and priority it is given (``Store.as_given``: owner references
+    and a snapshot's nominations stay true); a pod the input places on a node, with no phase given,
     runs there when no kubelet runs (the store's ``start_on_bind``): Running and scheduled, so
     that budgets count it healthy."""
-    server = next((a for a in store.admission if isinstance(a, ServerAdmission)), None)
-    with server.given() if server is not None else contextlib.nullcontext():
+    store.as_given = True
+    try:
         created = store.create(kind, obj)
+    finally:
+        store.as_given = False
     given: dict[str, Any] = obj["status"] if isinstance(obj.get("status"), dict) else {}
     if not (kind == "Pod" and store.start_on_bind and (created.get("spec") or {}).get("nodeName")):
         return created
