@@ -349,7 +349,7 @@ def default_toleration_seconds(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kept(given: dict[str, Any], obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with the identity and status ``given`` had (a state's object, ``ServerAdmission.given``)."""
+    """``obj`` with the identity and status ``given`` had (a state's object, ``Store.as_given``)."""
     meta = dict(obj["metadata"])
     for key in ("uid", "creationTimestamp"):
         if (given.get("metadata") or {}).get(key):
