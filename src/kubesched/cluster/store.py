@@ -209,10 +209,8 @@ class Store:
         seed: int | None = 0,
         backend: Backend | None = None,
         history: int = HISTORY,
-        start_on_bind: bool = True,
     ) -> None:
-        """``seed`` None draws UIDs from the OS (a server); ``start_on_bind`` makes a bound pod
-        Running at once (simulations, which run no kubelet)."""
+        """``seed`` None draws UIDs from the OS (a server)."""
         self.clock: Clock = clock or VirtualClock()
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
         self._rv = 0
@@ -229,7 +227,9 @@ class Store:
         # set by an event loop to commit the writes of one loop iteration together (group
         # commit); None commits each write before it returns
         self.commit_soon: Callable[[], None] | None = None
-        self.start_on_bind = start_on_bind
+        # the node's start of a pod, in the binding's own write, where no kubelet runs to start it
+        # (``kubelet.instant``, set by simulations): (status, now) -> the started status
+        self.on_bind: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
         # creates of a cluster's state (``embedded.objects.create_as_given``): admission keeps the
         # identity, status and priority each object is given
         self.as_given = False
@@ -586,7 +586,7 @@ class Store:
                 details={"name": name, "kind": "pods/binding"},
             )
         now = rfc3339(self.clock.now())
-        start = self.start_on_bind
+        start = self.on_bind
 
         def assign(o: dict[str, Any]) -> dict[str, Any]:
             status = dict(o.get("status") or {})
@@ -595,8 +595,8 @@ class Store:
             status["conditions"] = conds
             # ClearingNominatedNodeNameAfterBinding (beta, on): the nomination was only a hint
             status.pop("nominatedNodeName", None)
-            if start:
-                status.update(phase="Running", startTime=now)
+            if start is not None:
+                status = start(status, now)
             out = {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
             if annotations:
                 meta = o["metadata"]

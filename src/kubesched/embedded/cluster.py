@@ -32,6 +32,7 @@ from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_qui
 from kubesched.errors import InputError
 from kubesched.framework.registry import Registry
 from kubesched.health import LoopHealth
+from kubesched.kubelet import instant
 from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig
@@ -101,7 +102,7 @@ class EmbeddedCluster:
     ) -> None:
         self.clock: Clock = clock if clock is not None else VirtualClock()
         self.health = health or LoopHealth()
-        self.store = Store(self.clock, seed=seed, backend=backend, history=history, start_on_bind=not workloads)
+        self.store = Store(self.clock, seed=seed, backend=backend, history=history)
         self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store)
         if prepare is not None:
@@ -109,6 +110,8 @@ class EmbeddedCluster:
         self.create(*objects)
         self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
         self.kubelet: HollowKubelet | None = None
+        if not workloads:  # no kubelet starts a bound pod: the binding does (set before the input's pods)
+            self.store.on_bind = instant.started
         if kubelet if kubelet is not None else workloads:
             self.kubelet = HollowKubelet(
                 self.store,

@@ -42,29 +42,22 @@ def create_as_given(store: Store, kind: str, obj: dict[str, Any]) -> dict[str, A
     """Create one object of a cluster's state: defaulted and checked as any create, keeping the
     uid, creation time, status and priority it is given (``Store.as_given``: owner references
     and a snapshot's nominations stay true); a pod the input places on a node, with no phase given,
-    runs there when no kubelet runs (the store's ``start_on_bind``): Running and scheduled, so
-    that budgets count it healthy."""
+    runs there when no kubelet runs (the store's ``on_bind``, ``kubelet.instant``): Running and
+    scheduled, so that budgets count it healthy."""
     store.as_given = True
     try:
         created = store.create(kind, obj)
     finally:
         store.as_given = False
     given: dict[str, Any] = obj["status"] if isinstance(obj.get("status"), dict) else {}
-    if not (kind == "Pod" and store.start_on_bind and (created.get("spec") or {}).get("nodeName")):
-        return created
-    if given.get("phase"):
+    start = store.on_bind
+    if start is None or kind != "Pod" or not (created.get("spec") or {}).get("nodeName") or given.get("phase"):
         return created
     now = rfc3339(store.clock.now())
-
-    def start(o: dict[str, Any]) -> dict[str, Any]:
-        status = dict(o.get("status") or {})
-        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-        scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-        status.update(phase="Running", startTime=now, conditions=[*conditions, scheduled])
-        return {**o, "status": status}
-
     meta = created["metadata"]
-    return store.mutate(kind, meta.get("namespace") or "", meta["name"], start)
+    return store.mutate(
+        kind, meta.get("namespace") or "", meta["name"], lambda o: {**o, "status": start(o.get("status") or {}, now)}
+    )
 
 
 def create_objects(
