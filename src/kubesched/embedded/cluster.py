@@ -103,6 +103,8 @@ class EmbeddedCluster:
         self.clock: Clock = clock if clock is not None else VirtualClock()
         self.health = health or LoopHealth()
         self.store = Store(self.clock, seed=seed, backend=backend, history=history)
+        if not workloads:  # no kubelet starts a bound pod: the binding does (the input's bound pods too)
+            self.store.on_bind = instant.started
         self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store)
         if prepare is not None:
@@ -110,8 +112,6 @@ class EmbeddedCluster:
         self.create(*objects)
         self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
         self.kubelet: HollowKubelet | None = None
-        if not workloads:  # no kubelet starts a bound pod: the binding does (set before the input's pods)
-            self.store.on_bind = instant.started
         if kubelet if kubelet is not None else workloads:
             self.kubelet = HollowKubelet(
                 self.store,

@@ -26,13 +26,13 @@ from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.extender import ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
+from kubesched.scheduler.framework.types import FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
-from kubesched.scheduler.schedule_pod import Algorithm, PluginError, ScheduleResult, _NoNodes
+from kubesched.scheduler.schedule_pod import Algorithm, ScheduleFailure, ScheduleResult
 
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
@@ -165,36 +165,34 @@ class ScheduleOne:
             return
         self.stats.attempts += 1
         state, explain = self._new_cycle_state(pod)
-        record = state.results is not None
-        try:
-            result = self._run_algorithm(fwk, state, pod, explain)
-        except FitError as err:
-            if record:
-                self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
-            self._handle_fit_error(fwk, state, qp, err)
+        result = self._run_algorithm(fwk, state, pod, explain)
+        if isinstance(result, ScheduleFailure):
+            self._schedule_failed(fwk, state, qp, result, explain)
             self.stats.wall_seconds += time.perf_counter() - started
             return
-        except _NoNodes:
-            qp.unschedulable_plugins = {NO_NODES_PLUGIN}
-            self._handle_failure(
-                qp,
-                Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE),
-                ERR_NO_NODES_AVAILABLE,
-                CLEAR_NOMINATED,
-                state.results,
-            )
-            return
-        except PluginError as err:
-            qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-            self._handle_failure(qp, err.status, err.status.message(), CLEAR_NOMINATED, state.results)
-            return
         self.metrics.algorithm_duration.observe(time.perf_counter() - started)
-        if record and result.explain is not None:
+        if state.results is not None and result.explain is not None:
             self._record_nodes(
                 pod, fwk, state, result.explain["diagnosis"], result.explain, explain, result.suggested_host
             )
         self._prepare_for_binding(fwk, state, qp, result.suggested_host)
         self.stats.wall_seconds += time.perf_counter() - started
+
+    def _schedule_failed(
+        self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, failure: ScheduleFailure, explain: bool
+    ) -> None:
+        """``schedulingCycle`` after ``schedulePod`` placed no pod: PostFilter (preemption) when no
+        node fit, then ``handleSchedulingFailure``; none tried when there are no nodes, nothing
+        blamed on a plugin for an Error."""
+        if failure.fit is not None:
+            if state.results is not None:
+                self._record_nodes(qp.pod, fwk, state, failure.fit.diagnosis, None, explain)
+            self._handle_fit_error(fwk, state, qp, failure.fit)
+            return
+        qp.unschedulable_plugins = {NO_NODES_PLUGIN} if failure.no_nodes else set()
+        qp.pending_plugins = set() if not failure.no_nodes else qp.pending_plugins
+        st = failure.failure_status()
+        self._handle_failure(qp, st, st.message(), CLEAR_NOMINATED, state.results)
 
     def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]:
         """A cycle's state, recording the pod's results where they are wanted (``explain``, or
@@ -205,7 +203,9 @@ class ScheduleOne:
             state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)
         return state, explain
 
-    def _run_algorithm(self, fwk: Framework, state: CycleState, pod: PodInfo, explain: bool) -> ScheduleResult:
+    def _run_algorithm(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, explain: bool
+    ) -> ScheduleResult | ScheduleFailure:
         """``schedulingAlgorithm`` over the cache's nodes in this scheduling cycle."""
         return self.algorithm.schedule_pod(
             fwk,

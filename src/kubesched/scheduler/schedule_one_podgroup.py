@@ -19,12 +19,11 @@ from kubesched.api.pod import PodInfo
 from kubesched.clock import rfc3339
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.schedule_pod import PluginError, _NoNodes
+from kubesched.scheduler.schedule_pod import ScheduleFailure
 
 if TYPE_CHECKING:
     from kubesched.scheduler.framework.runtime import Framework
@@ -253,21 +252,15 @@ class ScheduleOnePodGroup:
         Its results are recorded (``explain``, the results on the pod) as a pod's cycle's are."""
         pod = qp.pod
         state, explain = self._new_cycle_state(pod, record)
-        try:
-            result = self._run_algorithm(fwk, state, pod, explain)
-        except FitError as err:
-            if state.results is not None:
-                self._record_nodes(pod, fwk, state, err.diagnosis, None, explain)
-            out = PodOutcome(qp, state, status=Status(Code.UNSCHEDULABLE, (str(err),)))
-            out.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
-            out.pending_plugins = set(err.diagnosis.pending_plugins)
+        result = self._run_algorithm(fwk, state, pod, explain)
+        if isinstance(result, ScheduleFailure):
+            out = PodOutcome(qp, state, status=result.failure_status())
+            if result.fit is not None:
+                if state.results is not None:
+                    self._record_nodes(pod, fwk, state, result.fit.diagnosis, None, explain)
+                out.unschedulable_plugins = set(result.fit.diagnosis.unschedulable_plugins)
+                out.pending_plugins = set(result.fit.diagnosis.pending_plugins)
             return out, None
-        except _NoNodes:
-            return PodOutcome(
-                qp, state, status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_NODES_AVAILABLE,))
-            ), None
-        except PluginError as err:
-            return PodOutcome(qp, state, status=err.status), None
         host = result.suggested_host
         if state.results is not None and result.explain is not None:
             self._record_nodes(pod, fwk, state, result.explain["diagnosis"], result.explain, explain, host)

@@ -61,6 +61,26 @@ class ScheduleResult:
 
 
 @dataclass(slots=True)
+class ScheduleFailure:
+    """What ``schedulePod`` returns instead of a node: ``fit`` when no node fit (its message is
+    the FailedScheduling one, formatted when needed), ``no_nodes`` when the cluster has none, else
+    ``status``, a plugin's Error."""
+
+    fit: FitError | None = None
+    no_nodes: bool = False
+    status: Status | None = None
+
+    def failure_status(self) -> Status:
+        """The attempt's Status as ``handleSchedulingFailure`` gets it."""
+        if self.fit is not None:
+            return Status(Code.UNSCHEDULABLE, (str(self.fit),))
+        if self.no_nodes:
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE)
+        assert self.status is not None
+        return self.status
+
+
+@dataclass(slots=True)
 class CycleFacts:
     """How this cycle found its nodes. Opportunistic Batching: the pod's signature, the hint
     the batch offered (or ""), and whether the pod was placed on it without a search. The shape
@@ -108,13 +128,29 @@ class Algorithm:
         explain: bool = False,
         cycle: int = 0,
         record: bool = False,
-    ) -> ScheduleResult:
-        """Pick a node or raise FitError (no node fits) / RuntimeError (a plugin failed).
-        ``cycle``: the queue's scheduling cycle of this attempt (batching compares it).
-        ``explain``: every node filtered afresh, the verdicts and scores kept in the result;
-        ``record``: the same kept, from whichever way the search went (the shape cache too)."""
+    ) -> ScheduleResult | ScheduleFailure:
+        """``schedulePod``: the node picked, or why none was (``ScheduleFailure``: no node fit, no
+        nodes, a plugin's Error). ``cycle``: the queue's scheduling cycle of this attempt (batching
+        compares it). ``explain``: every node filtered afresh, the verdicts and scores kept in the
+        result; ``record``: the same kept, from whichever way the search went (the shape cache too)."""
         if nodes.n == 0:
-            raise _NoNodes(pod)
+            return ScheduleFailure(no_nodes=True)
+        try:
+            return self._schedule_pod(fwk, state, pod, nodes, queue, explain, cycle, record)
+        except PluginError as err:  # the search's own early exit, ended here
+            return ScheduleFailure(status=err.status)
+
+    def _schedule_pod(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        explain: bool,
+        cycle: int,
+        record: bool,
+    ) -> ScheduleResult | ScheduleFailure:
         facts = CycleFacts()
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, facts)
         if facts.shape is not None:  # found by the shape cache: its scores too
@@ -124,7 +160,7 @@ class Algorithm:
         info: dict[str, object] | None = {"diagnosis": diagnosis} if explain or record else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
-            raise FitError(pod, nodes.n, diagnosis)
+            return ScheduleFailure(fit=FitError(pod, nodes.n, diagnosis))
         evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
         if len(feasible) == 1:  # upstream runs no PreScore or Score for a single feasible node
             chosen = nodes.names[int(feasible[0])]
@@ -137,10 +173,10 @@ class Algorithm:
             return ScheduleResult(chosen, evaluated, 1, info)
         st = fwk.run_pre_score(state, pod, nodes, feasible)
         if st is not None:
-            raise PluginError(st)
+            return ScheduleFailure(status=st)
         outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=info is not None)
         if st is not None or outcome is None:
-            raise PluginError(st or Status.error("score failed"))
+            return ScheduleFailure(status=st or Status.error("score failed"))
         prioritizers = [e for e in self.extenders if e.is_prioritizer() and e.is_interested(pod)]
         if prioritizers:
             outcome.total += self._extender_scores(pod, nodes, feasible, prioritizers)
@@ -674,14 +710,9 @@ _NO_DIAGNOSIS = Diagnosis.empty(())
 
 
 class PluginError(RuntimeError):
-    """A plugin returned Error: the attempt fails with reason SchedulerError."""
+    """A plugin returned Error deep in the search: the search's early exit, which
+    ``schedule_pod`` turns into a ``ScheduleFailure`` (the attempt fails as SchedulerError)."""
 
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
-
-
-class _NoNodes(RuntimeError):
-    def __init__(self, pod: PodInfo) -> None:
-        super().__init__(ERR_NO_NODES_AVAILABLE)
-        self.pod = pod

@@ -18,8 +18,9 @@ def reasons_histogram(counts: Counter[str]) -> str:
 
 
 @dataclass(slots=True)
-class FitError(Exception):
-    """No node fit the pod; ``str()`` is upstream's FailedScheduling message."""
+class FitError:
+    """No node fit the pod (a value ``schedulePod`` returns, as upstream's error value);
+    ``str()`` is upstream's FailedScheduling message."""
 
     pod: PodInfo
     num_all_nodes: int
