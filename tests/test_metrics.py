@@ -217,37 +217,33 @@ def test_an_unschedulable_pods_cycle_is_labelled_by_what_each_point_returned():
         assert _point_count(text, point) is None, point
 
 
-def test_a_sampled_cycles_timers_leave_a_plugins_own_methods_as_they_were():
-    """The timers of a sampled cycle are put on the plugin instance and taken off after it. A
-    method the plugin set on itself (not its class's) is put back, not deleted."""
-    from kubesched.scheduler.metrics import _PluginTimers
+@pytest.mark.parametrize("sampled", [True, False])
+def test_a_sampled_cycle_times_its_plugins_and_only_it(sampled: bool) -> None:
+    """``ShouldRecordPluginMetrics``: the cycle's state says whether its plugin calls are timed
+    (``plugin_execution_duration_seconds``); the plugins themselves are never wrapped."""
+    from kubesched.testing import Cluster
 
-    class Own:
-        name = "Own"
-
-        def __init__(self) -> None:
-            self.filter_nodes = self._verdicts  # set on the instance
-
-        def _verdicts(self, state, pod, nodes):
-            return None
-
-        def pre_filter(self, state, pod, nodes):  # the class's
-            return None, None
-
-    plugin = Own()
-    before = plugin.filter_nodes
-
-    class Fwk:
-        def __init__(self) -> None:
-            self.plugins = {"Own": plugin}
-
-    metrics = SchedulerMetrics()
-    timers = _PluginTimers(Fwk(), metrics)
-    timers.set(True)
-    assert plugin.filter_nodes is not before
-    assert plugin.filter_nodes(None, None, None) is None
-    assert plugin.pre_filter(None, None, None) == (None, None)
-    timers.set(False)
-    assert plugin.filter_nodes == before
-    assert "pre_filter" not in vars(plugin)
-    assert [k[:2] for k in metrics.plugin_duration.series] == [("Own", "Filter"), ("Own", "PreFilter")]
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]},
+    }
+    c = Cluster(node)
+    c.sched.metrics._rng.random = lambda: 0.0 if sampled else 0.99  # type: ignore[method-assign]
+    c.create(pod)
+    c.settle()
+    assert c.node_of("p") == "n1"
+    timed = {(plugin, point) for plugin, point, _ in c.sched.metrics.plugin_duration.series}
+    if sampled:
+        assert {("NodeResourcesFit", "PreFilter"), ("NodeResourcesFit", "Filter"), ("DefaultBinder", "Bind")} <= timed
+    else:
+        assert timed == set()
+    fwk = c.sched.profiles["default-scheduler"]
+    assert all("filter_nodes" not in vars(p) and "pre_filter" not in vars(p) for p in fwk.plugins.values())

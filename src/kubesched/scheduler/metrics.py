@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
-from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -235,7 +234,6 @@ class SchedulerMetrics(Collector):
         self.unschedulable_source: Callable[[], dict[tuple[str, str], int]] | None = None
         self.cache_source: Callable[[], dict[str, int]] | None = None
         self.sampling = False  # this cycle's plugins are timed (10 % of cycles, as upstream samples)
-        self.plugin_timers: list[_PluginTimers] = []
         self._rng = random.Random(seed)
         self._cycles = 0
         self.registry = CollectorRegistry(auto_describe=False)
@@ -248,11 +246,7 @@ class SchedulerMetrics(Collector):
         if not self._cycles % FOLD_CYCLES:
             for h in self.extension_point_duration.series.values():
                 h.fold()
-        sampling = self._rng.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
-        if sampling != self.sampling:
-            self.sampling = sampling
-            for timers in self.plugin_timers:
-                timers.set(sampling)
+        self.sampling = self._rng.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
 
     def pod_scheduled(self, profile: str, seconds: float) -> None:
         self.schedule_attempts.inc("scheduled", profile)
@@ -394,73 +388,6 @@ def _status_of(ret: Any) -> str:
     return _label(ret) if ret is None or hasattr(ret, "code") else "Success"
 
 
-_PLUGIN_POINTS = {
-    "pre_filter": "PreFilter",
-    "filter_nodes": "Filter",
-    "post_filter": "PostFilter",
-    "pre_score": "PreScore",
-    "score_nodes": "Score",
-    "reserve": "Reserve",
-    "unreserve": "Unreserve",
-    "permit": "Permit",
-    "pre_bind": "PreBind",
-    "bind": "Bind",
-    "post_bind": "PostBind",
-}
-
-
-_CLASS_METHOD = object()  # a plugin method defined by its class, not set on the instance
-
-
-def _of_class(plugin: Any, method: str, fn: Any) -> bool:
-    """Whether ``fn`` (``plugin.<method>``) is the class's method bound to the plugin. Asked
-    without reading ``plugin.__dict__``, which would make CPython keep the instance's attributes
-    in a real dict from then on, slowing every attribute the plugin reads (1.5 % of a cycle)."""
-    return getattr(fn, "__self__", None) is plugin and getattr(type(plugin), method, None) is getattr(
-        fn, "__func__", None
-    )
-
-
-class _PluginTimers:
-    """The timed wrappers of a framework's plugin methods, put in place only for sampled cycles
-    (an untimed cycle calls the plugins directly)."""
-
-    def __init__(self, fwk: Any, metrics: SchedulerMetrics) -> None:
-        # (plugin, method, its timed wrapper, what the instance itself held under that name)
-        self.wrappers: list[tuple[Any, str, Callable[..., Any], Any]] = []
-        self.on = False
-        for plugin in fwk.plugins.values():
-            for method, point in _PLUGIN_POINTS.items():
-                fn = getattr(plugin, method, None)
-                if fn is not None and callable(fn):
-                    wrapper = _timed_plugin(metrics, fn, plugin.name, point)
-                    self.wrappers.append(
-                        (plugin, method, wrapper, _CLASS_METHOD if _of_class(plugin, method, fn) else fn)
-                    )
-
-    def set(self, on: bool) -> None:
-        if on == self.on:
-            return
-        self.on = on
-        for plugin, method, wrapper, original in self.wrappers:
-            if on:
-                setattr(plugin, method, wrapper)
-            elif original is _CLASS_METHOD:
-                delattr(plugin, method)  # the class's method shows through again
-            else:
-                setattr(plugin, method, original)  # a callable the plugin set on itself
-
-
-def _timed_plugin(metrics: SchedulerMetrics, fn: Callable[..., Any], plugin: str, point: str) -> Callable[..., Any]:
-    def run(*args: Any, **kwargs: Any) -> Any:
-        t0 = perf_counter()
-        ret = fn(*args, **kwargs)
-        metrics.plugin_duration.observe(perf_counter() - t0, plugin, point, _status_of(ret))
-        return ret
-
-    return run
-
-
 def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
     """Record a framework's extension points (every call, which the framework times itself:
     ``framework/point_times.py``) and time its plugins in sampled cycles, as ``frameworkImpl``
@@ -480,4 +407,9 @@ def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
         h.observe(seconds)
 
     fwk.point_times = PointTimes(ok, other)
-    metrics.plugin_timers.append(_PluginTimers(fwk, metrics))
+    duration = metrics.plugin_duration
+
+    def plugin(name: str, point: str, ret: Any, seconds: float) -> None:
+        duration.observe(seconds, name, point, _status_of(ret))
+
+    fwk.plugin_metrics = plugin

@@ -198,6 +198,7 @@ class ScheduleOne:
         """A cycle's state, recording the pod's results where they are wanted (``explain``, or
         results written on pods), and whether the pod is explained."""
         state = CycleState()
+        state.record_plugin_metrics = self.metrics.sampling  # this cycle is sampled (``start_cycle``)
         explain = record and bool(self.explain_keys) and pod.key in self.explain_keys
         if explain or (record and self.write_results):
             state.results = PodResults(node_limit=self.results_node_limit, write=self.write_results)

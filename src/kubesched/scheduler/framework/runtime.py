@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
@@ -118,6 +118,17 @@ def _no_reasons(_reason: int) -> tuple[str, ...]:
     return ()
 
 
+PluginObserver = Callable[[str, str, Any, float], None]
+
+
+def timed(obs: PluginObserver, plugin: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """One plugin call of a sampled cycle, its duration given to ``obs`` with what it returned."""
+    started = perf_counter()
+    ret = fn(*args)
+    obs(plugin, point, ret, perf_counter() - started)
+    return ret
+
+
 class Framework:
     """One profile: its plugins at each extension point and the code that runs them."""
 
@@ -127,6 +138,9 @@ class Framework:
         self.handle = handle
         # framework_extension_point_duration_seconds (the metrics set where they go)
         self.point_times = PointTimes()
+        # (plugin, extension point, what it returned, seconds): the metrics' recorder of sampled
+        # cycles' plugin calls (``plugin_execution_duration_seconds``); None: none kept
+        self.plugin_metrics: PluginObserver | None = None
         profile.multi_point.enabled = [
             p for p in profile.multi_point.enabled if not (p.default and p.name not in registry)
         ]
@@ -181,7 +195,7 @@ class Framework:
         self.pre_score: list[PreScorePlugin] = self.points["preScore"]  # type: ignore[assignment]
         self.scores: list[ScorePlugin] = self.points["score"]  # type: ignore[assignment]
         # per Score plugin: its weight and whether its class has a NormalizeScore (looked up on
-        # the class: the sampled metrics wrap instance methods)
+        # the class)
         self._score_plan = [
             (p, self.weights[p.name], type(p).normalize_scores is not ScorePlugin.normalize_scores) for p in self.scores
         ]
@@ -417,8 +431,12 @@ class Framework:
         rejected: Status | None = None
         rejectors: set[str] = set()
         rec = state.results
+        obs = self.observer(state)
         for p in self.pre_filter:
-            res, st = p.pre_filter(state, pod, nodes)
+            if obs is None:
+                res, st = p.pre_filter(state, pod, nodes)
+            else:
+                res, st = timed(obs, p.name, "PreFilter", p.pre_filter, state, pod, nodes)
             if rec is not None:
                 rec.status(rec.pre_filter_status, p.name, st)
                 if res is not None and not res.all_nodes():
@@ -465,10 +483,15 @@ class Framework:
         alive = n
         bad: list[int] = []  # the first row per plugin given a code that is no rejection
         skip = state.skip_filter
+        obs = self.observer(state)
         for i, p in enumerate(self.filters):
             if p.name in skip or (passed_before and p.node_only):
                 continue
-            v = p.filter_nodes(state, pod, nodes)
+            v = (
+                p.filter_nodes(state, pod, nodes)
+                if obs is None
+                else timed(obs, p.name, "Filter", p.filter_nodes, state, pod, nodes)
+            )
             if v is None:
                 continue
             fail = v.code != 0
@@ -519,8 +542,12 @@ class Framework:
         reasons: list[str] = []
         first_rejector = ""
         result = None
+        obs = self.observer(state)
         for p in self.post_filter:
-            res, st = p.post_filter(state, pod, diagnosis)
+            if obs is None:
+                res, st = p.post_filter(state, pod, diagnosis)
+            else:
+                res, st = timed(obs, p.name, "PostFilter", p.post_filter, state, pod, diagnosis)
             if st is None or st.is_success():
                 return res, Status(Code.SUCCESS, st.reasons if st is not None else (), p.name)
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -580,8 +607,13 @@ class Framework:
         statuses: dict[str, str] | None,
     ) -> Status | None:
         rec = state.results
+        obs = self.observer(state)
         for p in self.pre_score:
-            st = p.pre_score(state, pod, nodes, rows)
+            st = (
+                p.pre_score(state, pod, nodes, rows)
+                if obs is None
+                else timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
+            )
             if rec is not None:
                 rec.status(rec.pre_score, p.name, st)
             if statuses is not None:
@@ -610,10 +642,15 @@ class Framework:
         by_plugin: dict[str, np.ndarray] = {}
         raw_by_plugin: dict[str, np.ndarray] = {}
         skip = state.skip_score
+        obs = self.observer(state)
         for p, weight, normalizes in self._score_plan:
             if skip and p.name in skip:
                 continue
-            raw = p.score_nodes(state, pod, nodes, rows)
+            raw = (
+                p.score_nodes(state, pod, nodes, rows)
+                if obs is None
+                else timed(obs, p.name, "Score", p.score_nodes, state, pod, nodes, rows)
+            )
             scores = raw
             if normalizes:
                 norm = p.normalize_scores(state, pod, raw)
@@ -730,8 +767,13 @@ class Framework:
         rec = state.results
         if rec is not None:
             rec.selected_node = node  # the simulator's Reserve wrapper records it first
+        obs = self.observer(state)
         for p in self.reserve:
-            st = p.reserve(state, pod, node)
+            st = (
+                p.reserve(state, pod, node)
+                if obs is None
+                else timed(obs, p.name, "Reserve", p.reserve, state, pod, node)
+            )
             if rec is not None:
                 rec.status(rec.reserve, p.name, st)
             if st is not None and not st.is_success():
@@ -743,8 +785,12 @@ class Framework:
     def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunReservePluginsUnreserve, in the reverse order of Reserve."""
         started = perf_counter()
+        obs = self.observer(state)
         for p in reversed(self.reserve):
-            p.unreserve(state, pod, node)
+            if obs is None:
+                p.unreserve(state, pod, node)
+            else:
+                timed(obs, p.name, "Unreserve", p.unreserve, state, pod, node)
         self.point_times.done(UNRESERVE, started, None)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
@@ -758,8 +804,12 @@ class Framework:
     def _run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
         waits: dict[str, float] = {}
         rec = state.results
+        obs = self.observer(state)
         for p in self.permit:
-            st, timeout = p.permit(state, pod, node)
+            if obs is None:
+                st, timeout = p.permit(state, pod, node)
+            else:
+                st, timeout = timed(obs, p.name, "Permit", p.permit, state, pod, node)
             if rec is not None:
                 rec.permit_status(p.name, st, float(timeout or 0))
             if st is None or st.is_success():
@@ -831,10 +881,15 @@ class Framework:
     def _run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         rec = state.results
         skipped = state.skip_pre_bind
+        obs = self.observer(state)
         for p in self.pre_bind:
             if p.name in skipped:
                 continue
-            st = p.pre_bind(state, pod, node)
+            st = (
+                p.pre_bind(state, pod, node)
+                if obs is None
+                else timed(obs, p.name, "PreBind", p.pre_bind, state, pod, node)
+            )
             if rec is not None:
                 rec.status(rec.pre_bind, p.name, st)
             if st is not None and not st.is_success():
@@ -852,8 +907,9 @@ class Framework:
 
     def _run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         rec = state.results
+        obs = self.observer(state)
         for p in self.bind:
-            st = p.bind(state, pod, node)
+            st = p.bind(state, pod, node) if obs is None else timed(obs, p.name, "Bind", p.bind, state, pod, node)
             if rec is not None:
                 rec.status(rec.bind, p.name, st)
             if st is not None and st.code == Code.SKIP:
@@ -866,9 +922,18 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunPostBindPlugins (informational: nothing they return is read)."""
         started = perf_counter()
+        obs = self.observer(state)
         for p in self.post_bind:
-            p.post_bind(state, pod, node)
+            if obs is None:
+                p.post_bind(state, pod, node)
+            else:
+                timed(obs, p.name, "PostBind", p.post_bind, state, pod, node)
         self.point_times.done(POST_BIND, started, None)
+
+    def observer(self, state: CycleState) -> PluginObserver | None:
+        """Who times this cycle's plugins: ``plugin_metrics`` when the cycle is sampled
+        (``ShouldRecordPluginMetrics``), else None and the plugins are called directly."""
+        return self.plugin_metrics if state.record_plugin_metrics else None
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)
