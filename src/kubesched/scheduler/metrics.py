@@ -409,7 +409,7 @@ def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
     fwk.point_times = PointTimes(ok, other)
     duration = metrics.plugin_duration
 
-    def plugin(name: str, point: str, ret: Any, seconds: float) -> None:
+    def plugin(name: str, point: str, args: tuple[Any, ...], ret: Any, seconds: float) -> None:
         duration.observe(seconds, name, point, _status_of(ret))
 
     fwk.plugin_metrics = plugin

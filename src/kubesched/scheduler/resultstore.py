@@ -114,6 +114,26 @@ class PodResults:
     written: bool = False  # the binding carried them
 
     # -- what the runners record (each plugin's Status as the simulator's wrapped plugin words it)
+    def observe(self, plugin: str, point: str, args: tuple[Any, ...], ret: Any, seconds: float) -> None:
+        """One plugin call of the attempt, as the simulator's wrapped plugin records it: the
+        framework's observer of a recorded cycle (``Framework.observer``)."""
+        if point == "PreFilter":
+            result, st = ret
+            self.pre_filter_status[plugin] = status_word(st)
+            if result is not None and not result.all_nodes():
+                self.pre_filter_result[plugin] = list(result.node_names or ())
+        elif point == "PreScore":
+            self.pre_score[plugin] = status_word(ret)
+        elif point == "Reserve":
+            self.selected_node = args[2]  # (state, pod, node): the Reserve wrapper records it first
+            self.reserve[plugin] = status_word(ret)
+        elif point == "Permit":
+            self.permit_status(plugin, ret[0], float(ret[1] or 0))
+        elif point == "PreBind":
+            self.pre_bind[plugin] = status_word(ret)
+        elif point == "Bind":
+            self.bind[plugin] = status_word(ret)
+
     def status(self, point: dict[str, str], plugin: str, st: Any) -> None:
         point[plugin] = status_word(st)
 

@@ -118,15 +118,24 @@ def _no_reasons(_reason: int) -> tuple[str, ...]:
     return ()
 
 
-PluginObserver = Callable[[str, str, Any, float], None]
+# (plugin, extension point, the call's arguments, what it returned, seconds)
+PluginObserver = Callable[[str, str, tuple[Any, ...], Any, float], None]
 
 
 def timed(obs: PluginObserver, plugin: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """One plugin call of a sampled cycle, its duration given to ``obs`` with what it returned."""
+    """One plugin call of an observed cycle, given to ``obs`` with what it returned and took."""
     started = perf_counter()
     ret = fn(*args)
-    obs(plugin, point, ret, perf_counter() - started)
+    obs(plugin, point, args, ret, perf_counter() - started)
     return ret
+
+
+def _both(first: PluginObserver, second: PluginObserver) -> PluginObserver:
+    def observe(plugin: str, point: str, args: tuple[Any, ...], ret: Any, seconds: float) -> None:
+        first(plugin, point, args, ret, seconds)
+        second(plugin, point, args, ret, seconds)
+
+    return observe
 
 
 class Framework:
@@ -430,17 +439,12 @@ class Framework:
         narrowing: list[str] = []
         rejected: Status | None = None
         rejectors: set[str] = set()
-        rec = state.results
         obs = self.observer(state)
         for p in self.pre_filter:
             if obs is None:
                 res, st = p.pre_filter(state, pod, nodes)
             else:
                 res, st = timed(obs, p.name, "PreFilter", p.pre_filter, state, pod, nodes)
-            if rec is not None:
-                rec.status(rec.pre_filter_status, p.name, st)
-                if res is not None and not res.all_nodes():
-                    rec.pre_filter_result[p.name] = list(res.node_names or ())
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
@@ -606,7 +610,6 @@ class Framework:
         rows: np.ndarray,
         statuses: dict[str, str] | None,
     ) -> Status | None:
-        rec = state.results
         obs = self.observer(state)
         for p in self.pre_score:
             st = (
@@ -614,8 +617,6 @@ class Framework:
                 if obs is None
                 else timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
             )
-            if rec is not None:
-                rec.status(rec.pre_score, p.name, st)
             if statuses is not None:
                 statuses[p.name] = status_word(st)
             if st is None or st.code == Code.SUCCESS:
@@ -764,9 +765,6 @@ class Framework:
         return st
 
     def _run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        rec = state.results
-        if rec is not None:
-            rec.selected_node = node  # the simulator's Reserve wrapper records it first
         obs = self.observer(state)
         for p in self.reserve:
             st = (
@@ -774,8 +772,6 @@ class Framework:
                 if obs is None
                 else timed(obs, p.name, "Reserve", p.reserve, state, pod, node)
             )
-            if rec is not None:
-                rec.status(rec.reserve, p.name, st)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return Status(st.code, st.reasons, p.name)
@@ -803,15 +799,12 @@ class Framework:
 
     def _run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
         waits: dict[str, float] = {}
-        rec = state.results
         obs = self.observer(state)
         for p in self.permit:
             if obs is None:
                 st, timeout = p.permit(state, pod, node)
             else:
                 st, timeout = timed(obs, p.name, "Permit", p.permit, state, pod, node)
-            if rec is not None:
-                rec.permit_status(p.name, st, float(timeout or 0))
             if st is None or st.is_success():
                 continue
             if st.is_rejected():
@@ -879,7 +872,6 @@ class Framework:
         return out
 
     def _run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        rec = state.results
         skipped = state.skip_pre_bind
         obs = self.observer(state)
         for p in self.pre_bind:
@@ -890,8 +882,6 @@ class Framework:
                 if obs is None
                 else timed(obs, p.name, "PreBind", p.pre_bind, state, pod, node)
             )
-            if rec is not None:
-                rec.status(rec.pre_bind, p.name, st)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return Status(st.code, st.reasons, p.name)
@@ -906,12 +896,9 @@ class Framework:
         return st
 
     def _run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        rec = state.results
         obs = self.observer(state)
         for p in self.bind:
             st = p.bind(state, pod, node) if obs is None else timed(obs, p.name, "Bind", p.bind, state, pod, node)
-            if rec is not None:
-                rec.status(rec.bind, p.name, st)
             if st is not None and st.code == Code.SKIP:
                 continue
             if st is not None and not st.is_success():
@@ -931,9 +918,15 @@ class Framework:
         self.point_times.done(POST_BIND, started, None)
 
     def observer(self, state: CycleState) -> PluginObserver | None:
-        """Who times this cycle's plugins: ``plugin_metrics`` when the cycle is sampled
-        (``ShouldRecordPluginMetrics``), else None and the plugins are called directly."""
-        return self.plugin_metrics if state.record_plugin_metrics else None
+        """Who sees this cycle's plugin calls, from outside the cycle: ``plugin_metrics`` when
+        the cycle is sampled (``ShouldRecordPluginMetrics``), the attempt's results recorder when
+        its results are kept (the simulator's wrapped plugins); None and the plugins are called
+        directly."""
+        timing = self.plugin_metrics if state.record_plugin_metrics else None
+        rec = state.results
+        if rec is None:
+            return timing
+        return rec.observe if timing is None else _both(timing, rec.observe)
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)
