@@ -42,6 +42,7 @@ FILES = [
     (0, "storage/v1/types.go", "storage", "v1"),
     (0, "node/v1/types.go", "node", "v1"),
     (0, "discovery/v1/types.go", "discovery", "v1"),
+    (0, "networking/v1/types.go", "networking", "v1"),
     (1, "pkg/apis/meta/v1/types.go", "meta", "v1"),
     (2, "pkg/apis/apiextensions/v1/types.go", "apiextensionsv1", "v1"),
 ]
@@ -118,6 +119,11 @@ ROOTS = [
     "storage.VolumeAttachment",
     "node.RuntimeClass",
     "apiextensionsv1.CustomResourceDefinition",
+    "core.PodTemplate",
+    "networking.NetworkPolicy",
+    "networking.Ingress",
+    "networking.IngressClass",
+    "storage.VolumeAttributesClass",
 ]
 SCALARS = {"string", "bool", "int32", "int64", "float64", "int", "uint64", "uint32", "float32"}
 _FIELD = re.compile(r'^\s+(\w+)\s+([^\s`]+)\s+`json:"([^"]*)"')

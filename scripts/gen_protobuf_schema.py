@@ -37,6 +37,7 @@ API_GROUPS = [
     "rbac/v1",
     "node/v1",
     "discovery/v1",
+    "networking/v1",
 ]
 MACHINERY = ["pkg/apis/meta/v1", "pkg/runtime", "pkg/api/resource", "pkg/util/intstr"]
 # (apiVersion, kind) of every top-level object a client may send in protobuf
@@ -57,6 +58,7 @@ KINDS = {
         "Endpoints",
         "LimitRange",
         "ResourceQuota",
+        "PodTemplate",
     ],
     "apps/v1": ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ControllerRevision"],
     "batch/v1": ["Job", "CronJob"],
@@ -64,7 +66,15 @@ KINDS = {
     "scheduling.k8s.io/v1": ["PriorityClass"],
     "scheduling.k8s.io/v1beta1": ["Workload", "PodGroup"],
     "coordination.k8s.io/v1": ["Lease"],
-    "storage.k8s.io/v1": ["StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "VolumeAttachment"],
+    "storage.k8s.io/v1": [
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "VolumeAttachment",
+        "VolumeAttributesClass",
+    ],
+    "networking.k8s.io/v1": ["NetworkPolicy", "Ingress", "IngressClass"],
     "resource.k8s.io/v1": ["DeviceClass", "DeviceTaintRule", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
     "events.k8s.io/v1": ["Event"],
     "autoscaling/v1": ["Scale"],

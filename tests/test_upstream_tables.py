@@ -98,6 +98,57 @@ OBJECTS: list[tuple[str, dict[str, Any], bool]] = [  # (collection path, object,
         {"metadata": {"name": "judged-class"}, "spec": {}},
         True,
     ),
+    (f"/api/v1/namespaces/{NS}/podtemplates", {"metadata": {"name": "pt"}, "template": POD_TEMPLATE}, True),
+    (
+        f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies",
+        {
+            "metadata": {"name": "np"},
+            "spec": {"podSelector": {"matchLabels": {"app": "x"}}, "policyTypes": ["Ingress"]},
+        },
+        True,
+    ),
+    (
+        f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses",
+        {
+            "metadata": {"name": "ing"},
+            "spec": {
+                "ingressClassName": "nginx",
+                "tls": [{"hosts": ["a.example.com"]}],
+                "rules": [
+                    {
+                        "host": h,
+                        "http": {
+                            "paths": [
+                                {
+                                    "path": "/",
+                                    "pathType": "Prefix",
+                                    "backend": {"service": {"name": "svc", "port": {"number": 80}}},
+                                }
+                            ]
+                        },
+                    }
+                    for h in ("a.example.com", "b.example.com", "c.example.com", "d.example.com")
+                ],
+            },
+        },
+        True,
+    ),
+    (
+        "/apis/networking.k8s.io/v1/ingressclasses",
+        {
+            "metadata": {"name": "nginx", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+            "spec": {
+                "controller": "k8s.io/ingress-nginx",
+                "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "p"},
+            },
+        },
+        True,
+    ),
+    (
+        "/apis/storage.k8s.io/v1/volumeattributesclasses",
+        {"metadata": {"name": "gold"}, "driverName": "pd.csi.storage.gke.io", "parameters": {"iops": "3000"}},
+        True,
+    ),
 ]
 
 

@@ -76,6 +76,11 @@ _KIND_TYPES = {
     ("storage.k8s.io", "CSIStorageCapacity"): "storage.CSIStorageCapacity",
     ("storage.k8s.io", "VolumeAttachment"): "storage.VolumeAttachment",
     ("apiextensions.k8s.io", "CustomResourceDefinition"): "apiextensionsv1.CustomResourceDefinition",
+    ("", "PodTemplate"): "core.PodTemplate",
+    ("networking.k8s.io", "NetworkPolicy"): "networking.NetworkPolicy",
+    ("networking.k8s.io", "Ingress"): "networking.Ingress",
+    ("networking.k8s.io", "IngressClass"): "networking.IngressClass",
+    ("storage.k8s.io", "VolumeAttributesClass"): "storage.VolumeAttributesClass",
 }
 # how deep free-form JSON (annotations' raw extensions, unknown kinds) may nest: far beyond any
 # real object, well within what Python code walking it can recurse through

@@ -111,6 +111,69 @@ def _containers_images(o: dict[str, Any]) -> tuple[str, str]:
     return ",".join(str(c.get("name", "")) for c in containers), ",".join(str(c.get("image", "")) for c in containers)
 
 
+def _format_labels(labels: dict[str, Any] | None) -> str:
+    """``labels.FormatLabels``: sorted ``k=v`` pairs, ``<none>`` for none."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or "<none>"
+
+
+def _pod_template_row(o: dict[str, Any], now: float) -> Row:
+    template = o.get("template") or {}
+    containers = (template.get("spec") or {}).get("containers") or []
+    names = ",".join(str(c.get("name", "")) for c in containers)
+    images = ",".join(str(c.get("image", "")) for c in containers)
+    return [
+        (o.get("metadata") or {}).get("name"),
+        names,
+        images,
+        _format_labels((template.get("metadata") or {}).get("labels")),
+    ]
+
+
+def _ingress_hosts(rules: list[Any]) -> str:
+    """``formatHosts``: the first three hosts, and how many rules more."""
+    hosts: list[str] = []
+    more = False
+    for rule in rules:
+        if len(hosts) == 3:
+            more = True
+        if not more and (rule or {}).get("host"):
+            hosts.append(str(rule["host"]))
+    if not hosts:
+        return "*"
+    return ",".join(hosts) + (f" + {len(rules) - 3} more..." if more else "")
+
+
+def _ingress_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    points = ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    address = ",".join(
+        sorted({str(i.get("ip") or i.get("hostname")) for i in points if i.get("ip") or i.get("hostname")})
+    )
+    if len(address) > 16:  # loadBalancerWidth, clipped unless wide
+        address = address[:13] + "..."
+    return [
+        meta.get("name"),
+        spec.get("ingressClassName") or "<none>",
+        _ingress_hosts(spec.get("rules") or []),
+        address,
+        "80, 443" if spec.get("tls") else "80",
+        _age(now, meta.get("creationTimestamp")),
+    ]
+
+
+def _ingress_class_row(o: dict[str, Any], now: float) -> Row:
+    meta, spec = o.get("metadata") or {}, o.get("spec") or {}
+    name = meta.get("name")
+    if ((meta.get("annotations") or {}).get("ingressclass.kubernetes.io/is-default-class") or "").lower() == "true":
+        name = f"{name} (default)"
+    params = spec.get("parameters")
+    shown = "<none>"
+    if params:
+        shown = str(params.get("kind", "")) + (f".{params['apiGroup']}" if params.get("apiGroup") else "")
+        shown += f"/{params.get('name', '')}"
+    return [name, spec.get("controller", ""), shown, _age(now, meta.get("creationTimestamp"))]
+
+
 def _selector(o: dict[str, Any]) -> str:
     return format_label_selector((o.get("spec") or {}).get("selector")) or "<none>"
 
@@ -691,6 +754,31 @@ def _default_row(o: dict[str, Any], now: float) -> Row:
 
 
 PRINTERS: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any], float], Row]]] = {
+    "PodTemplate": (
+        [_name_col(), _col("Containers"), _col("Images"), _col("Pod Labels")],
+        _pod_template_row,
+    ),
+    "Ingress": (
+        [_name_col(), _col("Class"), _col("Hosts"), _col("Address"), _col("Ports"), _col("Age")],
+        _ingress_row,
+    ),
+    "IngressClass": ([_name_col(), _col("Controller"), _col("Parameters"), _col("Age")], _ingress_class_row),
+    "NetworkPolicy": (
+        [_name_col(), _col("Pod-Selector"), _col("Age")],
+        lambda o, now: [
+            (o.get("metadata") or {}).get("name"),
+            format_label_selector((o.get("spec") or {}).get("podSelector") or {}) or "<none>",
+            _age(now, (o.get("metadata") or {}).get("creationTimestamp")),
+        ],
+    ),
+    "VolumeAttributesClass": (
+        [_name_col(), _col("DriverName"), _col("Age")],
+        lambda o, now: [
+            (o.get("metadata") or {}).get("name"),
+            o.get("driverName", ""),
+            _age(now, (o.get("metadata") or {}).get("creationTimestamp")),
+        ],
+    ),
     "Pod": (
         [
             _name_col(),
