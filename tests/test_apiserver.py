@@ -409,7 +409,7 @@ BOMB = b"a: &a [x,x,x,x,x,x,x,x,x,x]\n" + b"".join(
         (
             "POST",
             "/api/v1/namespaces/default/pods",
-            bytes.fromhex("6b3873000a110a027631120b506f6454656d706c617465"),  # a v1 PodTemplate: not served
+            bytes.fromhex("6b3873000a150a027631120f436f6d706f6e656e74537461747573"),  # a v1 ComponentStatus: not served
             "application/vnd.kubernetes.protobuf",
             415,
         ),

@@ -65,7 +65,7 @@ def test_maps_intorstring_zero_values_and_labels():
     [
         (b'{"kind": "Namespace"}', ProtobufError, "does not start with the k8s envelope"),
         (CREATE_NAMESPACE_FOO[:-3], ProtobufError, "truncated"),
-        (_envelope("v1", "PodTemplate", b""), UnsupportedKind, "PodTemplate (v1)"),
+        (_envelope("v1", "ComponentStatus", b""), UnsupportedKind, "ComponentStatus (v1)"),
         (b"k8s\x00\x0f", ProtobufError, "unsupported wire type 7"),
     ],
 )
