@@ -98,18 +98,19 @@ def go_shown_raw(value: Any) -> str:
     return str(value)
 
 
+# how Go's ``%T`` names a decoded JSON value (unstructured: numbers are int64 or float64)
+_GO_TYPES: dict[type, str] = {
+    str: "string",
+    bool: "bool",
+    int: "int64",
+    float: "float64",
+    dict: "map[string]interface{}",
+    list: "[]interface{}",
+}
+
+
 def _go_type(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, dict):
-        return "map[string]interface{}"
-    if isinstance(value, list):
-        return "[]interface{}"
-    return "int64"
+    return _GO_TYPES.get(type(value), "int64")
 
 
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")

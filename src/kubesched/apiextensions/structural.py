@@ -10,6 +10,7 @@ import base64
 import binascii
 import copy
 import ipaddress
+import json
 import math
 import re
 import uuid
@@ -44,26 +45,25 @@ def go_shown(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
-    import json
-
     return json.dumps(value, separators=(",", ":"))
 
 
+_OPENAPI_TYPES: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def type_name(value: Any) -> str:
-    """The OpenAPI type a decoded JSON value has."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
+    """The OpenAPI type a decoded JSON value has (an integral float is an integer, as Go's
+    unstructured decoding makes it)."""
     if isinstance(value, float):
         return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return _OPENAPI_TYPES.get(type(value), "object")
 
 
 def _join(path: str, key: str) -> str:
@@ -267,8 +267,6 @@ def _check_array(schema: Schema, value: list[Any], path: str, errors: list[Field
 
 
 def _canonical(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True)
 
 
