@@ -402,3 +402,75 @@ def test_deleting_the_definition_deletes_its_objects(servers) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert side.request("GET", path)[0] == 404
+
+
+RULES = copy.deepcopy(CRD)
+RULES["metadata"]["name"] = "rules.stable.example.com"
+RULES["spec"]["names"] = {"plural": "rules", "kind": "Rule"}
+_rules_schema = RULES["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+_rules_schema["x-kubernetes-validations"] = [{"rule": "self.metadata.name != 'forbidden'", "message": "not that name"}]
+_rules_schema["properties"]["spec"]["x-kubernetes-validations"] = [
+    {"rule": "self.replicas <= 5", "message": "replicas must be at most 5"},
+    {"rule": "!has(self.image) || self.image.startsWith('my')"},
+    {
+        "rule": "self.cronSpec != 'x'",
+        "messageExpression": "'cronSpec is ' + self.cronSpec",
+        "fieldPath": ".cronSpec",
+        "reason": "FieldValueForbidden",
+    },
+    {"rule": "self.replicas >= oldSelf.replicas", "message": "replicas may not shrink"},
+]
+_rules_schema["properties"]["spec"]["properties"]["tags"]["x-kubernetes-validations"] = [
+    {"rule": "self.all(t, t.size() < 4)", "message": "short tags"}
+]
+RULES_PATH = "/apis/stable.example.com/v1/namespaces/default/rules"
+
+
+def rule_object(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "stable.example.com/v1", "kind": "Rule", "metadata": {"name": name}, "spec": spec}
+
+
+def test_validation_rules_in_cel_are_enforced_alike(servers) -> None:
+    """``x-kubernetes-validations``: a failing rule's message (its message, messageExpression or
+    ``failed rule: ...``), fieldPath and reason; rules on the root, an object and a list; a
+    transition rule on an update; a CRD whose rule does not compile."""
+    theirs, ours = servers
+    for side in (theirs, ours):
+        assert side.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", RULES)[0] == 201
+        deadline = time.monotonic() + 30
+        while side.request("GET", RULES_PATH)[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    steps: list[tuple[str, str, Any, dict[str, Any]]] = [
+        (
+            "POST",
+            "",
+            rule_object("ok", {"cronSpec": "* * * * *", "replicas": 3, "image": "mything", "tags": ["a"]}),
+            {},
+        ),
+        (
+            "POST",
+            "",
+            rule_object("forbidden", {"cronSpec": "* * * * *", "replicas": 7, "image": "other", "tags": ["abcd", "a"]}),
+            {},
+        ),
+        ("POST", "", rule_object("pr", {"cronSpec": "x", "replicas": 2}), {}),
+        ("PATCH", "/ok", {"spec": {"replicas": 2}}, {"content_type": "application/merge-patch+json"}),
+        ("PATCH", "/ok", {"spec": {"replicas": 4}}, {"content_type": "application/merge-patch+json"}),
+    ]
+    for method, sub, body, kw in steps:
+        expected, got = both(servers, method, RULES_PATH + sub, body, **kw)
+        assert got == expected, (method, sub, body)
+    bad = copy.deepcopy(RULES)
+    bad["metadata"]["name"] = "bads.stable.example.com"
+    bad["spec"]["names"] = {"plural": "bads", "kind": "Bad"}
+    bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [
+        {"rule": "self.replicas <=", "message": "m"}
+    ]
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All"
+    expected, got = theirs.request("POST", path, copy.deepcopy(bad)), ours.request("POST", path, copy.deepcopy(bad))
+    assert got[0] == expected[0] == 422
+    (want,), (have,) = expected[1]["details"]["causes"], got[1]["details"]["causes"]
+    assert (have["field"], have["reason"]) == (want["field"], want["reason"])
+    # the value shown is upstream's; the parser's own words after "compilation failed:" are cel-python's
+    assert have["message"].split(": compilation failed:")[0] == want["message"].split(": compilation failed:")[0]

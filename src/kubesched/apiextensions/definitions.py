@@ -12,7 +12,7 @@ from typing import Any
 
 from kubesched.api.kinds import Resource
 from kubesched.api.validation import SUBDOMAIN_MSG, dns_subdomain_errors
-from kubesched.apiextensions import structural
+from kubesched.apiextensions import rules, structural
 from kubesched.apiextensions.structural import FieldError, Schema, go_shown
 
 KIND = "CustomResourceDefinition"
@@ -239,6 +239,18 @@ def _structural_errors(schema: Schema, status_on: bool) -> list[FieldError]:
 
 
 def _walk(schema: Schema, path: str, errors: list[FieldError]) -> None:
+    for i, rule in enumerate(schema.get("x-kubernetes-validations") or []):
+        text = rule.get("rule") if isinstance(rule, dict) else None
+        at = f"{path}.x-kubernetes-validations[{i}].rule"
+        if not isinstance(text, str) or not text:
+            errors.append(FieldError(at, "FieldValueRequired", "Required value"))
+            continue
+        try:
+            rules.compiled(text)
+        except rules.RuleError as exc:  # (the parser's words are cel-python's, not cel-go's)
+            errors.append(
+                FieldError(at, "FieldValueInvalid", f"Invalid value: {_go_rule(rule)}: compilation failed: {exc}")
+            )
     for key, sub in (schema.get("properties") or {}).items():
         if not isinstance(sub, dict):
             continue
@@ -275,6 +287,20 @@ def _walk(schema: Schema, path: str, errors: list[FieldError]) -> None:
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         _walk(extra, f"{path}.additionalProperties", errors)
+
+
+def _go_rule(rule: dict[str, Any]) -> str:
+    """A ValidationRule as ``field.Invalid`` prints the internal Go struct (JSON, HTML-escaped)."""
+    shown = {
+        "Rule": rule.get("rule", ""),
+        "Message": rule.get("message", ""),
+        "MessageExpression": rule.get("messageExpression", ""),
+        "Reason": rule.get("reason"),
+        "FieldPath": rule.get("fieldPath", ""),
+        "OptionalOldSelf": rule.get("optionalOldSelf"),
+    }
+    text = json.dumps(shown, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def served(crd: dict[str, Any]) -> list[CustomResource]:

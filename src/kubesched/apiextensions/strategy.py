@@ -12,7 +12,7 @@ from typing import Any
 from kubesched.api.errors import Invalid, NotFound
 from kubesched.api.names import generate_name
 from kubesched.api.validation import validate_meta
-from kubesched.apiextensions import definitions, structural
+from kubesched.apiextensions import definitions, rules, structural
 from kubesched.apiextensions.definitions import CustomResource, Scale
 from kubesched.apiextensions.registry import CustomResources
 from kubesched.apiextensions.structural import FieldError, go_shown
@@ -39,8 +39,9 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> Inval
     )
 
 
-def _errors(cr: CustomResource, obj: dict[str, Any]) -> list[FieldError]:
-    """Metadata, the schema and the scale subresource's paths, as the strategy's Validate."""
+def _errors(cr: CustomResource, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
+    """Metadata, the schema, its CEL rules (``old``: the stored object, for transition rules)
+    and the scale subresource's paths, as the strategy's Validate."""
     r = cr.resource
     errors: list[FieldError] = []
     try:
@@ -48,6 +49,7 @@ def _errors(cr: CustomResource, obj: dict[str, Any]) -> list[FieldError]:
     except InputError as exc:
         errors.append(FieldError(exc.field or "metadata", _reason(exc.message), exc.message))
     errors.extend(structural.validate(cr.schema, obj))
+    errors.extend(rules.validate(cr.schema, obj, old, old is not None))
     if cr.scale is not None:
         errors.extend(_scale_errors(cr.scale, obj))
     return errors
@@ -216,7 +218,7 @@ def prepare_update(cr: CustomResource, new: dict[str, Any], old: dict[str, Any],
         if "status" in old:
             new["status"] = old["status"]
     new = _prepared(cr, new)
-    errors = _errors(cr, new)
+    errors = _errors(cr, new, old)
     if errors:
         raise invalid(r.kind, r.group, name, errors)
     return new
