@@ -63,7 +63,31 @@ CRD: dict[str, Any] = {
                                     "policy": {"type": "string", "enum": ["Allow", "Forbid"], "default": "Allow"},
                                     "ratio": {"type": "number", "exclusiveMaximum": True, "maximum": 1},
                                     "port": {"x-kubernetes-int-or-string": True},
-                                    "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}},
+                                    "tags": {
+                                        "type": "array",
+                                        "maxItems": 2,
+                                        "items": {"type": "string"},
+                                        "x-kubernetes-list-type": "set",
+                                    },
+                                    "nums": {
+                                        "type": "array",
+                                        "items": {"type": "integer"},
+                                        "x-kubernetes-list-type": "set",
+                                    },
+                                    "ports": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name", "protocol"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {
+                                                "name": {"type": "string"},
+                                                "protocol": {"type": "string", "default": "TCP"},
+                                                "port": {"type": "integer"},
+                                            },
+                                        },
+                                    },
                                     "labels": {"type": "object", "additionalProperties": {"type": "string"}},
                                     "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                                     "flag": {"type": "boolean"},
@@ -236,6 +260,19 @@ CREATES = [
         crontab("few", {"cronSpec": "* * * * *", "items": [], "note": None, "flag": None, "port": "http"}),
     ),
     ("above maximum", "", crontab("max", {"cronSpec": "* * * * *", "replicas": 11})),
+    (
+        "repeated in a set or a map list",
+        "",
+        crontab(
+            "dups",
+            {
+                "cronSpec": "* * * * *",
+                "tags": ["a", "a"],
+                "nums": [1, 2, 1, 1],
+                "ports": [{"name": "x", "port": 1}, {"name": "x", "protocol": "TCP"}, {"name": "x", "protocol": "UDP"}],
+            },
+        ),
+    ),
     ("spec of the wrong type", "", crontab("ts", "x")),
     ("bad name", "", crontab("Bad_Name", {"cronSpec": "* * * * *"})),
     ("other kind", "", {**crontab("wk", {"cronSpec": "* * * * *"}), "kind": "Other"}),

@@ -141,7 +141,44 @@ def validate(schema: Schema, obj: dict[str, Any]) -> list[FieldError]:
     trimmed = {k: v for k, v in obj.items() if k != "metadata"}
     stripped = {**schema, "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}}
     _check(stripped, trimmed, "", errors)
+    _lists(stripped, trimmed, "", errors)
     return errors
+
+
+def _lists(schema: Schema, value: Any, path: str, errors: list[FieldError]) -> None:
+    """``listtype.ValidateListSetsAndMaps``: a ``set`` list holds no value twice, a ``map`` list no
+    two items with the same keys; each repeated value is reported once, at its first repeat."""
+    if isinstance(value, dict):
+        props: dict[str, Schema] = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is None and isinstance(extra, dict):
+                sub = extra
+            if isinstance(sub, dict):
+                _lists(sub, item, _join(path, key), errors)
+        return
+    if not isinstance(value, list):
+        return
+    kind = schema.get("x-kubernetes-list-type")
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    seen: set[str] = set()
+    reported: set[str] = set()
+    for i, item in enumerate(value):
+        if kind == "set":
+            key, shown = _canonical(item), go_shown(item)
+        elif kind == "map" and isinstance(item, dict):
+            fields = {k: item[k] for k in keys if k in item}
+            key, shown = _canonical(fields), json.dumps(fields, separators=(",", ":"))
+        else:
+            break
+        if key in seen and key not in reported:
+            reported.add(key)
+            errors.append(FieldError(f"{path}[{i}]", "FieldValueDuplicate", f"Duplicate value: {shown}"))
+        seen.add(key)
+    if isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            _lists(schema["items"], item, f"{path}[{i}]", errors)
 
 
 def validate_value(schema: Schema, value: Any) -> list[FieldError]:
