@@ -61,11 +61,12 @@ def check_meta(r: Resource, obj: dict[str, Any]) -> None:
         raise invalid(r, str(name or "")[:253], exc.field or "metadata", exc.message) from None
 
 
-def validate(r: Resource, obj: dict[str, Any]) -> None:
-    """The object's own validation, the same checks ``simulate`` applies to manifests."""
+def validate(r: Resource, obj: dict[str, Any], *, meta: bool = True) -> None:
+    """The object's own validation, the same checks ``simulate`` applies to manifests (``meta``
+    False: its metadata was checked already, by ``check_meta``)."""
     name = (obj.get("metadata") or {}).get("name", "")
     try:
-        object_validation.validate(r.kind, obj)
+        object_validation.validate(r.kind, obj, meta=meta)
     except InputError as exc:
         if exc.causes:  # an aggregate: every cause in the Status, the list in its message
             causes = [{"reason": cause_reason(m), "message": m, "field": f} for f, m in exc.causes]
@@ -393,7 +394,7 @@ class ServerAdmission:
             obj["metadata"].setdefault("uid", self.store.new_uid())  # the Job selector names it
             obj = default_workload(r.kind, obj, obj["metadata"]["uid"])
         check_meta(r, obj)
-        validate(r, obj)
+        validate(r, obj, meta=False)
         if r.namespaced:
             self._namespace_lifecycle(r.qualified, (r.plural, r.group), obj)
         return obj

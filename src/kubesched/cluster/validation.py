@@ -64,9 +64,11 @@ def decode(group: str, kind: str, obj: dict[str, Any]) -> tuple[dict[str, Any], 
     return schema.decode(type_key, obj)
 
 
-def validate(kind: str, obj: dict[str, Any]) -> None:
-    """Metadata and the kind's own validation; raises InputError naming the field."""
-    validation.validate_meta(kind, obj, namespaced=is_namespaced(kind))
+def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> None:
+    """Metadata (unless ``meta`` is False: the caller has checked it) and the kind's own
+    validation; raises InputError naming the field."""
+    if meta:
+        validation.validate_meta(kind, obj, namespaced=is_namespaced(kind))
     if kind == "Pod":
         validation.validate_pod(obj)
         pod_info_from(obj)
