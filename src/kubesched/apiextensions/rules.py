@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from kubesched.apiextensions.structural import FieldError
+from kubesched.apiextensions.structural import FieldError, field_schema
 
 # a rule's ``reason`` -> (the cause's reason, how its message starts)
 REASONS = {
@@ -121,15 +121,11 @@ def _walk(schema: dict[str, Any], value: Any, path: str, old: Any, has_old: bool
     if rules:
         errors.extend(check(rules, value, path, old, has_old))
     if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
         for key, item in value.items():
             if path == "" and key in ("apiVersion", "kind", "metadata"):
                 continue
-            sub = props.get(key) if isinstance(props, dict) else None
-            if sub is None and isinstance(extra, dict):
-                sub = extra
-            if isinstance(sub, dict):
+            sub = field_schema(schema, key)
+            if sub is not None:
                 known = has_old and isinstance(old, dict) and key in old
                 _walk(sub, item, f"{path}.{key}" if path else key, old.get(key) if known else None, known, errors)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):

@@ -66,6 +66,15 @@ def type_name(value: Any) -> str:
     return _OPENAPI_TYPES.get(type(value), "object")
 
 
+def field_schema(schema: Schema, key: str) -> Schema | None:
+    """The schema of an object's field: its property's, else additionalProperties' (a map)."""
+    props = schema.get("properties")
+    sub = props.get(key) if isinstance(props, dict) else None
+    if sub is None and isinstance(schema.get("additionalProperties"), dict):
+        sub = schema["additionalProperties"]
+    return sub if isinstance(sub, dict) else None
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -121,9 +130,7 @@ def apply_defaults(schema: Schema, obj: Any) -> None:
             if key not in obj and "default" in sub:
                 obj[key] = copy.deepcopy(sub["default"])
         for key, value in obj.items():
-            inner = props.get(key)
-            if inner is None and isinstance(schema.get("additionalProperties"), dict):
-                inner = schema["additionalProperties"]
+            inner = field_schema(schema, key)
             if inner is not None:
                 apply_defaults(inner, value)
     elif isinstance(obj, list) and isinstance(schema.get("items"), dict):
@@ -149,13 +156,9 @@ def _lists(schema: Schema, value: Any, path: str, errors: list[FieldError]) -> N
     """``listtype.ValidateListSetsAndMaps``: a ``set`` list holds no value twice, a ``map`` list no
     two items with the same keys; each repeated value is reported once, at its first repeat."""
     if isinstance(value, dict):
-        props: dict[str, Schema] = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
         for key, item in value.items():
-            sub = props.get(key)
-            if sub is None and isinstance(extra, dict):
-                sub = extra
-            if isinstance(sub, dict):
+            sub = field_schema(schema, key)
+            if sub is not None:
                 _lists(sub, item, _join(path, key), errors)
         return
     if not isinstance(value, list):
@@ -317,12 +320,8 @@ def _check_object(schema: Schema, value: dict[str, Any], path: str, errors: list
     min_props = schema.get("minProperties")
     if isinstance(min_props, int) and len(value) < min_props:
         _invalid(errors, path, len(value), f"{path} in body should have at least {min_props} properties")
-    props: dict[str, Schema] = schema.get("properties") or {}
-    extra = schema.get("additionalProperties")
     for key, item in value.items():
-        sub = props.get(key)
-        if sub is None and isinstance(extra, dict):
-            sub = extra
+        sub = field_schema(schema, key)
         if sub is not None:
             _check(sub, item, _join(path, key), errors)
 
