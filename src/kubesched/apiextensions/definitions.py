@@ -199,6 +199,10 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
         if not isinstance(schema, dict):
             required(f"spec.versions[{i}].schema.openAPIV3Schema")
             continue
+        shape = shape_errors(schema, f"spec.versions[{i}].schema.openAPIV3Schema")
+        if shape:  # the keywords' values are not what JSONSchemaProps holds: nothing more to check
+            errors.extend(shape)
+            continue
         status_on = "status" in (v.get("subresources") or {})
         errors.extend(_structural_errors(schema, status_on))
         for j, column in enumerate(v.get("additionalPrinterColumns") or []):
@@ -212,6 +216,77 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
                 invalid(f"{at}.JSONPath", path, "must be a simple json path starting with .")
             if not column.get("name"):
                 required(f"{at}.name")
+    return errors
+
+
+# what each keyword of a schema holds (``JSONSchemaProps``' Go types), for the ones kubesched reads
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "type": (str,),
+    "format": (str,),
+    "pattern": (str,),
+    "description": (str,),
+    "title": (str,),
+    "maximum": (int, float),
+    "minimum": (int, float),
+    "multipleOf": (int, float),
+    "exclusiveMaximum": (bool,),
+    "exclusiveMinimum": (bool,),
+    "nullable": (bool,),
+    "uniqueItems": (bool,),
+    "maxLength": (int,),
+    "minLength": (int,),
+    "maxItems": (int,),
+    "minItems": (int,),
+    "maxProperties": (int,),
+    "minProperties": (int,),
+    "x-kubernetes-int-or-string": (bool,),
+    "x-kubernetes-preserve-unknown-fields": (bool,),
+    "x-kubernetes-embedded-resource": (bool,),
+    "x-kubernetes-list-type": (str,),
+}
+_SHOWN = {(str,): "a string", (int,): "an integer", (int, float): "a number", (bool,): "a boolean"}
+
+
+def shape_errors(schema: Any, path: str) -> list[FieldError]:
+    """A schema whose keywords hold values of the wrong JSON type (``properties`` not a map of
+    schemas, ``enum`` not a list...), which kube-apiserver cannot even decode: one error each,
+    naming the keyword (checked before anything reads the schema)."""
+    errors: list[FieldError] = []
+
+    def wrong(at: str, value: Any, what: str) -> None:
+        errors.append(FieldError(at, "FieldValueInvalid", f"Invalid value: {go_shown(value)}: must be {what}"))
+
+    def walk(node: Any, at: str) -> None:
+        if not isinstance(node, dict):
+            wrong(at, node, "a schema (an object)")
+            return
+        for key, kinds in _SCALARS.items():
+            value = node.get(key)
+            if key in node and (not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool))):
+                wrong(f"{at}.{key}", value, _SHOWN[kinds])
+        for key in ("required", "enum", "x-kubernetes-list-map-keys", "x-kubernetes-validations"):
+            if key in node and not isinstance(node[key], list):
+                wrong(f"{at}.{key}", node[key], "an array")
+        for key in ("required", "x-kubernetes-list-map-keys"):
+            if isinstance(node.get(key), list) and not all(isinstance(x, str) for x in node[key]):
+                wrong(f"{at}.{key}", node[key], "an array of strings")
+        validations = node.get("x-kubernetes-validations")
+        for i, rule in enumerate(validations if isinstance(validations, list) else []):
+            if not isinstance(rule, dict):
+                wrong(f"{at}.x-kubernetes-validations[{i}]", rule, "a rule (an object)")
+        props = node.get("properties")
+        if "properties" in node and not isinstance(props, dict):
+            wrong(f"{at}.properties", props, "a map of schemas")
+        elif isinstance(props, dict):
+            for name, sub in props.items():
+                walk(sub, f"{at}.properties[{name}]")
+        if "items" in node:
+            walk(node["items"], f"{at}.items")
+        extra = node.get("additionalProperties")
+        if "additionalProperties" in node and not isinstance(extra, bool):
+            walk(extra, f"{at}.additionalProperties")
+
+    walk(schema, path)
     return errors
 
 
