@@ -37,7 +37,12 @@ class CustomResources:
                 continue
             versions = served(crd)
             storage = next(
-                (v.get("name") for v in (crd.get("spec") or {}).get("versions") or [] if v.get("storage")), None
+                (
+                    v.get("name")
+                    for v in (crd.get("spec") or {}).get("versions") or []
+                    if isinstance(v, dict) and v.get("storage")
+                ),
+                None,
             )
             for cr in versions:
                 r = cr.resource

@@ -14,7 +14,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kubesched.api.kinds import BUILTIN_KINDS
 from kubesched.apiextensions.registry import store_kind
 from kubesched.apiserver.objects import ServerAdmission
 from kubesched.client import InProcessClient
@@ -22,7 +21,7 @@ from kubesched.client.objects import StoreObjects
 from kubesched.clock import Clock, VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest
-from kubesched.cluster.store import KNOWN_KINDS, Backend, Store
+from kubesched.cluster.store import Backend, Store
 from kubesched.controllers.manager import SCHEDULING_LOOPS, WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
@@ -37,17 +36,6 @@ from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
-
-_BUILTIN_GROUPS = frozenset(g for g, _ in BUILTIN_KINDS)
-
-
-def _lenient_kind(obj: dict[str, Any]) -> str | None:
-    """A built-in kind given with a version its group does not serve (tests' shorthand), kept
-    as before; a group no built-in resource has is a custom resource's, never a built-in kind."""
-    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
-    kind = obj.get("kind")
-    return kind if group in _BUILTIN_GROUPS and kind in KNOWN_KINDS else None
-
 
 log = logging.getLogger("kubesched")
 
@@ -167,7 +155,7 @@ class EmbeddedCluster:
             ns = (obj.get("metadata") or {}).get("namespace")
             if ns and obj.get("kind") != "Namespace" and self.store.try_get("Namespace", "", ns) is None:
                 self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-            kind = store_kind(self.store, obj) or _lenient_kind(obj)
+            kind = store_kind(self.store, obj)
             if kind is None:
                 raise InputError(f'no matches for kind "{obj.get("kind")}" in version "{obj.get("apiVersion") or ""}"')
             create_as_given(self.store, kind, obj)
