@@ -1,17 +1,24 @@
-"""SchedulingBasic through HTTP: ``kubesched apiserver`` and ``kubesched scheduler`` as separate
-processes, nodes and pods created by a client over HTTPS, as upstream's scheduler_perf runs
-kube-scheduler against a real kube-apiserver.
+"""SchedulingBasic through HTTP: an API server and a scheduler as separate processes, nodes and
+pods created by a client over HTTPS, as upstream's scheduler_perf runs kube-scheduler against a
+real kube-apiserver. ``--stack`` picks the two:
+
+- ``kubesched``: ``kubesched apiserver`` and ``kubesched scheduler``;
+- ``upstream``: etcd, kube-apiserver and kube-scheduler v1.37.2 (built by ``scripts/build_upstream.sh``);
+- ``mixed``: ``kubesched scheduler`` against etcd and kube-apiserver v1.37.2.
 
     python benchmarks/scheduler_perf_http.py --nodes 5000 --init-pods 1000 --pods 10000
-    python benchmarks/scheduler_perf_http.py --nodes 5000 --init-pods 1000 --pods 10000 --write-results
+    python benchmarks/scheduler_perf_http.py --stack upstream --nodes 5000 --init-pods 1000 --pods 10000
+    python benchmarks/scheduler_perf_http.py --stack mixed --write-results
 
 The client creates the nodes (``templates/node-default.yaml``), then the init pods, waits until
 they are bound, then creates the measured pods (``templates/pod-default.yaml``) with
 ``--concurrency`` requests in flight and times from the first create until the last measured
-pod is bound (seen on a watch). Throughput is measured pods / those seconds. The server runs
-with ``--no-kubelet``, as scheduler_perf has no kubelet: bound pods stay as the scheduler left
-them. The last line printed is JSON: workload, nodes, pods, seconds, pods_per_second,
-scheduler_peak_rss_mib, apiserver_peak_rss_mib.
+pod is bound (seen on a watch). Throughput is measured pods / those seconds. No kubelet runs
+(``kubesched apiserver --no-kubelet``), as scheduler_perf has none: bound pods stay as the
+scheduler left them; kube-apiserver runs without the TaintNodesByCondition admission plugin, as
+upstream's integration harness does, so new nodes are not tainted not-ready. Both schedulers get
+scheduler_perf's client limits. The last line printed is JSON: workload, stack, nodes, pods,
+seconds, pods_per_second, CPU seconds per process, peak RSS of the scheduler and the API server.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ from kubesched import eventloop
 from scheduler_perf import node, pod
 
 KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
+ROOT = Path(__file__).resolve().parent.parent
+STACKS = ("kubesched", "upstream", "mixed")
 
 
 def free_port() -> int:
@@ -78,7 +87,9 @@ class Client:
         cfg = yaml.safe_load(kubeconfig.read_text())
         cluster = cfg["clusters"][0]["cluster"]
         self.base = cluster["server"]
-        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        ctx: ssl.SSLContext | bool = False  # insecure-skip-tls-verify (the upstream control plane's kubeconfig)
+        if "certificate-authority-data" in cluster:
+            ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
         self.headers = {
             "Authorization": f"Bearer {cfg['users'][0]['user']['token']}",
             "Content-Type": "application/json",
@@ -101,28 +112,43 @@ class Client:
         await asyncio.gather(*(worker() for _ in range(self.concurrency)))
 
     async def watch_bound(self, prefix: str, count: int, ready: asyncio.Event) -> float:
-        """Watch pods until ``count`` pods named ``prefix-*`` are bound; the time of the last one."""
+        """Watch pods until ``count`` pods named ``prefix-*`` are bound; the time of the last one.
+        A watch the server ends (kube-apiserver closes one whose reader falls behind) is listed
+        and watched again from the list's resourceVersion, as an informer does."""
         bound: set[str] = set()
         # only bound pods: the server filters (a selector transition arrives as ADDED)
-        url = f"{self.base}/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&fieldSelector=spec.nodeName%21%3D"
-        async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
-            ready.set()
-            async for line in resp.content:
-                ev = orjson.loads(line)
-                obj = ev["object"]
-                name = obj["metadata"]["name"]
-                if name.startswith(prefix) and (obj.get("spec") or {}).get("nodeName"):
-                    bound.add(name)
-                    if len(bound) >= count:
-                        return time.perf_counter()
-        raise RuntimeError(f"watch ended with {len(bound)} of {count} pods bound")
+        pods = f"{self.base}/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%21%3D"
+        version = "0"
+        while True:
+            url = f"{pods}&watch=1&allowWatchBookmarks=true&resourceVersion={version}"
+            async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
+                ready.set()
+                async for line in resp.content:
+                    ev = orjson.loads(line)
+                    obj = ev["object"]
+                    if ev["type"] == "ERROR":  # 410 Gone: too old a version; list again below
+                        break
+                    version = obj["metadata"]["resourceVersion"]
+                    if ev["type"] == "BOOKMARK":
+                        continue
+                    name = obj["metadata"]["name"]
+                    if name.startswith(prefix) and (obj.get("spec") or {}).get("nodeName"):
+                        bound.add(name)
+                        if len(bound) >= count:
+                            return time.perf_counter()
+            async with self.session.get(pods) as resp:
+                listed = orjson.loads(await resp.read())
+            version = listed["metadata"]["resourceVersion"]
+            bound |= {p["metadata"]["name"] for p in listed["items"] if p["metadata"]["name"].startswith(prefix)}
+            if len(bound) >= count:
+                return time.perf_counter()
 
     async def close(self) -> None:
         await self.session.close()
 
 
-def start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*KUBESCHED, *args], stdout=log.open("ab"), stderr=subprocess.STDOUT)
+def spawn(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT)
 
 
 def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
@@ -141,12 +167,12 @@ async def measure(
     concurrency: int,
     sched_cmd: list[str],
     logs: Path,
-    server_pid: int,
+    server_pids: dict[str, int],
 ) -> tuple[dict[str, Any], subprocess.Popen[bytes]]:
     client = Client(kubeconfig, concurrency)
     try:
         await client.create_all("/api/v1/nodes", [node(i) for i in range(nodes)])
-        sched = start(sched_cmd, logs / "scheduler.log")
+        sched = spawn(sched_cmd, logs / "scheduler.log")
         ready = asyncio.Event()
         init = asyncio.create_task(client.watch_bound("init-", init_pods, ready))
         await ready.wait()
@@ -156,14 +182,16 @@ async def measure(
         measured = asyncio.create_task(client.watch_bound("measured-", pods, ready))
         await ready.wait()
         objs = [pod("measured", i) for i in range(pods)]
+        watched = {"scheduler": sched.pid, **server_pids, "client": os.getpid()}
         events_pid = event_process(sched.pid)
-        watched = [os.getpid(), sched.pid, server_pid] + ([events_pid] if events_pid else [])
-        cpu0 = {p: cpu_seconds(p) for p in watched}
+        if events_pid:
+            watched["scheduler_events"] = events_pid
+        cpu0 = {name: cpu_seconds(p) for name, p in watched.items()}
         started = time.perf_counter()
         await client.create_all("/api/v1/namespaces/default/pods", objs)
         created = time.perf_counter()
         finished = await while_running(measured, sched)
-        cpu = {p: round(cpu_seconds(p) - c, 2) for p, c in cpu0.items()}
+        cpu = {name: round(cpu_seconds(watched[name]) - c, 2) for name, c in cpu0.items()}
     finally:
         await client.close()
     seconds = finished - started
@@ -171,12 +199,7 @@ async def measure(
         "seconds": round(seconds, 3),
         "create_seconds": round(created - started, 3),
         "pods_per_second": round(pods / seconds, 1),
-        "cpu_seconds": {
-            "scheduler": cpu[sched.pid],
-            "scheduler_events": cpu.get(events_pid or -1, 0.0),
-            "apiserver": cpu[server_pid],
-            "client": cpu[os.getpid()],
-        },
+        "cpu_seconds": cpu,
     }, sched
 
 
@@ -191,24 +214,111 @@ async def while_running(task: asyncio.Task[float], proc: subprocess.Popen[bytes]
             raise RuntimeError(f"the scheduler exited with status {proc.returncode}: see its log")
 
 
-def write_config(work: Path) -> Path:
+def write_config(work: Path, kubeconfig: Path | None = None) -> Path:
     """scheduler_perf's client limits (``mustSetupCluster``: QPS and burst 5000) instead of
-    kube-scheduler's defaults of 50 and 100, which would cap the run at 50 bindings a second."""
+    kube-scheduler's defaults of 50 and 100, which would cap the run at 50 bindings a second;
+    kube-scheduler also reads its kubeconfig from here and runs without leader election, as
+    scheduler_perf's scheduler does."""
     path = work / "scheduler-config.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "clientConnection": {"qps": 5000, "burst": 5000},
-            }
-        )
-    )
+    config: dict[str, Any] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"qps": 5000, "burst": 5000},
+    }
+    if kubeconfig is not None:
+        config["clientConnection"]["kubeconfig"] = str(kubeconfig)
+        config["leaderElection"] = {"leaderElect": False}
+    path.write_text(yaml.safe_dump(config))
     return path
+
+
+def upstream_binaries() -> Path:
+    """The folder of kube-apiserver, etcd and kube-scheduler v1.37.2, built now if not yet."""
+    built = subprocess.run(["bash", str(ROOT / "scripts" / "build_upstream.sh")], capture_output=True, text=True)
+    if built.returncode != 0:  # no Go, no module proxy: the script's last words, no traceback
+        last = (built.stderr.strip().splitlines() or ["(no output)"])[-1]
+        sys.exit(f"scheduler_perf_http: building upstream's binaries failed: {last}")
+    return Path(built.stdout.strip().splitlines()[-1])
+
+
+class Servers:
+    """The API server side of one stack: ``kubesched apiserver``, or etcd and kube-apiserver."""
+
+    def __init__(self, stack: str, work: Path) -> None:
+        self.stack = stack
+        self.work = work
+        self.plane: Any = None
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Path:
+        """Start the servers; the admin kubeconfig."""
+        if self.stack == "kubesched":
+            data, port = self.work / "data", free_port()
+            # the API server alone, as scheduler_perf runs it: no kubelet and no controller manager
+            # (with the node lifecycle controller and no kubelet, every node would go NotReady 50 s
+            # in); ``--controllers`` with only a disabled name enables none, as kube-controller-manager's flag
+            self.proc = spawn(
+                [
+                    *KUBESCHED,
+                    "apiserver",
+                    "--data-dir",
+                    str(data),
+                    "--port",
+                    str(port),
+                    "--no-kubelet",
+                    "--controllers=-node-lifecycle",
+                ],
+                self.work / "apiserver.log",
+            )
+            wait_for(data / "kubeconfig", self.proc)
+            return data / "kubeconfig"
+        sys.path.insert(0, str(ROOT))
+        from tests.upstream import ControlPlane
+
+        self.plane = ControlPlane(
+            self.work / "upstream",
+            args=("--disable-admission-plugins=TaintNodesByCondition",),
+            bin_dir=upstream_binaries(),
+        ).start()
+        return Path(self.plane.kubeconfig)
+
+    def pids(self) -> dict[str, int]:
+        if self.proc is not None:
+            return {"apiserver": self.proc.pid}
+        etcd, apiserver = self.plane.procs
+        return {"apiserver": apiserver.pid, "etcd": etcd.pid}
+
+    def stop(self) -> None:
+        if self.plane is not None:
+            self.plane.stop()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def scheduler_command(stack: str, work: Path, kubeconfig: Path, write_results: bool, node_limit: int) -> list[str]:
+    if stack == "upstream":
+        config = write_config(work, kubeconfig)
+        return [str(upstream_binaries() / "kube-scheduler"), f"--config={config}", f"--secure-port={free_port()}"]
+    return [
+        *KUBESCHED,
+        "scheduler",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--config",
+        str(write_config(work)),
+        "--secure-port",
+        str(free_port()),  # not 10259: another scheduler may hold it
+        *(["--write-results", "--results-node-limit", str(node_limit)] if write_results else []),
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stack", choices=STACKS, default="kubesched", help="which API server and scheduler")
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--init-pods", type=int, default=1000)
@@ -221,58 +331,37 @@ def main() -> None:
     )
     parser.add_argument("--results-node-limit", type=int, default=10, help="with --write-results")
     args = parser.parse_args()
+    if args.write_results and args.stack == "upstream":
+        parser.error("--write-results is kubesched scheduler's; kube-scheduler writes no results")
     work = Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
-    data, port = work / "data", free_port()
-    # the API server alone, as scheduler_perf runs it: no kubelet and no controller manager (with
-    # the node lifecycle controller and no kubelet, every node would go NotReady 50 s in);
-    # ``--controllers`` with only a disabled name enables none, as kube-controller-manager's flag
-    server = start(
-        ["apiserver", "--data-dir", str(data), "--port", str(port), "--no-kubelet", "--controllers=-node-lifecycle"],
-        work / "apiserver.log",
-    )
+    servers = Servers(args.stack, work)
     sched: subprocess.Popen[bytes] | None = None
     try:
-        wait_for(data / "kubeconfig", server)
+        kubeconfig = servers.start()
+        command = scheduler_command(args.stack, work, kubeconfig, args.write_results, args.results_node_limit)
         result, sched = eventloop.run(
-            measure(
-                data / "kubeconfig",
-                args.nodes,
-                args.init_pods,
-                args.pods,
-                args.concurrency,
-                [
-                    "scheduler",
-                    "--kubeconfig",
-                    str(data / "kubeconfig"),
-                    "--config",
-                    str(write_config(work)),
-                    "--secure-port",
-                    str(free_port()),  # not 10259: another scheduler may hold it
-                    *(
-                        ["--write-results", "--results-node-limit", str(args.results_node_limit)]
-                        if args.write_results
-                        else []
-                    ),
-                ],
-                work,
-                server.pid,
-            )
+            measure(kubeconfig, args.nodes, args.init_pods, args.pods, args.concurrency, command, work, servers.pids())
         )
-        rss = {"scheduler_peak_rss_mib": peak_rss_mib(sched.pid), "apiserver_peak_rss_mib": peak_rss_mib(server.pid)}
+        rss = {
+            "scheduler_peak_rss_mib": peak_rss_mib(sched.pid),
+            "apiserver_peak_rss_mib": peak_rss_mib(servers.pids()["apiserver"]),
+        }
     finally:
-        for proc in (sched, server):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        if sched is not None and sched.poll() is None:
+            sched.send_signal(signal.SIGTERM)
+            try:
+                sched.wait(10)
+            except subprocess.TimeoutExpired:
+                sched.kill()
+        servers.stop()
         if not args.keep:
             subprocess.run(["rm", "-rf", str(work)], check=False)
         else:
             print(f"kept {work}", file=sys.stderr)
     workload = "SchedulingBasic/http" + ("+results" if args.write_results else "")
-    print(json.dumps({"workload": workload, "nodes": args.nodes, "pods": args.pods, **result, **rss}))
+    print(
+        json.dumps({"workload": workload, "stack": args.stack, "nodes": args.nodes, "pods": args.pods, **result, **rss})
+    )
 
 
 if __name__ == "__main__":

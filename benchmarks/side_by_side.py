@@ -1,9 +1,13 @@
 """kubesched against upstream kube-scheduler v1.37.2 on the same machine, in the same run: each
 workload both have, through upstream's own scheduler_perf (its integration harness: kube-apiserver
 and etcd in process, the real scheduler, ``SchedulingThroughput`` averaged as its CI reports it) and
-through ``benchmarks/scheduler_perf.py`` / ``scheduler_perf_dra.py`` in kubesched's embedded cluster.
+through ``benchmarks/scheduler_perf.py`` / ``scheduler_perf_dra.py`` in kubesched's embedded cluster;
+then over HTTP (``benchmarks/scheduler_perf_http.py``), SchedulingBasic with an API server and a
+scheduler as processes: etcd + kube-apiserver + kube-scheduler against ``kubesched apiserver`` +
+``kubesched scheduler``, and kube-scheduler against ``kubesched scheduler`` on the same
+kube-apiserver, kubesched's results on the pods off and on.
 
-    python benchmarks/side_by_side.py [--only NAME ...] > side_by_side.md
+    python benchmarks/side_by_side.py [--only NAME ...] [--part in-process|http] > side_by_side.md
     python benchmarks/side_by_side.py --update docs/benchmarks.md   # between its markers there
 
 Upstream's binaries are built by ``scripts/build_upstream_perf.sh`` (Go and the module proxy; once
@@ -23,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import table
@@ -70,11 +75,67 @@ def run_upstream(binary: Path, package_dir: Path, bin_dir: Path, test_case: str,
     raise RuntimeError(f"{test_case}/{workload}: upstream reported no SchedulingThroughput\n{tail}")
 
 
+HTTP_SIZE = ("--nodes", "5000", "--init-pods", "1000", "--pods", "10000")
+HTTP_ROWS = (  # label, kubesched's stack, its extra arguments
+    ("kubesched apiserver + scheduler against kube-apiserver + etcd + kube-scheduler", "kubesched", ()),
+    ("the same, kubesched writing its results on each pod", "kubesched", ("--write-results",)),
+    ("kubesched scheduler against kube-scheduler, both on kube-apiserver + etcd", "mixed", ()),
+    ("the same, kubesched writing its results on each pod", "mixed", ("--write-results",)),
+)
+
+
+def run_http(stack: str, *extra: str) -> float:
+    """One ``scheduler_perf_http.py`` run; its pods/s."""
+    cmd = [sys.executable, str(HERE / "scheduler_perf_http.py"), "--stack", stack, *HTTP_SIZE, *extra]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[1:])}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["pods_per_second"])
+
+
+def http_table(emit: Callable[[str], None]) -> None:
+    """SchedulingBasic over HTTP: upstream's stack once, then each kubesched row beside it."""
+    emit(
+        f"Measured {datetime.date.today().isoformat()} on {table.machine()}; SchedulingBasic, 5,000 nodes, "
+        "10,000 measured pods after 1,000, created over HTTPS by a client with 32 requests in flight; "
+        "upstream: etcd + kube-apiserver + kube-scheduler v1.37.2 as processes."
+    )
+    emit("")
+    emit("| path | upstream pods/s | kubesched pods/s | kubesched ÷ upstream |")
+    emit("|---|---|---|---|")
+    print("SchedulingBasic over HTTP (upstream) ...", file=sys.stderr, flush=True)
+    theirs = run_http("upstream")
+    for label, stack, extra in HTTP_ROWS:
+        print(f"SchedulingBasic over HTTP ({stack} {' '.join(extra)}) ...", file=sys.stderr, flush=True)
+        mine = run_http(stack, *extra)
+        emit(f"| {label} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
-    parser.add_argument("--update", type=Path, default=None, help="write the table between this file's markers")
+    parser.add_argument("--part", choices=("all", "in-process", "http"), default="all", help="which table")
+    parser.add_argument("--update", type=Path, default=None, help="write the tables between this file's markers")
     args = parser.parse_args()
+    if shutil.which("go") is None:
+        sys.exit("side_by_side: go is not on PATH (Go >= 1.26 builds upstream's scheduler_perf)")
+    if args.part in ("all", "in-process"):
+        in_process(args.only, args.update)
+    if args.part in ("all", "http"):
+        out: list[str] = []
+
+        def emit(line: str) -> None:
+            out.append(line)
+            print(line, flush=True)
+
+        print()
+        http_table(emit)
+        if args.update is not None:
+            table.replace_between_markers(args.update, "\n".join(out) + "\n", table.SIDE_BY_SIDE_HTTP)
+
+
+def in_process(only: list[str] | None, update: Path | None) -> None:
+    """The in-process table: every row of table.py that names an upstream workload."""
     out: list[str] = []
 
     def emit(line: str) -> None:
@@ -82,12 +143,8 @@ def main() -> None:
         print(line, flush=True)
 
     rows = [
-        r
-        for r in table.ROWS
-        if r.upstream is not None and (not args.only or any(r.workload.startswith(o) for o in args.only))
+        r for r in table.ROWS if r.upstream is not None and (not only or any(r.workload.startswith(o) for o in only))
     ]
-    if shutil.which("go") is None:
-        sys.exit("side_by_side: go is not on PATH (Go >= 1.26 builds upstream's scheduler_perf)")
     tree = upstream_tree()
     dirs = {r.upstream: directory_of(r.upstream.split("/", 1)[0], tree) for r in rows if r.upstream}
     wanted = sorted({d for d in dirs.values() if d is not None})
@@ -121,8 +178,8 @@ def main() -> None:
         print(f"{row.workload} {' '.join(row.args)} (kubesched) ...", file=sys.stderr, flush=True)
         mine = float(table.run(row)["pods_per_second"])  # type: ignore[arg-type]
         emit(f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |")
-    if args.update is not None:
-        table.replace_between_markers(args.update, "\n".join(out) + "\n", table.SIDE_BY_SIDE)
+    if update is not None:
+        table.replace_between_markers(update, "\n".join(out) + "\n", table.SIDE_BY_SIDE)
 
 
 if __name__ == "__main__":

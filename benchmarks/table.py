@@ -495,6 +495,7 @@ def run(row: Row) -> dict[str, object]:
 
 TABLE = "benchmarks/table.py"
 SIDE_BY_SIDE = "benchmarks/side_by_side.py"
+SIDE_BY_SIDE_HTTP = "benchmarks/side_by_side.py (http)"
 
 
 def machine() -> str:

@@ -62,13 +62,14 @@ class ControlPlane:
     (system:masters). The ServiceAccount admission plugin is off: no controller manager makes the
     namespaces' default accounts here."""
 
-    def __init__(self, root: Path, users: str = "", args: tuple[str, ...] = ()) -> None:
+    def __init__(self, root: Path, users: str = "", args: tuple[str, ...] = (), bin_dir: Path | None = None) -> None:
         """``users``: more lines of the static token file (``token,user,uid[,"groups"]``);
-        ``args``: more kube-apiserver flags."""
+        ``args``: more kube-apiserver flags; ``bin_dir``: the built binaries' folder (outside
+        pytest, where ``binaries()`` cannot report a failed build)."""
         self.root = root
         self.users = users
         self.args = args
-        self.bin = binaries()
+        self.bin = bin_dir or binaries()
         self.port = free_port()
         self.etcd_port = free_port()
         self.procs: list[subprocess.Popen[bytes]] = []
