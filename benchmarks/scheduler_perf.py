@@ -167,9 +167,11 @@ def run_workload(
     zone_names: tuple[str, ...] | None = None,
     config: SchedulerConfig | None = None,
     measured_prefix: str | None = None,
+    measure: Callable[[Callable[[], None]], None] = lambda work: work(),
 ) -> dict[str, Any]:
     """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``
-    (with ``churn``: pods from a template created every so many seconds meanwhile)."""
+    (with ``churn``: pods from a template created every so many seconds meanwhile). ``measure``
+    runs the measured scheduling (``instructions.py`` counts its instructions there)."""
     store = Store(VirtualClock())
     admission.install(store)
     for kind, obj in objects:
@@ -191,7 +193,7 @@ def run_workload(
     started = time.perf_counter()
     if churner is not None:
         churner.start()
-    drain_in_time(sched, clock, churner)
+    measure(lambda: drain_in_time(sched, clock, churner))
     seconds = time.perf_counter() - started
     scheduled = sched.stats.scheduled - before
     extra = churner.created if churner is not None else 0
