@@ -20,6 +20,10 @@ enters each phase's method through its own C function of the helper (``ks_phase_
 called back through ctypes; a phase's figure is that function's inclusive instructions, less
 what the trampoline itself costs (calibrated on an empty call) and less the phases nested in it.
 "other" is the total (from the runs without trampolines) less the phases: the cycle's glue.
+
+The phases are counted on the pure-Python path (``KUBESCHED_PURE_PYTHON=1``: compiled classes
+cannot be wrapped); the totals on both, where the install compiled the hot path with mypyc
+(``kubesched.compiled``): "total (pure Python)" and "total (compiled)".
 Needs valgrind and gcc (Debian: ``apt-get install valgrind gcc``). Prints a table, then JSON.
 """
 
@@ -204,8 +208,11 @@ def inclusive(callgrind_out: Path) -> dict[str, int]:
     return found
 
 
-def count(nodes: int, init_pods: int, pods: int, phases: bool) -> tuple[dict[str, int], dict[str, int]]:
-    """One run under callgrind: inclusive instructions per trampoline, and calls per phase."""
+def count(
+    nodes: int, init_pods: int, pods: int, phases: bool, pure: bool = True
+) -> tuple[dict[str, int], dict[str, int]]:
+    """One run under callgrind: inclusive instructions per trampoline, and calls per phase;
+    ``pure``: on the pure-Python path even where the hot path is compiled."""
     with tempfile.TemporaryDirectory() as tmp:
         out, data = Path(tmp) / "callgrind.out", Path(tmp) / "result.json"
         cmd = [
@@ -221,17 +228,27 @@ def count(nodes: int, init_pods: int, pods: int, phases: bool) -> tuple[dict[str
             json.dumps([nodes, init_pods, pods, phases, str(data)]),
         ]
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+        env.pop("KUBESCHED_PURE_PYTHON", None)
+        if pure or phases:
+            env["KUBESCHED_PURE_PYTHON"] = "1"
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0 or not data.exists():
             sys.exit(f"instructions: the run under valgrind failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
         return inclusive(out), json.loads(data.read_text())["calls"]
 
 
-def per_pod(nodes: int, init_pods: int, phases: bool) -> dict[str, float]:
-    """Instructions per measured pod, in total and (with ``phases``) per phase."""
+def per_pod(nodes: int, init_pods: int, phases: bool, compiled: bool) -> dict[str, float]:
+    """Instructions per measured pod: in total on the pure-Python path, on the compiled one
+    (``compiled``), and (with ``phases``) per phase."""
     (lo, hi) = COUNTS
-    base = [count(nodes, init_pods, n, False)[0]["total"] for n in COUNTS]
-    figures = {"total": (base[1] - base[0]) / (hi - lo)}
+
+    def total(pure: bool) -> float:
+        counted = [count(nodes, init_pods, n, False, pure)[0]["total"] for n in COUNTS]
+        return (counted[1] - counted[0]) / (hi - lo)
+
+    figures = {"total": total(True)}
+    if compiled:
+        figures["total (compiled)"] = total(False)
     if not phases:
         return figures
     runs = [count(nodes, init_pods, n, True) for n in COUNTS]
@@ -266,14 +283,19 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     import table
 
-    results = {n: per_pod(n, SIZES.get(n, 100), not args.no_phases) for n in args.nodes}
+    compiled = subprocess.run(
+        [sys.executable, "-c", "import kubesched.compiled as c; print(c.state)"], capture_output=True, text=True
+    ).stdout.strip()
+    print(f"kubesched's hot path here: {compiled}", file=sys.stderr)
+    results = {n: per_pod(n, SIZES.get(n, 100), not args.no_phases, compiled == "compiled") for n in args.nodes}
     print(f"Measured {datetime.date.today().isoformat()} on {table.machine()}; instructions per pod (callgrind).")
     print()
     print("| phase | " + " | ".join(f"{n:,} nodes" for n in results) + " |")
     print("|---|" + "---|" * len(results))
     rows = [*(p for p in PHASES if not args.no_phases), *(["other"] if not args.no_phases else []), "total"]
+    rows += ["total (compiled)"] if compiled == "compiled" else []
     for row in rows:
-        label = LABELS.get(row, row)
+        label = LABELS.get(row, row) if row != "total" else "total (pure Python)"
         print(f"| {label} | " + " | ".join(f"{results[n][row] / 1000:,.0f}k" for n in results) + " |")
     print(json.dumps({str(n): {k: round(v) for k, v in r.items()} for n, r in results.items()}))
 

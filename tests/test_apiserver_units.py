@@ -171,7 +171,7 @@ def _cm(name: str) -> dict:
 
 def test_store_compaction_and_durable_reload(tmp_path):
     store = Store(VirtualClock(), seed=None, backend=SQLiteBackend(tmp_path / "s.db"), history=3)
-    store.COMPACT_EVERY = 2
+    store.compact_every = 2
     rvs = [int(store.create("ConfigMap", _cm(f"c{i}"))["metadata"]["resourceVersion"]) for i in range(6)]
     store.delete("ConfigMap", "default", "c0")
     with pytest.raises(Expired, match=f"too old resource version: {rvs[0]}"):

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.pod import PodInfo, pod_info_from
 from kubesched.scheduler.plugins.noderesources import scoring
 
 quantities = st.integers(min_value=0, max_value=10**6)
@@ -84,19 +85,19 @@ def test_balanced_scores_match_the_reference(rows) -> None:
     assert with_pod.tolist() == [ref_balanced(r, a) for r, a in zip(req, alloc.tolist(), strict=True)]
 
 
-class _Pod:
-    """The fields of a PodInfo the cpu/memory scorers read."""
-
-    def __init__(self, nonzero: list[int], requests: list[int]) -> None:
-        self.non_zero_cpu, self.non_zero_memory = nonzero
-        self.requests = {"cpu": requests[0], "memory": requests[1]}
+def _pod(nonzero: list[int], requests: list[int]) -> PodInfo:
+    """A PodInfo with the fields the cpu/memory scorers read set to the values drawn."""
+    pod = pod_info_from({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}})
+    pod.non_zero_cpu, pod.non_zero_memory = nonzero
+    pod.requests = {"cpu": requests[0], "memory": requests[1]}
+    return pod
 
 
 memory = st.integers(min_value=0, max_value=2**42)  # TiB of memory in bytes: exact in float64
 
 
 @st.composite
-def cpu_memory_rows(draw: st.DrawFn) -> tuple[scoring.ResourceRows, _Pod]:
+def cpu_memory_rows(draw: st.DrawFn) -> tuple[scoring.ResourceRows, PodInfo]:
     m = draw(st.integers(min_value=1, max_value=12))
     positive = draw(st.booleans())  # the fast path, or some node without cpu or memory
     lo = 1 if positive else 0
@@ -107,7 +108,7 @@ def cpu_memory_rows(draw: st.DrawFn) -> tuple[scoring.ResourceRows, _Pod]:
     alloc = np.array([column(st.integers(lo, 10**6)), column(st.integers(lo, 2**42))], np.int64)
     requested = np.array([column(quantities), column(memory)], np.int64)
     nonzero = np.array([column(quantities), column(memory)], np.int64)
-    pod = _Pod([draw(quantities), draw(memory)], [draw(quantities), draw(memory)])
+    pod = _pod([draw(quantities), draw(memory)], [draw(quantities), draw(memory)])
     return scoring.ResourceRows(np.arange(m), alloc, requested, nonzero), pod
 
 

@@ -18,7 +18,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from kubesched.api.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
 from kubesched.api.kinds import RESOURCES, is_custom
@@ -196,11 +196,16 @@ def _desired(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
 
 
+# watch events kept for watches that resume from a resourceVersion; a backend's compaction runs
+# once this many revisions have been compacted since the last one
+HISTORY = 100_000
+COMPACT_EVERY = 1_000
+
+
 class Store:
     """Objects by kind and (namespace, name); the single source of truth for the embedded cluster."""
 
-    HISTORY = 100_000
-    COMPACT_EVERY = 1_000
+    HISTORY: ClassVar[int] = HISTORY
 
     def __init__(
         self,
@@ -211,6 +216,7 @@ class Store:
         history: int = HISTORY,
     ) -> None:
         """``seed`` None draws UIDs from the OS (a server)."""
+        self.compact_every = COMPACT_EVERY
         self.clock: Clock = clock or VirtualClock()
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
         self._rv = 0
@@ -297,7 +303,7 @@ class Store:
         for ev in events:
             for w in self._watches:
                 w._offer(ev)
-        if self.compacted_rev - self._backend_compacted >= self.COMPACT_EVERY:
+        if self.compacted_rev - self._backend_compacted >= self.compact_every:
             with contextlib.suppress(Exception):  # compaction is housekeeping: retried next time
                 self.backend.compact(self.compacted_rev)
                 self._backend_compacted = self.compacted_rev

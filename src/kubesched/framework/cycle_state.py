@@ -47,9 +47,21 @@ class CycleState:
 
     def clone(self) -> CycleState:
         out = CycleState()
-        out._data = {k: (v.clone() if hasattr(v, "clone") else copy.copy(v)) for k, v in self._data.items()}
+        out._data = {k: _cloned(v) for k, v in self._data.items()}
         out.skip_filter = set(self.skip_filter)
         out.skip_score = set(self.skip_score)
         out.skip_pre_bind = set(self.skip_pre_bind)
         out.record_plugin_metrics = self.record_plugin_metrics
         return out
+
+
+def _cloned(value: Any) -> Any:
+    """A state entry for a clone (``StateData.Clone``): its own ``clone()``, itself when it is a
+    frozen dataclass (immutable: shared, as upstream's Clone of immutable data returns the same),
+    else a shallow copy."""
+    if hasattr(value, "clone"):
+        return value.clone()
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        return value
+    return copy.copy(value)

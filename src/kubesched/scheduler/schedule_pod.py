@@ -709,7 +709,7 @@ _NO_ROWS = np.zeros(0, np.int64)
 _NO_DIAGNOSIS = Diagnosis.empty(())
 
 
-class PluginError(RuntimeError):
+class PluginError(Exception):
     """A plugin returned Error deep in the search: the search's early exit, which
     ``schedule_pod`` turns into a ``ScheduleFailure`` (the attempt fails as SchedulerError)."""
 

@@ -123,7 +123,7 @@ class ResourceRows:
         """Every row has some CPU and memory allocatable (asked once per cycle)."""
         if self._positive is None:
             alloc = self.alloc[:2]
-            self._positive = np.count_nonzero(alloc) == alloc.size
+            self._positive = int(np.count_nonzero(alloc)) == alloc.size
         return self._positive
 
     @classmethod

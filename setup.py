@@ -1,0 +1,98 @@
+"""kubesched's build: the package as pyproject.toml describes it, with the scheduling hot path
+compiled by mypyc where it can be (CPython with a C compiler). ``KUBESCHED_PURE_PYTHON=1`` builds
+without compiling; a failed compile falls back to pure Python with a note, never a failed install.
+
+The compiled modules are listed in ``src/kubesched/compiled.py`` (``MODULES``), which also keeps an
+edited source from being shadowed by its stale compiled module (see there).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+SRC = ROOT / "src"
+sys.path.insert(0, str(SRC / "kubesched"))
+from compiled import MANIFEST, MODULES  # noqa: E402  (compiled.py imports nothing of kubesched)
+
+sys.path.pop(0)
+
+
+def source(module: str) -> Path:
+    return SRC.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def remove_stale() -> None:
+    """Compiled modules and their manifest from an earlier build (an editable install keeps them
+    in the source tree, where they would shadow the sources)."""
+    (SRC / "kubesched" / MANIFEST).unlink(missing_ok=True)
+    for module in MODULES:
+        for built in source(module).parent.glob(source(module).stem + ".*.so"):
+            built.unlink()
+    for group in SRC.glob("*__mypyc*.so"):
+        group.unlink()
+
+
+def write_manifest() -> None:
+    """Each compiled module's source hash: ``kubesched.compiled`` compares them at import."""
+    digests = {m: hashlib.sha256(source(m).read_bytes()).hexdigest() for m in MODULES}
+    (SRC / "kubesched" / MANIFEST).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+
+
+class CompileHotPath(build_ext):
+    """build_ext that compiles the hot path with mypyc when it can; any failure leaves a
+    pure-Python install behind (said on stderr) instead of a failed one. mypyc runs here, not when
+    setup.py is loaded, so pip's several calls into setup.py type-check the modules once."""
+
+    def finalize_options(self) -> None:
+        self.distribution.ext_modules = compile_plan()
+        super().finalize_options()
+
+    def run(self) -> None:
+        if not self.extensions:
+            return
+        try:
+            super().run()
+        except Exception as exc:  # a compiler error: pure Python then
+            print(f"kubesched: compiling the hot path failed ({exc}); installing pure Python", file=sys.stderr)
+            remove_stale()
+            self.extensions = []
+            return
+        write_manifest()
+
+
+@functools.cache
+def compile_plan() -> list[Extension]:
+    """mypyc's extensions for MODULES, or none (pure Python) where they cannot be built."""
+    remove_stale()
+    if os.environ.get("KUBESCHED_PURE_PYTHON") or platform.python_implementation() != "CPython":
+        return []
+    if shutil.which(os.environ.get("CC", "cc")) is None and shutil.which("gcc") is None:
+        print("kubesched: no C compiler found; installing pure Python", file=sys.stderr)
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        return []
+    paths = [str(source(m).relative_to(ROOT)) for m in MODULES]
+    try:
+        # the compile type-checks these modules alone; libraries the build environment lacks are Any
+        return list(mypycify(["--ignore-missing-imports", *paths], opt_level="3", group_name="kubesched"))
+    except (Exception, SystemExit) as exc:  # mypyc refused a module: pure Python, said
+        print(f"kubesched: mypyc could not compile the hot path ({exc}); installing pure Python", file=sys.stderr)
+        return []
+
+
+# a stand-in, so that setuptools runs build_ext (and builds a platform wheel); CompileHotPath
+# replaces it with mypyc's extensions, or with none
+setup(ext_modules=[Extension("kubesched.hot_path", sources=[])], cmdclass={"build_ext": CompileHotPath})

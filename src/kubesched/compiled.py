@@ -1,0 +1,99 @@
+"""The scheduling hot path compiled with mypyc: which modules, and whether they run compiled.
+
+``setup.py`` compiles ``MODULES`` when it can and writes each source's hash beside them
+(``MANIFEST``). At ``import kubesched`` the hashes are compared: when a source was edited since
+(an editable install keeps the compiled modules in the source tree, where Python would prefer
+them to the edited ``.py``), or ``KUBESCHED_PURE_PYTHON`` is set, every module of the list is
+loaded from its source instead, all of them together (compiled modules call each other natively).
+This module imports nothing of kubesched: setup.py reads the list before anything is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+MANIFEST = "compiled.json"
+MODULES = (
+    "kubesched.api.pod",
+    "kubesched.client.eventseries",
+    "kubesched.cluster.events",
+    "kubesched.cluster.store",
+    "kubesched.framework.cycle_state",
+    "kubesched.framework.diagnosis",
+    "kubesched.framework.status",
+    "kubesched.scheduler.cache",
+    "kubesched.scheduler.framework.point_times",
+    "kubesched.scheduler.framework.runtime",
+    "kubesched.scheduler.metrics",
+    "kubesched.scheduler.nodetable",
+    "kubesched.scheduler.plugins.imagelocality",
+    "kubesched.scheduler.plugins.nodeaffinity",
+    "kubesched.scheduler.plugins.nodeports",
+    "kubesched.scheduler.plugins.noderesources.balanced_allocation",
+    "kubesched.scheduler.plugins.noderesources.fit",
+    "kubesched.scheduler.plugins.noderesources.scoring",
+    "kubesched.scheduler.plugins.tainttoleration",
+    "kubesched.scheduler.podtable",
+    "kubesched.scheduler.schedule_pod",
+)
+PACKAGE = Path(__file__).resolve().parent
+
+# what install() found: "compiled", or why the sources run ("pure Python: ...")
+state = "pure Python: not compiled"
+
+
+class SourcesFirst(importlib.abc.MetaPathFinder):
+    """Finds the listed modules' ``.py`` files ahead of their compiled modules."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MODULES:
+            return None
+        return importlib.util.spec_from_file_location(fullname, _source(fullname))
+
+
+def _source(module: str) -> Path:
+    return PACKAGE.parent.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def _compiled_present() -> bool:
+    runtime = _source(MODULES[0])
+    return any(runtime.parent.glob(runtime.stem + ".*.so")) or any(runtime.parent.glob(runtime.stem + ".*.pyd"))
+
+
+def edited(digests: dict[str, str]) -> list[str]:
+    """The modules whose source no longer has the hash it was compiled from."""
+    return [m for m in MODULES if digests.get(m) != hashlib.sha256(_source(m).read_bytes()).hexdigest()]
+
+
+def install() -> None:
+    """Decide, once, whether the compiled modules may load (see the module's docstring)."""
+    global state
+    if not _compiled_present():
+        return
+    manifest = PACKAGE / MANIFEST
+    if os.environ.get("KUBESCHED_PURE_PYTHON"):
+        state = "pure Python: KUBESCHED_PURE_PYTHON is set"
+    elif not manifest.exists():
+        state = f"pure Python: compiled modules without {MANIFEST} (not built by setup.py)"
+    else:
+        try:
+            digests = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            digests = {}
+        changed = edited(digests)
+        if not changed:
+            state = "compiled"
+            return
+        state = f"pure Python: {_source(changed[0]).relative_to(PACKAGE.parent)} changed since it was compiled"
+    sys.meta_path.insert(0, SourcesFirst())
