@@ -59,6 +59,8 @@ def test_the_switch_loads_every_compiled_module_from_its_source() -> None:
     lines = done.stdout.splitlines()
     assert lines[1] == "True"
     assert lines[0] in ("pure Python: KUBESCHED_PURE_PYTHON is set", "pure Python: not compiled")
+    version = subprocess.run([*KUBESCHED, "--version"], env=pure_env(), capture_output=True, text=True, check=True)
+    assert version.stdout == f"kubesched, version {kubesched.__version__} ({lines[0]})\n"
 
 
 def test_an_edited_source_is_named() -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from kubesched import __version__
+from kubesched import __version__, compiled
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def _warn_ignored(gates: FeatureGates) -> None:
 
 
 @click.group()
-@click.version_option(__version__, prog_name="kubesched")
+@click.version_option(__version__, prog_name="kubesched", message=f"%(prog)s, version %(version)s ({compiled.state})")
 def main() -> None:
     """kubesched: the Kubernetes scheduler (v1.37 semantics) in Python."""
     from kubesched.app import gc_settings
