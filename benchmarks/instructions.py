@@ -269,6 +269,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, nargs="*", default=list(SIZES), help="cluster sizes")
     parser.add_argument("--no-phases", action="store_true", help="the total only (two runs per size, not four)")
+    parser.add_argument("--update", type=Path, default=None, help="write the table between this file's markers")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -288,16 +289,22 @@ def main() -> None:
     ).stdout.strip()
     print(f"kubesched's hot path here: {compiled}", file=sys.stderr)
     results = {n: per_pod(n, SIZES.get(n, 100), not args.no_phases, compiled == "compiled") for n in args.nodes}
-    print(f"Measured {datetime.date.today().isoformat()} on {table.machine()}; instructions per pod (callgrind).")
-    print()
-    print("| phase | " + " | ".join(f"{n:,} nodes" for n in results) + " |")
-    print("|---|" + "---|" * len(results))
+    out = [
+        f"Measured {datetime.date.today().isoformat()} on {table.machine()}; instructions per measured pod "
+        f"(callgrind), SchedulingBasic, {COUNTS[1]} pods against {COUNTS[0]} after the same init pods.",
+        "",
+        "| phase | " + " | ".join(f"{n:,} nodes" for n in results) + " |",
+        "|---|" + "---|" * len(results),
+    ]
     rows = [*(p for p in PHASES if not args.no_phases), *(["other"] if not args.no_phases else []), "total"]
     rows += ["total (compiled)"] if compiled == "compiled" else []
     for row in rows:
         label = LABELS.get(row, row) if row != "total" else "total (pure Python)"
-        print(f"| {label} | " + " | ".join(f"{results[n][row] / 1000:,.0f}k" for n in results) + " |")
+        out.append(f"| {label} | " + " | ".join(f"{results[n][row] / 1000:,.0f}k" for n in results) + " |")
+    print("\n".join(out))
     print(json.dumps({str(n): {k: round(v) for k, v in r.items()} for n, r in results.items()}))
+    if args.update is not None:
+        table.replace_between_markers(args.update, "\n".join(out) + "\n", "benchmarks/instructions.py")
 
 
 if __name__ == "__main__":
