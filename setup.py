@@ -43,10 +43,12 @@ def remove_stale() -> None:
         group.unlink()
 
 
-def write_manifest() -> None:
-    """Each compiled module's source hash: ``kubesched.compiled`` compares them at import."""
+def write_manifest(package: Path) -> None:
+    """Each compiled module's source hash, beside the compiled modules in ``package``:
+    ``kubesched.compiled`` compares them at import."""
     digests = {m: hashlib.sha256(source(m).read_bytes()).hexdigest() for m in MODULES}
-    (SRC / "kubesched" / MANIFEST).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    package.mkdir(parents=True, exist_ok=True)
+    (package / MANIFEST).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
 
 
 class CompileHotPath(build_ext):
@@ -68,7 +70,8 @@ class CompileHotPath(build_ext):
             remove_stale()
             self.extensions = []
             return
-        write_manifest()
+        # an editable install builds in place (the source tree); a wheel from build_lib
+        write_manifest(SRC / "kubesched" if self.inplace else Path(self.build_lib) / "kubesched")
 
 
 @functools.cache

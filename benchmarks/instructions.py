@@ -182,6 +182,10 @@ def child(nodes: int, init_pods: int, pods: int, phases: bool, out: Path) -> Non
     import scheduler_perf
 
     tramp = Trampolines(helper())
+    from kubesched import compiled
+
+    if phases and compiled.state == "compiled":  # a compiled class's methods cannot be wrapped
+        sys.exit("instructions: phases are counted on the pure-Python path: set KUBESCHED_PURE_PYTHON=1")
     if phases:
         tramp.install()
         for _ in range(1000):  # the trampoline's own cost, on an empty call
