@@ -136,7 +136,7 @@ def readme_summary(doc: str) -> str:
     http = table_rows(doc, table.SIDE_BY_SIDE_HTTP)
     if not in_process:
         return ""
-    ratio = {r[0]: float(r[5].rstrip("×")) for r in in_process}
+    ratio = {r[0]: float(r[5].rstrip("×")) for r in in_process if r[5] != "—"}
     ahead = sum(1 for v in ratio.values() if v > 1)
     low = min(ratio, key=ratio.__getitem__)
     stamp = next((line for line in doc[doc.find(f"<!-- {table.SIDE_BY_SIDE}: begin -->") :].splitlines()[1:2]), "")
@@ -221,13 +221,18 @@ def in_process(only: list[str] | None, update: Path | None) -> None:
         print(f"{row.upstream} (upstream) ...", file=sys.stderr, flush=True)
         binary = bin_dir / f"scheduler_perf_{directory.replace('/', '_')}.test"
         try:
-            theirs = run_upstream(binary, tree / directory, bin_dir, test_case, workload)
-        except RuntimeError as exc:  # one workload upstream could not run: said, and the others go on
+            theirs: float | None = run_upstream(binary, tree / directory, bin_dir, test_case, workload)
+        except RuntimeError as exc:  # one workload upstream could not measure: in the table, said, and on
             print(f"side_by_side: {exc}", file=sys.stderr)
-            continue
+            theirs = None
         print(f"{row.workload} {' '.join(row.args)} (kubesched) ...", file=sys.stderr, flush=True)
         mine = float(table.run(row)["pods_per_second"])  # type: ignore[arg-type]
-        emit(f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |")
+        if theirs is None:
+            emit(f"| {row.upstream} | {row.nodes} | {row.measured} | no figure | {mine:,.0f} | — |")
+        else:
+            emit(
+                f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |"
+            )
     if update is not None:
         table.replace_between_markers(update, "\n".join(out) + "\n", table.SIDE_BY_SIDE)
 
