@@ -227,12 +227,8 @@ def in_process(only: list[str] | None, update: Path | None) -> None:
             theirs = None
         print(f"{row.workload} {' '.join(row.args)} (kubesched) ...", file=sys.stderr, flush=True)
         mine = float(table.run(row)["pods_per_second"])  # type: ignore[arg-type]
-        if theirs is None:
-            emit(f"| {row.upstream} | {row.nodes} | {row.measured} | no figure | {mine:,.0f} | — |")
-        else:
-            emit(
-                f"| {row.upstream} | {row.nodes} | {row.measured} | {theirs:,.0f} | {mine:,.0f} | {mine / theirs:.2f}× |"
-            )
+        both = ("no figure", "—") if theirs is None else (f"{theirs:,.0f}", f"{mine / theirs:.2f}×")
+        emit(f"| {row.upstream} | {row.nodes} | {row.measured} | {both[0]} | {mine:,.0f} | {both[1]} |")
     if update is not None:
         table.replace_between_markers(update, "\n".join(out) + "\n", table.SIDE_BY_SIDE)
 
