@@ -147,6 +147,15 @@ class Client:
         await self.session.close()
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def spawn(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT)
 
@@ -170,6 +179,7 @@ async def measure(
     server_pids: dict[str, int],
 ) -> tuple[dict[str, Any], subprocess.Popen[bytes]]:
     client = Client(kubeconfig, concurrency)
+    sched: subprocess.Popen[bytes] | None = None
     try:
         await client.create_all("/api/v1/nodes", [node(i) for i in range(nodes)])
         sched = spawn(sched_cmd, logs / "scheduler.log")
@@ -192,6 +202,10 @@ async def measure(
         created = time.perf_counter()
         finished = await while_running(measured, sched)
         cpu = {name: round(cpu_seconds(watched[name]) - c, 2) for name, c in cpu0.items()}
+    except BaseException:  # the scheduler goes with the run (main stops only what measure returned)
+        if sched is not None:
+            stop(sched)
+        raise
     finally:
         await client.close()
     seconds = finished - started
@@ -291,12 +305,8 @@ class Servers:
     def stop(self) -> None:
         if self.plane is not None:
             self.plane.stop()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop(self.proc)
 
 
 def scheduler_command(stack: str, work: Path, kubeconfig: Path, write_results: bool, node_limit: int) -> list[str]:
@@ -347,12 +357,8 @@ def main() -> None:
             "apiserver_peak_rss_mib": peak_rss_mib(servers.pids()["apiserver"]),
         }
     finally:
-        if sched is not None and sched.poll() is None:
-            sched.send_signal(signal.SIGTERM)
-            try:
-                sched.wait(10)
-            except subprocess.TimeoutExpired:
-                sched.kill()
+        if sched is not None:
+            stop(sched)
         servers.stop()
         if not args.keep:
             subprocess.run(["rm", "-rf", str(work)], check=False)
