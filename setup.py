@@ -87,6 +87,12 @@ def compile_plan() -> list[Extension]:
         from mypyc.build import mypycify
     except ImportError:
         return []
+    try:  # the compiled modules' types name these; compiled with them unknown, the code is unsafe
+        import numpy  # noqa: F401
+        import prometheus_client  # noqa: F401
+    except ImportError as exc:
+        print(f"kubesched: {exc.name} is not in the build environment; installing pure Python", file=sys.stderr)
+        return []
     paths = [str(source(m).relative_to(ROOT)) for m in MODULES]
     try:
         # the compile type-checks these modules alone; libraries the build environment lacks are Any
