@@ -10,16 +10,15 @@ This module imports nothing of kubesched: setup.py reads the list before anythin
 
 from __future__ import annotations
 
-import hashlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import json
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importlib.abc alone would cost every `import kubesched` ~15 ms (importlib.resources)
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 MANIFEST = "compiled.json"
 MODULES = (
@@ -51,14 +50,16 @@ PACKAGE = Path(__file__).resolve().parent
 state = "pure Python: not compiled"
 
 
-class SourcesFirst(importlib.abc.MetaPathFinder):
-    """Finds the listed modules' ``.py`` files ahead of their compiled modules."""
+class SourcesFirst:
+    """A meta path finder: the listed modules' ``.py`` files ahead of their compiled modules."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         if fullname not in MODULES:
             return None
+        import importlib.util
+
         return importlib.util.spec_from_file_location(fullname, _source(fullname))
 
 
@@ -73,6 +74,8 @@ def _compiled_present() -> bool:
 
 def edited(digests: dict[str, str]) -> list[str]:
     """The modules whose source no longer has the hash it was compiled from."""
+    import hashlib
+
     return [m for m in MODULES if digests.get(m) != hashlib.sha256(_source(m).read_bytes()).hexdigest()]
 
 
@@ -87,6 +90,8 @@ def install() -> None:
     elif not manifest.exists():
         state = f"pure Python: compiled modules without {MANIFEST} (not built by setup.py)"
     else:
+        import json
+
         try:
             digests = json.loads(manifest.read_text())
         except (OSError, ValueError):
