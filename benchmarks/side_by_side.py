@@ -123,10 +123,15 @@ README_ROWS = (
 )
 
 
+def between(doc: str, script: str) -> list[str]:
+    """The lines ``doc`` holds between ``script``'s markers (none without them)."""
+    begin, end = doc.find(f"<!-- {script}: begin -->"), doc.find(f"<!-- {script}: end -->")
+    return doc[begin:end].splitlines()[1:] if 0 <= begin < end else []
+
+
 def table_rows(doc: str, script: str) -> list[list[str]]:
     """The cells of the table between ``script``'s markers in ``doc`` (header and rule left out)."""
-    begin, end = doc.find(f"<!-- {script}: begin -->"), doc.find(f"<!-- {script}: end -->")
-    lines = [line for line in doc[begin:end].splitlines() if line.startswith("| ")]
+    lines = [line for line in between(doc, script) if line.startswith("| ")]
     return [[c.strip() for c in line.strip("|").split("|")] for line in lines[1:]]
 
 
@@ -134,12 +139,12 @@ def readme_summary(doc: str) -> str:
     """The README's short form of docs/benchmarks.md's two side-by-side tables."""
     in_process = table_rows(doc, table.SIDE_BY_SIDE)
     http = table_rows(doc, table.SIDE_BY_SIDE_HTTP)
-    if not in_process:
-        return ""
     ratio = {r[0]: float(r[5].rstrip("×")) for r in in_process if r[5] != "—"}
+    if not ratio:
+        return ""
     ahead = sum(1 for v in ratio.values() if v > 1)
     low = min(ratio, key=ratio.__getitem__)
-    stamp = next((line for line in doc[doc.find(f"<!-- {table.SIDE_BY_SIDE}: begin -->") :].splitlines()[1:2]), "")
+    stamp = between(doc, table.SIDE_BY_SIDE)[0]  # "Measured <date> on <machine>; upstream: ..."
     out = [
         f"kubesched ahead of upstream's own scheduler_perf on {ahead} of the {len(ratio)} workloads both ran and "
         f"upstream measured, {min(ratio.values()):.1f}× to {max(ratio.values()):.1f}× (every row, those upstream "
