@@ -32,6 +32,7 @@ MODULES = (
     "kubesched.scheduler.cache",
     "kubesched.scheduler.framework.point_times",
     "kubesched.scheduler.framework.runtime",
+    "kubesched.scheduler.framework.template_memo",
     "kubesched.scheduler.metrics",
     "kubesched.scheduler.nodetable",
     "kubesched.scheduler.plugins.imagelocality",

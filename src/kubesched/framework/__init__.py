@@ -12,6 +12,8 @@ are the interface kept stable between releases (README, "The plugin interface").
   ``QUEUE_SKIP``; a custom resource's events name it ``<plural>.<version>.<group>`` and the
   listers keep it under ``custom_kind(...)``.
 - The client's own types: ``Watch``, ``WatchEvent``, ``ApiError`` and its subclasses.
+- ``Memo``: a PreFilter or PreScore plugin's promise that its outcome may be replayed for pods
+  of one template.
 - ``Registry`` and ``ENTRY_POINT_GROUP``, the entry-point group of installed plugin packages;
   ``InputError`` for a plugin's invalid arguments.
 """
@@ -61,6 +63,7 @@ from kubesched.framework.interface import (
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PermitPlugin,
     PerNodeFilterPlugin,
@@ -120,6 +123,7 @@ __all__ = [
     "InputError",
     "Invalid",
     "Listers",
+    "Memo",
     "MetricsRecorder",
     "NodeInfo",
     "NodeTableView",

@@ -45,6 +45,23 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
+    def snapshot(self) -> dict[str, Any]:
+        """The entries as they are now, for ``written_since``."""
+        return dict(self._data)
+
+    def written_since(self, before: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
+        """The entries written since ``snapshot()`` gave ``before``; None when one was deleted."""
+        data = self._data
+        if any(k not in data for k in before):
+            return None
+        missing = object()
+        return tuple((k, v) for k, v in data.items() if before.get(k, missing) is not v)
+
+    def replay(self, writes: tuple[tuple[str, Any], ...]) -> None:
+        """Write ``written_since``'s entries again, copied as ``clone()`` copies them."""
+        for k, v in writes:
+            self._data[k] = _cloned(v)
+
     def clone(self) -> CycleState:
         out = CycleState()
         out._data = {k: _cloned(v) for k, v in self._data.items()}

@@ -9,7 +9,7 @@ by the in-tree ones).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -73,6 +73,23 @@ class PostFilterResult:
     nominated_node_name: str | None = None  # None: leave the nomination alone; "": clear it
 
 
+@dataclass(frozen=True, slots=True)
+class Memo:
+    """A plugin's promise to the template memo (kubesched's own, ``framework/template_memo.py``
+    in the scheduler): for pods of one template (equal namespace, spec, labels, annotations,
+    owners and deletion state) its PreFilter or PreScore gives the same result, status and
+    CycleState writes, so the framework may replay them instead of calling it. ``guarded``: the
+    outcome also depends on cluster state that ``memo_guard(nodes)`` sums up in a cheap value (a
+    version, a flag); ``skip_only``: only a Skip may be replayed (other outcomes read more);
+    ``when``: only for pods it holds for (asked once per template, e.g. pods without volumes).
+    What the point writes is replayed as ``CycleState.clone`` copies it (``clone()``, shared
+    when a frozen dataclass, else a shallow copy); PreScore is replayed only over some nodes."""
+
+    guarded: bool = False
+    skip_only: bool = False
+    when: Callable[[PodInfo], bool] | None = None
+
+
 class Plugin:
     """Base of every plugin: a unique name and a factory ``(args, handle) -> Plugin``."""
 
@@ -81,6 +98,12 @@ class Plugin:
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self.args = args
         self.handle = handle
+
+    def memo_guard(self, nodes: NodeTable) -> Hashable:
+        """For a ``Memo(guarded=True)``: a cheap value that changes whenever the cluster state
+        the memoised outcome reads (``nodes``, the table the point runs over, or more) may have
+        changed."""
+        return None
 
 
 class EnqueueExtensions:
@@ -169,6 +192,9 @@ class PreFilterExtensions:
 
 
 class PreFilterPlugin(Plugin):
+    # set where PreFilter's outcome may be replayed for pods of one template (see ``Memo``)
+    pre_filter_memo: ClassVar[Memo | None] = None
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult | None, Status | None]:
@@ -202,6 +228,9 @@ class PostFilterPlugin(Plugin):
 
 
 class PreScorePlugin(Plugin):
+    # set where PreScore's outcome may be replayed for pods of one template (see ``Memo``)
+    pre_score_memo: ClassVar[Memo | None] = None
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         raise NotImplementedError
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.pod import PodInfo, same_pod_spec_and_meta
+from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
@@ -65,6 +65,7 @@ from kubesched.scheduler.framework.point_times import (
     PointTimes,
 )
 from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, ShapePlugin, Window
+from kubesched.scheduler.framework.template_memo import LIVE, PointMemo, Templates
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
 
@@ -225,8 +226,13 @@ class Framework:
         self.shape_static: list[SignPlugin] | None = shapes[0]
         self.shape_dynamic: list[ShapePlugin] | None = shapes[1]
         self.shape_cache = ShapeCache()
-        # the last pod whose signatures the shape cache took: (its object, namespace, them)
-        self._shape_last: tuple[dict[str, Any], str, tuple[Any, ...]] | None = None
+        # which template a pod belongs to, and the memo of PreFilter and PreScore outcomes per
+        # template (template_memo.py)
+        self.templates = Templates()
+        self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo")
+        self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo")
+        # the template of the last pod whose signatures the shape cache took, and them
+        self._shape_last: tuple[int, tuple[Any, ...]] | None = None
         self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)
 
     # -- construction -------------------------------------------------------------------------
@@ -342,7 +348,7 @@ class Framework:
         """The pod's shape for the shape cache, after this cycle's PreFilter: the signatures of
         the ``rows_only`` plugins and every ``shape_pod``'s fragments; None when a plugin's
         results for this pod read more than each node's own row. The signatures are taken again
-        only for a pod whose spec, labels or annotations differ from the previous pod's."""
+        only for a pod of another template than the previous pod's (template_memo.Templates)."""
         if self.shape_static is None or self.shape_dynamic is None or self.handle.extenders:
             return None
         parts: list[Any] = []
@@ -351,11 +357,10 @@ class Framework:
             if st is not None and not st.is_success():
                 return None
             parts.extend(fragments)
+        template = self.templates.of(pod)
         last = self._shape_last
-        if last is not None and (
-            last[0] is pod.obj or (pod.namespace == last[1] and same_pod_spec_and_meta(last[0], pod.obj))
-        ):
-            static = last[2]
+        if last is not None and last[0] == template:
+            static = last[1]
         else:
             found: list[Any] = []
             for signer in self.shape_static:
@@ -365,7 +370,7 @@ class Framework:
                     break
                 found.extend(fragments)
             static = tuple(found)
-            self._shape_last = (pod.obj, pod.namespace, static)
+            self._shape_last = (template, static)
         if static == (None,):
             return None
         return (static, *parts) if parts else static
@@ -440,11 +445,26 @@ class Framework:
         rejected: Status | None = None
         rejectors: set[str] = set()
         obs = self.observer(state)
-        for p in self.pre_filter:
-            if obs is None:
-                res, st = p.pre_filter(state, pod, nodes)
-            else:
+        memo = self.pre_filter_memo if obs is None and state.results is None else None
+        plan = memo.plan(self.templates.of(pod), nodes) if memo is not None else None
+        if plan is not None and plan.whole is not None:  # every plugin's outcome replayed
+            state.skip_filter.update(plan.whole.skips)
+            state.replay(plan.whole.writes)
+            return result, None, set()
+        for i, p in enumerate(self.pre_filter):
+            rec = plan.entries[i] if plan is not None else LIVE
+            if rec is not LIVE and rec is not None:
+                res, st = rec.result, rec.status
+                state.replay(rec.writes)
+            elif obs is not None:
                 res, st = timed(obs, p.name, "PreFilter", p.pre_filter, state, pod, nodes)
+            elif rec is None:  # first pod of the template under these guards: record
+                before = state.snapshot()
+                res, st = p.pre_filter(state, pod, nodes)
+                assert memo is not None and plan is not None
+                memo.record(plan, i, pod, res, st, state.written_since(before))
+            else:
+                res, st = p.pre_filter(state, pod, nodes)
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
@@ -611,12 +631,26 @@ class Framework:
         statuses: dict[str, str] | None,
     ) -> Status | None:
         obs = self.observer(state)
-        for p in self.pre_score:
-            st = (
-                p.pre_score(state, pod, nodes, rows)
-                if obs is None
-                else timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
-            )
+        memo = self.pre_score_memo if obs is None and statuses is None and state.results is None and len(rows) else None
+        plan = memo.plan(self.templates.of(pod), nodes) if memo is not None else None
+        if plan is not None and plan.whole is not None:  # every plugin's outcome replayed
+            state.skip_score.update(plan.whole.skips)
+            state.replay(plan.whole.writes)
+            return None
+        for i, p in enumerate(self.pre_score):
+            rec = plan.entries[i] if plan is not None else LIVE
+            if rec is not LIVE and rec is not None:
+                st = rec.status
+                state.replay(rec.writes)
+            elif obs is not None:
+                st = timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
+            elif rec is None:  # first pod of the template under these guards: record
+                before = state.snapshot()
+                st = p.pre_score(state, pod, nodes, rows)
+                assert memo is not None and plan is not None
+                memo.record(plan, i, pod, None, st, state.written_since(before))
+            else:
+                st = p.pre_score(state, pod, nodes, rows)
             if statuses is not None:
                 statuses[p.name] = status_word(st)
             if st is None or st.code == Code.SUCCESS:

@@ -1,0 +1,153 @@
+"""The template memo: PreFilter and PreScore outcomes replayed for the next pods of one template.
+
+kubesched's own: upstream calls every PreFilter and PreScore plugin in every cycle. A workload's
+pods mostly come from one template (a ReplicaSet's, a Job's, scheduler_perf's), and for them most
+of those calls end the same way, eight of ten in a Skip. A plugin that declares a ``Memo``
+(``kubesched.framework.Memo``) promises that for pods of one template its outcome (result, status,
+CycleState writes) is the same as long as its ``memo_guard()`` is; the framework then records the
+outcome on the first such pod and replays it on the next ones, in the plugins' order, calling the
+undeclared plugins as before. Decisions, statuses, messages and metrics are the same with the
+memo as without it (tests/test_template_memo.py runs random clusters and event sequences both
+ways). Cycles that time plugins for metrics or write results on the pod call every plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.pod import PodInfo, same_pod_spec_and_meta
+from kubesched.framework.interface import Memo, Plugin, PreFilterResult
+from kubesched.framework.nodes import NodeTableView
+from kubesched.framework.status import Code, Status, is_success
+
+
+class Templates:
+    """Which template a pod belongs to: a number shared by consecutive pods of equal namespace,
+    spec, labels, annotations, owners, deletion state and requests (an in-place resize makes the
+    requests differ from the spec's), a new number for any other pod."""
+
+    __slots__ = ("_last", "_next")
+
+    def __init__(self) -> None:
+        self._last: PodInfo | None = None
+        self._next = 0
+
+    def of(self, pod: PodInfo) -> int:
+        last = self._last
+        if last is not None and (
+            last.obj is pod.obj
+            or (
+                pod.namespace == last.namespace
+                and pod.requests == last.requests
+                and pod.non_zero_cpu == last.non_zero_cpu
+                and pod.non_zero_memory == last.non_zero_memory
+                and same_pod_spec_and_meta(last.obj, pod.obj)
+            )
+        ):
+            return self._next
+        self._next += 1
+        self._last = pod
+        return self._next
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """One plugin's recorded outcome: what it returned and what it wrote into CycleState."""
+
+    result: PreFilterResult | None
+    status: Status | None
+    writes: tuple[tuple[str, Any], ...]
+
+
+# a plan entry: not seen yet for this key, call the plugin (its outcome is not replayed), replay
+UNSEEN: None = None
+LIVE = Replay(None, None, ())
+
+
+@dataclass(frozen=True, slots=True)
+class Whole:
+    """A whole point replayed at once: every plugin's outcome is recorded, none narrows the
+    nodes; the plugins that skipped and every write, in order."""
+
+    skips: tuple[str, ...]
+    writes: tuple[tuple[str, Any], ...]
+
+
+@dataclass(slots=True)
+class Plan:
+    """What to do at the point for pods of one template under one set of guards: per plugin, in
+    the point's order, an entry (``UNSEEN``, ``LIVE`` or a ``Replay``), and ``whole`` once every
+    entry replays."""
+
+    entries: list[Replay | None]
+    whole: Whole | None = None
+
+
+class PointMemo:
+    """The memo of one extension point (PreFilter or PreScore) of one profile."""
+
+    __slots__ = ("_guarded", "_key", "_plan", "memos", "names")
+
+    def __init__(self, plugins: Sequence[Plugin], attr: str) -> None:
+        self.names = tuple(p.name for p in plugins)
+        self.memos: tuple[Memo | None, ...] = tuple(getattr(p, attr, None) for p in plugins)
+        self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
+        self._key: tuple[Any, ...] | None = None
+        self._plan = Plan([])
+
+    @staticmethod
+    def for_plugins(plugins: Sequence[Plugin], attr: str) -> PointMemo | None:
+        """The point's memo; None when no plugin of it declares one."""
+        memo = PointMemo(plugins, attr)
+        return memo if any(m is not None for m in memo.memos) else None
+
+    def plan(self, template: int, nodes: NodeTableView) -> Plan:
+        """The plan for a pod of ``template`` over ``nodes``: the one recorded so far when the
+        template and every guard are as they were, else a new one with nothing seen."""
+        key = (template, *[p.memo_guard(nodes) for p in self._guarded])
+        if key != self._key:
+            self._key = key
+            self._plan = Plan([UNSEEN if m is not None else LIVE for m in self.memos])
+        return self._plan
+
+    def current(self) -> Plan:
+        """The plan of the last pod asked for."""
+        return self._plan
+
+    def replaying(self) -> bool:
+        """Whether the last pod's template has every plugin's outcome recorded."""
+        return self._plan.whole is not None
+
+    def record(
+        self,
+        plan: Plan,
+        i: int,
+        pod: PodInfo,
+        result: PreFilterResult | None,
+        status: Status | None,
+        writes: tuple[tuple[str, Any], ...] | None,
+    ) -> None:
+        """Keep plugin ``i``'s outcome in ``plan`` when its memo allows replaying it (a success
+        or a Skip, with every write known); otherwise it is called from now on."""
+        memo = self.memos[i]
+        skip = status is not None and status.code == Code.SKIP
+        if (
+            memo is None
+            or writes is None
+            or not (skip or is_success(status))
+            or (memo.skip_only and not skip)
+            or (memo.when is not None and not memo.when(pod))
+        ):
+            plan.entries[i] = LIVE
+            return
+        plan.entries[i] = Replay(result, status, writes)
+        recorded = [e for e in plan.entries if e is not None and e is not LIVE]
+        if len(recorded) == len(plan.entries) and all(e.result is None or e.result.all_nodes() for e in recorded):
+            skips = tuple(
+                name
+                for name, e in zip(self.names, recorded, strict=True)
+                if e.status is not None and e.status.code == Code.SKIP
+            )
+            plan.whole = Whole(skips, tuple(w for e in recorded for w in e.writes))
