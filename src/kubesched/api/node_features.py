@@ -56,6 +56,12 @@ def node_mask(declared: Sequence[str]) -> int:
 
 
 _replaced: Callable[[Mapping[str, Any]], int] | None = None  # registry_replaced's inference
+_version = 0  # bumped whenever the registry is replaced or restored
+
+
+def registry_version() -> int:
+    """Changes whenever ``registry_replaced`` swaps the registry (a pod's mask may then differ)."""
+    return _version
 
 
 @contextmanager
@@ -64,8 +70,9 @@ def registry_replaced(names: Sequence[str], infer: Callable[[Mapping[str, Any]],
     holds, as scheduler_perf's NodeDeclaredFeatures workload swaps ``features.AllFeatures`` for
     mock features (``scheduler_perf/nodedeclaredfeatures``). For tests and benchmarks; node tables
     built inside take its width."""
-    global REGISTRY, BIT, _replaced
+    global REGISTRY, BIT, _replaced, _version
     saved = REGISTRY, BIT, _replaced
+    _version += 1
     REGISTRY = tuple(sorted(names))
     BIT = {name: 1 << i for i, name in enumerate(REGISTRY)}
     everything = (1 << len(REGISTRY)) - 1
@@ -74,6 +81,7 @@ def registry_replaced(names: Sequence[str], infer: Callable[[Mapping[str, Any]],
         yield
     finally:
         REGISTRY, BIT, _replaced = saved
+        _version += 1
 
 
 def required_mask(spec: Mapping[str, Any]) -> int:

@@ -120,6 +120,12 @@ class Listers:
             self._services_by_ns = by_ns
         return self._services_by_ns.get(namespace, [])
 
+    @property
+    def selector_epoch(self) -> int:
+        """Bumped on every change to the objects default spreading selects by (Services and
+        workload controllers)."""
+        return self._selector_epoch
+
     def default_selector(
         self, namespace: str, labels: Mapping[str, str], controller: tuple[str, str, str] | None
     ) -> LabelSelector:

@@ -23,6 +23,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterPlugin,
     PreFilterResult,
@@ -84,6 +85,9 @@ def preferred_score(nodes: NodeTableView, rows: np.ndarray, terms: Sequence[Pref
 
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "NodeAffinity"
+    # PreFilter and PreScore read the pod and the plugin's args alone
+    pre_filter_memo = Memo()
+    pre_score_memo = Memo()
 
     sign_may_refuse = False
 

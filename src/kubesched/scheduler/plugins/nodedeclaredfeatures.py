@@ -5,18 +5,20 @@ declares are bitmasks over the feature registry (``kubesched.api.node_features``
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.node import NodeSpecInfo
-from kubesched.api.node_features import mask_words, required_mask
+from kubesched.api.node_features import mask_words, registry_version, required_mask
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterPlugin,
     PreFilterResult,
@@ -43,6 +45,7 @@ def pod_requirements(pod: PodInfo) -> int:
 
 class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     name = "NodeDeclaredFeatures"
+    pre_filter_memo = Memo(guarded=True)  # the pod's spec, under the feature registry
     cross_node = False  # a node's own declaration decides
     rows_only = True
     sign_may_refuse = False
@@ -50,6 +53,9 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions, Sig
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): the features the pod needs (``fwk.FeaturesSignerName``)."""
         return [SignFragment("Features", pod_requirements(pod))], None
+
+    def memo_guard(self, nodes: NodeTableView) -> Hashable:
+        return registry_version()
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTableView

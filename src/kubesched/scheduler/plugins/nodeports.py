@@ -16,6 +16,7 @@ from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEv
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterPlugin,
     PreFilterResult,
@@ -38,6 +39,7 @@ def ports_conflict(want_ip: str, have_ips: Any) -> bool:
 
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     name = "NodePorts"
+    pre_filter_memo = Memo()  # the pod's host ports alone
     cross_node = False  # the verdict on a node depends on that node's pods alone
 
     sign_may_refuse = False

@@ -33,6 +33,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -123,6 +124,7 @@ class _Extensions(PreFilterExtensions):
 
 class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlugin):
     name = "NodeVolumeLimits"
+    pre_filter_memo = Memo(skip_only=True)  # whether it skips is the pod's volumes' doing
     cross_node = False  # the verdict on a node depends on that node's pods alone
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:

@@ -7,6 +7,7 @@ taint matrix, so the cost does not grow with nodes × taints.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreScorePlugin,
     ScorePlugin,
@@ -69,6 +71,13 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         if not np.count_nonzero(mask):
             return None
         return NodeVerdicts.reject_where(mask, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    # PreScore reads the pod's tolerations and the taints any node has
+    pre_score_memo = Memo(guarded=True)
+
+    def memo_guard(self, nodes: NodeTableView) -> Hashable:
+        # the table's list of taints only grows; holding it keeps its identity unique
+        return (nodes.taint_list, len(nodes.taint_list))
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         if not nodes.taint_list:

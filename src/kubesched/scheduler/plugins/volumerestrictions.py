@@ -24,6 +24,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -119,6 +120,7 @@ class _Extensions(PreFilterExtensions):
 
 class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlugin):
     name = "VolumeRestrictions"
+    pre_filter_memo = Memo(when=lambda pod: not has_volumes(pod.obj))  # Skip, whatever the cluster
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

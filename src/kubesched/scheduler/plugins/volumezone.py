@@ -20,6 +20,7 @@ from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEv
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterPlugin,
     PreFilterResult,
@@ -58,6 +59,7 @@ def volume_topologies(pv: Mapping[str, Any]) -> list[PVTopology]:
 
 class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions, VolumeSignPlugin):
     name = "VolumeZone"
+    pre_filter_memo = Memo(when=lambda pod: not pod.pvc_names)  # Skip, whatever the cluster
     cross_node = False  # the verdict on a node depends on that node's pods alone
 
     def _get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:

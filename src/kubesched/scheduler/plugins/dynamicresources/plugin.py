@@ -43,6 +43,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PostFilterPlugin,
     PostFilterResult,
@@ -105,6 +106,11 @@ class _State:
     allocations: dict[str, dict[str, Any]] = field(default_factory=dict)  # claim uid -> status.allocation
     ext: _Extended | None = None  # extended resources backed by DRA (KEP-5004)
 
+    def clone(self) -> _State:
+        """A shallow copy (upstream's Clone shares the pointer; preemption's dry runs here copy
+        the fields, as ``copy.copy`` did, at a tenth of its cost)."""
+        return _State(self.claims, self.plans, self.allocated_on, self.unavailable, self.allocations, self.ext)
+
 
 @dataclass(slots=True)
 class _Extended:
@@ -128,6 +134,11 @@ class _Extended:
 
 class _ClaimMissing(Exception):
     pass
+
+
+def _extended_names(pod: PodInfo) -> bool:
+    """Whether the pod requests any resource of a domain-prefixed name (an extended resource)."""
+    return any("/" in r for r in pod.requests)
 
 
 def _resource_claims(pod: PodInfo) -> list[Any]:
@@ -273,6 +284,9 @@ class DynamicResources(
     SignPlugin,
 ):
     name = "DynamicResources"
+    # a pod without claims or extended resources skips; the empty state PreFilter writes for it
+    # is replayed as a shallow copy, and no later point changes it (they all return early)
+    pre_filter_memo = Memo(skip_only=True, when=lambda pod: not _resource_claims(pod) and not _extended_names(pod))
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): pods with resource claims are not signable (k/k#134986)."""
@@ -523,7 +537,7 @@ class DynamicResources(
 
     def _extended_requests(self, pod: PodInfo) -> list[tuple[str, int]]:
         """``preFilterExtendedResources``: the pod's extended resources a DeviceClass provides."""
-        if not any("/" in r for r in pod.requests):
+        if not _extended_names(pod):
             return []
         resolver = resolver_for(self.handle)
         if not resolver:

@@ -4,6 +4,7 @@ pods' toward it."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -30,6 +32,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins.helper import StateUpdater, handle_listers, handle_pod_table
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
+from kubesched.scheduler.podtable import REQUIRED_ANTI
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
 PRE_SCORE_KEY = "PreScoreInterPodAffinity"
@@ -44,6 +47,9 @@ class InterPodAffinity(
     SignPlugin,
 ):
     name = "InterPodAffinity"
+    # a Skip: the pod has no terms and the existing pods none that count
+    pre_filter_memo = Memo(guarded=True, skip_only=True)
+    pre_score_memo = Memo(guarded=True, skip_only=True)
     listers = handle_listers
     pods = handle_pod_table
 
@@ -74,6 +80,11 @@ class InterPodAffinity(
         return [SignFragment("InterPodAffinity", (pod.namespace, tuple(sorted(pod.labels.items())), ns_labels))], None
 
     scores_bounded = True
+
+    def memo_guard(self, nodes: NodeTableView) -> Hashable:
+        """Whether any existing pod has terms, and required anti-affinity ones."""
+        table = self.pods
+        return bool(table.term_groups) and (True, table.has_terms(REQUIRED_ANTI))
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -16,6 +16,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
+    Memo,
     PreScorePlugin,
     ScorePlugin,
     SignFragment,
@@ -29,6 +30,7 @@ from kubesched.scheduler.plugins.noderesources.args import parse_balanced_args
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
     name = "NodeResourcesBalancedAllocation"
+    pre_score_memo = Memo()  # the pod's requests alone
 
     sign_may_refuse = False
 

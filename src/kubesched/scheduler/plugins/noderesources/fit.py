@@ -22,6 +22,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterPlugin,
     PreFilterResult,
@@ -64,6 +65,9 @@ class _FitRequest:
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin):
     name = "NodeResourcesFit"
+    # PreFilter: the pod's requests (under the args); PreScore does nothing
+    pre_filter_memo = Memo()
+    pre_score_memo = Memo()
     cross_node = False  # the verdict on a node depends on that node's pods alone
 
     sign_may_refuse = False

@@ -4,6 +4,7 @@ spread matching pods evenly over topology domains — hard (DoNotSchedule) in Fi
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -45,6 +47,9 @@ class PodTopologySpread(
     SignPlugin,
 ):
     name = "PodTopologySpread"
+    # a Skip: the pod has no constraints and the defaults select nothing (Services, controllers)
+    pre_filter_memo = Memo(guarded=True, skip_only=True)
+    pre_score_memo = Memo(guarded=True, skip_only=True)
     listers = handle_listers
     pods = handle_pod_table
 
@@ -66,6 +71,9 @@ class PodTopologySpread(
         return [], Status(Code.UNSCHEDULABLE, ("pod has topology spread constraints",))
 
     scores_bounded = True
+
+    def memo_guard(self, nodes: NodeTableView) -> Hashable:
+        return self.listers.selector_epoch
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -32,6 +32,7 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    Memo,
     NodeVerdicts,
     PreBindPlugin,
     PreFilterPlugin,
@@ -98,6 +99,11 @@ class VolumeBinding(
     VolumeSignPlugin,
 ):
     name = "VolumeBinding"
+    # PreFilter skips a pod without volumes, writing empty state that the pods the memo serves
+    # then share (its clone is itself, as upstream's pointer): Reserve sets allBound on it, as it
+    # would for each of them, and nothing else writes it
+    pre_filter_memo = Memo(when=lambda pod: not has_volumes(pod.obj))
+    pre_score_memo = Memo()  # Skip unless StorageCapacityScoring's shape is set
     cross_node = False  # the verdict on a node depends on that node's pods alone
     scores_bounded = True  # the shape's scores lie in 0..10, scaled to 0..100
     Args = VolumeBindingArgs
