@@ -367,5 +367,7 @@ def test_a_pod_with_volumes_calls_the_volume_plugins() -> None:
     c.settle()
     memo = frameworks(c)[0].pre_filter_memo
     assert memo is not None and not memo.replaying()
-    live = [name for name, entry in zip(memo.names, memo.current().entries, strict=True) if entry is LIVE]
+    plan = memo.current()
+    assert plan is not None
+    live = [name for name, entry in zip(memo.names, plan.entries, strict=True) if entry is LIVE]
     assert live == ["VolumeRestrictions", "VolumeBinding"]

@@ -95,7 +95,7 @@ class PointMemo:
         self.memos: tuple[Memo | None, ...] = tuple(getattr(p, attr, None) for p in plugins)
         self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
         self._key: tuple[Any, ...] | None = None
-        self._plan = Plan([])
+        self._plan: Plan | None = None
 
     @staticmethod
     def for_plugins(plugins: Sequence[Plugin], attr: str) -> PointMemo | None:
@@ -103,22 +103,26 @@ class PointMemo:
         memo = PointMemo(plugins, attr)
         return memo if any(m is not None for m in memo.memos) else None
 
-    def plan(self, template: int, nodes: NodeTableView) -> Plan:
+    def plan(self, template: int, nodes: NodeTableView) -> Plan | None:
         """The plan for a pod of ``template`` over ``nodes``: the one recorded so far when the
-        template and every guard are as they were, else a new one with nothing seen."""
+        template and every guard are as they were for the previous pod too. None for the first
+        pod of a template (or of new guards), which calls every plugin without recording: a
+        workload of pods all different (a trace's) pays nothing for the memo."""
         key = (template, *[p.memo_guard(nodes) for p in self._guarded])
         if key != self._key:
             self._key = key
+            self._plan = None
+        elif self._plan is None:
             self._plan = Plan([UNSEEN if m is not None else LIVE for m in self.memos])
         return self._plan
 
-    def current(self) -> Plan:
+    def current(self) -> Plan | None:
         """The plan of the last pod asked for."""
         return self._plan
 
     def replaying(self) -> bool:
         """Whether the last pod's template has every plugin's outcome recorded."""
-        return self._plan.whole is not None
+        return self._plan is not None and self._plan.whole is not None
 
     def record(
         self,
