@@ -26,6 +26,7 @@ CORE = [
     "tests/test_queue_cache.py",
     "tests/test_preemption.py",
     "tests/test_shape_cache.py",
+    "tests/test_template_memo.py",
     "tests/test_scoring_reference.py",
     "tests/test_binding.py",
 ]
