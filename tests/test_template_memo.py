@@ -38,15 +38,16 @@ def term(app: str, key: str) -> dict[str, Any]:
     return {"topologyKey": key, "labelSelector": {"matchLabels": {"app": app}}}
 
 
-# (cpu, labels, spec fields): every default PreFilter/PreScore plugin's Skip and non-Skip paths
+# (cpu, labels, spec fields): every default PreFilter/PreScore plugin's Skip and non-Skip paths;
+# most are labelled app=web, which the Service selects when it exists (default spreading then applies)
 TEMPLATES: list[tuple[str, dict[str, str], dict[str, Any]]] = [
     ("200m", {}, {}),
     ("300m", {"app": "web"}, {}),  # default spreading once a Service selects app=web
     ("100m", {"app": "db"}, {"nodeSelector": {"disk": "ssd"}}),
-    ("250m", {}, {"tolerations": [{"key": "soft", "operator": "Exists", "effect": "PreferNoSchedule"}]}),
+    ("250m", {"app": "web"}, {"tolerations": [{"key": "soft", "operator": "Exists", "effect": "PreferNoSchedule"}]}),
     (
         "150m",
-        {},
+        {"app": "web"},
         {
             "affinity": {
                 "nodeAffinity": {
@@ -95,9 +96,9 @@ TEMPLATES: list[tuple[str, dict[str, str], dict[str, Any]]] = [
             ]
         },
     ),
-    ("100m", {}, {"volumes": [{"name": "scratch", "emptyDir": {}}]}),
-    ("100m", {}, {"ports": 8080}),
-    ("1500m", {}, {}),  # big: fills nodes, fails, preempts nothing (equal priority)
+    ("100m", {"app": "web"}, {"volumes": [{"name": "scratch", "emptyDir": {}}]}),
+    ("100m", {"app": "web"}, {"ports": 8080}),
+    ("1500m", {"app": "web"}, {}),  # big: fills nodes, fails, preempts nothing (equal priority)
 ]
 
 LONELY = 5  # the template with a required anti-affinity term

@@ -88,13 +88,14 @@ class Plan:
 class PointMemo:
     """The memo of one extension point (PreFilter or PreScore) of one profile."""
 
-    __slots__ = ("_guarded", "_key", "_plan", "memos", "names")
+    __slots__ = ("_guarded", "_guards", "_plan", "_template", "memos", "names")
 
     def __init__(self, plugins: Sequence[Plugin], attr: str) -> None:
         self.names = tuple(p.name for p in plugins)
         self.memos: tuple[Memo | None, ...] = tuple(getattr(p, attr, None) for p in plugins)
         self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
-        self._key: tuple[Any, ...] | None = None
+        self._template = 0  # Templates numbers from 1
+        self._guards: tuple[Any, ...] = ()
         self._plan: Plan | None = None
 
     @staticmethod
@@ -104,15 +105,17 @@ class PointMemo:
         return memo if any(m is not None for m in memo.memos) else None
 
     def plan(self, template: int, nodes: NodeTableView) -> Plan | None:
-        """The plan for a pod of ``template`` over ``nodes``: the one recorded so far when the
-        template and every guard are as they were for the previous pod too. None for the first
-        pod of a template (or of new guards), which calls every plugin without recording: a
-        workload of pods all different (a trace's) pays nothing for the memo."""
-        key = (template, *[p.memo_guard(nodes) for p in self._guarded])
-        if key != self._key:
-            self._key = key
+        """The plan for a pod of ``template`` over ``nodes``. None for the first pod of a template
+        in a row, which calls every plugin without recording (a workload of pods all different,
+        a trace's, pays for no guard and no recording); from the second on, the plan recorded
+        under the guards as they are now, a new one when they changed."""
+        if template != self._template:
+            self._template = template
             self._plan = None
-        elif self._plan is None:
+            return None
+        guards = tuple([p.memo_guard(nodes) for p in self._guarded])
+        if self._plan is None or guards != self._guards:
+            self._guards = guards
             self._plan = Plan([UNSEEN if m is not None else LIVE for m in self.memos])
         return self._plan
 
