@@ -2,13 +2,14 @@
 
 kubesched's own: upstream calls every PreFilter and PreScore plugin in every cycle. A workload's
 pods mostly come from one template (a ReplicaSet's, a Job's, scheduler_perf's), and for them most
-of those calls end the same way, eight of ten in a Skip. A plugin that declares a ``Memo``
-(``kubesched.framework.Memo``) promises that for pods of one template its outcome (result, status,
-CycleState writes) is the same as long as its ``memo_guard()`` is; the framework then records the
-outcome on the first such pod and replays it on the next ones, in the plugins' order, calling the
-undeclared plugins as before. Decisions, statuses, messages and metrics are the same with the
-memo as without it (tests/test_template_memo.py runs random clusters and event sequences both
-ways). Cycles that time plugins for metrics or write results on the pod call every plugin.
+of those calls end the same way (ten of eleven PreFilter plugins Skip a plain pod). A plugin that
+declares a ``Memo`` (``kubesched.framework.Memo``) promises that for pods of one template its outcome
+(result, status, CycleState writes) is the same as long as its ``memo_guard(nodes)`` is; the
+framework records the outcomes on a template's second pod in a row and replays them for the next
+ones, in the plugins' order, calling the undeclared plugins as before. Decisions, statuses,
+messages and metrics are the same with the memo as without it (tests/test_template_memo.py runs
+random clusters and event sequences both ways). Cycles that time plugins for metrics or write
+results on the pod call every plugin.
 """
 
 from __future__ import annotations
