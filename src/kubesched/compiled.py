@@ -30,11 +30,13 @@ MODULES = (
     "kubesched.framework.diagnosis",
     "kubesched.framework.status",
     "kubesched.scheduler.cache",
+    "kubesched.scheduler.eventhandlers",
     "kubesched.scheduler.framework.point_times",
     "kubesched.scheduler.framework.runtime",
     "kubesched.scheduler.framework.template_memo",
     "kubesched.scheduler.metrics",
     "kubesched.scheduler.nodetable",
+    "kubesched.scheduler.parts",
     "kubesched.scheduler.plugins.imagelocality",
     "kubesched.scheduler.plugins.nodeaffinity",
     "kubesched.scheduler.plugins.nodeports",
@@ -43,7 +45,10 @@ MODULES = (
     "kubesched.scheduler.plugins.noderesources.scoring",
     "kubesched.scheduler.plugins.tainttoleration",
     "kubesched.scheduler.podtable",
+    "kubesched.scheduler.schedule_one",
+    "kubesched.scheduler.schedule_one_podgroup",
     "kubesched.scheduler.schedule_pod",
+    "kubesched.scheduler.scheduler",
 )
 PACKAGE = Path(__file__).resolve().parent
 

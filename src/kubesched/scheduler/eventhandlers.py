@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import trait
+
 from kubesched.api.node import NodeSpecInfo, node_info_from
 from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs
 from kubesched.api.watch import ADDED, DELETED, WatchEvent
@@ -18,12 +20,9 @@ from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
 )
-from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.framework.waiting_pods import WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
-from kubesched.scheduler.listers import STORAGE_KINDS, Listers
-from kubesched.scheduler.queue import SchedulingQueue
+from kubesched.scheduler.listers import STORAGE_KINDS
+from kubesched.scheduler.parts import SchedulerParts
 
 # the event of a pod bound (seen on the watch), the same frozen value each time
 ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
@@ -33,18 +32,10 @@ DRA_KINDS = frozenset({"ResourceClaim", "DeviceClass", "ResourceSlice"})
 EVENT_KINDS = DRA_KINDS | frozenset(STORAGE_KINDS)  # the kinds plugins register cluster events for
 
 
-class EventHandlers:
+@trait
+class EventHandlers(SchedulerParts):
     """The Scheduler's handlers (``addNodeToCache``, ``updatePodInSchedulingQueue``, …); a part
-    of ``Scheduler``, which holds the state below."""
-
-    cache: Cache
-    queue: SchedulingQueue
-    listers: Listers
-    profiles: dict[str, Framework]
-    waiting_pods: WaitingPods
-    cluster_generation: int
-    _pod_infos: dict[str, PodInfo]
-    _custom_events: dict[str, str]
+    of ``Scheduler``, which holds the state (``SchedulerParts``)."""
 
     def _dispatch(self, ev: WatchEvent) -> None:
         if ev.kind == "Node":

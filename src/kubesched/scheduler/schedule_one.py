@@ -8,31 +8,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from mypy_extensions import trait
 
 from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo, updated_pod_condition
-from kubesched.client import ClusterClient
-from kubesched.clock import Clock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Code, Status
-from kubesched.health import LoopHealth
-from kubesched.scheduler.binding import Binding
-from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.extender import ExtenderError, HTTPExtender
+from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import FitError
-from kubesched.scheduler.framework.waiting_pods import WaitingPod, WaitingPods
-from kubesched.scheduler.metrics import SchedulerMetrics
-from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.framework.waiting_pods import WaitingPod
+from kubesched.scheduler.parts import Explanation, SchedulerParts
+from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
-from kubesched.scheduler.schedule_pod import Algorithm, ScheduleFailure, ScheduleResult
+from kubesched.scheduler.schedule_pod import ScheduleFailure, ScheduleResult
 
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
@@ -42,60 +36,10 @@ NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no no
 NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
 
-@dataclass(slots=True)
-class Stats:
-    attempts: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    wall_seconds: float = 0.0
-
-
-@dataclass(slots=True)
-class Explanation:
-    """One scheduling attempt of a pod as ``--explain`` shows it: its results in
-    kube-scheduler-simulator's shapes (kube-scheduler-simulator's ``result-history`` keeps one
-    per attempt), when it ran, and its total score per node."""
-
-    results: PodResults
-    attempt: int = 0
-    time: float = 0.0
-    total: dict[str, int] = field(default_factory=dict)
-    # the node Opportunistic Batching hinted and the pod took: only it was filtered, nothing scored
-    hint: str | None = None
-
-
-class ScheduleOne:
+@trait
+class ScheduleOne(SchedulerParts):
     """``ScheduleOne`` and the cycles it runs; a part of ``Scheduler``, which holds the state
-    below."""
-
-    client: ClusterClient
-    clock: Clock
-    cache: Cache
-    queue: SchedulingQueue
-    binding: Binding
-    waiting_pods: WaitingPods
-    metrics: SchedulerMetrics
-    algorithm: Algorithm
-    extenders: list[HTTPExtender]
-    stats: Stats
-    cluster_generation: int
-    explain_keys: set[str]
-    explanations: dict[str, list[Explanation]]
-    health: LoopHealth
-    write_results: bool  # kube-scheduler-simulator's annotations on every pod (scheduler/resultstore.py)
-    nominate_expected: bool  # NominatedNodeNameForExpectation: nominatedNodeName before a slow binding
-    results_node_limit: int
-    last_message: dict[str, str]
-    on_bound: Callable[[PodInfo, str], None] | None
-
-    if TYPE_CHECKING:  # the Scheduler's, EventHandlers' and ScheduleOnePodGroup's
-
-        def _schedule_pod_group(self, group: QueuedPodGroupInfo) -> None: ...
-
-        def _framework_for(self, pod: PodInfo) -> Framework | None: ...
-
-        def _parse_pod(self, obj: dict[str, Any]) -> PodInfo | None: ...
+    (``SchedulerParts``)."""
 
     # -- the scheduling cycle ----------------------------------------------------------------------
     def schedule_one(self) -> bool:

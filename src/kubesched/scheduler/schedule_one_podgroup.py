@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import trait
+
 from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
 from kubesched.clock import rfc3339
@@ -23,6 +25,7 @@ from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
+from kubesched.scheduler.schedule_one import ScheduleOne
 from kubesched.scheduler.schedule_pod import ScheduleFailure
 
 if TYPE_CHECKING:
@@ -69,48 +72,10 @@ def _unschedulable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE, (ERR_POD_GROUP_UNSCHEDULABLE, *reasons))
 
 
-class ScheduleOnePodGroup:
-    """``scheduleOnePodGroup`` and its cycle; a part of ``Scheduler`` (see ``ScheduleOne`` for
-    the state it shares)."""
-
-    if TYPE_CHECKING:
-        from kubesched.client import ClusterClient
-        from kubesched.clock import Clock
-        from kubesched.scheduler.cache import Cache
-        from kubesched.scheduler.metrics import SchedulerMetrics
-        from kubesched.scheduler.queue import SchedulingQueue
-        from kubesched.scheduler.schedule_pod import Algorithm
-
-        client: ClusterClient
-        clock: Clock
-        cache: Cache
-        queue: SchedulingQueue
-        algorithm: Algorithm
-        metrics: SchedulerMetrics
-        profiles: dict[str, Framework]
-        explain_keys: set[str]
-        write_results: bool
-        results_node_limit: int
-        cluster_generation: int
-        stats: Any
-
-        def _handle_failure(
-            self, qp: QueuedPodInfo, st: Status, message: str, nominated: str | None, results: Any = None
-        ) -> None: ...
-        def _prepare_for_binding(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, host: str) -> None: ...
-        def _assume(self, pod: PodInfo, host: str) -> PodInfo: ...
-        def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]: ...
-        def _run_algorithm(self, fwk: Framework, state: CycleState, pod: PodInfo, explain: bool) -> Any: ...
-        def _record_nodes(
-            self,
-            pod: PodInfo,
-            fwk: Framework,
-            state: CycleState,
-            diagnosis: Any,
-            info: dict[str, Any] | None,
-            explain: bool,
-            selected: str | None = None,
-        ) -> None: ...
+@trait
+class ScheduleOnePodGroup(ScheduleOne):
+    """``scheduleOnePodGroup`` and its cycle; a part of ``Scheduler``, on ``ScheduleOne``'s
+    helpers."""
 
     def _schedule_pod_group(self, group: QueuedPodGroupInfo) -> None:
         started = time.perf_counter()

@@ -39,16 +39,17 @@ from kubesched.scheduler.framework.waiting_pods import WaitingPods
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics, instrument
+from kubesched.scheduler.parts import Explanation, Stats
 from kubesched.scheduler.podgroups import PodGroupStates
 from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.resultstore import NODE_LIMIT
-from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN, Explanation, ScheduleOne, Stats
+from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN
 from kubesched.scheduler.schedule_one_podgroup import ScheduleOnePodGroup
 from kubesched.scheduler.schedule_pod import Algorithm
 
 
-class Scheduler(EventHandlers, ScheduleOne, ScheduleOnePodGroup):
+class Scheduler(EventHandlers, ScheduleOnePodGroup):
     """kube-scheduler's Scheduler over one ClusterClient."""
 
     def __init__(

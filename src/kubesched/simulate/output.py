@@ -21,8 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kubesched.explain import print_attempt
+from kubesched.scheduler.parts import Explanation
 from kubesched.scheduler.resultstore import parse
-from kubesched.scheduler.schedule_one import Explanation
 from kubesched.simulate.runner import SimulationResult
 
 RICH_MAX_ROWS = 500

@@ -24,8 +24,8 @@ from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_qui
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
+from kubesched.scheduler.parts import Explanation
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.schedule_one import Explanation
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.simulate.usage import node_usage
 
