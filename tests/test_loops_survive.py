@@ -14,12 +14,15 @@ from typing import Any
 import pytest
 from tests.live import Server, wait_for
 
+from kubesched.api.pod import PodInfo
 from kubesched.clock import VirtualClock
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import Store
 from kubesched.controllers.workqueue import ItemBackoff
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import FilterPlugin
 from kubesched.health import LoopHealth
-from kubesched.testing import Cluster
+from kubesched.testing import Cluster, in_tree_registry
 
 
 def node(name: str) -> dict[str, Any]:
@@ -176,19 +179,30 @@ def test_a_refused_scheduled_event_does_not_stop_the_scheduler(caplog):
     assert cluster.node_of("b") == "n1"
 
 
-def test_an_error_in_a_cycle_requeues_the_pod_and_the_scheduler_goes_on(caplog):
-    cluster = Cluster(node("n1"))
-    sched = cluster.sched
-    calls = {"n": 0}
-    original = sched._scheduling_cycle
+class _FlakyFilter(FilterPlugin):
+    """A plugin with a bug: its Filter raises for the pod "boom", the first time only."""
 
-    def flaky(qp: Any) -> None:
-        calls["n"] += 1
-        if qp.pod.name == "boom" and calls["n"] == 1:
+    name = "FlakyFilter"
+    raised = False
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Any) -> None:
+        if pod.name == "boom" and not _FlakyFilter.raised:
+            _FlakyFilter.raised = True
             raise RuntimeError("a bug in a cycle")
-        original(qp)
+        return None
 
-    sched._scheduling_cycle = flaky  # type: ignore[method-assign]
+
+def test_an_error_in_a_cycle_requeues_the_pod_and_the_scheduler_goes_on(caplog):
+    registry = in_tree_registry()
+    registry[_FlakyFilter.name] = _FlakyFilter
+    _FlakyFilter.raised = False
+    config = {
+        "profiles": [
+            {"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": _FlakyFilter.name}]}}}
+        ]
+    }
+    cluster = Cluster(node("n1"), config=config, registry=registry)
+    sched = cluster.sched
     cluster.create(pod("boom"), pod("fine"))
     with caplog.at_level(logging.ERROR, logger="kubesched"):
         cluster.settle()
