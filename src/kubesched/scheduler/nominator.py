@@ -5,23 +5,28 @@ equal or higher priority is added there first)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+
+from mypy_extensions import trait
 
 from kubesched.api.pod import PodInfo
-
-if TYPE_CHECKING:
-    from kubesched.scheduler.podtable import PodTable
+from kubesched.scheduler.podtable import PodTable
 
 
+@trait
 class Nominator:
-    """Nominated pods by node; the scheduling queue embeds it."""
+    """Nominated pods by node; a part of the scheduling queue (a mypyc trait: the queue compiles)."""
 
-    def __init__(self) -> None:
-        self.nominated: dict[str, list[PodInfo]] = {}
-        # told of every nomination change: (pod, node) when added, (uid, None) when removed
-        self.on_nominated: Callable[[PodInfo | str, str | None], None] | None = None
-        self.nominated_table: PodTable | None = None  # the cache's PodTable of nominated pods, when wired
-        self._nominated_node: dict[str, str] = {}
+    nominated: dict[str, list[PodInfo]]
+    # told of every nomination change: (pod, node) when added, (uid, None) when removed
+    on_nominated: Callable[[PodInfo | str, str | None], None] | None
+    nominated_table: PodTable | None  # the cache's PodTable of nominated pods, when wired
+    _nominated_node: dict[str, str]
+
+    def _init_nominator(self) -> None:
+        self.nominated = {}
+        self.on_nominated = None
+        self.nominated_table = None
+        self._nominated_node = {}
 
     def add_nominated(self, pod: PodInfo, node: str) -> None:
         self.delete_nominated(pod.uid)

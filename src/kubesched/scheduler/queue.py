@@ -36,7 +36,6 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
 )
 from kubesched.framework.status import Status
-from kubesched.scheduler.nominator import Nominator
 from kubesched.scheduler.queue_podgroups import PodGroupQueueing, QueuedPodGroupInfo
 from kubesched.scheduler.queued import QueuedPodInfo
 
@@ -53,7 +52,7 @@ BACKOFF_WINDOW = 1.0  # backoffQOrderingWindowDuration
 Entity = QueuedPodInfo | QueuedPodGroupInfo
 
 
-class SchedulingQueue(Nominator, PodGroupQueueing):
+class SchedulingQueue(PodGroupQueueing):
     """PriorityQueue with QueueingHints, driven by an external clock."""
 
     def __init__(
@@ -104,7 +103,7 @@ class SchedulingQueue(Nominator, PodGroupQueueing):
         self._pods: dict[str, Entity] = {}  # uid → entry, wherever it is (not in flight)
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
-        Nominator.__init__(self)
+        self._init_nominator()
         self._init_pod_groups(pod_groups)  # GenericWorkload: members queue as their group
         # told of every pod entering a queue: (queue, event label) (scheduler_queue_incoming_pods_total)
         self.on_incoming: Callable[[str, str], None] | None = None

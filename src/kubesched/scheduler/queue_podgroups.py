@@ -14,9 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import trait
+
 from kubesched.api.pod import PodInfo
 from kubesched.api.validation_podgroups import pod_group_priority
+from kubesched.clock import Clock
 from kubesched.framework.events import ClusterEvent
+from kubesched.scheduler.nominator import Nominator
 from kubesched.scheduler.podgroups import PodGroupKey, group_key, object_key
 
 if TYPE_CHECKING:
@@ -93,34 +97,47 @@ class QueuedPodGroupInfo:
         return None
 
 
-class PodGroupQueueing:
-    """The queue's pod group side; a part of ``SchedulingQueue``, whose internals it uses."""
+@trait
+class PodGroupQueueing(Nominator):
+    """The queue's pod group side; a part of ``SchedulingQueue`` (a mypyc trait), whose internals
+    it uses."""
 
-    if TYPE_CHECKING:
-        from kubesched.clock import Clock
+    clock: Clock
+    _seq: Any
+    _pods: dict[str, Any]
+    in_flight: dict[str, Any]
+    scheduling_cycle: int
+    pod_groups_enabled: bool
+    _forest: dict[PodGroupKey, dict[str, Any]]  # the PodGroup objects seen
+    _groups: dict[PodGroupKey, QueuedPodGroupInfo]  # queued group entities
+    _incomplete: dict[PodGroupKey, dict[str, QueuedPodInfo]]
+    _pending_members: dict[PodGroupKey, dict[str, QueuedPodInfo]]
+    _member_of: dict[str, PodGroupKey]  # uid → group, for members not in flight
+    _popped_group: PodGroupKey | None
 
-        clock: Clock
-        _seq: Any
-        _pods: dict[str, Any]
-        in_flight: dict[str, Any]
-        scheduling_cycle: int
+    def _move(self, qp: Any, event: str, *, immediately: bool = False) -> str:
+        raise NotImplementedError  # SchedulingQueue's
 
-        def _move(self, qp: Any, event: str, *, immediately: bool = False) -> str: ...
-        def _gate(self, qp: Any) -> bool: ...
-        def _detach(self, qp: Any) -> None: ...
-        def _to_unschedulable(self, qp: Any, gated: bool = False) -> None: ...
-        def backoff_expiry(self, qp: Any) -> float: ...
-        def add_nominated(self, pod: PodInfo, node: str) -> None: ...
-        def delete_nominated(self, uid: str) -> None: ...
+    def _gate(self, qp: Any) -> bool:
+        raise NotImplementedError  # SchedulingQueue's
+
+    def _detach(self, qp: Any) -> None:
+        raise NotImplementedError  # SchedulingQueue's
+
+    def _to_unschedulable(self, qp: Any, gated: bool = False) -> None:
+        raise NotImplementedError  # SchedulingQueue's
+
+    def backoff_expiry(self, qp: Any) -> float:
+        raise NotImplementedError  # SchedulingQueue's
 
     def _init_pod_groups(self, enabled: bool) -> None:
         self.pod_groups_enabled = enabled
-        self._forest: dict[PodGroupKey, dict[str, Any]] = {}  # the PodGroup objects seen
-        self._groups: dict[PodGroupKey, QueuedPodGroupInfo] = {}  # queued group entities
-        self._incomplete: dict[PodGroupKey, dict[str, QueuedPodInfo]] = {}
-        self._pending_members: dict[PodGroupKey, dict[str, QueuedPodInfo]] = {}
-        self._member_of: dict[str, PodGroupKey] = {}  # uid → group, for members not in flight
-        self._popped_group: PodGroupKey | None = None
+        self._forest = {}
+        self._groups = {}
+        self._incomplete = {}
+        self._pending_members = {}
+        self._member_of = {}
+        self._popped_group = None
 
     def is_group_member(self, pod: PodInfo) -> bool:
         return self.pod_groups_enabled and bool(pod.pod_group)
