@@ -65,7 +65,7 @@ from kubesched.scheduler.framework.point_times import (
     PointTimes,
 )
 from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, ShapePlugin, Window
-from kubesched.scheduler.framework.template_memo import LIVE, PointMemo, Templates
+from kubesched.scheduler.framework.template_memo import PointMemo, Templates
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
 
@@ -229,8 +229,8 @@ class Framework:
         # which template a pod belongs to, and the memo of PreFilter and PreScore outcomes per
         # template (template_memo.py)
         self.templates = Templates()
-        self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo")
-        self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo")
+        self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo", pair=True)
+        self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo", pair=False)
         # the template of the last pod whose signatures the shape cache took, and them
         self._shape_last: tuple[int, tuple[Any, ...]] | None = None
         self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)
@@ -452,19 +452,12 @@ class Framework:
             state.replay(plan.whole.writes)
             return result, None, set()
         for i, p in enumerate(self.pre_filter):
-            rec = plan.entries[i] if plan is not None else LIVE
-            if rec is not LIVE and rec is not None:
-                res, st = rec.result, rec.status
-                state.replay(rec.writes)
-            elif obs is not None:
-                res, st = timed(obs, p.name, "PreFilter", p.pre_filter, state, pod, nodes)
-            elif rec is None:  # first pod of the template under these guards: record
-                before = state.snapshot()
+            if memo is not None and plan is not None:
+                res, st = memo.call(plan, i, pod, state, p.pre_filter, state, pod, nodes)
+            elif obs is None:
                 res, st = p.pre_filter(state, pod, nodes)
-                assert memo is not None and plan is not None
-                memo.record(plan, i, pod, res, st, state.written_since(before))
             else:
-                res, st = p.pre_filter(state, pod, nodes)
+                res, st = timed(obs, p.name, "PreFilter", p.pre_filter, state, pod, nodes)
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
@@ -638,19 +631,12 @@ class Framework:
             state.replay(plan.whole.writes)
             return None
         for i, p in enumerate(self.pre_score):
-            rec = plan.entries[i] if plan is not None else LIVE
-            if rec is not LIVE and rec is not None:
-                st = rec.status
-                state.replay(rec.writes)
-            elif obs is not None:
-                st = timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
-            elif rec is None:  # first pod of the template under these guards: record
-                before = state.snapshot()
+            if memo is not None and plan is not None:
+                st = memo.call(plan, i, pod, state, p.pre_score, state, pod, nodes, rows)
+            elif obs is None:
                 st = p.pre_score(state, pod, nodes, rows)
-                assert memo is not None and plan is not None
-                memo.record(plan, i, pod, None, st, state.written_since(before))
             else:
-                st = p.pre_score(state, pod, nodes, rows)
+                st = timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
             if statuses is not None:
                 statuses[p.name] = status_word(st)
             if st is None or st.code == Code.SUCCESS:

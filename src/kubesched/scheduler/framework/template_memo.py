@@ -14,11 +14,12 @@ results on the pod call every plugin.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.pod import PodInfo, same_pod_spec_and_meta
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Memo, Plugin, PreFilterResult
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status, is_success
@@ -55,16 +56,18 @@ class Templates:
 
 @dataclass(frozen=True, slots=True)
 class Replay:
-    """One plugin's recorded outcome: what it returned and what it wrote into CycleState."""
+    """One plugin's recorded outcome: what it returned (its status apart, and whether it narrowed
+    the nodes) and what it wrote into CycleState."""
 
-    result: PreFilterResult | None
+    returned: Any
     status: Status | None
+    narrows: bool
     writes: tuple[tuple[str, Any], ...]
 
 
 # a plan entry: not seen yet for this key, call the plugin (its outcome is not replayed), replay
 UNSEEN: None = None
-LIVE = Replay(None, None, ())
+LIVE = Replay(None, None, False, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,20 +92,21 @@ class Plan:
 class PointMemo:
     """The memo of one extension point (PreFilter or PreScore) of one profile."""
 
-    __slots__ = ("_guarded", "_guards", "_plan", "_template", "memos", "names")
+    __slots__ = ("_guarded", "_guards", "_plan", "_template", "memos", "names", "pair")
 
-    def __init__(self, plugins: Sequence[Plugin], attr: str) -> None:
+    def __init__(self, plugins: Sequence[Plugin], attr: str, *, pair: bool) -> None:
         self.names = tuple(p.name for p in plugins)
         self.memos: tuple[Memo | None, ...] = tuple(getattr(p, attr, None) for p in plugins)
+        self.pair = pair  # the point returns (PreFilterResult, Status), not a Status alone
         self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
         self._template = 0  # Templates numbers from 1
         self._guards: tuple[Any, ...] = ()
         self._plan: Plan | None = None
 
     @staticmethod
-    def for_plugins(plugins: Sequence[Plugin], attr: str) -> PointMemo | None:
+    def for_plugins(plugins: Sequence[Plugin], attr: str, *, pair: bool) -> PointMemo | None:
         """The point's memo; None when no plugin of it declares one."""
-        memo = PointMemo(plugins, attr)
+        memo = PointMemo(plugins, attr, pair=pair)
         return memo if any(m is not None for m in memo.memos) else None
 
     def plan(self, template: int, nodes: NodeTableView) -> Plan | None:
@@ -128,18 +132,28 @@ class PointMemo:
         """Whether the last pod's template has every plugin's outcome recorded."""
         return self._plan is not None and self._plan.whole is not None
 
-    def record(
-        self,
-        plan: Plan,
-        i: int,
-        pod: PodInfo,
-        result: PreFilterResult | None,
-        status: Status | None,
-        writes: tuple[tuple[str, Any], ...] | None,
+    def call(self, plan: Plan, i: int, pod: PodInfo, state: CycleState, method: Callable[..., Any], *args: Any) -> Any:
+        """What plugin ``i``'s ``method(*args)`` returns for ``pod``: replayed from ``plan`` (its
+        writes into ``state`` too), or called, and recorded when the plan has not seen it yet."""
+        rec = plan.entries[i]
+        if rec is LIVE:
+            return method(*args)
+        if rec is not None:
+            state.replay(rec.writes)
+            return rec.returned
+        before = state.snapshot()
+        returned = method(*args)
+        self._record(plan, i, pod, returned, state.written_since(before))
+        return returned
+
+    def _record(
+        self, plan: Plan, i: int, pod: PodInfo, returned: Any, writes: tuple[tuple[str, Any], ...] | None
     ) -> None:
         """Keep plugin ``i``'s outcome in ``plan`` when its memo allows replaying it (a success
         or a Skip, with every write known); otherwise it is called from now on."""
         memo = self.memos[i]
+        result: PreFilterResult | None = returned[0] if self.pair else None
+        status: Status | None = returned[1] if self.pair else returned
         skip = status is not None and status.code == Code.SKIP
         if (
             memo is None
@@ -150,9 +164,9 @@ class PointMemo:
         ):
             plan.entries[i] = LIVE
             return
-        plan.entries[i] = Replay(result, status, writes)
+        plan.entries[i] = Replay(returned, status, result is not None and not result.all_nodes(), writes)
         recorded = [e for e in plan.entries if e is not None and e is not LIVE]
-        if len(recorded) == len(plan.entries) and all(e.result is None or e.result.all_nodes() for e in recorded):
+        if len(recorded) == len(plan.entries) and not any(e.narrows for e in recorded):
             skips = tuple(
                 name
                 for name, e in zip(self.names, recorded, strict=True)
