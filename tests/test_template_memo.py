@@ -8,14 +8,17 @@ import copy
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.api import node_features
 from kubesched.api.pod import PodInfo, pod_info_from
+from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import FilterPlugin, ScorePlugin
+from kubesched.framework.interface import FilterPlugin, PreFilterPlugin, ScorePlugin
 from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.framework.template_memo import LIVE
+from kubesched.scheduler.framework.template_memo import LIVE, Templates
 from kubesched.testing import Cluster, in_tree_registry
 
 ZONE = "topology.kubernetes.io/zone"
@@ -372,3 +375,44 @@ def test_a_pod_with_volumes_calls_the_volume_plugins() -> None:
     assert plan is not None
     live = [name for name, entry in zip(memo.names, plan.entries, strict=True) if entry is LIVE]
     assert live == ["VolumeRestrictions", "VolumeBinding"]
+
+
+def test_a_resized_pod_is_another_template() -> None:
+    """Two pods of one spec, the second with the kubelet's allocated resources (an in-place
+    resize): their requests differ, so they are not one template (nothing of the first is
+    replayed for the second)."""
+    plain = templated("a", 0)
+    resized = templated("b", 0)
+    resized["status"] = {"containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "700m"}}]}
+    templates = Templates()
+    first, second = pod_info_from(plain), pod_info_from(resized)
+    assert first.requests != second.requests
+    assert templates.of(first) != templates.of(second)
+    assert templates.of(second) == templates.of(
+        pod_info_from({**resized, "metadata": {**resized["metadata"], "name": "c"}})
+    )
+
+
+def test_the_feature_registry_guard_moves_when_the_registry_is_replaced() -> None:
+    before = node_features.registry_version()
+    with node_features.registry_replaced(["MockFeature"], lambda spec: True):
+        inside = node_features.registry_version()
+    assert len({before, inside, node_features.registry_version()}) == 3
+
+
+class _NotAMemo(PreFilterPlugin):
+    name = "NotAMemo"
+    pre_filter_memo = True
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[None, None]:
+        return None, None
+
+
+def test_a_memo_attribute_that_is_not_a_memo_is_refused_with_the_plugins_name() -> None:
+    registry = in_tree_registry()
+    registry[_NotAMemo.name] = _NotAMemo
+    plugins = {"preFilter": {"enabled": [{"name": _NotAMemo.name}]}}
+    with pytest.raises(InputError) as err:
+        Cluster(config={"profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]}, registry=registry)
+    assert str(err.value).endswith('plugin "NotAMemo": pre_filter_memo must be a kubesched.framework.Memo, not bool')
+    assert err.value.field == "profiles[0].plugins"

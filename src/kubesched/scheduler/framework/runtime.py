@@ -229,8 +229,9 @@ class Framework:
         # which template a pod belongs to, and the memo of PreFilter and PreScore outcomes per
         # template (template_memo.py)
         self.templates = Templates()
-        self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo", pair=True)
-        self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo", pair=False)
+        plugins_field = f"{profile.field_path}.plugins"
+        self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo", pair=True, field=plugins_field)
+        self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo", pair=False, field=plugins_field)
         # the template of the last pod whose signatures the shape cache took, and them
         self._shape_last: tuple[int, tuple[Any, ...]] | None = None
         self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.pod import PodInfo, same_pod_spec_and_meta
+from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Memo, Plugin, PreFilterResult
 from kubesched.framework.nodes import NodeTableView
@@ -94,9 +95,13 @@ class PointMemo:
 
     __slots__ = ("_guarded", "_guards", "_plan", "_template", "memos", "names", "pair")
 
-    def __init__(self, plugins: Sequence[Plugin], attr: str, *, pair: bool) -> None:
+    def __init__(self, plugins: Sequence[Plugin], attr: str, *, pair: bool, field: str | None = None) -> None:
         self.names = tuple(p.name for p in plugins)
         self.memos: tuple[Memo | None, ...] = tuple(getattr(p, attr, None) for p in plugins)
+        for name, m in zip(self.names, self.memos, strict=True):
+            if m is not None and not isinstance(m, Memo):
+                message = f'plugin "{name}": {attr} must be a kubesched.framework.Memo, not {type(m).__name__}'
+                raise InputError(message, field=field)
         self.pair = pair  # the point returns (PreFilterResult, Status), not a Status alone
         self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
         self._template = 0  # Templates numbers from 1
@@ -104,9 +109,10 @@ class PointMemo:
         self._plan: Plan | None = None
 
     @staticmethod
-    def for_plugins(plugins: Sequence[Plugin], attr: str, *, pair: bool) -> PointMemo | None:
-        """The point's memo; None when no plugin of it declares one."""
-        memo = PointMemo(plugins, attr, pair=pair)
+    def for_plugins(plugins: Sequence[Plugin], attr: str, *, pair: bool, field: str | None = None) -> PointMemo | None:
+        """The point's memo; None when no plugin of it declares one. A declaration that is not a
+        ``Memo`` is an InputError at ``field`` (the profile's plugins)."""
+        memo = PointMemo(plugins, attr, pair=pair, field=field)
         return memo if any(m is not None for m in memo.memos) else None
 
     def plan(self, template: int, nodes: NodeTableView) -> Plan | None:
