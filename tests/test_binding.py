@@ -156,12 +156,26 @@ def test_a_failed_status_patch_is_logged_and_the_pod_stays_queued() -> None:
 
     c = Cluster(make_node("n", cpu="1"))
 
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise ApiError("the server is currently unable to handle the request")
+    class Refusing:
+        """The cluster's client, but the API refuses status patches (a compiled client's
+        methods cannot be replaced on the instance, so the scheduler gets this one)."""
 
-    c.client.patch_pod_status = refuse  # type: ignore[method-assign]
+        def __init__(self, inner: object) -> None:
+            self._inner = inner
+            self.refused = 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._inner, name)
+
+        def patch_pod_status(self, *args: object, **kwargs: object) -> None:
+            self.refused += 1
+            raise ApiError("the server is currently unable to handle the request")
+
+    refusing = Refusing(c.client)
+    c.sched.client = refusing  # type: ignore[assignment]
     c.create(make_pod("big", cpu="2"), make_pod("small", cpu="100m"))
     c.settle()
     assert c.sched.last_message["default/big"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert c.node_of("small") == "n"
     assert c.sched.queue.get("uid-default-big") is not None
+    assert refusing.refused >= 1

@@ -54,3 +54,62 @@ def test_evolve_keeps_the_parse_and_takes_the_new_node_and_nomination() -> None:
     assert new.requests == old.requests and new.tolerations == old.tolerations
     fresh = pod_info_from(new_obj)
     assert (fresh.node_name, fresh.requests, fresh.tolerations) == (new.node_name, new.requests, new.tolerations)
+
+
+
+RICH = make_pod(
+    "rich",
+    cpu="1",
+    priority=7,
+    spec={
+        "preemptionPolicy": "Never",
+        "schedulerName": "other",
+        "schedulingGates": [{"name": "g"}],
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+        "nodeSelector": {"zone": "z"},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "Exists"}]}]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "Exists"}]}}
+                ],
+            },
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+                ]
+            },
+        },
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}
+        ],
+        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}],
+        "schedulingGroup": {"podGroupName": "pg"},
+    },
+)
+RICH["metadata"]["ownerReferences"] = [
+    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}
+]
+RICH["metadata"]["labels"] = {"app": "a"}
+RICH["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+RICH["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+
+
+def test_evolve_copies_every_field() -> None:
+    """``evolve`` names PodInfo's fields one by one: a field added to PodInfo and not there fails
+    (every field of the rich pod differs from its default, so a dropped one shows)."""
+    import dataclasses
+
+    old = pod_info_from(RICH)
+    old.extra["memo"] = 1
+    new = old.evolve({"metadata": {}}, "n1", "n2")
+    for f in dataclasses.fields(old):
+        if f.name in ("obj", "node_name", "nominated_node_name"):
+            continue
+        value = getattr(old, f.name)
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        assert value != default, f"the rich pod leaves {f.name} at its default"
+        assert getattr(new, f.name) is value, f.name
+    assert (new.node_name, new.nominated_node_name, new.obj) == ("n1", "n2", {"metadata": {}})
