@@ -89,15 +89,15 @@ class StateUpdater(PreFilterExtensions):
             self.update(s, pod, pod_to_remove, nodes, row, -1)
 
 
-def _handle_listers(plugin: Plugin) -> Listers:
-    return internal(plugin.handle).listers
+class OtherPodsReader(Plugin):
+    """For plugins that look at other pods (InterPodAffinity, PodTopologySpread): the scheduler's
+    listers (namespaces, Services, workload controllers) and the cache's pod table, through the
+    handle. Properties of a class of their own, so that they stay properties when compiled."""
 
+    @property
+    def listers(self) -> Listers:
+        return internal(self.handle).listers
 
-def _handle_pod_table(plugin: Plugin) -> PodTable:
-    return internal(plugin.handle).cache.pod_table
-
-
-# For plugins that look at other pods (InterPodAffinity, PodTopologySpread), as class attributes:
-# the scheduler's listers (namespaces, Services, workload controllers) and the cache's pod table.
-handle_listers = property(_handle_listers)
-handle_pod_table = property(_handle_pod_table)
+    @property
+    def pods(self) -> PodTable:
+        return internal(self.handle).cache.pod_table

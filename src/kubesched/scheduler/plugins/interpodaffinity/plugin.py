@@ -29,7 +29,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.plugins.helper import StateUpdater, handle_listers, handle_pod_table
+from kubesched.scheduler.plugins.helper import OtherPodsReader, StateUpdater
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
 from kubesched.scheduler.podtable import REQUIRED_ANTI
@@ -45,13 +45,12 @@ class InterPodAffinity(
     ScorePlugin,
     EnqueueExtensions,
     SignPlugin,
+    OtherPodsReader,
 ):
     name = "InterPodAffinity"
     # a Skip: the pod has no terms and the existing pods none that count
     pre_filter_memo = Memo(guarded=True, skip_only=True)
     pre_score_memo = Memo(guarded=True, skip_only=True)
-    listers = handle_listers
-    pods = handle_pod_table
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): a pod with pod (anti-)affinity depends on other pods and is not

@@ -30,7 +30,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.plugins.helper import StateUpdater, handle_listers, handle_pod_table
+from kubesched.scheduler.plugins.helper import OtherPodsReader, StateUpdater
 from kubesched.scheduler.plugins.podtopologyspread import filtering, scoring
 from kubesched.scheduler.plugins.podtopologyspread.common import constraints_for, parse_args
 
@@ -45,13 +45,12 @@ class PodTopologySpread(
     ScorePlugin,
     EnqueueExtensions,
     SignPlugin,
+    OtherPodsReader,
 ):
     name = "PodTopologySpread"
     # a Skip: the pod has no constraints and the defaults select nothing (Services, controllers)
     pre_filter_memo = Memo(guarded=True, skip_only=True)
     pre_score_memo = Memo(guarded=True, skip_only=True)
-    listers = handle_listers
-    pods = handle_pod_table
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): spreading depends on other pods, so a pod with constraints is
