@@ -41,12 +41,12 @@ from kubesched.testing import Cluster
 @dataclass
 class BatchCase:
     name: str
-    first_sig: Any = "sig"
+    first_sig: Any = (("sig", 1),)  # a PodSignature: compiled, the batch takes nothing else
     first_chosen: str = "n1"
     first_other: list[str] | None = field(default_factory=lambda: ["n2"])
     first_scheduled: bool = True
     skip_pod: bool = False
-    second_sig: Any = "sig"
+    second_sig: Any = (("sig", 1),)
     last_node_exists: bool = True
     last_node_full: bool = True
     age: float = 0.0
@@ -62,7 +62,7 @@ BATCH_CASES = [
     ),
     BatchCase("first pod failed: its cycle never stored", first_scheduled=False, expected_flush=None),
     BatchCase("a pod came between", skip_pod=True, expected_flush=FLUSH_POD_SKIPPED),
-    BatchCase("different signature", second_sig="other", expected_flush=FLUSH_POD_INCOMPATIBLE),
+    BatchCase("different signature", second_sig=(("other", 1),), expected_flush=FLUSH_POD_INCOMPATIBLE),
     BatchCase("unsignable pod", second_sig=None, expected_flush=FLUSH_POD_INCOMPATIBLE),
     BatchCase("the node taken is gone", last_node_exists=False, expected_flush=FLUSH_NODE_MISSING),
     BatchCase("the node taken still fits", last_node_full=False, expected_flush=FLUSH_NODE_NOT_FULL),

@@ -56,7 +56,6 @@ def test_evolve_keeps_the_parse_and_takes_the_new_node_and_nomination() -> None:
     assert (fresh.node_name, fresh.requests, fresh.tolerations) == (new.node_name, new.requests, new.tolerations)
 
 
-
 RICH = make_pod(
     "rich",
     cpu="1",

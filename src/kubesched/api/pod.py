@@ -46,7 +46,7 @@ class PreferredTerm:
     term: NodeSelectorTerm
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(init=False, slots=True, eq=False)
 class PodInfo:
     """Everything the scheduler needs from a pod, parsed once at admission."""
 
@@ -79,6 +79,69 @@ class PodInfo:
     controller: tuple[str, str, str] | None = None  # (apiVersion, kind, name) of the controller owner
     extra: dict[str, Any] = field(default_factory=dict)
     pod_group: str = ""  # spec.schedulingGroup.podGroupName: the PodGroup it is scheduled with
+
+    def __init__(
+        self,
+        obj: dict[str, Any],
+        namespace: str,
+        name: str,
+        uid: str,
+        labels: Mapping[str, str],
+        priority: int,
+        preemption_policy: str,
+        scheduler_name: str,
+        node_name: str,
+        nominated_node_name: str,
+        scheduling_gates: tuple[str, ...],
+        tolerations: tuple[Toleration, ...],
+        node_selector: tuple[tuple[str, str], ...],
+        required_terms: tuple[NodeSelectorTerm, ...] | None,
+        preferred_terms: tuple[PreferredTerm, ...],
+        host_ports: tuple[HostPort, ...],
+        images: tuple[str, ...],
+        n_containers: int,
+        requests: Resources,
+        non_zero_cpu: int,
+        non_zero_memory: int,
+        deleting: bool,
+        pvc_names: tuple[str, ...],
+        has_pod_affinity: bool = False,
+        pod_affinity: PodAffinity | None = None,
+        spread_constraints: tuple[SpreadConstraint, ...] = (),
+        controller: tuple[str, str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+        pod_group: str = "",
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.obj = obj
+        self.namespace = namespace
+        self.name = name
+        self.uid = uid
+        self.labels = labels
+        self.priority = priority
+        self.preemption_policy = preemption_policy
+        self.scheduler_name = scheduler_name
+        self.node_name = node_name
+        self.nominated_node_name = nominated_node_name
+        self.scheduling_gates = scheduling_gates
+        self.tolerations = tolerations
+        self.node_selector = node_selector
+        self.required_terms = required_terms
+        self.preferred_terms = preferred_terms
+        self.host_ports = host_ports
+        self.images = images
+        self.n_containers = n_containers
+        self.requests = requests
+        self.non_zero_cpu = non_zero_cpu
+        self.non_zero_memory = non_zero_memory
+        self.deleting = deleting
+        self.pvc_names = pvc_names
+        self.has_pod_affinity = has_pod_affinity
+        self.pod_affinity = pod_affinity
+        self.spread_constraints = spread_constraints
+        self.controller = controller
+        self.extra = {} if extra is None else extra
+        self.pod_group = pod_group
 
     @property
     def key(self) -> str:
@@ -142,7 +205,7 @@ def same_scheduling_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bo
             was = old_spec.get(k)
             if was is not v and was != v:
                 return False
-    for k in old_spec:
+    for k in old_spec:  # noqa: SIM110 (a loop, not all() over a generator: see above)
         if k not in new_spec and k != "nodeName" and old_spec[k] is not None:
             return False
     return True

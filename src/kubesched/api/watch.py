@@ -13,7 +13,7 @@ MODIFIED = "MODIFIED"
 DELETED = "DELETED"
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class WatchEvent:
     type: str
     kind: str
@@ -23,6 +23,23 @@ class WatchEvent:
     # the event as a watch line, by how a watcher sees it: encoded once for all watchers, as the
     # watch cache's ``cachingObject`` keeps each serialization of an object
     wire: dict[Any, bytes] | None = None
+
+    def __init__(
+        self,
+        type: str,
+        kind: str,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        resource_version: int,
+        wire: dict[Any, bytes] | None = None,
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.type = type
+        self.kind = kind
+        self.obj = obj
+        self.old = old
+        self.resource_version = resource_version
+        self.wire = wire
 
 
 class Watch:

@@ -13,7 +13,7 @@ import numpy as np
 from kubesched.framework.status import Code, Status
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Diagnosis:
     """Per-node filter statuses, held as columns over the node table's rows.
 
@@ -36,6 +36,37 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     extra_reasons: list[str] = field(default_factory=list)  # reasons given by extenders
+
+    def __init__(
+        self,
+        node_names: Sequence[str],
+        codes: np.ndarray,
+        plugins: np.ndarray,
+        reasons: np.ndarray,
+        describers: list[Callable[[int], tuple[str, ...]]],
+        plugin_names: list[str],
+        absent: Status | None = None,
+        absent_mask: np.ndarray | None = None,
+        unschedulable_plugins: set[str] | None = None,
+        pending_plugins: set[str] | None = None,
+        pre_filter_msg: str = "",
+        post_filter_msg: str = "",
+        extra_reasons: list[str] | None = None,
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.node_names = node_names
+        self.codes = codes
+        self.plugins = plugins
+        self.reasons = reasons
+        self.describers = describers
+        self.plugin_names = plugin_names
+        self.absent = absent
+        self.absent_mask = absent_mask
+        self.unschedulable_plugins = set() if unschedulable_plugins is None else unschedulable_plugins
+        self.pending_plugins = set() if pending_plugins is None else pending_plugins
+        self.pre_filter_msg = pre_filter_msg
+        self.post_filter_msg = post_filter_msg
+        self.extra_reasons = [] if extra_reasons is None else extra_reasons
 
     @classmethod
     def empty(cls, node_names: Sequence[str]) -> Diagnosis:

@@ -32,13 +32,19 @@ _CODE_NAMES = {
 REJECTED = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Status:
     """The result of running a plugin; ``None`` stands for Success wherever a Status is returned."""
 
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""
+
+    def __init__(self, code: Code = Code.SUCCESS, reasons: tuple[str, ...] = (), plugin: str = "") -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.code = code
+        self.reasons = reasons
+        self.plugin = plugin
 
     @classmethod
     def of(cls, code: Code, *reasons: str) -> Status:

@@ -11,7 +11,7 @@ from kubesched.framework.events import ClusterEvent
 from kubesched.framework.status import Status
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(init=False, slots=True, eq=False)
 class QueuedPodInfo:
     """A pod in the queue with its attempt bookkeeping (``framework.QueuedPodInfo``)."""
 
@@ -35,6 +35,43 @@ class QueuedPodInfo:
     # cluster events seen while the pod was in flight (``inFlightEvents``): checked against its
     # queueing hints when the attempt fails, so a change made during the cycle is not lost
     in_flight_events: list[tuple[ClusterEvent, Any, Any]] = field(default_factory=list)
+
+    def __init__(
+        self,
+        pod: PodInfo,
+        timestamp: float,
+        initial_attempt_timestamp: float | None = None,
+        attempts: int = 0,
+        unschedulable_count: int = 0,
+        consecutive_errors: int = 0,
+        unschedulable_plugins: set[str] | None = None,
+        pending_plugins: set[str] | None = None,
+        gating_plugin: str = "",
+        gated_status: Status | None = None,
+        where: str = "",
+        seq: int = 0,
+        failed_at_generation: int = -1,
+        attempt_started: float = 0.0,
+        order: int = 0,
+        in_flight_events: list[tuple[ClusterEvent, Any, Any]] | None = None,
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.pod = pod
+        self.timestamp = timestamp
+        self.initial_attempt_timestamp = initial_attempt_timestamp
+        self.attempts = attempts
+        self.unschedulable_count = unschedulable_count
+        self.consecutive_errors = consecutive_errors
+        self.unschedulable_plugins = set() if unschedulable_plugins is None else unschedulable_plugins
+        self.pending_plugins = set() if pending_plugins is None else pending_plugins
+        self.gating_plugin = gating_plugin
+        self.gated_status = gated_status
+        self.where = where
+        self.seq = seq
+        self.failed_at_generation = failed_at_generation
+        self.attempt_started = attempt_started
+        self.order = order
+        self.in_flight_events = [] if in_flight_events is None else in_flight_events
 
     @property
     def uid(self) -> str:

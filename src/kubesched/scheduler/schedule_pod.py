@@ -52,12 +52,21 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
     explain: dict[str, object] | None = None
+
+    def __init__(
+        self, suggested_host: str, evaluated_nodes: int, feasible_nodes: int, explain: dict[str, object] | None = None
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.suggested_host = suggested_host
+        self.evaluated_nodes = evaluated_nodes
+        self.feasible_nodes = feasible_nodes
+        self.explain = explain
 
 
 @dataclass(slots=True)
@@ -80,7 +89,7 @@ class ScheduleFailure:
         return self.status
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class CycleFacts:
     """How this cycle found its nodes. Opportunistic Batching: the pod's signature, the hint
     the batch offered (or ""), and whether the pod was placed on it without a search. The shape
@@ -92,6 +101,21 @@ class CycleFacts:
     taken: bool = False
     shape: ShapeEntry | None = None
     window: Window | None = None
+
+    def __init__(
+        self,
+        signature: PodSignature | None = None,
+        hint: str = "",
+        taken: bool = False,
+        shape: ShapeEntry | None = None,
+        window: Window | None = None,
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.signature = signature
+        self.hint = hint
+        self.taken = taken
+        self.shape = shape
+        self.window = window
 
 
 @dataclass(slots=True)

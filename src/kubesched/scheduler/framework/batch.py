@@ -69,11 +69,17 @@ class _BatchState:
     creation_time: float
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class _Cycle:
     cycle_count: int = -1
     chosen_node: str = ""
     succeeded: bool = False
+
+    def __init__(self, cycle_count: int = -1, chosen_node: str = "", succeeded: bool = False) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.cycle_count = cycle_count
+        self.chosen_node = chosen_node
+        self.succeeded = succeeded
 
 
 class OpportunisticBatch:

@@ -93,7 +93,7 @@ _UNRESOLVABLE = int(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 _PENDING = int(Code.PENDING)
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class FilterOutcome:
     """Filter results over every row: codes, rejecting plugin index, reason id."""
 
@@ -103,12 +103,35 @@ class FilterOutcome:
     describers: list[Any]
     error: Status | None = None
 
+    def __init__(
+        self,
+        codes: np.ndarray,
+        plugins: np.ndarray,
+        reasons: np.ndarray,
+        describers: list[Any],
+        error: Status | None = None,
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.codes = codes
+        self.plugins = plugins
+        self.reasons = reasons
+        self.describers = describers
+        self.error = error
 
-@dataclass(slots=True)
+
+@dataclass(init=False, slots=True)
 class ScoreOutcome:
     total: np.ndarray
     by_plugin: dict[str, np.ndarray]  # normalized, with ``keep``
     raw_by_plugin: dict[str, np.ndarray] = field(default_factory=dict)  # before NormalizeScore
+
+    def __init__(
+        self, total: np.ndarray, by_plugin: dict[str, np.ndarray], raw_by_plugin: dict[str, np.ndarray] | None = None
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.total = total
+        self.by_plugin = by_plugin
+        self.raw_by_plugin = {} if raw_by_plugin is None else raw_by_plugin
 
 
 _FRAMEWORK_IDS = itertools.count()
