@@ -27,6 +27,8 @@ MODULES = (
     "kubesched.api.watch",
     "kubesched.client.eventseries",
     "kubesched.client.inprocess",
+    "kubesched.clock",
+    "kubesched.cluster.admission",
     "kubesched.cluster.events",
     "kubesched.cluster.store",
     "kubesched.framework.cycle_state",

@@ -185,18 +185,21 @@ class PodInfo:
         )
 
 
-def same_scheduling_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+def same_scheduling_inputs(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether a pod's new version parses to the same PodInfo as ``old`` apart from
     spec.nodeName and status.nominatedNodeName: a binding or a status write. Identity checks
-    first, so the common case costs a few pointer comparisons."""
-    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    first, so the common case costs a few pointer comparisons. Typed as dicts (as stored pods
+    are): compiled, their lookups and loops then take mypyc's dict paths."""
+    old_meta: dict[str, Any] = old.get("metadata") or {}
+    new_meta: dict[str, Any] = new.get("metadata") or {}
     if old_meta.get("labels") != new_meta.get("labels"):
         return False
     if bool(old_meta.get("deletionTimestamp")) != bool(new_meta.get("deletionTimestamp")):
         return False
     if old_meta.get("ownerReferences") != new_meta.get("ownerReferences"):
         return False
-    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    old_spec: dict[str, Any] = old.get("spec") or {}
+    new_spec: dict[str, Any] = new.get("spec") or {}
     if old_spec is new_spec:
         return True
     # a plain loop, not a set of the keys and a generator: this runs for every binding
@@ -228,10 +231,11 @@ def updated_pod_condition(pod: Mapping[str, Any], condition: dict[str, Any]) -> 
     return {**condition, "lastTransitionTime": old.get("lastTransitionTime")}
 
 
-def same_pod_spec_and_meta(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+def same_pod_spec_and_meta(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether two pods (possibly two different pods) have equal specs, labels, annotations,
     owners and deletion state: all that plugins sign a pod by."""
-    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    old_meta: dict[str, Any] = old.get("metadata") or {}
+    new_meta: dict[str, Any] = new.get("metadata") or {}
     return (
         old.get("spec") == new.get("spec")
         and old_meta.get("labels") == new_meta.get("labels")

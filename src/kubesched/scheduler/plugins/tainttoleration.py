@@ -98,7 +98,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         if state.get(PRE_SCORE_KEY) is None:  # every count 0: reversed, every node scores 100
-            return np.full(len(scores), MAX_NODE_SCORE, np.int64)
+            out = np.empty(len(scores), np.int64)  # np.full, without its Python-level wrapper
+            out.fill(MAX_NODE_SCORE)
+            return out
         return default_normalize_score(scores, reverse=True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
