@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -106,7 +106,8 @@ class VolumeBinding(
     pre_score_memo = Memo()  # Skip unless StorageCapacityScoring's shape is set
     cross_node = False  # the verdict on a node depends on that node's pods alone
     scores_bounded = True  # the shape's scores lie in 0..10, scaled to 0..100
-    Args = VolumeBindingArgs
+    # a ClassVar: compiled, a plain class-level assignment would be an instance attribute's default
+    Args: ClassVar[type[VolumeBindingArgs]] = VolumeBindingArgs
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
