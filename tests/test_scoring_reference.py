@@ -122,6 +122,8 @@ def test_cpu_memory_scorers_match_the_reference(rows, weights) -> None:
     nz = (rr.nonzero.T + np.array([pod.non_zero_cpu, pod.non_zero_memory])).tolist()
     least = scoring.least_allocated_cpu_memory(rr, pod, np.array(weights, np.int64), sum(weights))
     assert least.tolist() == [ref_least(r, a, weights) for r, a in zip(nz, alloc, strict=True)]
+    unit = scoring.least_allocated_cpu_memory(rr, pod, np.ones(2, np.int64), 2, unit_weights=True)  # the default's sum
+    assert unit.tolist() == [ref_least(r, a, [1, 1]) for r, a in zip(nz, alloc, strict=True)]
     requested = rr.requested.T.tolist()
     with_pod = (rr.requested.T + np.array([pod.requests["cpu"], pod.requests["memory"]])).tolist()
     expected = [

@@ -93,6 +93,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.fit_args: FitArgs = parse_fit_args(args)
         self.weights = np.array([w for _, w in self.fit_args.resources], np.int64)
         self._weight_sum = max(int(self.weights.sum()), 1)
+        self._unit_weights = self.weights.tolist() == [1, 1]
         self._least_cpu_memory = self.fit_args.strategy == LEAST_ALLOCATED and scoring.is_cpu_memory(
             self.fit_args.resources
         )
@@ -188,7 +189,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> np.ndarray:
         rr = scoring.ResourceRows.of(state, nodes, rows)
         if self._least_cpu_memory:  # the default
-            return scoring.least_allocated_cpu_memory(rr, pod, self.weights, self._weight_sum)
+            return scoring.least_allocated_cpu_memory(
+                rr, pod, self.weights, self._weight_sum, unit_weights=self._unit_weights
+            )
         base, pod_req, alloc = scoring.requested_matrix(rr, nodes, pod, self.fit_args.resources, use_requested=False)
         req = base + pod_req[:, None]
         if self.fit_args.strategy == LEAST_ALLOCATED:

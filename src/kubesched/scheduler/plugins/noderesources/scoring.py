@@ -197,8 +197,11 @@ def is_cpu_memory(resources: tuple[tuple[str, int], ...]) -> bool:
     return tuple(name for name, _ in resources) == DEFAULT_RESOURCES
 
 
-def least_allocated_cpu_memory(rr: ResourceRows, pod: PodInfo, weights: np.ndarray, weight_sum: int) -> np.ndarray:
-    """``least_allocated`` of the non-zero requests with the pod, over cpu and memory."""
+def least_allocated_cpu_memory(
+    rr: ResourceRows, pod: PodInfo, weights: np.ndarray, weight_sum: int, *, unit_weights: bool = False
+) -> np.ndarray:
+    """``least_allocated`` of the non-zero requests with the pod, over cpu and memory;
+    ``unit_weights``: ``weights`` are (1, 1), the default, summed without a matrix product."""
     alloc = rr.alloc[:2]
     pod_col = np.array((pod.non_zero_cpu, pod.non_zero_memory), np.int64).reshape(2, 1)  # cheaper than nested
     if not rr.cpu_memory_positive():
@@ -208,7 +211,7 @@ def least_allocated_cpu_memory(rr: ResourceRows, pod: PodInfo, weights: np.ndarr
     np.maximum(per, 0, out=per)
     per *= MAX_NODE_SCORE
     per //= alloc
-    if weight_sum == 2 and int(weights[0]) == 1 and int(weights[1]) == 1:  # the default: the same integer sum
+    if unit_weights:  # the same integer sum as the product below
         summed = per[0] + per[1]
         summed //= 2
         return summed
