@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import shutil
@@ -44,13 +45,21 @@ def upstream_tree() -> Path:
 
 def directory_of(test_case: str, tree: Path) -> str | None:
     """The scheduler_perf directory whose performance-config.yaml defines ``test_case``."""
+    return _case_directories(tree).get(test_case)
+
+
+@functools.cache
+def _case_directories(tree: Path) -> dict[str, str]:
+    """Each test case of the tree's performance-config.yaml files → its directory (the first, in
+    path order, that defines it); read once, with libyaml's parser where PyYAML has it."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, str] = {}
     for path in sorted(tree.rglob("performance-config.yaml")):
-        for case in yaml.safe_load(path.read_text()) or []:
-            if case.get("name") == test_case:
-                return str(path.parent.relative_to(tree))
-    return None
+        for case in yaml.load(path.read_text(), Loader=loader) or []:
+            out.setdefault(case.get("name"), str(path.parent.relative_to(tree)))
+    return out
 
 
 def run_upstream(binary: Path, package_dir: Path, bin_dir: Path, test_case: str, workload: str) -> float:

@@ -19,6 +19,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import scheduler_perf_dra  # noqa: E402
 import table  # noqa: E402
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser: upstream's files are large
+
 
 def upstream_thresholds() -> dict[str, Any]:
     binaries()  # the module cache holds k8s.io/kubernetes once the build has run
@@ -26,7 +28,7 @@ def upstream_thresholds() -> dict[str, Any]:
     root = Path(cache) / "k8s.io" / "kubernetes@v1.37.2" / "test" / "integration" / "scheduler_perf"
     out: dict[str, Any] = {}
     for path in root.rglob("performance-config.yaml"):  # podgroup/gangscheduling/... too
-        for case in yaml.safe_load(path.read_text()) or []:
+        for case in yaml.load(path.read_text(), Loader=LOADER) or []:
             for workload in case.get("workloads") or []:
                 threshold = workload.get("threshold")
                 out[f"{case['name']}/{workload['name']}"] = (
