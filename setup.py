@@ -59,6 +59,8 @@ class CompileHotPath(build_ext):
     def finalize_options(self) -> None:
         self.distribution.ext_modules = compile_plan()
         super().finalize_options()
+        # one C compiler per CPU: the groups (and each module's small shim) build side by side
+        self.parallel = max(1, os.cpu_count() or 1)
 
     def run(self) -> None:
         if not self.extensions:
@@ -93,10 +95,17 @@ def compile_plan() -> list[Extension]:
     except ImportError as exc:
         print(f"kubesched: {exc.name} is not in the build environment; installing pure Python", file=sys.stderr)
         return []
-    paths = [str(source(m).relative_to(ROOT)) for m in MODULES]
+    paths = {m: str(source(m).relative_to(ROOT)) for m in MODULES}
+    # two groups, each one C library: the scheduler's own modules, and the API and cluster below
+    # them. gcc compiles the two at once (build_ext's parallel), about 4 min instead of 6.5 on a
+    # 2-CPU VM for 57 modules; calls between groups go through a table, which callgrind puts at
+    # under 1 % of a pod's instructions (SchedulingBasic at 10 nodes, 2026-11-28)
+    scheduler = [p for m, p in paths.items() if m.startswith("kubesched.scheduler.")]
+    below = [p for m, p in paths.items() if not m.startswith("kubesched.scheduler.")]
+    groups = [(scheduler, "kubesched_scheduler"), (below, "kubesched")]
     try:
         # the compile type-checks these modules alone; libraries the build environment lacks are Any
-        return list(mypycify(["--ignore-missing-imports", *paths], opt_level="3", group_name="kubesched"))
+        return list(mypycify(["--ignore-missing-imports", *paths.values()], opt_level="3", separate=groups))
     except (Exception, SystemExit) as exc:  # mypyc refused a module: pure Python, said
         print(f"kubesched: mypyc could not compile the hot path ({exc}); installing pure Python", file=sys.stderr)
         return []
