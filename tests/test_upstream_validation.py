@@ -96,3 +96,33 @@ def test_a_strict_patch_with_unknown_fields_is_refused_alike(servers, content_ty
     blank = {**theirs, "message": _blank(theirs["message"]), "causes": None}
     assert {**mine, "message": _blank(mine["message"]), "causes": None} == blank
     assert [c["field"] for c in mine["causes"]] == [c["field"] for c in theirs["causes"]] == ["patch"]
+
+
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "x"}], **spec},
+    }
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pod("Bad_Name", priorityClassName="no-such-class"),  # Priority's 403 before the name's 422
+        pod("Bad_Name", runtimeClassName="no-such-class"),  # RuntimeClass's 403 before it too
+        pod("Bad_Name"),  # the name alone: the 422
+        pod("ok-name", priorityClassName="no-such-class", priority=5),
+    ],
+    ids=["name-and-priority-class", "name-and-runtime-class", "name-alone", "priority-given"],
+)
+def test_the_mutating_plugins_answer_before_validation_as_kube_apiserver(servers, obj):
+    """create.go runs the mutating admission plugins, then the registry validates the object:
+    what a plugin refuses is refused for that, even when the object is invalid too."""
+    plane, ours = servers
+    path = "/api/v1/namespaces/default/pods"
+    theirs = answer(*upstream_post(plane, path, obj))
+    mine = answer(*ours.request("POST", path, obj))
+    assert mine == theirs
+    assert mine["code"] == (422 if obj["spec"].keys() == {"containers"} else 403)

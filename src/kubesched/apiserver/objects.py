@@ -365,9 +365,10 @@ WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSe
 
 
 class ServerAdmission:
-    """The API server's part of a create, installed first in the Store's admission chain so that
-    every create gets it, whatever its way in (HTTP, manifests loaded at start, in-process
-    components): defaulting, metadata and object validation, and NamespaceLifecycle."""
+    """The API server's part of a create before the mutating admission plugins, installed first in
+    the Store's admission chain so that every create gets it, whatever its way in (HTTP, manifests
+    loaded at start, in-process components): defaulting, PrepareForCreate, DefaultTolerationSeconds
+    and NamespaceLifecycle. Validation comes after the mutating plugins (``ServerValidation``)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -393,8 +394,6 @@ class ServerAdmission:
         if r.kind in WORKLOAD_KINDS:
             obj["metadata"].setdefault("uid", self.store.new_uid())  # the Job selector names it
             obj = default_workload(r.kind, obj, obj["metadata"]["uid"])
-        check_meta(r, obj)
-        validate(r, obj, meta=False)
         if r.namespaced:
             self._namespace_lifecycle(r.qualified, (r.plural, r.group), obj)
         return obj
@@ -424,3 +423,18 @@ class ServerAdmission:
                     ],
                 },
             )
+
+
+class ServerValidation:
+    """The registry strategy's Validate for a create, after the mutating admission plugins have
+    run (create.go admits, then the registry's BeforeCreate validates; validating admission such
+    as ResourceQuota comes last): a pod naming a missing PriorityClass is refused for that even
+    when its name is invalid too, as kube-apiserver refuses it."""
+
+    def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        r = None if is_custom(kind) else BY_KIND.get(kind)
+        if r is None:  # custom resources are validated by their strategy (cluster.admission)
+            return obj
+        check_meta(r, obj)
+        validate(r, obj, meta=False)
+        return obj

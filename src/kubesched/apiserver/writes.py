@@ -73,7 +73,7 @@ class Writes(ServerContext):
         self, request: web.Request, t: Target, body: dict[str, Any], applied: dict[str, Any] | None = None
     ) -> web.Response:
         """A create (POST, or a PUT or apply of an object that does not exist yet): the Store's
-        admission chain (``objects.ServerAdmission``, priority) defaults and validates it. The
+        admission chain defaults, mutates (priority, ...), validates and checks quota on it. The
         creator owns the fields it set (an applier with an Apply entry)."""
         manager = self._manager(request)
         if applied is not None:

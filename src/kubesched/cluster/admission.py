@@ -26,6 +26,7 @@ from kubesched.apiextensions import strategy
 from kubesched.apiextensions.registry import CustomResources
 from kubesched.clock import rfc3339
 from kubesched.cluster import limitranger, quota
+from kubesched.cluster.store import Admission as StoreAdmission
 from kubesched.cluster.store import Store
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -90,24 +91,39 @@ def default_secret(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def namespace_objects(store: Store, namespace: str, kinds: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    return [(kind, o) for kind in sorted(kinds) for o in store.list(kind, namespace)[0]]
+
+
+class ResourceQuotaAdmission:
+    """The ResourceQuota admission plugin, a validating one: last in the chain, after every
+    mutation and the object's own validation."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if kind in quota.COUNTED:
+            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+            quotas = self.store.list("ResourceQuota", namespace)[0]
+            if quotas:
+                quota.check(quotas, kind, obj, namespace_objects(self.store, namespace, quota.kinds_for(quotas)))
+        return obj
+
+
 class Admission:
-    """The admission chain of the embedded apiserver, installed on a Store."""
+    """The embedded apiserver's mutating admission plugins (and the strategies' defaults that
+    depend on the cluster's state), installed on a Store."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.custom = CustomResources(store)
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-        obj = self._admit(kind, obj)
-        if kind in quota.COUNTED:  # ResourceQuota, a validating plugin: after every mutation
-            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
-            quotas = self.store.list("ResourceQuota", namespace)[0]
-            if quotas:
-                quota.check(quotas, kind, obj, self._namespace_objects(namespace, quota.kinds_for(quotas)))
-        return obj
+        return self._admit(kind, obj)
 
     def _namespace_objects(self, namespace: str, kinds: set[str]) -> list[tuple[str, dict[str, Any]]]:
-        return [(kind, o) for kind in sorted(kinds) for o in self.store.list(kind, namespace)[0]]
+        return namespace_objects(self.store, namespace, kinds)
 
     def _limit_ranges(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
         return self.store.list("LimitRange", (obj.get("metadata") or {}).get("namespace") or "default")[0]
@@ -306,10 +322,14 @@ class Admission:
                 )
 
 
-def install(store: Store) -> None:
-    """Install admission, and the built-in system PriorityClasses and namespaces where missing."""
-    adm = Admission(store)
-    store.admission.append(adm)
+def install(store: Store, validation: StoreAdmission | None = None) -> None:
+    """Install admission — the mutating plugins, then ``validation`` (the object's own, as the
+    registry validates after mutating admission), then ResourceQuota — and the built-in system
+    PriorityClasses and namespaces where missing."""
+    store.admission.append(Admission(store))
+    if validation is not None:
+        store.admission.append(validation)
+    store.admission.append(ResourceQuotaAdmission(store))
     for pc in builtin_priority_classes():
         if store.try_get("PriorityClass", "", pc["metadata"]["name"]) is None:
             store.create("PriorityClass", pc)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.apiextensions.registry import store_kind
-from kubesched.apiserver.objects import ServerAdmission
+from kubesched.apiserver.objects import ServerAdmission, ServerValidation
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import Clock, VirtualClock
@@ -93,8 +93,9 @@ class EmbeddedCluster:
         self.store = Store(self.clock, seed=seed, backend=backend, history=history)
         if not workloads:  # no kubelet starts a bound pod: the binding does (the input's bound pods too)
             self.store.on_bind = instant.started
+        # kube-apiserver's order: defaults, the mutating plugins, the object's validation, ResourceQuota
         self.store.admission.append(ServerAdmission(self.store))
-        admission.install(self.store)
+        admission.install(self.store, ServerValidation())
         if prepare is not None:
             prepare(self.store)
         self.create(*objects)
