@@ -92,6 +92,7 @@ def default_secret(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def namespace_objects(store: Store, namespace: str, kinds: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Every object of ``kinds`` in ``namespace``, as ResourceQuota counts them."""
     return [(kind, o) for kind in sorted(kinds) for o in store.list(kind, namespace)[0]]
 
 
@@ -119,16 +120,10 @@ class Admission:
         self.store = store
         self.custom = CustomResources(store)
 
-    def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-        return self._admit(kind, obj)
-
-    def _namespace_objects(self, namespace: str, kinds: set[str]) -> list[tuple[str, dict[str, Any]]]:
-        return namespace_objects(self.store, namespace, kinds)
-
     def _limit_ranges(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
         return self.store.list("LimitRange", (obj.get("metadata") or {}).get("namespace") or "default")[0]
 
-    def _admit(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if is_custom(kind):  # the custom resource strategy: defaults and the CRD's schema
             return strategy.admit_create(strategy.custom_for(self.custom, kind), obj)
         if kind == strategy.CRD_KIND:  # and the CRD's own, accepted and Established at once
@@ -147,7 +142,7 @@ class Admission:
             return {**obj, "spec": spec}
         if kind == "ResourceQuota":  # the controller's first sync, at once: hard as asked, used as it is
             namespace = (obj.get("metadata") or {}).get("namespace") or "default"
-            objects = self._namespace_objects(namespace, quota.kinds_for([obj]))
+            objects = namespace_objects(self.store, namespace, quota.kinds_for([obj]))
             return {**obj, "status": quota.status(obj, objects)}
         if kind == "PodGroup":
             return self._admit_pod_group(obj)
