@@ -112,3 +112,42 @@ def test_evolve_copies_every_field() -> None:
         assert value != default, f"the rich pod leaves {f.name} at its default"
         assert getattr(new, f.name) == value, f.name  # equal, not identical: compiled, an int is unboxed
     assert (new.node_name, new.nominated_node_name, new.obj) == ("n1", "n2", {"metadata": {}})
+
+
+def test_a_pod_created_in_process_is_parsed_once_with_the_stored_metadata() -> None:
+    """The API server's validation parses a created pod; the scheduler's informer takes that parse
+    for the very object stored (its uid, generated name and dropped deletionTimestamp as stored)
+    instead of parsing it again, and the parse equals a fresh one of the stored object."""
+    import dataclasses
+
+    import kubesched.api.pod as pod_module
+    from helpers import make_node
+    from kubesched.testing import Cluster
+
+    c = Cluster(make_node("n1", cpu="4"))
+    sent = copy.deepcopy(RICH)
+    del sent["metadata"]["name"], sent["metadata"]["uid"]
+    sent["metadata"]["generateName"] = "rich-"
+    del sent["spec"]["priority"]  # Priority admission computes it
+    stored = c.store.create("Pod", sent)
+    name, uid = stored["metadata"]["name"], stored["metadata"]["uid"]
+    assert name.startswith("rich-") and uid and "deletionTimestamp" not in stored["metadata"]
+    validated = pod_module._VALIDATED[id(stored)]  # the validation's parse, of the stored object
+    c.sched.process_events()
+    info = c.sched._pod_infos[uid]
+    assert info is validated and id(stored) not in pod_module._VALIDATED
+    fresh = pod_info_from(stored)
+    for f in dataclasses.fields(info):
+        assert getattr(info, f.name) == getattr(fresh, f.name), f.name
+    assert (info.uid, info.name, info.deleting) == (uid, name, False)
+
+
+def test_a_parse_is_handed_over_only_for_the_object_it_was_made_of() -> None:
+    from kubesched.api.pod import remember_validated, validated_pod_info
+
+    obj = copy.deepcopy(BASE)
+    remember_validated(pod_info_from(obj))
+    assert validated_pod_info(copy.deepcopy(obj)) is None  # equal, not the same object
+    got = validated_pod_info(obj)
+    assert got is not None and got.obj is obj
+    assert validated_pod_info(obj) is None  # taken once

@@ -259,6 +259,33 @@ def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[t
     return out
 
 
+# Pods parsed by the API server's validation, by the identity of the object it validated, until the
+# scheduler's informer meets that object: a pod created in process is parsed once, not twice.
+# Held weakly in effect: an entry is dropped when taken, and all are when the table is full.
+_VALIDATED: dict[int, PodInfo] = {}
+VALIDATED_LIMIT = 4096
+
+
+def remember_validated(info: PodInfo) -> None:
+    """Keep the parse of a pod the API server is about to store (see ``validated_pod_info``)."""
+    if len(_VALIDATED) >= VALIDATED_LIMIT:  # pods no informer in this process watches
+        _VALIDATED.clear()
+    _VALIDATED[id(info.obj)] = info
+
+
+def validated_pod_info(obj: dict[str, Any]) -> PodInfo | None:
+    """The validation's parse of this very object, if it made one. Storing a new object sets
+    only its uid and system metadata (and drops a deletionTimestamp) after validation, so those
+    are read again; everything else the parse holds is the stored object's."""
+    info = _VALIDATED.pop(id(obj), None)
+    if info is None or info.obj is not obj:
+        return None
+    meta = obj.get("metadata") or {}
+    info.uid = meta.get("uid") or ""
+    info.deleting = bool(meta.get("deletionTimestamp"))
+    return info
+
+
 def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     """Parse a (defaulted, admitted) v1 Pod. Raises InputError naming the bad field."""
     meta = obj.get("metadata") or {}

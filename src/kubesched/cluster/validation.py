@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched.api import quota, schema, validation
 from kubesched.api.node import node_info_from
-from kubesched.api.pod import pod_info_from
+from kubesched.api.pod import pod_info_from, remember_validated
 from kubesched.api.validation_podgroups import validate_pod_group, validate_scheduling_workload
 from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
 from kubesched.api.validation_workloads import validate_workload
@@ -71,7 +71,7 @@ def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> None:
         validation.validate_meta(kind, obj, namespaced=is_namespaced(kind))
     if kind == "Pod":
         validation.validate_pod(obj)
-        pod_info_from(obj)
+        remember_validated(pod_info_from(obj))
     elif kind == "Node":
         validation.validate_node(obj)
         node_info_from(obj)

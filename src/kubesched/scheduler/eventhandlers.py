@@ -9,7 +9,7 @@ from typing import Any
 from mypy_extensions import trait
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
-from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs
+from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs, validated_pod_info
 from kubesched.api.watch import ADDED, DELETED, WatchEvent
 from kubesched.errors import InputError
 from kubesched.framework.events import (
@@ -150,12 +150,14 @@ class EventHandlers(SchedulerParts):
                 )
                 self._pod_infos[uid] = info
                 return info
-        try:
-            info = pod_info_from(obj)
-        except InputError:
-            return None
-        self._pod_infos[uid] = info
-        return info
+        parsed = validated_pod_info(obj)  # parsed by an in-process API server's validation
+        if parsed is None:
+            try:
+                parsed = pod_info_from(obj)
+            except InputError:
+                return None
+        self._pod_infos[uid] = parsed
+        return parsed
 
     def _on_pod_add(self, obj: dict[str, Any]) -> None:
         pod = self._parse_pod(obj)
