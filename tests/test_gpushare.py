@@ -166,7 +166,8 @@ _node = st.tuples(
 @given(typical=_typical, nodes=st.lists(_node, min_size=1, max_size=12))
 def test_fragmentation_equals_the_simulators_loop(search_from, typical, nodes):
     """Both ways of counting the GPUs too full for a share (every GPU against every share for few
-    states, binary search over sorted states for many) against the simulator's loop."""
+    states, binary search over sorted states for many), and the one-state form, against the
+    simulator's loop."""
     saved = gpushare_module.SEARCH_MIN_STATES
     gpushare_module.SEARCH_MIN_STATES = search_from
     try:
@@ -188,7 +189,9 @@ def _check_fragmentation(typical, nodes):
     model = np.array([m if g else -1 for _, g, _, m in nodes])
     got = frag.amount(cpu, left, model)
     for k, (c, g, _, m) in enumerate(nodes):
-        assert got[k] == pytest.approx(go_frag(int(c), left[k].tolist(), tps, models[m] if g else ""), abs=1e-6)
+        expected = go_frag(int(c), left[k].tolist(), tps, models[m] if g else "")
+        assert got[k] == pytest.approx(expected, abs=1e-6)
+        assert frag.amount_of(int(c), left[k].tolist(), int(model[k])) == pytest.approx(expected, abs=1e-6)
 
 
 # -- the policies, through the scheduler --------------------------------------------------------------

@@ -180,6 +180,13 @@ class Fragmentation:
             bool,
         ).reshape(len(self.models) + 1, len(gpu))
         self._any_model = any(t.request.gpu_model for t in gpu)
+        # the same, as Python lists, for ``amount_of`` (one state: numpy's per-call cost would dominate)
+        self._milli_list: list[int] = [int(m) for m in self._milli]
+        self._terms: list[tuple[int, int, int, float]] = [
+            (int(gi), t.request.gpu_count, t.request.cpu_milli, t.weight)
+            for gi, t in zip(self._group, gpu, strict=True)
+        ]
+        self._access_lists: list[list[bool]] = [[bool(a) for a in row] for row in self._access]
 
     def _room(self, gpu_left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per state and distinct share (K, G): the GPUs with room for it, and the milli on the
@@ -217,6 +224,31 @@ class Fragmentation:
         if self._any_model:
             ok &= self._access[np.where(model < 0, len(self.models), model)]
         return frag + np.where(ok, small[:, self._group], total[:, None]) @ self._weight
+
+    def amount_of(self, cpu_left: int, gpu_left: Sequence[int], model: int) -> float:
+        """``amount`` of one node state (equal to within float rounding: the terms are summed in
+        order, as the simulator's ``NodeGpuShareFragAmountScore`` sums them, not by a BLAS dot)."""
+        total = 0
+        for v in gpu_left:
+            total += v
+        room: list[int] = []
+        small: list[int] = []
+        for m in self._milli_list:
+            r = 0
+            s = 0
+            for v in gpu_left:
+                if v >= m:
+                    r += 1
+                else:
+                    s += v
+            room.append(r)
+            small.append(s)
+        access = self._access_lists[len(self.models) if model < 0 else model]
+        acc = 0.0
+        for i, (g, count, cpu, weight) in enumerate(self._terms):
+            ok = room[g] >= count and cpu_left >= cpu and (access[i] or not self._any_model)
+            acc += weight * (small[g] if ok else total)
+        return total * self._cpu_only_weight + acc
 
 
 class GpuLedger:

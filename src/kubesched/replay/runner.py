@@ -55,7 +55,6 @@ from kubesched.simulate.usage import node_usage
 
 MODES = ("timed", "arrivals")
 FEW_ROWS = 4  # nodes changed since the last sample below which their states are looked up one by one
-AMOUNT_MEMO = 1 << 16  # node states whose fragmentation is remembered
 TIE_BREAKS = ("permutation", "random", "name")
 
 
@@ -122,7 +121,6 @@ class _Measure:
         self.frag = None if frag is None else Fragmentation(frag.typical, self.ledger.models)
         self.node_frag = np.zeros(len(self.ledger.names))
         self.dirty = np.ones(len(self.ledger.names), bool)
-        self._amounts: dict[tuple[int, bytes, int], float] = {}  # a node state's fragmented milli
         self.watch = store.watch(["Pod"], store.resource_version)
         self.requests: dict[str, Any] = {}
         self.bound = 0
@@ -168,16 +166,12 @@ class _Measure:
                 lg.cpu_alloc[rows] - lg.cpu_used[rows], lg.gpu_left[rows], lg.model[rows]
             )
             self.dirty[rows] = False
-        elif len(rows):  # a pod or two bound since the last sample: their nodes' states, remembered
+        elif len(rows):  # a pod or two bound since the last sample: their nodes, one by one
             lg = self.ledger
             for r in rows.tolist():
-                key = (int(lg.cpu_alloc[r] - lg.cpu_used[r]), lg.gpu_left[r].tobytes(), int(lg.model[r]))
-                amount = self._amounts.get(key)
-                if amount is None:
-                    amount = float(self.frag.amount(np.array([key[0]]), lg.gpu_left[r : r + 1], lg.model[r : r + 1])[0])
-                    if len(self._amounts) < AMOUNT_MEMO:
-                        self._amounts[key] = amount
-                self.node_frag[r] = amount
+                self.node_frag[r] = self.frag.amount_of(
+                    int(lg.cpu_alloc[r] - lg.cpu_used[r]), lg.gpu_left[r].tolist(), int(lg.model[r])
+                )
             self.dirty[rows] = False
         return float(self.node_frag.sum())
 
