@@ -45,6 +45,10 @@ REASON_NO_GPU = "node(s) had no GPU"
 REASON_MODEL = "node(s) didn't have the requested GPU model"
 REASON_ROOM = "node(s) didn't have enough free GPU"
 _REASONS = {1: (REASON_NO_GPU,), 2: (REASON_MODEL,), 3: (REASON_ROOM,)}
+# a reason's code: a wrong model or no GPU at all cannot change by preemption; a lack of room can
+_CODES = np.array(
+    [0, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE], np.int8
+)
 
 
 @dataclass
@@ -96,20 +100,15 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
             return None
         g = self.state
         rows = g.rows_for(nodes)
-        reason = np.zeros(len(rows), np.int64)
+        static, short = g.verdict_columns(req.gpu_model, rows)
         if req.gpu_count == 1:  # one share (or one whole GPU): the largest free share decides
             room = g.max_left[rows] >= req.gpu_milli
         else:  # several GPUs are whole GPUs (request_of refuses several shares)
             room = g.free[rows] >= req.gpu_count
-        reason[~room] = 3
-        if req.gpu_model:
-            reason[~g.accepts(req.gpu_model)[rows]] = 2
-        reason[g.gpu_count[rows] == 0] = 1
-        if not reason.any():
+        reason = np.where(room, static, short)
+        if not np.count_nonzero(reason):
             return None
-        # a wrong model or no GPU at all cannot change by preemption; a lack of room can
-        code = np.where(reason == 0, 0, np.where(reason == 3, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-        return NodeVerdicts(code.astype(np.int8), reason, lambda rid: _REASONS[rid])
+        return NodeVerdicts(_CODES[reason], reason, lambda rid: _REASONS[rid])
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

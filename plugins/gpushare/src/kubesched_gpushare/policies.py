@@ -182,6 +182,15 @@ class _NodeMemo:
         """Made for this workload's fragmentation and large enough for every state row."""
         return self.frag is frag and len(self.values) >= size
 
+    def stale(self, g: GpuState, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
+        """Which of ``srows`` (free CPU ``cpu_left``) changed since their values were kept."""
+        return (self.versions[srows] != g.version[srows]) | (self.cpus[srows] != cpu_left)
+
+    def put(self, g: GpuState, srows: np.ndarray, cpu_left: np.ndarray, values: np.ndarray) -> None:
+        self.values[srows] = values
+        self.versions[srows] = g.version[srows]
+        self.cpus[srows] = cpu_left
+
     def get(
         self,
         g: GpuState,
@@ -191,13 +200,11 @@ class _NodeMemo:
     ) -> np.ndarray:
         """The values of ``srows`` (free CPU ``cpu_left``); ``compute(rows, their cpu_left)``
         for the stale ones."""
-        stale = (self.versions[srows] != g.version[srows]) | (self.cpus[srows] != cpu_left)
+        stale = self.stale(g, srows, cpu_left)
         if np.count_nonzero(stale):
             todo = srows[stale]
             left = cpu_left[stale]
-            self.values[todo] = compute(todo, left)
-            self.versions[todo] = g.version[todo]
-            self.cpus[todo] = left
+            self.put(g, todo, left, compute(todo, left))
         return self.values[srows]
 
 
@@ -237,42 +244,73 @@ class FGDScore(_GpuScore):
             memo = self._cache[req] = _NodeMemo(frag, len(g.names), np.int64)
         return memo.get(g, srows, cpu_left, lambda todo, left: self._compute(frag, req, todo, left))
 
-    def _current(self, frag: Fragmentation, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
-        """The fragmentation of ``srows`` as they stand, which no pod's shape changes."""
-        g = self.state
-        if self._now is None or not self._now.serves(frag, len(g.names)):
-            self._now = _NodeMemo(frag, len(g.names), np.float64)
-        return self._now.get(g, srows, cpu_left, lambda todo, left: frag.amount(left, g.gpu_left[todo], g.model[todo]))
-
     def _compute(self, frag: Fragmentation, req: GpuRequest, srows: np.ndarray, cpu_left: np.ndarray) -> np.ndarray:
         g = self.state
         left = g.gpu_left[srows]
         model = g.model[srows]
-        old = self._current(frag, srows, cpu_left)
         k = len(srows)
+        ordered = np.sort(left, axis=1)
         if req.shares_gpu:
             # every (node, GPU) the share fits, GPUs with equal free shares once (fragmentation does
             # not depend on which GPU is which): that GPU loses the share
-            ordered = np.sort(left, axis=1)
             distinct = np.ones(ordered.shape, bool)
             distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
             node_i, gpu_i = np.nonzero((ordered >= req.gpu_milli) & distinct)
             states = ordered[node_i]
             states[np.arange(len(node_i)), gpu_i] -= req.gpu_milli
-            new = frag.amount(cpu_left[node_i] - req.cpu_milli, states, model[node_i])
-            each = np.trunc(sigmoid((old[node_i] - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)
+            new = self._amounts(frag, srows, cpu_left, left, model, cpu_left[node_i] - req.cpu_milli, states, node_i)
+            assert self._now is not None  # kept by _amounts
+            old = self._now.values[srows[node_i]]
+            each = np.trunc(sigmoid((old - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)
             best = np.zeros(k, np.int64)
             np.maximum.at(best, node_i, each)
             return best
         # NodeResource.Sub: the CPU, and the fullest GPUs with room for each whole GPU asked.
         # Fragmentation sums over a node's GPUs, so the new state is kept in sorted order
-        ordered = np.sort(left, axis=1)
         if req.gpu_count:
             eligible = ordered >= req.gpu_milli
             chosen = eligible & (np.cumsum(eligible, axis=1) <= req.gpu_count)
             ordered = ordered - chosen * req.gpu_milli
         fits = cpu_left >= req.cpu_milli
-        new = frag.amount(
-            np.where(fits, cpu_left - req.cpu_milli, cpu_left), np.where(fits[:, None], ordered, left), model
+        new = self._amounts(
+            frag,
+            srows,
+            cpu_left,
+            left,
+            model,
+            np.where(fits, cpu_left - req.cpu_milli, cpu_left),
+            np.where(fits[:, None], ordered, left),
+            None,
         )
-        return np.trunc(sigmoid((old - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)
+        assert self._now is not None  # kept by _amounts
+        return np.trunc(sigmoid((self._now.values[srows] - new) / MILLI) * MAX_NODE_SCORE).astype(np.int64)
+
+    def _amounts(
+        self,
+        frag: Fragmentation,
+        srows: np.ndarray,
+        cpu_left: np.ndarray,
+        left: np.ndarray,
+        model: np.ndarray,
+        new_cpu: np.ndarray,
+        new_left: np.ndarray,
+        of: np.ndarray | None,
+    ) -> np.ndarray:
+        """The fragmentation of the new states (node ``of[i]``'s model, or each node's when None);
+        in the same pass, that of the nodes as they stand where it is not kept already (it does
+        not depend on the pod's shape: one memo for every shape)."""
+        g = self.state
+        if self._now is None or not self._now.serves(frag, len(g.names)):
+            self._now = _NodeMemo(frag, len(g.names), np.float64)
+        new_model = model if of is None else model[of]
+        stale = self._now.stale(g, srows, cpu_left)
+        n = int(np.count_nonzero(stale))
+        if not n:
+            return frag.amount(new_cpu, new_left, new_model)
+        both = frag.amount(
+            np.concatenate([cpu_left[stale], new_cpu]),
+            np.concatenate([left[stale], new_left]),
+            np.concatenate([model[stale], new_model]),
+        )
+        self._now.put(g, srows[stale], cpu_left[stale], both[:n])
+        return both[n:]

@@ -68,6 +68,7 @@ class GpuState:
         self._rows_len = -1
         self._rows = np.zeros(0, np.int64)
         self._access: dict[str, np.ndarray] = {}
+        self._verdicts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         cache.add_pod_listener(self._on_pod)  # (the cache holds this state from here on)
 
     @property
@@ -141,6 +142,21 @@ class GpuState:
             got = np.array([model_accepts(spec, m) for m in self.models] + [False], bool)
             self._access[spec] = got
         return got[np.where(self.model < 0, len(self.models), self.model)]
+
+    def verdict_columns(self, spec: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """GpuShare's Filter reasons for ``rows`` (of ``rows_for``) that do not change while the
+        nodes stand: 1 no GPU, 2 not a model ``spec`` accepts, else 0; and the reason where the
+        node lacks room (3 unless one of those). Kept per model spec while ``rows`` is the same."""
+        got = self._verdicts.get(spec)
+        if got is not None and got[0] is rows:
+            return got[1], got[2]
+        static = np.zeros(len(rows), np.int64)
+        if spec:
+            static[~self.accepts(spec)[rows]] = 2
+        static[self.gpu_count[rows] == 0] = 1
+        short = np.where(static == 0, 3, static)
+        self._verdicts[spec] = (rows, static, short)
+        return static, short
 
     # -- devices ----------------------------------------------------------------------------------
     def allocate(self, uid: str, row: int, milli: int, devices: Sequence[int], affinity: str) -> None:
