@@ -8,6 +8,8 @@
 // Usage: oracle [--config FILE] [--feature-gates A=true,B=false] CLUSTER.yaml...
 //
 //	oracle --list-feature-gates   (every gate kube-scheduler v1.37.2 knows, as JSON)
+//	oracle --serve [--config FILE] ...   (file paths on stdin, one a line; a line of JSON each,
+//	                                      {"oracleError": "..."} for a file it cannot run)
 //
 // A file holds the objects `kubesched simulate` reads (Nodes, Pods, PriorityClasses, PDBs,
 // volumes, DRA objects, ...). The scheduler runs with upstream's default profile, or the profiles
@@ -18,6 +20,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -52,6 +55,7 @@ func main() {
 	configPath := flags.String("config", "", "a KubeSchedulerConfiguration file (default: upstream's default profile)")
 	gates := flags.String("feature-gates", "", "kube-scheduler's --feature-gates, A=true,B=false")
 	all := flags.Bool("together", false, "create every pending pod at once and schedule them in the queue's order (pod groups as one), each pod's outcome its node or last message")
+	serve := flags.Bool("serve", false, "read cluster file paths from stdin, one a line, and answer each with its line of JSON as it is read (a test session starts the process once)")
 	list := flags.Bool("list-feature-gates", false, "print every gate kube-scheduler knows (name, default, lock, stage, dependencies) as JSON, and exit")
 	err := flags.Parse(os.Args[1:])
 	if err == nil && *list {
@@ -60,8 +64,8 @@ func main() {
 		}
 		return
 	}
-	if err != nil || flags.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: oracle [--config FILE] [--feature-gates A=true,B=false] [--together] CLUSTER.yaml...")
+	if err != nil || (flags.NArg() == 0) != *serve {
+		fmt.Fprintln(os.Stderr, "usage: oracle [--config FILE] [--feature-gates A=true,B=false] [--together] CLUSTER.yaml... | --serve")
 		os.Exit(2)
 	}
 	fail := func(what string, err error) {
@@ -81,6 +85,26 @@ func main() {
 	// the asynchronous preemption logs through the global logger
 	klog.SetLoggerWithOptions(logr.New(sink), klog.ContextualLogger(true))
 	encoder := json.NewEncoder(os.Stdout)
+	if *serve {
+		lines := bufio.NewScanner(os.Stdin)
+		for lines.Scan() {
+			path := strings.TrimSpace(lines.Text())
+			if path == "" {
+				continue
+			}
+			var answer any
+			results, err := run(path, cfg, sink, *all)
+			if err != nil {
+				answer = map[string]string{"oracleError": fmt.Sprintf("%s: %s", path, strings.TrimSpace(err.Error()))}
+			} else {
+				answer = results
+			}
+			if err := encoder.Encode(answer); err != nil {
+				os.Exit(1)
+			}
+		}
+		return
+	}
 	for _, path := range flags.Args() {
 		results, err := run(path, cfg, sink, *all)
 		if err != nil {
