@@ -261,14 +261,15 @@ def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[t
 
 # Pods parsed by the API server's validation, by the identity of the object it validated, until the
 # scheduler's informer meets that object: a pod created in process is parsed once, not twice.
-# Held weakly in effect: an entry is dropped when taken, and all are when the table is full.
+# An entry goes when the informer takes it; all go when the table is full (the parses of pods no
+# informer in this process watches: a dry run, a refused create, an API server serving only HTTP).
 _VALIDATED: dict[int, PodInfo] = {}
 VALIDATED_LIMIT = 4096
 
 
 def remember_validated(info: PodInfo) -> None:
     """Keep the parse of a pod the API server is about to store (see ``validated_pod_info``)."""
-    if len(_VALIDATED) >= VALIDATED_LIMIT:  # pods no informer in this process watches
+    if len(_VALIDATED) >= VALIDATED_LIMIT:
         _VALIDATED.clear()
     _VALIDATED[id(info.obj)] = info
 

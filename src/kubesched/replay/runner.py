@@ -54,7 +54,7 @@ from kubesched.simulate.runner import NAMESPACE_LABEL, validate_manifest
 from kubesched.simulate.usage import node_usage
 
 MODES = ("timed", "arrivals")
-FEW_ROWS = 4  # nodes changed since the last sample below which their states are looked up one by one
+FEW_ROWS = 4  # nodes changed since the last sample below which their fragmentation is computed one by one
 TIE_BREAKS = ("permutation", "random", "name")
 
 
