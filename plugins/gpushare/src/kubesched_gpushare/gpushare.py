@@ -10,6 +10,7 @@ them back and PreBind records them on the pod as ``alibabacloud.com/gpu-index``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,24 +169,26 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
 
 def fgd_device(g: GpuState, row: int, req: GpuRequest) -> list[int]:
     """For a GPU share, the device whose use lowers the node's fragmentation most (the first of
-    equals): ``allocateGpuIdBasedOnFGDScore``, scored as ``calculateGpuShareFragExtendScore``."""
-    assert g.frag is not None
-    count = int(g.gpu_count[row])
-    left = g.gpu_left[row]
-    cands = np.flatnonzero(left[:count] >= req.gpu_milli)
-    if not len(cands):
+    equals): ``allocateGpuIdBasedOnFGDScore``, scored as ``calculateGpuShareFragExtendScore``.
+    One node's few devices: each state through ``Fragmentation.amount_of``, without numpy."""
+    frag = g.frag
+    assert frag is not None
+    left = g.gpu_left[row].tolist()
+    cands = [d for d in range(int(g.gpu_count[row])) if left[d] >= req.gpu_milli]
+    if not cands:
         return []
     cpu_left = _cpu_left(g, row, req)
-    model = g.model[row : row + 1]
-    # the node as it is (state 0) and with the share on each candidate device, in one pass
-    k = len(cands)
-    states = np.repeat(left[None, :], k + 1, axis=0)
-    states[np.arange(1, k + 1), cands] -= req.gpu_milli
-    cpus = np.full(k + 1, cpu_left - req.cpu_milli)
-    cpus[0] = cpu_left
-    amounts = g.frag.amount(cpus, states, np.repeat(model, k + 1))
-    scores = np.trunc(sigmoid((amounts[0] - amounts[1:]) / MILLI) * 100).astype(np.int64)
-    return [int(cands[int(np.argmax(scores))])]
+    model = int(g.model[row])
+    before = frag.amount_of(cpu_left, left, model)  # the node as it is
+    best, best_score = cands[0], -1
+    for d in cands:
+        after = list(left)
+        after[d] -= req.gpu_milli
+        gain = (before - frag.amount_of(cpu_left - req.cpu_milli, after, model)) / MILLI
+        score = math.trunc(1.0 / (1.0 + math.exp(-gain)) * 100)
+        if score > best_score:
+            best, best_score = d, score
+    return [best]
 
 
 def _cpu_left(g: GpuState, row: int, req: GpuRequest) -> int:
