@@ -13,6 +13,7 @@ from kubesched.api import schema, validation
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
 from kubesched.api.kinds import is_custom
 from kubesched.api.names import generate_name
+from kubesched.api.pod import PodInfo, remember_validated
 from kubesched.api.workloads import default_workload
 from kubesched.apiextensions import strategy
 from kubesched.apiextensions.registry import CustomResources
@@ -61,12 +62,12 @@ def check_meta(r: Resource, obj: dict[str, Any]) -> None:
         raise invalid(r, str(name or "")[:253], exc.field or "metadata", exc.message) from None
 
 
-def validate(r: Resource, obj: dict[str, Any], *, meta: bool = True) -> None:
+def validate(r: Resource, obj: dict[str, Any], *, meta: bool = True) -> PodInfo | None:
     """The object's own validation, the same checks ``simulate`` applies to manifests (``meta``
-    False: its metadata was checked already, by ``check_meta``)."""
+    False: its metadata was checked already, by ``check_meta``); a pod's parse is returned."""
     name = (obj.get("metadata") or {}).get("name", "")
     try:
-        object_validation.validate(r.kind, obj, meta=meta)
+        return object_validation.validate(r.kind, obj, meta=meta)
     except InputError as exc:
         if exc.causes:  # an aggregate: every cause in the Status, the list in its message
             causes = [{"reason": cause_reason(m), "message": m, "field": f} for f, m in exc.causes]
@@ -429,12 +430,15 @@ class ServerValidation:
     """The registry strategy's Validate for a create, after the mutating admission plugins have
     run (create.go admits, then the registry's BeforeCreate validates; validating admission such
     as ResourceQuota comes last): a pod naming a missing PriorityClass is refused for that even
-    when its name is invalid too, as kube-apiserver refuses it."""
+    when its name is invalid too, as kube-apiserver refuses it. A pod's parse is kept for an
+    in-process scheduler's informer (``api.pod.validated_pod_info``)."""
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         r = None if is_custom(kind) else BY_KIND.get(kind)
         if r is None:  # custom resources are validated by their strategy (cluster.admission)
             return obj
         check_meta(r, obj)
-        validate(r, obj, meta=False)
+        parsed = validate(r, obj, meta=False)
+        if parsed is not None:
+            remember_validated(parsed)
         return obj

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched.api import quota, schema, validation
 from kubesched.api.node import node_info_from
-from kubesched.api.pod import pod_info_from, remember_validated
+from kubesched.api.pod import PodInfo, pod_info_from
 from kubesched.api.validation_podgroups import validate_pod_group, validate_scheduling_workload
 from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
 from kubesched.api.validation_workloads import validate_workload
@@ -64,14 +64,15 @@ def decode(group: str, kind: str, obj: dict[str, Any]) -> tuple[dict[str, Any], 
     return schema.decode(type_key, obj)
 
 
-def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> None:
+def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> PodInfo | None:
     """Metadata (unless ``meta`` is False: the caller has checked it) and the kind's own
-    validation; raises InputError naming the field."""
+    validation; raises InputError naming the field. A pod's parse, which its validation makes,
+    is returned (None for other kinds)."""
     if meta:
         validation.validate_meta(kind, obj, namespaced=is_namespaced(kind))
     if kind == "Pod":
         validation.validate_pod(obj)
-        remember_validated(pod_info_from(obj))
+        return pod_info_from(obj)
     elif kind == "Node":
         validation.validate_node(obj)
         node_info_from(obj)
@@ -93,3 +94,4 @@ def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> None:
         validate_scheduling_workload(obj)
     elif kind in WORKLOAD_VALIDATORS:
         validate_workload(kind, obj)
+    return None
