@@ -35,10 +35,13 @@ class _Served:
 
     def answer(self, path: Path, timeout: float) -> list[dict[str, Any]]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"{path}\n")
-        self.proc.stdin.flush()
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else ""
+        try:
+            self.proc.stdin.write(f"{path}\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+            line = self.proc.stdout.readline() if ready else ""
+        except BrokenPipeError:  # it refused its arguments (a configuration) and exited
+            line = ""
         if not line:
             self.close()
             self.stderr.seek(0)
