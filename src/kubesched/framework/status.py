@@ -29,6 +29,14 @@ _CODE_NAMES = {
     Code.PENDING: "Pending",
 }
 
+
+def code_name(code: int) -> str:
+    """``Code.String()`` of a code held as a plain int (a verdict column's entry). Modules compiled
+    in another mypyc group call this rather than ``Code(code)``: mypyc 2.4 emits a native
+    constructor call for an enum of another group, which does not link."""
+    return _CODE_NAMES[Code(code)]
+
+
 REJECTED = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
 
 

@@ -20,7 +20,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from kubesched.framework.interface import NodeVerdicts
-from kubesched.framework.status import Code
+from kubesched.framework.status import Code, code_name
 from kubesched.scheduler.framework.point_times import POINTS, PointTimes
 
 PLUGIN_METRICS_SAMPLE_PERCENT = 10  # pluginMetricsSamplePercent in framework/runtime
@@ -382,7 +382,7 @@ def _status_of(ret: Any) -> str:
             return "Success"
         if np.count_nonzero(codes == Code.ERROR):
             return str(Code.ERROR)
-        return str(Code(int(codes.max())))
+        return code_name(int(codes.max()))
     if isinstance(ret, tuple):
         ret = next((x for x in ret if hasattr(x, "code") and hasattr(x, "reasons")), None)
     return _label(ret) if ret is None or hasattr(ret, "code") else "Success"
