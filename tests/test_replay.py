@@ -3,6 +3,7 @@ workload tuning, determinism, parallel sweeps, and bad input as one line with ex
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import subprocess
@@ -60,6 +61,36 @@ def test_timed_mode_replays_arrivals_and_departures(small):
     assert max(pt["allocatedPct"] for pt in r.curve) > 0
     assert r.summary["bound"] >= 190
     assert r.summary["virtualSeconds"] > 0
+
+
+def test_the_run_keeps_what_was_built_before_it_out_of_the_collector(small):
+    """The cluster and workload are frozen (gc.freeze) while the pods run, and unfrozen after; a
+    caller's own freeze is left as it was."""
+    nodes, pods = small
+    during: list[int] = []
+    replay(
+        str(pods),
+        [str(nodes)],
+        mode="arrivals",
+        policy="FGD",
+        load=1.3,
+        progress=lambda *_: during.append(gc.get_freeze_count()),
+    )
+    assert during and min(during) > 1000  # the nodes' and pods' dicts among them
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        during.clear()
+        replay(
+            str(pods), [str(nodes)], mode="timed", samples=5, progress=lambda *_: during.append(gc.get_freeze_count())
+        )
+        # nothing more frozen during the run (frozen objects freed by refcount leave the count),
+        # and the caller's freeze still holds after it
+        assert during and max(during) <= mine
+        assert gc.get_freeze_count() > mine // 2
+    finally:
+        gc.unfreeze()
 
 
 def test_jsonl_workload(tmp_path):
