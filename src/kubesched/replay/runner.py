@@ -123,7 +123,8 @@ class _Measure:
             )
         self.frag = None if frag is None else Fragmentation(frag.typical, self.ledger.models)
         self.node_frag = np.zeros(len(self.ledger.names))
-        self.dirty = np.ones(len(self.ledger.names), bool)
+        self.dirty: set[int] = set(range(len(self.ledger.names)))  # rows whose fragmentation is owed
+        self.total: float | None = None  # node_frag's sum while no row has changed since
         self.watch = store.watch(["Pod"], store.resource_version)
         self.requests: dict[str, Any] = {}
         self.bound = 0
@@ -136,7 +137,7 @@ class _Measure:
             if ev.type == "DELETED":
                 got = self.ledger.pods.get(uid)
                 if got is not None:
-                    self.dirty[got[0]] = True
+                    self.dirty.add(got[0])
                     self.ledger.release(uid)
                 continue
             node = (obj.get("spec") or {}).get("nodeName")
@@ -146,7 +147,7 @@ class _Measure:
             index = ((obj["metadata"].get("annotations") or {}).get(GPU_INDEX)) or ""
             devices = parse_index(index) if req.gpu_count else []
             self.ledger.bind(uid, node, req, devices)
-            self.dirty[self.ledger.row[node]] = True
+            self.dirty.add(self.ledger.row[node])
             self.bound += 1
             self.placements.append(
                 {
@@ -162,21 +163,23 @@ class _Measure:
     def fragmentation(self) -> float:
         if self.frag is None:
             return 0.0
-        rows = np.flatnonzero(self.dirty)
-        if len(rows) > FEW_ROWS:
+        if len(self.dirty) > FEW_ROWS:
             lg = self.ledger
+            rows = np.fromiter(sorted(self.dirty), np.intp, len(self.dirty))
             self.node_frag[rows] = self.frag.amount(
                 lg.cpu_alloc[rows] - lg.cpu_used[rows], lg.gpu_left[rows], lg.model[rows]
             )
-            self.dirty[rows] = False
-        elif len(rows):  # a pod or two bound since the last sample: their nodes, one by one
+        elif self.dirty:  # a pod or two bound since the last sample: their nodes, one by one
             lg = self.ledger
-            for r in rows.tolist():
+            for r in self.dirty:
                 self.node_frag[r] = self.frag.amount_of(
                     int(lg.cpu_alloc[r] - lg.cpu_used[r]), lg.gpu_left[r].tolist(), int(lg.model[r])
                 )
-            self.dirty[rows] = False
-        return float(self.node_frag.sum())
+        elif self.total is not None:  # nothing bound or released (the pod failed): the same sum
+            return self.total
+        self.dirty.clear()
+        self.total = float(self.node_frag.sum())
+        return self.total
 
     def node_allocation(self) -> list[float]:
         """GPU allocated on each GPU node, in percent."""
