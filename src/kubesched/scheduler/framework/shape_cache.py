@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import numpy as np
 
@@ -211,7 +211,6 @@ class ShapeCache:
         return len(self._entries)
 
 
-@runtime_checkable
 class ShapePlugin(Protocol):
     """kubesched's shape cache, which has no upstream counterpart and changes no decision: a
     plugin that depends on cluster-wide state for some pods says, after this cycle's PreFilter,
