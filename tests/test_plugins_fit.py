@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from helpers import make_node, make_pod, pod, table
+from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
@@ -68,6 +69,30 @@ def test_too_many_pods_comes_first_and_is_resolvable() -> None:
     v = NodeResourcesFit().filter_nodes(CycleState(), pod("new", cpu="100m"), t)
     assert v is not None and int(v.code[0]) == Code.UNSCHEDULABLE
     assert v.describe(v.reason_at(0)) == ("Too many pods",)
+
+
+def test_a_node_whose_allocatable_is_below_the_request_is_unresolvable_as_nodes_change() -> None:
+    """fitsRequest: a request above a node's allocatable cannot be helped by preemption. The
+    filter keeps each resource's least allocatable while the nodes stand, so one plugin meeting
+    the same table before and after a node shrinks (and grows back) must see each change."""
+    plugin = NodeResourcesFit()
+    t = table([make_node("small", cpu="3", memory="1Gi"), make_node("big", cpu="4", memory="8Gi")])
+    t.add_pod(t.index["big"], pod_info_from(make_pod("old", node="big", cpu="3500m")))
+    incoming = pod("new", cpu="2", memory="1Mi")
+
+    def codes() -> list[int]:
+        v = plugin.filter_nodes(CycleState(), incoming, t)
+        assert v is not None
+        return v.code.tolist()
+
+    assert codes() == [0, Code.UNSCHEDULABLE]
+    t.update_node(node_info_from(make_node("big", cpu="1500m", memory="8Gi")))
+    assert codes() == [0, Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+    t.update_node(node_info_from(make_node("big", cpu="4", memory="8Gi")))
+    assert codes() == [0, Code.UNSCHEDULABLE]
+    other = table([make_node("tiny", cpu="1", memory="1Gi")])  # another table: its own least
+    v = plugin.filter_nodes(CycleState(), incoming, other)
+    assert v is not None and v.code.tolist() == [Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
 
 
 def test_ignored_resource_groups_are_not_checked() -> None:

@@ -45,6 +45,7 @@ from kubesched.scheduler.plugins.noderesources.args import (
 
 STATE_KEY = "PreFilterNodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"
+_I8_UNSCHEDULABLE = np.int8(Code.UNSCHEDULABLE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             self.fit_args.resources
         )
         self._cache: dict[tuple[tuple[str, int], ...], _FitRequest] = {}
+        # the table, its epoch and each standard resource's least allocatable (_some_alloc_below)
+        self._least_alloc: tuple[NodeTableView, int | None, list[int]] | None = None
 
     def _ignored(self, name: str) -> bool:
         if "/" not in name or name.startswith("kubernetes.io/"):
@@ -124,6 +127,18 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if len(self._cache) < 4096:
             self._cache[key] = req
         return req
+
+    def _some_alloc_below(self, nodes: NodeTableView, req: _FitRequest) -> bool:
+        """Whether some node's allocatable is below the pod's request of a standard resource (its
+        verdict is then UnschedulableAndUnresolvable): from each resource's least allocatable,
+        kept while the table's nodes stand (its epoch)."""
+        epoch = getattr(nodes, "epoch", None)
+        kept = self._least_alloc
+        if kept is None or kept[0] is not nodes or epoch is None or kept[1] != epoch:
+            least = np.minimum.reduce(nodes.alloc[:3], axis=1).tolist() if nodes.n else [0, 0, 0]
+            kept = self._least_alloc = (nodes, epoch, least)
+        least_alloc = kept[2]
+        return any(v > least_alloc[i] for i, v in enumerate(req.values.tolist()))
 
     def _delegated(self, req: _FitRequest) -> list[int]:
         """The requested resources that may go to DynamicResources (extended resources backed by
@@ -170,16 +185,17 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 short[i] &= ~on_dra[-1][1]
         if not np.count_nonzero(short) and not np.count_nonzero(too_many):  # count_nonzero: cheaper than any()
             return None
-        unresolvable_rows = alloc < want
-        for i, on in on_dra:
-            unresolvable_rows[i] &= ~on
-        bits = too_many.astype(np.int64)
+        bits = too_many.astype(np.int64)  # bit 0: too many pods; bit i + 1: short of resource i
         for i in range(k):  # over the pod's requested resources, not over nodes
             bits |= short[i].astype(np.int64) << (i + 1)
         failed = bits != 0
-        code = np.where(failed, np.int8(Code.UNSCHEDULABLE), np.int8(0))
-        unresolvable = unresolvable_rows.any(axis=0) & failed
-        code[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        code = failed.view(np.int8) * _I8_UNSCHEDULABLE  # np.where costs three times this
+        if on_dra or not req.standard or self._some_alloc_below(nodes, req):
+            unresolvable_rows = alloc < want
+            for i, on in on_dra:
+                unresolvable_rows[i] &= ~on
+            unresolvable = np.logical_or.reduce(unresolvable_rows, axis=0) & failed
+            code[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return NodeVerdicts(code, bits, req.describe)
 
     # Score -----------------------------------------------------------------------------------
