@@ -86,7 +86,7 @@ class Diagnosis:
     def collect_rejectors(self) -> None:
         """Add the plugins that rejected some node to ``unschedulable_plugins`` (done only when
         the attempt fails: a scheduled pod never needs them)."""
-        failing = np.unique(self.plugins[self.codes != 0])
+        failing = np.bincount(self.plugins[self.codes != 0]).nonzero()[0]  # plugin indices: small, >= 0
         self.unschedulable_plugins |= {self.plugin_names[int(p)] for p in failing}
 
     def status_of(self, row: int) -> Status | None:

@@ -229,7 +229,7 @@ class Algorithm:
         return self._best(nodes, total, lambda: feasible)
 
     def _best(self, nodes: NodeTable, total: np.ndarray, rows: Callable[[], np.ndarray]) -> int:
-        top = (total == total.max()).nonzero()[0]
+        top = (total == np.maximum.reduce(total)).nonzero()[0]  # the ufunc: no method wrapper
         if len(top) == 1:
             return int(top[0])
         if self.tie_break != "random":
@@ -650,7 +650,7 @@ class Algorithm:
                 return hits[:want] + start, int(hits[want - 1]) + 1
             # else rotate the verdicts, not an index array
             ok = np.concatenate((passed[start:], passed[:start])) if start else passed
-            hits = np.flatnonzero(ok)
+            hits = ok.nonzero()[0]
             processed = int(hits[want - 1]) + 1 if len(hits) >= want else n
             feasible = hits[:want] + start
             if start:

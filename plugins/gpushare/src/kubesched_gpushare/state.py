@@ -177,9 +177,9 @@ class GpuState:
         self._changed(row)
 
     def _changed(self, row: int) -> None:
-        left = self.gpu_left[row]
-        self.max_left[row] = left.max()
-        self.free[row] = int((left == MILLI).sum())
+        left = self.gpu_left[row].tolist()  # one node's eight GPUs: plain ints beat numpy calls
+        self.max_left[row] = max(left)
+        self.free[row] = left.count(MILLI)
         self.version[row] += 1
 
     def _tag_column(self, tag: str) -> int:

@@ -548,7 +548,7 @@ class Framework:
             describers[i] = v.describe
             # a verdict other than Unschedulable(AndUnresolvable)/Pending is an error
             wrong = (got != _UNSCHEDULABLE) & (got != _UNRESOLVABLE) & (got != _PENDING)
-            if wrong.any():
+            if np.logical_or.reduce(wrong):
                 bad.append(int(idx[wrong.argmax()]))
             alive -= len(idx)
             if alive == 0:
@@ -704,7 +704,7 @@ class Framework:
             if (
                 not p.scores_bounded
                 and len(scores)
-                and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE)
+                and (np.minimum.reduce(scores) < MIN_NODE_SCORE or np.maximum.reduce(scores) > MAX_NODE_SCORE)
             ):
                 bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
                 return None, Status.error(
