@@ -130,8 +130,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def _some_alloc_below(self, nodes: NodeTableView, req: _FitRequest) -> bool:
         """Whether some node's allocatable is below the pod's request of a standard resource (its
-        verdict is then UnschedulableAndUnresolvable): from each resource's least allocatable,
-        kept while the table's nodes stand (its epoch)."""
+        verdict is then UnschedulableAndUnresolvable, as ``fitsRequest`` marks an insufficient
+        resource whose request exceeds the allocatable itself: upstream's
+        pkg/scheduler/framework/plugins/noderesources/fit.go): from each resource's least
+        allocatable, kept while the table's nodes stand (its epoch)."""
         epoch = getattr(nodes, "epoch", None)
         kept = self._least_alloc
         if kept is None or kept[0] is not nodes or epoch is None or kept[1] != epoch:
