@@ -81,6 +81,7 @@ class NodeTable:
         self.changed: list[int] = []
         self.epoch = 0
         self._label_unique: dict[str, tuple[int, bool]] = {}
+        self._least_alloc: tuple[int, list[int]] | None = None  # (epoch, least_alloc())
         self._position: np.ndarray | None = None
 
     # -- column views (length n) --------------------------------------------------------------
@@ -419,6 +420,16 @@ class NodeTable:
         self._label_unique[key] = (self.epoch, unique)
         return unique
 
+    def least_alloc(self) -> list[int]:
+        """The least allocatable cpu, memory and ephemeral-storage over the nodes (0 without
+        nodes); kept until the nodes change."""
+        kept = self._least_alloc
+        if kept is not None and kept[0] == self.epoch:
+            return kept[1]
+        least = np.minimum.reduce(self.alloc[:3], axis=1).tolist() if self.n else [0, 0, 0]
+        self._least_alloc = (self.epoch, least)
+        return least
+
     def label_value_code(self, key: str, value: str) -> int:
         return self._label_values.get(key, {}).get(value, -2)
 
@@ -506,6 +517,7 @@ class NodeTable:
         sub._order_identity = None
         sub.generation = self.generation
         sub.changed, sub.epoch, sub._position, sub._label_unique = [], 0, None, {}
+        sub._least_alloc = None
         sub.total_nodes = self.n
         return sub
 

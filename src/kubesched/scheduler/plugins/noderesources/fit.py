@@ -99,8 +99,6 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             self.fit_args.resources
         )
         self._cache: dict[tuple[tuple[str, int], ...], _FitRequest] = {}
-        # the table, its epoch and each standard resource's least allocatable (_some_alloc_below)
-        self._least_alloc: tuple[NodeTableView, int | None, list[int]] | None = None
 
     def _ignored(self, name: str) -> bool:
         if "/" not in name or name.startswith("kubernetes.io/"):
@@ -133,13 +131,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         verdict is then UnschedulableAndUnresolvable, as ``fitsRequest`` marks an insufficient
         resource whose request exceeds the allocatable itself: upstream's
         pkg/scheduler/framework/plugins/noderesources/fit.go): from each resource's least
-        allocatable, kept while the table's nodes stand (its epoch)."""
-        epoch = getattr(nodes, "epoch", None)
-        kept = self._least_alloc
-        if kept is None or kept[0] is not nodes or epoch is None or kept[1] != epoch:
-            least = np.minimum.reduce(nodes.alloc[:3], axis=1).tolist() if nodes.n else [0, 0, 0]
-            kept = self._least_alloc = (nodes, epoch, least)
-        least_alloc = kept[2]
+        allocatable, which the table keeps while its nodes stand."""
+        least_alloc = cast(NodeTable, nodes).least_alloc()  # the in-tree table (resource_column too)
         return any(v > least_alloc[i] for i, v in enumerate(req.values.tolist()))
 
     def _delegated(self, req: _FitRequest) -> list[int]:
