@@ -36,6 +36,7 @@ from kubesched.scheduler.scheduler import Scheduler
 pytest.importorskip(
     "kubesched_gpushare", reason="the plugins/gpushare package is not installed (pip install -e plugins/gpushare)"
 )
+from kubesched_gpushare import policies
 
 # -- requests -------------------------------------------------------------------------------------
 
@@ -191,7 +192,9 @@ def _check_fragmentation(typical, nodes):
     for k, (c, g, _, m) in enumerate(nodes):
         expected = go_frag(int(c), left[k].tolist(), tps, models[m] if g else "")
         assert got[k] == pytest.approx(expected, abs=1e-6)
-        assert frag.amount_of(int(c), left[k].tolist(), int(model[k])) == pytest.approx(expected, abs=1e-6)
+        # the one-state form adds the same terms in the same order: equal bit for bit, so that a
+        # score does not depend on which of the two computed it
+        assert frag.amount_of(int(c), left[k].tolist(), int(model[k])) == got[k]
 
 
 # -- the policies, through the scheduler --------------------------------------------------------------
@@ -400,10 +403,20 @@ def _pod_of(req: GpuRequest):
     return gpu_pod("p", req.cpu_milli, req.gpu_count, req.gpu_milli, model=req.gpu_model)
 
 
+@pytest.fixture(params=["one by one", "vectorized"])
+def fgd_rows(request, monkeypatch):
+    """FGDScore scores the few rows that changed node by node and many rows in one vectorized
+    pass: both ways, for the tests that check its scores."""
+    monkeypatch.setattr(policies, "FEW_ROWS", 10**9 if request.param == "one by one" else 0)
+    return request.param
+
+
 @pytest.mark.parametrize("policy", ["DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD"])
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(state=_state, req=_pod)
-def test_policy_scores_equal_the_simulators(policy, state, req):
+def test_policy_scores_equal_the_simulators(policy, state, req, fgd_rows):
     nodes, bound, view = _build_state(state)
     feasible = _feasible(view, req)
     if len(feasible) < 2:
@@ -429,7 +442,50 @@ def test_policy_scores_equal_the_simulators(policy, state, req):
     assert got == want
 
 
-def test_fgd_scores_follow_the_nodes_as_they_change_between_cycles():
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    state=st.lists(
+        st.tuples(st.sampled_from([(96000, 8, "G2"), (64000, 2, "T4"), (16000, 4, "T4"), (32000, 0, "")]), _used,
+                  st.integers(0, 5)),
+        min_size=1,
+        max_size=10,
+    ),
+    typical=_typical,
+    req=_pod,
+)  # fmt: skip
+def test_fgd_scores_the_same_node_by_node_and_vectorized(state, typical, req):
+    """The two ways FGDScore computes scores agree exactly, on every node state and any typical
+    pods (their weights summed in one order by both): a node's score does not depend on how many
+    other nodes changed since its pod shape was last scored."""
+    nodes, bound, _ = _build_state(state)
+    total = sum(w for *_, w in typical)
+    models = {"": "", "A": "G2", "B": "T4", "A|B": "G2|T4"}  # _typical's models, as _state's nodes name them
+    tps = [
+        TypicalPod(GpuRequest(cpu, 0 if n == 0 else milli, n, models[spec] if n else ""), w / total)
+        for cpu, (n, milli), spec, w in typical
+    ]
+    _, sched = _cluster(nodes, bound, "FGD", tps)
+    fgd = sched.profiles["default-scheduler"].plugin("FGDScore")
+    table = sched.cache.table
+    srows = fgd.state.rows_for(table)
+    cpu_left = table.alloc[0] - table.requested[0]
+    frag = fgd.state.frag
+    fgd._now = None  # each way from nothing: both refresh every node's current fragmentation
+    vectorized = fgd._compute(frag, req, srows, cpu_left) if len(srows) >= policies.FEW_ROWS else None
+    if vectorized is None:
+        saved, policies.FEW_ROWS = policies.FEW_ROWS, 0
+        try:
+            vectorized = fgd._compute(frag, req, srows, cpu_left)
+        finally:
+            policies.FEW_ROWS = saved
+    fgd._now = None
+    one_by_one = fgd._compute_few(frag, req, srows, cpu_left)
+    assert one_by_one.tolist() == vectorized.tolist()
+    # and with the current fragmentation kept from the other way
+    assert fgd._compute_few(frag, req, srows, cpu_left).tolist() == vectorized.tolist()
+
+
+def test_fgd_scores_follow_the_nodes_as_they_change_between_cycles(fgd_rows):
     """FGD keeps scores per pod shape and each node's fragmentation between cycles: a node whose
     GPUs or free CPU changed is scored afresh, against the simulator's formula on the new state."""
     before = [

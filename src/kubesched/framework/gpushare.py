@@ -223,32 +223,67 @@ class Fragmentation:
         ok = (room[:, self._group] >= self._count) & (cpu_left[:, None] >= self._cpu)  # (K, T)
         if self._any_model:
             ok &= self._access[np.where(model < 0, len(self.models), model)]
-        return frag + np.where(ok, small[:, self._group], total[:, None]) @ self._weight
+        # the typical pods' terms summed one after another, as ``amount_of`` (and the simulator's
+        # loop) adds them: a BLAS dot product would add them in an order of its own, which
+        # depends on the CPU it runs on, and a score truncated from the sum could then differ
+        terms = np.where(ok, small[:, self._group], total[:, None]) * self._weight
+        return frag + np.cumsum(terms, axis=1)[:, -1]
 
     def amount_of(self, cpu_left: int, gpu_left: Sequence[int], model: int) -> float:
-        """``amount`` of one node state (equal to within float rounding: the terms are summed in
-        order, as the simulator's ``NodeGpuShareFragAmountScore`` sums them, not by a BLAS dot)."""
+        """``amount`` of one node state, equal to it bit for bit (the same terms added in the
+        same order), in plain Python: for a few states numpy's per-call cost would dominate."""
+        left = sorted(gpu_left)
+        n = len(left)
         total = 0
-        for v in gpu_left:
+        for v in left:
             total += v
+        # the distinct shares ascending against the GPUs ascending: one walk counts, for each
+        # share, the GPUs with room for it and the milli of those too full for it
         room: list[int] = []
         small: list[int] = []
+        i = 0
+        below = 0
         for m in self._milli_list:
-            r = 0
-            s = 0
-            for v in gpu_left:
-                if v >= m:
-                    r += 1
-                else:
-                    s += v
-            room.append(r)
-            small.append(s)
+            while i < n and left[i] < m:
+                below += left[i]
+                i += 1
+            room.append(n - i)
+            small.append(below)
         access = self._access_lists[len(self.models) if model < 0 else model]
+        any_model = self._any_model
         acc = 0.0
-        for i, (g, count, cpu, weight) in enumerate(self._terms):
-            ok = room[g] >= count and cpu_left >= cpu and (access[i] or not self._any_model)
-            acc += weight * (small[g] if ok else total)
+        for j, (g, count, cpu, weight) in enumerate(self._terms):
+            ok = room[g] >= count and cpu_left >= cpu and (access[j] or not any_model)
+            acc += (small[g] if ok else total) * weight
         return total * self._cpu_only_weight + acc
+
+    def amounts_after(self, cpu_left: int, gpu_left: Sequence[int], model: int, request: GpuRequest) -> list[float]:
+        """``amount_of`` each state placing ``request`` on a node can leave it in: for a GPU
+        share, one per distinct free share it fits in (that GPU loses the share, the node the
+        CPU: which GPU of equals does not matter); for whole GPUs or none, the one of the
+        simulator's ``NodeResource.Sub`` (the fullest GPUs with room; the node as it is when
+        the CPU does not fit)."""
+        left = sorted(gpu_left)
+        if request.shares_gpu:
+            out: list[float] = []
+            seen = -1
+            for d, v in enumerate(left):
+                if v >= request.gpu_milli and v != seen:  # ascending: equal shares are adjacent
+                    seen = v
+                    after = list(left)
+                    after[d] = v - request.gpu_milli
+                    out.append(self.amount_of(cpu_left - request.cpu_milli, after, model))
+            return out
+        if cpu_left < request.cpu_milli:
+            return [self.amount_of(cpu_left, left, model)]
+        taken = 0
+        for d, v in enumerate(left):
+            if taken == request.gpu_count:
+                break
+            if v >= request.gpu_milli:
+                left[d] = v - request.gpu_milli
+                taken += 1
+        return [self.amount_of(cpu_left - request.cpu_milli, left, model)]
 
 
 class GpuLedger:
