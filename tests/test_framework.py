@@ -3,13 +3,14 @@ Permit waits, nominated pods in filtering."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import PermitPlugin, PerNodeScorePlugin
+from kubesched.framework.interface import FilterPlugin, NodeVerdicts, PermitPlugin, PerNodeScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.scheduler.schedule_pod import num_feasible_nodes_to_find
@@ -154,6 +155,47 @@ def test_a_score_outside_0_100_is_a_scheduler_error() -> None:
         'applying score defaultWeights on Score plugins: plugin "OutOfRange" returns an invalid score 150, '
         "it should in the range of [0, 100] after normalizing"
     )
+
+
+class Coded(FilterPlugin):
+    """Rejects every node, node n2 with the code in the pod's ``code`` label."""
+
+    name = "Coded"
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: object) -> NodeVerdicts:
+        codes = np.full(len(nodes.names), np.int8(Code.UNSCHEDULABLE))  # type: ignore[attr-defined]
+        codes[nodes.index["n2"]] = int(pod.labels["code"])  # type: ignore[attr-defined]
+        return NodeVerdicts(codes, 0, lambda _id: ("coded",))
+
+
+_REJECTED = "0/2 nodes are available: 2 coded. preemption: 0/2 nodes are available: "
+_NOT_HELPFUL = "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (Code.UNSCHEDULABLE, _REJECTED + "2 No preemption victims found for incoming pod."),
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, _REJECTED + _NOT_HELPFUL),
+        (Code.PENDING, _REJECTED + _NOT_HELPFUL),
+        (Code.ERROR, 'running "Coded" filter plugin: coded'),
+        (Code.WAIT, 'running "Coded" filter plugin: coded'),
+        (Code.SKIP, 'running "Coded" filter plugin: coded'),
+    ],
+)
+def test_a_filter_verdict_that_is_no_rejection_is_an_error(code: Code, message: str) -> None:
+    """RunFilterPlugins: a node's status other than Unschedulable, UnschedulableAndUnresolvable
+    or Pending fails the cycle with an error naming the plugin (``framework.go``)."""
+    registry = in_tree_registry()
+    registry.register("Coded", Coded)
+    cfg = {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Coded"}]}}}]}
+    c = Cluster(make_node("n1"), make_node("n2"), config=cfg, registry=registry)
+    pod = make_pod("p", cpu="100m")
+    pod["metadata"]["labels"] = {"code": str(int(code))}
+    c.create(pod)
+    c.settle()
+    assert c.node_of("p") is None
+    assert c.sched.last_message["default/p"] == message
 
 
 class Gate(PermitPlugin):

@@ -71,6 +71,30 @@ def test_too_many_pods_comes_first_and_is_resolvable() -> None:
     assert v.describe(v.reason_at(0)) == ("Too many pods",)
 
 
+@pytest.mark.parametrize("kinds", [2, 9], ids=["few resources", "more than seven"])
+def test_each_short_resource_is_named_in_the_requests_order(kinds: int) -> None:
+    """The Filter's reason bits, one per requested resource (bit 0: too many pods), built in
+    bytes for up to seven resources and in 64-bit words beyond: each node names just the
+    resources it lacks, in upstream's order (cpu, memory, then the extended ones by name)."""
+    names = [f"example.com/r{i}" for i in range(kinds)]
+    nodes = [
+        make_node("all", cpu="1", memory="1Gi", pods="1", extra=dict.fromkeys(names, "1")),
+        make_node("last", cpu="1", memory="1Gi", extra={n: "1" for n in names[:-1]} | {names[-1]: "0"}),
+        make_node("odd", cpu="100m", memory="1Gi", extra={n: "1" if i % 2 == 0 else "0" for i, n in enumerate(names)}),
+    ]
+    t = table(nodes, [make_pod("old", node="all")])
+    v = NodeResourcesFit().filter_nodes(CycleState(), pod("new", cpu="500m", extra=dict.fromkeys(names, "1")), t)
+    assert v is not None
+    assert v.describe(v.reason_at(0)) == ("Too many pods",)
+    assert v.describe(v.reason_at(1)) == (f"Insufficient {names[-1]}",)
+    assert v.describe(v.reason_at(2)) == ("Insufficient cpu", *(f"Insufficient {n}" for n in names[1::2]))
+    assert v.code.tolist() == [
+        Code.UNSCHEDULABLE,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    ]
+
+
 def test_a_node_whose_allocatable_is_below_the_request_is_unresolvable_as_nodes_change() -> None:
     """fitsRequest: a request above a node's allocatable cannot be helped by preemption. The
     filter keeps each resource's least allocatable while the nodes stand, so one plugin meeting

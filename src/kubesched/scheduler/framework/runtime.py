@@ -546,10 +546,12 @@ class Framework:
             plugins[idx] = i
             reasons[idx] = v.reason[idx] if isinstance(v.reason, np.ndarray) else v.reason
             describers[i] = v.describe
-            # a verdict other than Unschedulable(AndUnresolvable)/Pending is an error
-            wrong = (got != _UNSCHEDULABLE) & (got != _UNRESOLVABLE) & (got != _PENDING)
-            if np.logical_or.reduce(wrong):
-                bad.append(int(idx[wrong.argmax()]))
+            # a verdict other than Unschedulable(AndUnresolvable)/Pending is an error; the two
+            # reductions settle the usual case (all 2 or 3) in fewer calls than the comparisons
+            if int(np.minimum.reduce(got)) < _UNSCHEDULABLE or int(np.maximum.reduce(got)) > _UNRESOLVABLE:
+                wrong = (got != _UNSCHEDULABLE) & (got != _UNRESOLVABLE) & (got != _PENDING)
+                if np.logical_or.reduce(wrong):
+                    bad.append(int(idx[wrong.argmax()]))
             alive -= len(idx)
             if alive == 0:
                 break
