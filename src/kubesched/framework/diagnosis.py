@@ -101,7 +101,7 @@ class Diagnosis:
 
     def rows_with_code(self, code: Code) -> np.ndarray:
         """Rows whose status has exactly ``code`` (``NodesForStatusCode``)."""
-        mask = self.codes == code
+        mask = self.codes == int(code)  # an IntEnum against an array costs numpy several times an int
         if self.absent_mask is not None:
             mask = np.where(self.absent_mask, self.absent is not None and self.absent.code == code, mask)
         return np.flatnonzero(mask)

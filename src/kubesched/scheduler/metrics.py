@@ -380,7 +380,7 @@ def _status_of(ret: Any) -> str:
         codes = ret.code
         if not np.count_nonzero(codes):
             return "Success"
-        if np.count_nonzero(codes == Code.ERROR):
+        if np.count_nonzero(codes == int(Code.ERROR)):  # (an IntEnum is numpy's slow path)
             return str(Code.ERROR)
         return code_name(int(codes.max()))
     if isinstance(ret, tuple):

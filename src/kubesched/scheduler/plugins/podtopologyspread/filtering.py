@@ -29,6 +29,8 @@ from kubesched.scheduler.podtable import PodTable
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 _REASONS = {1: (ERR_REASON_CONSTRAINTS_NOT_MATCH,), 2: (ERR_REASON_NODE_LABEL_NOT_MATCH,)}
+# each reason's code: a skew too large can change as pods come and go, a missing label cannot
+_CODES = np.array([0, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE], np.int8)
 
 
 @dataclass(slots=True)
@@ -101,5 +103,5 @@ def filter_verdicts(state: FilterState, nodes: NodeTableView) -> NodeVerdicts | 
         undecided &= ~bad
     if not reason.any():
         return None
-    code = np.select([reason == 2, reason == 1], [Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE], 0)
-    return NodeVerdicts(code.astype(np.int8), reason, _REASONS.__getitem__)
+    code = _CODES[reason]
+    return NodeVerdicts(code, reason, _REASONS.__getitem__)
