@@ -258,7 +258,7 @@ def run(
 @given(
     cpus=st.lists(st.sampled_from([1, 2, 4]), min_size=2, max_size=8),
     disks=st.lists(st.booleans(), min_size=8, max_size=8),
-    palette=st.lists(st.integers(0, len(TEMPLATES) - 1), min_size=1, max_size=2),
+    palette=st.lists(st.integers(0, len(TEMPLATES) - 1), min_size=1, max_size=3),
     steps=STEPS,
     profile=st.sampled_from(["witnessed", "default-scheduler"]),
 )
@@ -326,6 +326,32 @@ def test_plain_pods_replay_every_plugin_at_once() -> None:
         "VolumeRestrictions",
         "VolumeZone",
     ]
+
+
+def test_interleaved_templates_are_each_replayed() -> None:
+    """Pods of two templates arriving in turn (a trace's shapes, two Deployments scaling at
+    once): each template's outcomes are recorded on its second pod and replayed from its third,
+    whichever template came in between, with what the full path gives."""
+    c = Cluster(*[node(i, 4, i % 3, False) for i in range(4)])
+    for i in range(3):
+        for t in (0, 2):
+            c.create(templated(f"t{t}-{i}", t))
+            c.settle()
+    fw = frameworks(c)[0]
+    memo = fw.pre_filter_memo
+    assert memo is not None
+    for t in (0, 2):
+        c.create(templated(f"x{t}", t))
+        replayed = pre_filter_outcome(fw, c, templated(f"x{t}", t))
+        assert memo.replaying(), t
+        fw.pre_filter_memo = None
+        assert replayed == pre_filter_outcome(fw, c, templated(f"x{t}", t))
+        fw.pre_filter_memo = memo
+    templates = Templates()
+    a, b = pod_info_from(templated("a", 0)), pod_info_from(templated("b", 2))
+    assert templates.of(a) != templates.of(b)
+    assert templates.of(pod_info_from(templated("a2", 0))) == templates.of(a)
+    assert templates.of(pod_info_from(templated("b2", 2))) == templates.of(b)
 
 
 def test_a_service_selecting_the_template_ends_the_replay() -> None:

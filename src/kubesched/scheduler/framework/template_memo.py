@@ -5,8 +5,10 @@ pods mostly come from one template (a ReplicaSet's, a Job's, scheduler_perf's), 
 of those calls end the same way (ten of eleven PreFilter plugins Skip a plain pod). A plugin that
 declares a ``Memo`` (``kubesched.framework.Memo``) promises that for pods of one template its outcome
 (result, status, CycleState writes) is the same as long as its ``memo_guard(nodes)`` is; the
-framework records the outcomes on a template's second pod in a row and replays them for the next
-ones, in the plugins' order, calling the undeclared plugins as before. Decisions, statuses,
+framework records the outcomes on a template's second pod and replays them for the next ones, in
+the plugins' order, calling the undeclared plugins as before. The last ``MAX_TEMPLATES``
+templates are remembered, so that pods of a few templates arriving interleaved (a trace's
+shapes, several Deployments scaling at once) are replayed too. Decisions, statuses,
 messages and metrics are the same with the memo as without it (tests/test_template_memo.py runs
 random clusters and event sequences both ways). Cycles that time plugins for metrics or write
 results on the pod call every plugin.
@@ -14,7 +16,8 @@ results on the pod call every plugin.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,33 +28,58 @@ from kubesched.framework.interface import Memo, Plugin, PreFilterResult
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status, is_success
 
+# templates remembered (least recently met dropped first), and pods kept per request key to tell
+# templates of equal requests apart
+MAX_TEMPLATES = 256
+MAX_PER_KEY = 4
+
+
+def _same_template(a: PodInfo, b: PodInfo) -> bool:
+    return a.obj is b.obj or (
+        a.namespace == b.namespace
+        and a.requests == b.requests
+        and a.non_zero_cpu == b.non_zero_cpu
+        and a.non_zero_memory == b.non_zero_memory
+        and same_pod_spec_and_meta(a.obj, b.obj)
+    )
+
 
 class Templates:
-    """Which template a pod belongs to: a number shared by consecutive pods of equal namespace,
-    spec, labels, annotations, owners, deletion state and requests (an in-place resize makes the
-    requests differ from the spec's), a new number for any other pod."""
+    """Which template a pod belongs to: a number shared by pods of equal namespace, spec, labels,
+    annotations, owners, deletion state and requests (an in-place resize makes the requests
+    differ from the spec's), a new number for a pod of none of the last ``MAX_TEMPLATES``."""
 
-    __slots__ = ("_last", "_next")
+    __slots__ = ("_known", "_last", "_last_number", "_next")
 
     def __init__(self) -> None:
         self._last: PodInfo | None = None
+        self._last_number = 0
         self._next = 0
+        # by the cheap part of a template (namespace and requests): a pod of each template and
+        # its number
+        self._known: OrderedDict[Hashable, list[tuple[PodInfo, int]]] = OrderedDict()
 
     def of(self, pod: PodInfo) -> int:
         last = self._last
-        if last is not None and (
-            last.obj is pod.obj
-            or (
-                pod.namespace == last.namespace
-                and pod.requests == last.requests
-                and pod.non_zero_cpu == last.non_zero_cpu
-                and pod.non_zero_memory == last.non_zero_memory
-                and same_pod_spec_and_meta(last.obj, pod.obj)
-            )
-        ):
-            return self._next
+        if last is not None and _same_template(last, pod):
+            return self._last_number
+        key = (pod.namespace, pod.non_zero_cpu, pod.non_zero_memory, tuple(sorted(pod.requests.items())))
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = []
+            while len(self._known) > MAX_TEMPLATES:
+                self._known.popitem(last=False)
+        else:
+            self._known.move_to_end(key)
+            for seen, number in known:
+                if _same_template(seen, pod):
+                    self._last, self._last_number = pod, number
+                    return number
         self._next += 1
-        self._last = pod
+        known.append((pod, self._next))
+        if len(known) > MAX_PER_KEY:
+            del known[0]
+        self._last, self._last_number = pod, self._next
         return self._next
 
 
@@ -93,7 +121,7 @@ class Plan:
 class PointMemo:
     """The memo of one extension point (PreFilter or PreScore) of one profile."""
 
-    __slots__ = ("_guarded", "_guards", "_plan", "_template", "memos", "names", "pair")
+    __slots__ = ("_guarded", "_plan", "_plans", "memos", "names", "pair")
 
     def __init__(self, plugins: Sequence[Plugin], attr: str, *, pair: bool, field: str | None = None) -> None:
         self.names = tuple(p.name for p in plugins)
@@ -104,8 +132,9 @@ class PointMemo:
                 raise InputError(message, field=field)
         self.pair = pair  # the point returns (PreFilterResult, Status), not a Status alone
         self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
-        self._template = 0  # Templates numbers from 1
-        self._guards: tuple[Any, ...] = ()
+        # per template met (Templates' numbers), the guards its plan was recorded under and the
+        # plan; None: met once, no plan yet
+        self._plans: OrderedDict[int, tuple[tuple[Any, ...], Plan] | None] = OrderedDict()
         self._plan: Plan | None = None
 
     @staticmethod
@@ -116,18 +145,23 @@ class PointMemo:
         return memo if any(m is not None for m in memo.memos) else None
 
     def plan(self, template: int, nodes: NodeTableView) -> Plan | None:
-        """The plan for a pod of ``template`` over ``nodes``. None for the first pod of a template
-        in a row, which calls every plugin without recording (a workload of pods all different,
-        a trace's, pays for no guard and no recording); from the second on, the plan recorded
-        under the guards as they are now, a new one when they changed."""
-        if template != self._template:
-            self._template = template
+        """The plan for a pod of ``template`` over ``nodes``. None for the first pod of a
+        template, which calls every plugin without recording (a workload of pods all different
+        pays for no guard and no recording); from the second on, the plan recorded under the
+        guards as they are now, a new one when they changed."""
+        plans = self._plans
+        if template not in plans:
+            plans[template] = None
+            while len(plans) > MAX_TEMPLATES:
+                plans.popitem(last=False)
             self._plan = None
             return None
+        plans.move_to_end(template)
+        kept = plans[template]
         guards = tuple([p.memo_guard(nodes) for p in self._guarded])
-        if self._plan is None or guards != self._guards:
-            self._guards = guards
-            self._plan = Plan([UNSEEN if m is not None else LIVE for m in self.memos])
+        if kept is None or guards != kept[0]:
+            kept = plans[template] = (guards, Plan([UNSEEN if m is not None else LIVE for m in self.memos]))
+        self._plan = kept[1]
         return self._plan
 
     def current(self) -> Plan | None:
