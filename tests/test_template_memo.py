@@ -389,6 +389,16 @@ def test_an_anti_affinity_pod_ends_the_replay_of_inter_pod_affinity() -> None:
     assert "InterPodAffinity" not in pre_filter_outcome(fw, c, templated("c", 0))[3]
 
 
+def test_a_template_with_terms_is_not_replayed_by_inter_pod_affinity() -> None:
+    """Pods preferring to be near app=web, then a web pod, then another of the first: its
+    PreScore is no Skip any more (a web pod exists now), which nothing but every pod's labels
+    tells, so InterPodAffinity calls it afresh (the memo's falsifying example once templates
+    were remembered past the previous pod's)."""
+    nodes = [node(i, 1, i % 3, False) for i in range(2)]
+    steps = [("none", 0, 2), ("none", 98, 1), ("none", 0, 1)]  # two "near", one "web", one "near"
+    assert run(nodes, [6, 0, 1], steps, True, "witnessed") == run(nodes, [6, 0, 1], steps, False, "witnessed")
+
+
 def test_a_pod_with_volumes_calls_the_volume_plugins() -> None:
     """A pod with a volume is not replayed by the plugins that skip only pods without one."""
     c = Cluster(*[node(i, 4, i % 3, False) for i in range(3)])

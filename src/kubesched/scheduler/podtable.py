@@ -67,6 +67,9 @@ class PodTable:
         self.label_cols: dict[str, np.ndarray] = {}  # key -> value code per slot, -1 absent
         self.label_vocab: dict[str, dict[str, int]] = {}
         self.term_groups: dict[TermKey, dict[int, None]] = {}  # slots holding each term, in order
+        # bumped whenever a pod holding terms comes, goes or changes node row (term_groups and
+        # group_per_row change): the template memo's guard for InterPodAffinity
+        self.terms_epoch = 0
         self._group_arrays: dict[TermKey, np.ndarray] = {}
 
     def _grow(self) -> None:
@@ -116,6 +119,7 @@ class PodTable:
         for term in term_keys(pod):
             self.term_groups.setdefault(term, {})[i] = None
             self._group_arrays.pop(term, None)
+            self.terms_epoch += 1
 
     def replace(self, pod: PodInfo) -> None:
         """A newer version of a pod in the table whose counted fields did not change."""
@@ -140,6 +144,7 @@ class PodTable:
                 if not group:
                     del self.term_groups[term]
             self._group_arrays.pop(term, None)
+            self.terms_epoch += 1
         self.ns[i] = -1
         self.pods[i] = None
         self.node_row[i] = -1
@@ -160,8 +165,10 @@ class PodTable:
         """Rows after ``row`` shift up by one, as in the NodeTable; the node's pods lose their row."""
         self.node_row[self.node_row == row] = -1
         self.node_row[self.node_row > row] -= 1
+        self.terms_epoch += 1
 
     def node_added(self, row: int, uids: list[str]) -> None:
+        self.terms_epoch += 1
         for uid in uids:
             i = self.slot.get(uid)
             if i is not None:

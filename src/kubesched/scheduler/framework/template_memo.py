@@ -121,7 +121,7 @@ class Plan:
 class PointMemo:
     """The memo of one extension point (PreFilter or PreScore) of one profile."""
 
-    __slots__ = ("_guarded", "_plan", "_plans", "memos", "names", "pair")
+    __slots__ = ("_guarded", "_guarded_at", "_kept", "_plan", "_plans", "_template", "memos", "names", "pair")
 
     def __init__(self, plugins: Sequence[Plugin], attr: str, *, pair: bool, field: str | None = None) -> None:
         self.names = tuple(p.name for p in plugins)
@@ -131,10 +131,14 @@ class PointMemo:
                 message = f'plugin "{name}": {attr} must be a kubesched.framework.Memo, not {type(m).__name__}'
                 raise InputError(message, field=field)
         self.pair = pair  # the point returns (PreFilterResult, Status), not a Status alone
-        self._guarded = tuple(p for p, m in zip(plugins, self.memos, strict=True) if m is not None and m.guarded)
+        guarded = [i for i, m in enumerate(self.memos) if m is not None and m.guarded]
+        self._guarded = tuple(plugins[i] for i in guarded)
+        self._guarded_at = tuple(guarded)  # their places in the point
         # per template met (Templates' numbers), the guards its plan was recorded under and the
         # plan; None: met once, no plan yet
         self._plans: OrderedDict[int, tuple[tuple[Any, ...], Plan] | None] = OrderedDict()
+        self._template = 0  # the last pod's (Templates numbers from 1), its entry and plan
+        self._kept: tuple[tuple[Any, ...], Plan] | None = None
         self._plan: Plan | None = None
 
     @staticmethod
@@ -149,18 +153,32 @@ class PointMemo:
         template, which calls every plugin without recording (a workload of pods all different
         pays for no guard and no recording); from the second on, the plan recorded under the
         guards as they are now, a new one when they changed."""
-        plans = self._plans
-        if template not in plans:
-            plans[template] = None
-            while len(plans) > MAX_TEMPLATES:
-                plans.popitem(last=False)
-            self._plan = None
-            return None
-        plans.move_to_end(template)
-        kept = plans[template]
+        if template != self._template:  # (pods of the previous pod's template skip the lookup)
+            self._template = template
+            plans = self._plans
+            if template not in plans:
+                plans[template] = None
+                while len(plans) > MAX_TEMPLATES:
+                    plans.popitem(last=False)
+                self._kept = self._plan = None
+                return None
+            plans.move_to_end(template)
+            self._kept = plans[template]
+        kept = self._kept
         guards = tuple([p.memo_guard(nodes) for p in self._guarded])
-        if kept is None or guards != kept[0]:
-            kept = plans[template] = (guards, Plan([UNSEEN if m is not None else LIVE for m in self.memos]))
+        if kept is None:
+            kept = (guards, Plan([UNSEEN if m is not None else LIVE for m in self.memos]))
+            self._kept = self._plans[template] = kept
+        elif guards != kept[0]:
+            # only the plugins whose guard moved are recorded again: each outcome depends on
+            # the template and its own plugin's guard alone
+            plan = kept[1]
+            for at, before, now in zip(self._guarded_at, kept[0], guards, strict=True):
+                if before != now:
+                    plan.entries[at] = UNSEEN
+            plan.whole = None
+            kept = (guards, plan)
+            self._kept = self._plans[template] = kept
         self._plan = kept[1]
         return self._plan
 

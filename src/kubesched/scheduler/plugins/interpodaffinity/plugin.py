@@ -5,7 +5,7 @@ pods' toward it."""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,13 +29,17 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.helper import OtherPodsReader, StateUpdater
 from kubesched.scheduler.plugins.interpodaffinity import filtering, scoring
 from kubesched.scheduler.plugins.interpodaffinity.common import matches_all, parse_args, resolve
-from kubesched.scheduler.podtable import REQUIRED_ANTI
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
 PRE_SCORE_KEY = "PreScoreInterPodAffinity"
+
+
+def _no_terms(pod: PodInfo) -> bool:
+    return pod.pod_affinity is None or pod.pod_affinity.empty
 
 
 class InterPodAffinity(
@@ -48,9 +52,10 @@ class InterPodAffinity(
     OtherPodsReader,
 ):
     name = "InterPodAffinity"
-    # a Skip: the pod has no terms and the existing pods none that count
-    pre_filter_memo = Memo(guarded=True, skip_only=True)
-    pre_score_memo = Memo(guarded=True, skip_only=True)
+    # a Skip of a pod without terms: no existing pod's terms count for it. (A pod with terms
+    # reads every pod's labels: not replayed.)
+    pre_filter_memo = Memo(guarded=True, skip_only=True, when=_no_terms)
+    pre_score_memo = Memo(guarded=True, skip_only=True, when=_no_terms)
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): a pod with pod (anti-)affinity depends on other pods and is not
@@ -81,9 +86,13 @@ class InterPodAffinity(
     scores_bounded = True
 
     def memo_guard(self, nodes: NodeTableView) -> Hashable:
-        """Whether any existing pod has terms, and required anti-affinity ones."""
+        """Nothing while no existing pod has terms; else what a term-less pod's outcome reads:
+        the terms and where their pods are, the namespaces' labels (namespaceSelector), the
+        nodes' labels (topology keys)."""
         table = self.pods
-        return bool(table.term_groups) and (True, table.has_terms(REQUIRED_ANTI))
+        if not table.term_groups:
+            return False
+        return (table.terms_epoch, self.listers.versions.get("Namespace", 0), cast(NodeTable, nodes).epoch)
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
