@@ -28,6 +28,7 @@ from kubesched.framework import (
     FilterPlugin,
     Handle,
     InputError,
+    Memo,
     NodeTableView,
     NodeVerdicts,
     PodInfo,
@@ -74,6 +75,8 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
     name = "GpuShare"
     Args = GpuShareArgs
     args: GpuShareArgs
+    # PreFilter reads the pod's annotations and CPU alone: pods of one template may replay it
+    pre_filter_memo = Memo()
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
