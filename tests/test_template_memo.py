@@ -452,3 +452,17 @@ def test_a_memo_attribute_that_is_not_a_memo_is_refused_with_the_plugins_name() 
         Cluster(config={"profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]}, registry=registry)
     assert str(err.value).endswith('plugin "NotAMemo": pre_filter_memo must be a kubesched.framework.Memo, not bool')
     assert err.value.field == "profiles[0].plugins"
+
+
+def test_a_pod_whose_annotation_is_no_string_still_gets_a_template() -> None:
+    """The template's lookup key holds the annotations; a value the API would refuse (an object,
+    unhashable), from a pod built in process, gets a number of its own instead of an error."""
+    templates = Templates()
+    odd = templated("odd", 0)
+    odd["metadata"]["annotations"] = {"x": {"y": 1}}
+    first = templates.of(pod_info_from(odd))
+    again = pod_info_from({**odd, "metadata": {**odd["metadata"], "name": "odd2"}})
+    assert templates.of(again) == first  # the previous pod's template, as before
+    plain = templates.of(pod_info_from(templated("plain", 0)))
+    assert plain != first
+    assert templates.of(again) not in (first, plain)  # not looked up: a new number

@@ -55,16 +55,31 @@ class Templates:
         self._last: PodInfo | None = None
         self._last_number = 0
         self._next = 0
-        # by the cheap part of a template (namespace and requests): a pod of each template and
-        # its number
+        # by the cheap part of a template (namespace, requests, labels, annotations): a pod of
+        # each template and its number
         self._known: OrderedDict[Hashable, list[tuple[PodInfo, int]]] = OrderedDict()
 
     def of(self, pod: PodInfo) -> int:
         last = self._last
         if last is not None and _same_template(last, pod):
             return self._last_number
-        key = (pod.namespace, pod.non_zero_cpu, pod.non_zero_memory, tuple(sorted(pod.requests.items())))
-        known = self._known.get(key)
+        # (the labels' and annotations' items in their order: the same template written in
+        # another order only gets a number of its own)
+        annotations = (pod.obj.get("metadata") or {}).get("annotations") or {}
+        key = (
+            pod.namespace,
+            pod.non_zero_cpu,
+            pod.non_zero_memory,
+            tuple(pod.requests.items()),
+            tuple(pod.labels.items()),
+            tuple(annotations.items()),
+        )
+        try:
+            known = self._known.get(key)
+        except TypeError:  # an unhashable value where the API allows only strings: a template of its own
+            self._next += 1
+            self._last, self._last_number = pod, self._next
+            return self._next
         if known is None:
             known = self._known[key] = []
             while len(self._known) > MAX_TEMPLATES:
