@@ -590,3 +590,33 @@ def test_filter_verdicts_name_the_gpu_reason():
         "0/3 nodes are available: 1 node(s) didn't have enough free GPU, 1 node(s) didn't have the requested "
         "GPU model, 1 node(s) had no GPU."
     )
+
+
+def test_gpushare_prefilter_replayed_places_pods_as_called():
+    """GpuShare declares its PreFilter replayable (``Memo``): pods of two GPU templates arriving
+    in turn, each scheduled as it comes, get the same nodes, devices and messages with the
+    template memo as without it, and the memo does replay PreFilter whole."""
+    shapes = [(4000, 1, 460), (6000, 1, 1000), (4000, 1, 460), (6000, 1, 1000)] * 4 + [(64000, 8, 1000)] * 2
+
+    def run(memo: bool):
+        nodes = [gpu_node(f"n{i}", 32000, 4 if i % 2 else 8, "G2") for i in range(4)]
+        store, sched = _cluster(nodes, [], "FGD", TYPICAL)
+        fw = sched.profiles["default-scheduler"]
+        if not memo:
+            fw.pre_filter_memo = None
+        whole = 0
+        for i, (cpu, count, milli) in enumerate(shapes):
+            _schedule(store, sched, gpu_pod(f"p{i}", cpu, count, milli))
+            whole += bool(memo and fw.pre_filter_memo.replaying())
+        out = {}
+        for i in range(len(shapes)):
+            obj = store.get("Pod", "default", f"p{i}")
+            conditions = [(c.get("reason"), c.get("message")) for c in (obj.get("status") or {}).get("conditions", [])]
+            ann = obj["metadata"].get("annotations") or {}
+            out[obj["metadata"]["name"]] = (obj["spec"].get("nodeName"), ann.get(GPU_INDEX), conditions)
+        return out, whole
+
+    replayed, whole = run(True)
+    assert whole > 0
+    assert replayed == run(False)[0]
+    assert [v[0] for k, v in replayed.items() if k in ("p16", "p17")] == [None, None]  # 8 GPUs and 64 CPUs: no node
