@@ -12,6 +12,10 @@ import numpy as np
 
 from kubesched.framework.status import Code, Status
 
+# a plugin × reason key space counted with one bincount rather than a sort: this many keys
+# beyond four per failed node (the bincount's array is as long as the largest key)
+_BINCOUNT_LIMIT = 4096
+
 
 @dataclass(init=False, slots=True)
 class Diagnosis:
@@ -117,10 +121,23 @@ class Diagnosis:
                 for r in self.absent.reasons:
                     counts[r] += n_absent
         failed = np.flatnonzero(codes)
-        if len(failed):
-            keys = self.plugins[failed].astype(np.int64) * (1 << 40) + self.reasons[failed]
-            uniq, n = np.unique(keys, return_counts=True)
-            for key, count in zip(uniq.tolist(), n.tolist(), strict=True):
-                for r in self.describers[key >> 40](key & ((1 << 40) - 1)):
-                    counts[r] += count
+        if not len(failed):
+            return counts
+        reasons = self.reasons[failed]
+        low, high = int(np.minimum.reduce(reasons)), int(np.maximum.reduce(reasons))
+        span = high + 1
+        if low >= 0 and span * len(self.describers) <= _BINCOUNT_LIMIT + 4 * len(failed):
+            # the usual small reason ids (bit sets of a few reasons): one bincount over
+            # plugin-major keys, in the same ascending (plugin, reason) order np.unique gives
+            n = np.bincount(self.plugins[failed].astype(np.int64) * span + reasons)
+            uniq = np.flatnonzero(n)
+            pairs = zip(uniq.tolist(), n[uniq].tolist(), strict=True)
+        else:
+            span = 1 << 40
+            uniq, n = np.unique(self.plugins[failed].astype(np.int64) * span + reasons, return_counts=True)
+            pairs = zip(uniq.tolist(), n.tolist(), strict=True)
+        for key, count in pairs:
+            plugin, reason = divmod(key, span)
+            for r in self.describers[plugin](reason):
+                counts[r] += count
         return counts
