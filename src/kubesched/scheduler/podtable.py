@@ -178,6 +178,13 @@ class PodTable:
         """Slots of pods on a known node with priority below ``priority``."""
         return np.flatnonzero((self.node_row >= 0) & (self.priority < priority))
 
+    def any_lower_priority(self, priority: int) -> bool:
+        """Whether any pod on a known node has priority below ``priority``: one reduction
+        settles the usual case of no slot at all below it (a free slot's priority is stale)."""
+        if not self._cap or int(np.minimum.reduce(self.priority)) >= priority:
+            return False
+        return bool(np.logical_or.reduce((self.node_row >= 0) & (self.priority < priority)))
+
     # -- label queries over every slot --------------------------------------------------------
     def _label_mask(self, req: Requirement) -> np.ndarray:
         col = self.label_cols.get(req.key)

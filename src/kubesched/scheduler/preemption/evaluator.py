@@ -298,7 +298,7 @@ class Evaluator:
         offset = self.rng.randrange(len(potential))
         potential = np.concatenate([potential[offset:], potential[:offset]])
         want = num_candidates(self.args, len(potential))
-        if len(self.handle.cache.pod_table.lower_priority(pod.priority)) == 0:
+        if not self.handle.cache.pod_table.any_lower_priority(pod.priority):
             # no pod anywhere below this one: SelectVictimsOnNode finds no victims on any node
             # before any filter runs, so every potential node gets that status at once
             return None, UniformStatuses(potential, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
