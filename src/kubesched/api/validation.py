@@ -235,6 +235,8 @@ def validate_requirements(res: Mapping[str, Any], field: str, *, container: bool
         q = quantity_errors(str(name), qty, where)
         limit = parsed_limits.get(name)
         if limit is not None:
+            if qty == limits[name]:  # the same value is the same quantity: no Fraction compared
+                continue
             if q != limit and not is_overcommit_allowed(str(name)):
                 raise _invalid(qty, f"must be equal to {name} limit of {limits[name]}", f"{field}.requests")
             if q > limit:
