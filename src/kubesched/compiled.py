@@ -47,6 +47,7 @@ MODULES = (
     "kubesched.scheduler.cache",
     "kubesched.scheduler.eventhandlers",
     "kubesched.scheduler.framework.batch",
+    "kubesched.scheduler.framework.filter_verdicts",
     "kubesched.scheduler.framework.handle",
     "kubesched.scheduler.framework.point_times",
     "kubesched.scheduler.framework.runtime",

@@ -27,9 +27,10 @@ from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
 from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
+from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass
 from kubesched.scheduler.framework.nominated_pods import active_extensions, add_to, nominated_slots
 from kubesched.scheduler.framework.point_times import FILTER
-from kubesched.scheduler.framework.runtime import FilterOutcome, Framework
+from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.nodetable import NodeTable
@@ -101,6 +102,7 @@ class CycleFacts:
     taken: bool = False
     shape: ShapeEntry | None = None
     window: Window | None = None
+    rejected: int = -1
 
     def __init__(
         self,
@@ -116,6 +118,7 @@ class CycleFacts:
         self.taken = taken
         self.shape = shape
         self.window = window
+        self.rejected = -1  # the rows Filter rejected, when no Diagnosis was built to count them
 
 
 @dataclass(slots=True)
@@ -176,7 +179,9 @@ class Algorithm:
         record: bool,
     ) -> ScheduleResult | ScheduleFailure:
         facts = CycleFacts()
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, nodes, queue, explain, cycle, facts)
+        feasible, diagnosis = self._find_nodes_that_fit(
+            fwk, state, pod, nodes, queue, explain, cycle, facts, record=record
+        )
         if facts.shape is not None:  # found by the shape cache: its scores too
             return self._pick_from_shape(fwk, state, pod, nodes, facts, cycle, record)
         if self.extenders and len(feasible) and not facts.taken:
@@ -185,7 +190,8 @@ class Algorithm:
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             return ScheduleFailure(fit=FitError(pod, nodes.n, diagnosis))
-        evaluated = len(feasible) + int(np.count_nonzero(diagnosis.codes))
+        rejected = facts.rejected if facts.rejected >= 0 else int(np.count_nonzero(diagnosis.codes))
+        evaluated = len(feasible) + rejected
         if len(feasible) == 1:  # upstream runs no PreScore or Score for a single feasible node
             chosen = nodes.names[int(feasible[0])]
             if info is not None:
@@ -391,9 +397,13 @@ class Algorithm:
         explain: bool = False,
         cycle: int = 0,
         facts: CycleFacts | None = None,
+        *,
+        record: bool = False,
     ) -> tuple[np.ndarray, Diagnosis]:
         """PreFilter, the batch's hint, then the node search over the shape cache or over fresh
-        Filter verdicts; ``facts`` receives how this cycle found its nodes."""
+        Filter verdicts; ``facts`` receives how this cycle found its nodes. ``explain`` and
+        ``record``: the attempt reports every node's verdict, so the Diagnosis is built even when
+        nodes are found."""
         facts = facts if facts is not None else CycleFacts()
         pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
         if st is not None:
@@ -421,7 +431,9 @@ class Algorithm:
                     return np.array([row], np.int64), Diagnosis.empty(nodes.names)
         started = perf_counter()
         try:
-            found = self._pass_filters(fwk, state, pod, nodes, queue, pre_res, plugins, explain, facts)
+            found = self._pass_filters(
+                fwk, state, pod, nodes, queue, pre_res, plugins, explain, facts, report=explain or record
+            )
         except PluginError:
             fwk.point_times.done(FILTER, started, _FILTER_ERROR)
             raise
@@ -439,6 +451,8 @@ class Algorithm:
         plugins: set[str],
         explain: bool,
         facts: CycleFacts,
+        *,
+        report: bool = True,
     ) -> tuple[np.ndarray, Diagnosis]:
         """``findNodesThatPassFilters`` with the nominated pods: over the shape cache's verdicts
         or fresh ones, the first nodes of the search that pass (the Filter extension point's
@@ -454,14 +468,21 @@ class Algorithm:
             and self.use_shape_cache
         ) and self._search_shapes(fwk, state, pod, nodes, facts):
             return _NO_ROWS, _NO_DIAGNOSIS
-        outcome = self._run_filters(fwk, state, pod, nodes, pre_res)
-        if outcome.error is not None:
-            raise PluginError(outcome.error)
-        diagnosis = fwk.diagnosis_from(nodes, outcome)
-        diagnosis.unschedulable_plugins = set(plugins)
+        # the verdicts are merged into a Diagnosis only when something reads it: a failed attempt,
+        # nominated pods to add, an extender, a report of every node (explain, results)
+        verdicts: FilterPass | None = None
+        diagnosis: Diagnosis | None = None
+        if pre_res.all_nodes() and not report and not self.extenders:
+            verdicts = fwk.filter_pass(state, pod, nodes)
+            passed = verdicts.passed
+            if verdicts.suspect:  # some code is no rejection: the merge decides whether it counts
+                diagnosis = self._diagnosis(fwk, nodes, verdicts.outcome(fwk.filter_names), plugins)
+        else:
+            diagnosis = self._diagnosis(fwk, nodes, self._run_filters(fwk, state, pod, nodes, pre_res), plugins)
+            passed = diagnosis.codes == 0
         order = nodes.order()
-        passed = diagnosis.codes == 0
         if not pre_res.all_nodes():
+            assert diagnosis is not None
             allowed = np.zeros(nodes.n, bool)
             allowed[[nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index]] = True
             order = order[allowed[order]]
@@ -474,6 +495,8 @@ class Algorithm:
             passed &= allowed
         n = len(order)
         if n == 0:
+            if diagnosis is None:
+                diagnosis = self._diagnosis(fwk, nodes, None, plugins, verdicts)
             return np.zeros(0, np.int64), diagnosis
         want = num_feasible_nodes_to_find(self._percentage(fwk), n)
         if not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders):
@@ -489,7 +512,7 @@ class Algorithm:
                 # evaluateNominatedNode filtered the nominated node alone: no other node's
                 # verdict belongs to this attempt (what --explain and the simulator's results show)
                 alone = Diagnosis.empty(nodes.names)
-                alone.unschedulable_plugins = diagnosis.unschedulable_plugins
+                alone.unschedulable_plugins = set(plugins) if diagnosis is None else diagnosis.unschedulable_plugins
                 return np.array([own], np.int64), alone
             feasible, processed = self._search(passed, start, want, rotated)
             if not len(pending):
@@ -505,10 +528,36 @@ class Algorithm:
                 hit = (pos < processed) | (pending == own)
             if not hit.any():
                 break
+            if diagnosis is None:
+                diagnosis = self._diagnosis(fwk, nodes, None, plugins, verdicts)
             self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed, pending[hit])
             pending = pending[~hit]
         self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
-        return feasible, diagnosis
+        if diagnosis is not None:
+            return feasible, diagnosis
+        if not len(feasible):
+            return feasible, self._diagnosis(fwk, nodes, None, plugins, verdicts)
+        facts.rejected = nodes.n - int(np.count_nonzero(passed))
+        return feasible, _NO_DIAGNOSIS
+
+    @staticmethod
+    def _diagnosis(
+        fwk: Framework,
+        nodes: NodeTable,
+        outcome: FilterOutcome | None,
+        plugins: set[str],
+        verdicts: FilterPass | None = None,
+    ) -> Diagnosis:
+        """The Diagnosis of ``outcome``, or of ``verdicts`` merged (within the attempt), naming the
+        PreFilter plugins that ran; an Error verdict stops the attempt."""
+        if outcome is None:
+            assert verdicts is not None
+            outcome = verdicts.outcome(fwk.filter_names)
+        if outcome.error is not None:
+            raise PluginError(outcome.error)
+        diagnosis = fwk.diagnosis_from(nodes, outcome)
+        diagnosis.unschedulable_plugins = set(plugins)
+        return diagnosis
 
     def _search_shapes(
         self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, facts: CycleFacts
