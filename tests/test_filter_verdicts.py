@@ -46,9 +46,7 @@ def scripted_cluster() -> Cluster:
     for name in PLUGINS:
         registry.register(name, scripted(name))
     cfg = {
-        "profiles": [
-            {"plugins": {"filter": {"disabled": [{"name": "*"}], "enabled": [{"name": n} for n in PLUGINS]}}}
-        ]
+        "profiles": [{"plugins": {"filter": {"disabled": [{"name": "*"}], "enabled": [{"name": n} for n in PLUGINS]}}}]
     }
     return Cluster(*(make_node(f"n{i}") for i in range(NODES)), config=cfg, registry=registry)
 
@@ -113,7 +111,7 @@ def test_merged_and_unmerged_verdicts_are_the_node_by_node_statuses(script):
             if error is not None:
                 assert verdicts.suspect  # an error is never missed without the merge
             outcome = verdicts.outcome(fwk.filter_names)
-        assert CALLS == called, run
+        assert called == CALLS, run
         assert outcome.codes[rows].tolist() == codes, run
         rejected = [r for r in range(NODES) if codes[r]]
         assert [int(outcome.plugins[rows[r]]) for r in rejected] == [plugins[r] for r in rejected], run
@@ -165,3 +163,21 @@ def test_a_verdict_that_is_no_rejection_errs_unless_an_earlier_plugin_rejected_t
     assert c.node_of("p") == placed
     if message is not None:
         assert c.sched.last_message["default/p"] == message
+
+
+@pytest.mark.parametrize(
+    ("code", "checked"),
+    [
+        (Code.UNSCHEDULABLE, True),
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, True),
+        (Code.PENDING, True),
+        (Code.ERROR, False),
+        (Code.WAIT, False),
+    ],
+)
+def test_only_rejections_are_checked_verdicts(code: Code, checked: bool) -> None:
+    """``reject_where`` vouches for its codes only when the code is a rejection: an Error verdict
+    (a volume plugin's lookup failing) is still looked through and fails the attempt."""
+    v = NodeVerdicts.reject_where(np.array([True, False]), code, "why")
+    assert v.checked is checked
+    assert v.code.tolist() == [int(code), 0]

@@ -34,24 +34,30 @@ class NodeVerdicts:
     """One Filter plugin's answer for every row: a Code per row plus a reason id per row.
 
     ``describe(reason_id)`` turns an id into the status reasons; ids are plugin-defined so that
-    building strings is deferred until a message is actually needed.
+    building strings is deferred until a message is actually needed. ``checked``: the plugin
+    built every code from Success and the rejections (Unschedulable, UnschedulableAndUnresolvable,
+    Pending) alone, so the framework need not look among them for an Error, which fails the
+    attempt (an int8 ``code`` is looked through in one numpy call otherwise).
     """
 
     code: np.ndarray
     reason: np.ndarray | int
     describe: Callable[[int], tuple[str, ...]]
+    checked: bool = False
 
     @classmethod
     def reject_where(cls, mask: np.ndarray, code: Code, message: str) -> NodeVerdicts:
         reasons = (message,)
         # the mask's bytes times the code: one numpy call (np.where and the int8 copy were two)
-        return cls(np.asarray(mask, bool).view(np.int8) * _INT8_CODES[code], 0, lambda _id: reasons)
+        verdicts = np.asarray(mask, bool).view(np.int8) * _INT8_CODES[code]
+        return cls(verdicts, 0, lambda _id: reasons, checked=code in _REJECTIONS)
 
     def reason_at(self, row: int) -> int:
         return int(self.reason[row]) if isinstance(self.reason, np.ndarray) else self.reason
 
 
 _INT8_CODES = tuple(np.int8(c) for c in range(max(Code) + 1))  # numpy's fast path: no IntEnum operands
+_REJECTIONS = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
 
 
 @dataclass(slots=True)

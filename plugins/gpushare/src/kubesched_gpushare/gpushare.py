@@ -112,7 +112,7 @@ class GpuShare(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, Enqu
         reason = np.where(room, static, short)
         if not np.count_nonzero(reason):
             return None
-        return NodeVerdicts(_CODES[reason], reason, lambda rid: _REASONS[rid])
+        return NodeVerdicts(_CODES[reason], reason, lambda rid: _REASONS[rid], checked=True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -526,7 +526,7 @@ class Framework:
                 passed = ok
             else:
                 np.logical_and(passed, ok, out=passed)
-            suspect = suspect or has_odd_code(v.code)
+            suspect = suspect or (not v.checked and has_odd_code(v.code))
             if nodes.n and not np.count_nonzero(passed):
                 break
         return FilterPass(np.ones(nodes.n, bool) if passed is None else passed, verdicts, suspect)

@@ -157,7 +157,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         if not np.count_nonzero(reason):
             return None
         code = np.where(reason > 0, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(0)).astype(np.int8)
-        return NodeVerdicts(code, reason, _REASONS.__getitem__)
+        return NodeVerdicts(code, reason, _REASONS.__getitem__, checked=True)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
         if not pod.preferred_terms and not self.added_preferred:

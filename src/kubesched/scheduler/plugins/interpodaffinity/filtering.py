@@ -152,4 +152,4 @@ def filter_verdicts(s: FilterState, pod: PodInfo, nodes: NodeTableView) -> NodeV
         return None
     code = np.where(reason == 1, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE))
     code = np.where(reason > 0, code, np.int8(0)).astype(np.int8)
-    return NodeVerdicts(code, reason, _REASONS.__getitem__)
+    return NodeVerdicts(code, reason, _REASONS.__getitem__, checked=True)

@@ -197,7 +197,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 unresolvable_rows[i] &= ~on
             unresolvable = np.logical_or.reduce(unresolvable_rows, axis=0) & failed
             code[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        return NodeVerdicts(code, bits, req.describe)
+        return NodeVerdicts(code, bits, req.describe, checked=True)
 
     # Score -----------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:

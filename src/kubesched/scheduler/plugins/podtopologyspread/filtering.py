@@ -104,4 +104,4 @@ def filter_verdicts(state: FilterState, nodes: NodeTableView) -> NodeVerdicts | 
     if not reason.any():
         return None
     code = _CODES[reason]
-    return NodeVerdicts(code, reason, _REASONS.__getitem__)
+    return NodeVerdicts(code, reason, _REASONS.__getitem__, checked=True)
