@@ -88,7 +88,7 @@ def _merge_label_keys(
 
 
 def parse_affinity_term(raw: Any, namespace: str, labels: Mapping[str, str], field: str) -> AffinityTerm:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):
         raise InputError("expected an object", field=field)
     key = raw.get("topologyKey")
     if not isinstance(key, str) or not key:
@@ -106,7 +106,7 @@ def parse_affinity_term(raw: Any, namespace: str, labels: Mapping[str, str], fie
 
 
 def _weighted(raw: Any, namespace: str, labels: Mapping[str, str], field: str) -> WeightedAffinityTerm:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):
         raise InputError("expected an object", field=field)
     weight = raw.get("weight")
     if not isinstance(weight, int) or not 1 <= weight <= 100:
@@ -122,7 +122,7 @@ def parse_pod_affinity(affinity: Mapping[str, Any], namespace: str, labels: Mapp
         section = affinity.get(kind)
         if section is None:
             continue
-        if not isinstance(section, Mapping):
+        if not isinstance(section, (dict, Mapping)):
             raise InputError("expected an object", field=f"spec.affinity.{kind}")
         base = f"spec.affinity.{kind}"
         req = section.get("requiredDuringSchedulingIgnoredDuringExecution") or []
@@ -137,6 +137,8 @@ def parse_pod_affinity(affinity: Mapping[str, Any], namespace: str, labels: Mapp
         out[f"preferred_{prefix}"] = tuple(
             _weighted(t, namespace, labels, f"{f_pref}[{i}]") for i, t in enumerate(pref)
         )
+    if not out:  # neither section: most pods (a dataclass built from keywords costs more)
+        return None
     parsed = PodAffinity(**out)
     return None if parsed.empty else parsed
 
@@ -150,7 +152,7 @@ def parse_spread_constraints(raw: Any, labels: Mapping[str, str]) -> tuple[Sprea
     out = []
     for i, c in enumerate(raw):
         field = f"spec.topologySpreadConstraints[{i}]"
-        if not isinstance(c, Mapping):
+        if not isinstance(c, (dict, Mapping)):
             raise InputError("expected an object", field=field)
         skew = c.get("maxSkew")
         if not isinstance(skew, int) or skew < 1:
@@ -192,6 +194,6 @@ def parse_spread_constraints(raw: Any, labels: Mapping[str, str]) -> tuple[Sprea
 def controller_ref(meta: Mapping[str, Any]) -> tuple[str, str, str] | None:
     """(apiVersion, kind, name) of the ownerReference with ``controller: true``."""
     for ref in meta.get("ownerReferences") or []:
-        if isinstance(ref, Mapping) and ref.get("controller"):
+        if isinstance(ref, (dict, Mapping)) and ref.get("controller"):
             return str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""), str(ref.get("name") or "")
     return None

@@ -251,7 +251,7 @@ def _containers(spec: Mapping[str, Any], kind: str, field_prefix: str) -> list[t
         raise InputError("expected a list", field=f"{field_prefix}.{kind}")
     out = []
     for i, c in enumerate(raw):
-        if not isinstance(c, Mapping):
+        if not isinstance(c, (dict, Mapping)):
             raise InputError("expected an object", field=f"{field_prefix}.{kind}[{i}]")
         res = c.get("resources") or {}
         req = parse_resource_list(res.get("requests"), f"{field_prefix}.{kind}[{i}].resources.requests")
@@ -292,7 +292,7 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, (dict, Mapping)):
         raise InputError("expected an object", field="spec")
     containers = _containers(spec, "containers", "spec")
     inits = _containers(spec, "initContainers", "spec")
@@ -301,7 +301,7 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     pod_level_raw = (spec.get("resources") or {}).get("requests")
     pod_level = parse_resource_list(pod_level_raw, "spec.resources.requests") if pod_level_raw else None
     app = [r for r, _ in containers]
-    if isinstance(status, Mapping) and status and reports_resources(status):  # in-place resize
+    if isinstance(status, (dict, Mapping)) and status and reports_resources(status):  # in-place resize
         requests = requests_with_status(containers, inits, status, overhead, pod_level)
         non_zero = requests_with_status(containers, inits, status, overhead, pod_level, non_zero=True)
     else:
@@ -309,7 +309,7 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
         non_zero = pod_requests(app, init_reqs, overhead, pod_level, non_zero=True)
 
     affinity = spec.get("affinity") or {}
-    if not isinstance(affinity, Mapping):
+    if not isinstance(affinity, (dict, Mapping)):
         raise InputError("expected an object", field="spec.affinity")
     node_aff = affinity.get("nodeAffinity") or {}
     required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -343,7 +343,7 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
 
     images = tuple(normalized_image_name(c["image"]) for _, c in inits + containers if c.get("image"))
     node_selector = spec.get("nodeSelector") or {}
-    if not isinstance(node_selector, Mapping):
+    if not isinstance(node_selector, (dict, Mapping)):
         raise InputError("expected a map", field="spec.nodeSelector")
     gates = tuple(str(g.get("name")) for g in spec.get("schedulingGates") or [])
     namespace = meta.get("namespace") or "default"
@@ -353,7 +353,7 @@ def pod_info_from(obj: dict[str, Any]) -> PodInfo:
     pvcs = tuple(
         str(v["persistentVolumeClaim"].get("claimName"))
         for v in spec.get("volumes") or []
-        if isinstance(v, Mapping) and v.get("persistentVolumeClaim")
+        if isinstance(v, (dict, Mapping)) and v.get("persistentVolumeClaim")
     )
     return PodInfo(
         obj=obj,

@@ -38,7 +38,7 @@ def parse_resource_list(raw: Any, field: str) -> Resources:
     """Parse a ``ResourceList`` (name → quantity) into integer units, cpu in millicores."""
     if raw is None:
         return {}
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):
         raise InputError(f"expected a map of resource quantities, got {type(raw).__name__}", field=field)
     out: Resources = {}
     for name, qty in raw.items():

@@ -104,7 +104,7 @@ def tolerates_any(tolerations: tuple[Toleration, ...], taint: Taint) -> bool:
 
 
 def _requirement(raw: Any, field: str, ops: tuple[str, ...]) -> Requirement:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):
         raise InputError("expected an object", field=field)
     key = raw.get("key")
     if not isinstance(key, str) or not key:
@@ -131,7 +131,7 @@ def _requirement(raw: Any, field: str, ops: tuple[str, ...]) -> Requirement:
 
 
 def parse_node_selector_term(raw: Any, field: str) -> NodeSelectorTerm:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):
         raise InputError("expected an object", field=field)
     exprs = tuple(
         _requirement(r, f"{field}.matchExpressions[{i}]", NODE_SELECTOR_OPS)
@@ -152,10 +152,10 @@ def parse_label_selector(raw: Any, field: str) -> LabelSelector | None:
     """Parse a LabelSelector; ``None`` (absent) is distinct from ``{}`` (matches everything)."""
     if raw is None:
         return None
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):
         raise InputError("expected an object", field=field)
     labels = raw.get("matchLabels") or {}
-    if not isinstance(labels, Mapping):
+    if not isinstance(labels, (dict, Mapping)):
         raise InputError("expected a map", field=f"{field}.matchLabels")
     exprs = tuple(
         _requirement(r, f"{field}.matchExpressions[{i}]", LABEL_SELECTOR_OPS)
@@ -167,7 +167,7 @@ def parse_label_selector(raw: Any, field: str) -> LabelSelector | None:
 def parse_taints(raw: Any, field: str) -> tuple[Taint, ...]:
     out = []
     for i, t in enumerate(raw or []):
-        if not isinstance(t, Mapping) or not t.get("key"):
+        if not isinstance(t, (dict, Mapping)) or not t.get("key"):
             raise InputError("key is required", field=f"{field}[{i}].key")
         effect = t.get("effect")
         if effect not in TAINT_EFFECTS:
@@ -179,17 +179,29 @@ def parse_taints(raw: Any, field: str) -> tuple[Taint, ...]:
     return tuple(out)
 
 
+# tolerations seen, by their four fields: most pods carry the same few (the admission's
+# not-ready and unreachable ones), and a frozen dataclass costs several times the lookup to build
+_TOLERATIONS: dict[tuple[str, str, str, str], Toleration] = {}
+_TOLERATIONS_KEPT = 4096
+
+
 def parse_tolerations(raw: Any, field: str) -> tuple[Toleration, ...]:
     out = []
     for i, t in enumerate(raw or []):
-        if not isinstance(t, Mapping):
+        if not isinstance(t, (dict, Mapping)):
             raise InputError("expected an object", field=f"{field}[{i}]")
         op = t.get("operator") or "Equal"
         if op not in ("Equal", "Exists"):
             raise InputError(
                 f"Unsupported value: {op!r}: supported values: Equal, Exists", field=f"{field}[{i}].operator"
             )
-        out.append(Toleration(str(t.get("key") or ""), op, str(t.get("value") or ""), str(t.get("effect") or "")))
+        fields = (str(t.get("key") or ""), op, str(t.get("value") or ""), str(t.get("effect") or ""))
+        got = _TOLERATIONS.get(fields)
+        if got is None:
+            got = Toleration(*fields)
+            if len(_TOLERATIONS) < _TOLERATIONS_KEPT:
+                _TOLERATIONS[fields] = got
+        out.append(got)
     return tuple(out)
 
 

@@ -135,7 +135,7 @@ def validate_meta(kind: str, obj: Mapping[str, Any], *, namespaced: bool) -> Non
     """``ValidateObjectMeta``: the name (a DNS subdomain, or a label for namespaces and services),
     the namespace, label keys and values, annotation keys and their total size."""
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
+    if not isinstance(meta, (dict, Mapping)):
         raise InputError("Required value: name or generateName is required", field="metadata.name")
     validate_name(kind, meta.get("name"))
     ns = meta.get("namespace")
@@ -276,7 +276,7 @@ def validate_pod(obj: Mapping[str, Any]) -> None:
         raise InputError("Required value", field="spec.containers")
     for key in ("containers", "initContainers"):
         for i, c in enumerate(spec.get(key) or []):
-            if not isinstance(c, Mapping):
+            if not isinstance(c, (dict, Mapping)):
                 continue
             if not c.get("name"):
                 raise InputError("Required value", field=f"spec.{key}[{i}].name")
@@ -285,7 +285,7 @@ def validate_pod(obj: Mapping[str, Any]) -> None:
             validate_requirements(c.get("resources") or {}, f"spec.{key}[{i}].resources", container=True)
             if key == "initContainers" and c.get("restartPolicy") != "Always":  # validateInitContainers
                 for j, p in enumerate(c.get("resizePolicy") or []):
-                    if isinstance(p, Mapping) and p.get("restartPolicy") == "RestartContainer":
+                    if isinstance(p, (dict, Mapping)) and p.get("restartPolicy") == "RestartContainer":
                         raise _invalid(
                             "RestartContainer",
                             "must not be set to 'RestartContainer' for non-sidecar initContainers",
