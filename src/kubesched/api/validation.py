@@ -70,8 +70,22 @@ def dns_label_errors(name: str) -> list[str]:
     return errs
 
 
+# label and annotation keys found valid: objects of a workload repeat a few (kept up to a bound)
+_VALID_KEYS: set[str] = set()
+_VALID_KEYS_KEPT = 65536
+
+
 def label_key_errors(key: str) -> list[str]:
     """``content.IsLabelKey``: an optional DNS-subdomain prefix, a '/', a name of ≤ 63 characters."""
+    if key in _VALID_KEYS:
+        return []
+    errs = _label_key_errors(key)
+    if not errs and len(_VALID_KEYS) < _VALID_KEYS_KEPT:
+        _VALID_KEYS.add(key)
+    return errs
+
+
+def _label_key_errors(key: str) -> list[str]:
     parts = key.split("/")
     errs: list[str] = []
     if len(parts) > 2:

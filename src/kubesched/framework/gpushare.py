@@ -96,7 +96,20 @@ def request_of(annotations: Mapping[str, str], cpu_milli: int) -> GpuRequest:
     if count > 1 and milli < MILLI:
         raise ValueError(f"annotation {GPU_MILLI}: a share of a GPU ({milli}) needs {GPU_COUNT} 1, not {count}")
     model = str(annotations.get(GPU_MODEL) or "") if count else ""
-    return GpuRequest(cpu_milli, milli, count, "|".join(m for m in model.split("|") if m))
+    if "|" in model:
+        model = "|".join(m for m in model.split("|") if m)
+    key = (cpu_milli, milli, count, model)
+    got = _REQUESTS.get(key)
+    if got is None:  # a frozen dataclass costs several times the lookup to build
+        got = GpuRequest(cpu_milli, milli, count, model)
+        if len(_REQUESTS) < _REQUESTS_KEPT:
+            _REQUESTS[key] = got
+    return got
+
+
+# the requests seen, by their fields: a workload has a few hundred shapes (frozen: shared)
+_REQUESTS: dict[tuple[int, int, int, str], GpuRequest] = {}
+_REQUESTS_KEPT = 65536
 
 
 def request_of_pod(pod: Mapping[str, Any]) -> GpuRequest:
