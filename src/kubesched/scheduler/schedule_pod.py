@@ -111,6 +111,7 @@ class CycleFacts:
         taken: bool = False,
         shape: ShapeEntry | None = None,
         window: Window | None = None,
+        rejected: int = -1,
     ) -> None:
         # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
         self.signature = signature
@@ -118,7 +119,7 @@ class CycleFacts:
         self.taken = taken
         self.shape = shape
         self.window = window
-        self.rejected = -1  # the rows Filter rejected, when no Diagnosis was built to count them
+        self.rejected = rejected  # the rows Filter rejected, when no Diagnosis was built to count them
 
 
 @dataclass(slots=True)
