@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api.errors import BadRequest, Expired, Invalid
+from kubesched.api.fields import fields_match, parse_field_selector
+from kubesched.api.labels import labels_match, parse_label_selector
 from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
-from kubesched.apiserver.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
 from kubesched.apiserver.tables import human_duration
 from kubesched.clock import VirtualClock
 from kubesched.cluster.sqlite import SQLiteBackend

@@ -12,6 +12,25 @@ ADDED = "ADDED"
 MODIFIED = "MODIFIED"
 DELETED = "DELETED"
 
+# whether an object is in a watcher's selection (its label and field selectors)
+Selection = Callable[[dict[str, Any]], bool]
+
+
+def selected_type(ev_type: str, obj: dict[str, Any], old: dict[str, Any] | None, selects: Selection) -> str | None:
+    """The event type a watcher with a selection sees for a change, or None: an object entering
+    the selection is ADDED, one leaving it DELETED (with its new state), and a deletion is seen
+    when the last stored state was in it (``cacheWatcher.convertToWatchEvent`` in apiserver's
+    ``storage/cacher``)."""
+    if ev_type == ADDED:
+        return ADDED if selects(obj) else None
+    if ev_type == DELETED:
+        return DELETED if selects(old if old is not None else obj) else None
+    now = selects(obj)
+    before = old is not None and selects(old)
+    if now:
+        return MODIFIED if before else ADDED
+    return DELETED if before else None
+
 
 @dataclass(init=False, slots=True)
 class WatchEvent:
@@ -49,10 +68,19 @@ class Watch:
     thread or task can wake up. ``limit`` (0: none) bounds the buffer as kube-apiserver's cacher
     bounds a watcher's channel: a consumer that falls further behind is ``overflowed`` (its buffer
     dropped, nothing more taken, ``on_overflow`` called) and must list and watch again.
+    ``selections`` (by kind) narrow what the consumer sees, as a list and watch with a selector
+    does (``selected_type``): an informer's tweaked list options.
     """
 
-    def __init__(self, kinds: frozenset[str] | None, notify: Callable[[], None] | None = None, after: int = 0) -> None:
+    def __init__(
+        self,
+        kinds: frozenset[str] | None,
+        notify: Callable[[], None] | None = None,
+        after: int = 0,
+        selections: dict[str, Selection] | None = None,
+    ) -> None:
         self.kinds = kinds
+        self.selections = selections
         self._buffer: deque[WatchEvent] = deque()
         self.notify = notify
         self.after = after  # events up to this revision are already in what the consumer listed
@@ -64,6 +92,14 @@ class Watch:
         if ev.resource_version > self.after and (self.kinds is None or ev.kind in self.kinds):
             if self.overflowed:
                 return
+            if self.selections is not None:
+                selects = self.selections.get(ev.kind)
+                if selects is not None:
+                    seen = selected_type(ev.type, ev.obj, ev.old, selects)
+                    if seen is None:
+                        return
+                    if seen != ev.type:
+                        ev = WatchEvent(seen, ev.kind, ev.obj, None if seen == ADDED else ev.old, ev.resource_version)
             self._buffer.append(ev)
             if self.limit and len(self._buffer) > self.limit:
                 self.overflowed = True

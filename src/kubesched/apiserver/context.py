@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, NotFound
+from kubesched.api.fields import parse_field_selector
+from kubesched.api.labels import parse_label_selector
 from kubesched.api.watch import WatchEvent
 from kubesched.apiserver import customresources
 from kubesched.apiserver.request import Target
-from kubesched.apiserver.selectors import parse_field_selector, parse_label_selector
 from kubesched.apiserver.tables import Printer
 from kubesched.cluster.events import from_core, to_core
 from kubesched.cluster.store import Store

@@ -17,12 +17,13 @@ import orjson
 from aiohttp import web
 
 from kubesched.api.errors import ApiError, BadRequest, Expired
-from kubesched.api.watch import ADDED, DELETED, MODIFIED, WatchEvent
+from kubesched.api.fields import fields_match
+from kubesched.api.labels import labels_match
+from kubesched.api.watch import ADDED, WatchEvent, selected_type
 from kubesched.apiserver import memory
 from kubesched.apiserver.bodies import JSON
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.request import Target, dumps, int_param, parse_bool, respond, wants_table
-from kubesched.apiserver.selectors import fields_match, labels_match
 from kubesched.apiserver.tables import table
 from kubesched.cluster.store import StorageError
 
@@ -315,22 +316,14 @@ def decode_continue(token: str, compacted: int) -> tuple[int, int]:
 
 
 def visible(ev: WatchEvent, namespace: str | None, labels: Any, fields: Any) -> tuple[str, dict[str, Any]] | None:
-    """The event a watcher with these selectors sees: objects entering the selection are ADDED,
-    leaving it DELETED (``cacheWatcher.convertToWatchEvent``)."""
+    """The event a watcher with these selectors sees (``selected_type``)."""
     obj = ev.obj
     if namespace is not None and ((obj.get("metadata") or {}).get("namespace") or "") != namespace:
         return None
-    now = labels_match(labels, obj) and fields_match(fields, obj)
-    if ev.type != MODIFIED or (not labels and not fields):
-        return (ev.type, obj) if now else None
-    before = ev.old is None or (labels_match(labels, ev.old) and fields_match(fields, ev.old))
-    if now and before:
-        return MODIFIED, obj
-    if now:
-        return ADDED, obj
-    if before:
-        return DELETED, obj
-    return None
+    if not labels and not fields:
+        return ev.type, obj
+    seen = selected_type(ev.type, obj, ev.old, lambda o: labels_match(labels, o) and fields_match(fields, o))
+    return None if seen is None else (seen, obj)
 
 
 def abort_unless(ended: asyncio.Event, transport: asyncio.BaseTransport) -> None:

@@ -11,13 +11,13 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.errors import MethodNotAllowed, NotFound
+from kubesched.api.labels import labels_match
 from kubesched.api.usage import container_usage, pod_usage
 from kubesched.apiserver.authn import ADMIN
 from kubesched.apiserver.bodies import read_object
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
 from kubesched.apiserver.request import Target, respond
-from kubesched.apiserver.selectors import labels_match
 from kubesched.clock import rfc3339
 
 WINDOW = "10s"  # metrics-server's resolution, as NodeMetrics reports it

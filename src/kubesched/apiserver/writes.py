@@ -10,6 +10,8 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound, UnsupportedMediaType
+from kubesched.api.fields import fields_match
+from kubesched.api.labels import labels_match
 from kubesched.apiserver import customresources, fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
@@ -26,7 +28,6 @@ from kubesched.apiserver.patch import patched as patch_object
 from kubesched.apiserver.patch import strategic_merge_patch
 from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
 from kubesched.apiserver.resize import prepare_resize, validate_resize
-from kubesched.apiserver.selectors import fields_match, labels_match
 from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
 from kubesched.clock import rfc3339
 

@@ -24,6 +24,7 @@ from kubesched.errors import InputError
 from kubesched.leaderelection.config import LeaderElectionConfig, with_flags
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.driver import RealtimeDriver
+from kubesched.scheduler.informers import FIELD_SELECTORS
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 
 log = logging.getLogger("kubesched.scheduler")
@@ -121,6 +122,7 @@ def run(
             event_process=True,
             qps=config.client_connection.qps,
             burst=config.client_connection.burst,
+            field_selectors=FIELD_SELECTORS,
         )
     except Exception as exc:  # an unreadable kubeconfig or an unreachable server
         raise InputError(f"cannot use kubeconfig: {exc}", file=source) from None

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError, NotFound
+from kubesched.api.fields import fields_match, parse_field_selector
 from kubesched.api.names import generate_name
-from kubesched.api.watch import Watch
+from kubesched.api.watch import Selection, Watch
 from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
@@ -36,10 +38,20 @@ class InProcessClient:
     def watch_custom(self, kind: str, group: str, version: str, plural: str) -> None:
         """Nothing to start: the Store keeps custom resources under their CRD's name."""
 
-    def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+    def list_and_watch(
+        self, kinds: Iterable[str], field_selectors: Mapping[str, str] | None = None
+    ) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
         kinds = list(kinds)
-        current = {kind: self.store.list(kind)[0] for kind in kinds}
-        return current, self.store.watch(kinds, self.store.resource_version)
+        selections: dict[str, Selection] = {}
+        for kind, text in (field_selectors or {}).items():
+            matcher = parse_field_selector(text, kind)
+            selections[kind] = functools.partial(fields_match, matcher)
+        current: dict[str, list[dict[str, Any]]] = {}
+        for kind in kinds:
+            objs = self.store.list(kind)[0]
+            selects = selections.get(kind)
+            current[kind] = objs if selects is None else [o for o in objs if selects(o)]
+        return current, self.store.watch(kinds, self.store.resource_version, selections=selections or None)
 
     def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
         return self.store.list(kind, namespace)

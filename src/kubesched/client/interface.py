@@ -8,7 +8,7 @@ precondition, pods/eviction and events.k8s.io/v1 Events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from kubesched.api.watch import Watch
@@ -20,8 +20,12 @@ class ClusterClient(Protocol):
         Store kind ``kind``, before ``list_and_watch`` names it (the dynamic informer factory)."""
         ...
 
-    def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
-        """The current objects of each kind and a Watch that delivers every change after them."""
+    def list_and_watch(
+        self, kinds: Iterable[str], field_selectors: Mapping[str, str] | None = None
+    ) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+        """The current objects of each kind and a Watch that delivers every change after them;
+        a kind in ``field_selectors`` is listed and watched with that selector (an informer's
+        tweaked list options): objects leaving the selection arrive as deletions."""
         ...
 
     def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]: ...

@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 import aiohttp
@@ -68,11 +68,14 @@ class RemoteClient:
         event_process: bool = False,
         qps: float = -1,
         burst: int = 0,
+        field_selectors: Mapping[str, str] | None = None,
     ) -> None:
-        """``event_process``: events are POSTed by a child process (``EventSink``), which keeps
-        their HTTP work off this process's GIL; the scheduler command sets it. ``qps`` / ``burst``:
-        ``clientConnection``'s client-side rate limit (< 0: none), for this client's requests and,
-        separately, for the events' (kube-scheduler's event client is a clientset of its own)."""
+        """``field_selectors``: kinds whose informers list and watch with a selector, which the
+        API server applies (the scheduler's pod informer). ``event_process``: events are POSTed
+        by a child process (``EventSink``), which keeps their HTTP work off this process's GIL;
+        the scheduler command sets it. ``qps`` / ``burst``: ``clientConnection``'s client-side
+        rate limit (< 0: none), for this client's requests and, separately, for the events'
+        (kube-scheduler's event client is a clientset of its own)."""
         self.kubeconfig = kubeconfig
         # client-go's events broadcaster names the instance "<controller>-<hostname>" (NewRecorder)
         instance = reporting_instance or f"{reporting_controller}-{socket.gethostname()}"
@@ -123,6 +126,9 @@ class RemoteClient:
             "CSIStorageCapacity": k8s.StorageV1Api(self._api).list_csi_storage_capacity_for_all_namespaces,
             "VolumeAttachment": k8s.StorageV1Api(self._api).list_volume_attachment,
         }
+        self.field_selectors = dict(field_selectors or {})
+        for kind, selector in self.field_selectors.items():
+            self._listers[kind] = functools.partial(self._listers[kind], field_selector=selector)
         for kind in self.kinds:
             self._tasks.append(asyncio.run_coroutine_threadsafe(self._informer(kind), self._loop))  # type: ignore[arg-type]
 
@@ -300,11 +306,19 @@ class RemoteClient:
             )
         self._tasks.append(asyncio.run_coroutine_threadsafe(self._informer(kind), self._loop))  # type: ignore[arg-type]
 
-    def list_and_watch(self, kinds: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+    def list_and_watch(
+        self, kinds: Iterable[str], field_selectors: Mapping[str, str] | None = None
+    ) -> tuple[dict[str, list[dict[str, Any]]], Watch]:
+        """From the informers' caches; ``field_selectors`` must be those the informers were
+        started with (a shared informer's list options are its own, fixed when it starts)."""
         kinds = list(kinds)
         missing = [k for k in kinds if k not in self._cache]
         if missing:
             raise ValueError(f"no informer for {missing}")
+        asked = {k: v for k, v in (field_selectors or {}).items() if k in kinds}
+        started = {k: v for k, v in self.field_selectors.items() if k in kinds}
+        if asked != started:
+            raise ValueError(f"informers list with field selectors {started}, not {asked}")
         self.wait_synced()
         with self._lock:
             current = {k: list(self._cache[k].values()) for k in kinds}

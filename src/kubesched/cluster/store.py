@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Protocol
 
 from kubesched.api.errors import AlreadyExists, ApiError, Conflict, Expired, NotFound
 from kubesched.api.kinds import RESOURCES, is_custom
-from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
+from kubesched.api.watch import ADDED, DELETED, MODIFIED, Selection, Watch, WatchEvent
 from kubesched.clock import Clock, VirtualClock, parse_rfc3339, rfc3339
 
 # kind → (apiVersion, namespaced, plural resource name): the stored kinds of ``api.kinds``
@@ -352,13 +352,15 @@ class Store:
         kinds: Iterable[str] | None = None,
         resource_version: int | None = None,
         notify: Callable[[], None] | None = None,
+        *,
+        selections: dict[str, Selection] | None = None,
     ) -> Watch:
-        """Subscribe to changes after ``resource_version`` (default: from now); a revision older
-        than the log keeps is Expired (410)."""
+        """Subscribe to changes after ``resource_version`` (default: from now), narrowed by
+        ``selections`` (``Watch``); a revision older than the log keeps is Expired (410)."""
         if resource_version is not None and resource_version < self.compacted_rev:
             raise Expired(f"too old resource version: {resource_version} ({self.compacted_rev + 1})")
         after = self._rv if resource_version is None else resource_version
-        w = Watch(frozenset(kinds) if kinds is not None else None, notify, after)
+        w = Watch(frozenset(kinds) if kinds is not None else None, notify, after, selections)
         if resource_version is not None:
             # the committed log only: the writes still waiting for the group commit (the log's
             # tail) reach this watch when they commit, as they reach every other. The log is in

@@ -196,6 +196,8 @@ class EventHandlers(SchedulerParts):
                     self.queue.move_all(ClusterEvent(ASSIGNED_POD, action, "AssignedPodUpdate"), old, pod)
         elif pod.scheduler_name in self.profiles:
             if pod.deleting:
+                if self.cache.is_assumed(pod.uid) and (old is None or not old.deleting):
+                    self._assumed_pod_deleted(pod.uid)
                 return
             if self.cache.pod_groups is not None and pod.pod_group:
                 self.cache.pod_groups.update_member(old, pod)
@@ -226,6 +228,22 @@ class EventHandlers(SchedulerParts):
                 self.cache.pod_groups.remove_member(pod)
             self.queue.delete(pod.uid)
             self.waiting_pods.reject(pod.uid)
+            if pod.nominated_node_name and pod.scheduler_name in self.profiles:
+                # its nomination held room for pods of lower or equal priority, as if assigned
+                priority = pod.priority
+                self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.pod.priority <= priority)
+
+    def _assumed_pod_deleted(self, uid: str) -> None:
+        """``handleAssumedPodDeletion``: a pod whose deletion began in its binding cycle stops
+        holding its node at once: rejected if it waits at Permit (its binding cycle then
+        forgets it), else forgotten here; pods it may have blocked are moved."""
+        current = self.cache.pod(uid)
+        if current is None:
+            return
+        if not self.waiting_pods.reject(uid):
+            self.cache.forget_pod(uid)
+        self.cluster_generation += 1
+        self.queue.move_all(ASSIGNED_POD_DELETE, current[0], None)
 
 
 def node_update_actions(

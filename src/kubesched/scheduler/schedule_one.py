@@ -22,6 +22,7 @@ from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod
+from kubesched.scheduler.informers import informed_pod
 from kubesched.scheduler.parts import Explanation, SchedulerParts
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
@@ -356,6 +357,8 @@ class ScheduleOne(SchedulerParts):
         try:
             current = self.client.get("Pod", pod.namespace, pod.name)
         except ApiError:
+            current = None
+        if current is None or not informed_pod(current):  # gone from the pod informer: not requeued
             self.queue.done(pod.uid)
             return
         current_info = self._parse_pod(current)

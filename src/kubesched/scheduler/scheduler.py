@@ -36,6 +36,7 @@ from kubesched.scheduler.extender import HTTPExtender
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.waiting_pods import WaitingPods
+from kubesched.scheduler.informers import FIELD_SELECTORS
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics, instrument
@@ -146,7 +147,9 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         self._custom_events = {k: f"{p}.{v}.{g}" for k, (g, v, p) in self.custom_resources().items()}
         for kind, (group, version, plural) in self.custom_resources().items():
             self.client.watch_custom(kind, group, version, plural)
-        current, watch = self.client.list_and_watch(["Node", "Pod", *LISTED_KINDS, *groups, *custom])
+        current, watch = self.client.list_and_watch(
+            ["Node", "Pod", *LISTED_KINDS, *groups, *custom], field_selectors=FIELD_SELECTORS
+        )
         self._watch = watch
         if notify is not None:
             watch.notify = notify

@@ -84,22 +84,30 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 	// updates as unchanged (eventhandlers.go compares resourceVersions)
 	var version atomic.Int64
 	version.Store(1000)
-	client.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
+	versioned := func(action k8stesting.Action) (watch.Interface, error) {
 		var opts metav1.ListOptions
 		if w, ok := action.(k8stesting.WatchActionImpl); ok {
 			opts = w.ListOptions
 		}
 		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace(), opts)
 		if err != nil {
-			return false, nil, err
+			return nil, err
 		}
-		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 			if m, err := meta.Accessor(e.Object); err == nil {
 				m.SetResourceVersion(strconv.FormatInt(version.Add(1), 10))
 			}
 			return e, true
 		}), nil
+	}
+	client.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := versioned(action)
+		if err != nil {
+			return false, nil, err
+		}
+		return true, w, nil
 	})
+	selectPods(client, versioned)
 	client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "binding" {
 			return false, nil, nil

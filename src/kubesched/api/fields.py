@@ -1,10 +1,8 @@
-"""List/watch selectors in their query-string form.
-
-``labelSelector`` is ``api.labels``' (apimachinery ``labels.Parse``); ``fieldSelector`` follows
-``fields.ParseSelector`` (``=``, ``==``, ``!=``,
-terms ANDed, an empty value matching an empty field) over the fields each resource's registry
-strategy makes selectable (``pkg/registry/core/*/strategy.go`` ``ToSelectableFields``).
-"""
+"""Field selectors in their query-string form (apimachinery ``fields.ParseSelector``: ``=``,
+``==``, ``!=``, terms ANDed, an empty value matching an empty field) over the fields each
+resource's registry strategy makes selectable (``pkg/registry/core/*/strategy.go``
+``ToSelectableFields``): for the API server's lists and watches, and for the informers that list
+with one (the scheduler's pod informer)."""
 
 from __future__ import annotations
 
@@ -14,16 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.errors import BadRequest
-from kubesched.api.labels import LabelMatcher, labels_match, parse_label_selector
 
-__all__ = [
-    "FieldMatcher",
-    "LabelMatcher",
-    "fields_match",
-    "labels_match",
-    "parse_field_selector",
-    "parse_label_selector",
-]
+__all__ = ["FieldMatcher", "fields_match", "parse_field_selector"]
 
 # -- field selectors ----------------------------------------------------------------------------
 Getter = Callable[[Mapping[str, Any]], Any]

@@ -1,0 +1,280 @@
+"""The scheduler's view of a living cluster, as kube-scheduler's informers and cache give it
+(``pkg/scheduler/scheduler.go`` newPodInformer, ``eventhandlers.go``, ``backend/cache``): a pod
+that has finished is not in the cache (its requests, ports, pod slot and labels freed), a
+terminating one still is, and so are pods of other schedulers and pods on a node that is gone.
+Each rule is a row, judged here in process; ``test_upstream_histories.py`` judges the same rows
+with kube-scheduler v1.37.2 on kube-apiserver v1.37.2."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
+from kubesched.api.fields import parse_field_selector
+from kubesched.api.pod import PodInfo
+from kubesched.api.watch import ADDED, DELETED, MODIFIED, selected_type
+from kubesched.client.inprocess import InProcessClient
+from kubesched.framework import Code, CycleState, PermitPlugin, Status
+from kubesched.scheduler.informers import FIELD_SELECTORS, POD_FIELD_SELECTOR, informed_pod
+from kubesched.testing import Cluster, in_tree_registry
+
+
+def finished(pod: dict[str, Any], phase: str) -> dict[str, Any]:
+    return {**pod, "status": {**(pod.get("status") or {}), "phase": phase}}
+
+
+def set_phase(c: Cluster, name: str, phase: str) -> None:
+    c.store.mutate("Pod", "default", name, lambda o: {**o, "status": {**(o.get("status") or {}), "phase": phase}})
+
+
+def message(c: Cluster, name: str) -> str:
+    pod = c.store.get("Pod", "default", name)
+    return next(
+        (
+            x.get("message") or ""
+            for x in (pod.get("status") or {}).get("conditions") or []
+            if x["type"] == "PodScheduled"
+        ),
+        "",
+    )
+
+
+ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+        ]
+    }
+}
+
+
+def labelled(pod: dict[str, Any], **labels: str) -> dict[str, Any]:
+    return {**pod, "metadata": {**pod["metadata"], "labels": labels}}
+
+
+def on_port(pod: dict[str, Any], port: int) -> dict[str, Any]:
+    spec = dict(pod["spec"])
+    spec["containers"] = [{**spec["containers"][0], "ports": [{"containerPort": port, "hostPort": port}]}]
+    return {**pod, "spec": spec}
+
+
+NODE = make_node("n1", cpu="2", pods="3", labels={"kubernetes.io/hostname": "n1"})
+
+# (name, what is on the node before the probe, the probe, whether the probe is bound)
+RULES = [
+    (
+        "a Succeeded pod frees its cpu",
+        [finished(make_pod("done", cpu="1500m", node="n1"), "Succeeded")],
+        make_pod("probe", cpu="1"),
+        True,
+    ),
+    (
+        "a Failed pod frees its cpu",
+        [finished(make_pod("done", cpu="1500m", node="n1"), "Failed")],
+        make_pod("probe", cpu="1"),
+        True,
+    ),
+    (
+        "a Running pod holds its cpu",
+        [finished(make_pod("run", cpu="1500m", node="n1"), "Running")],
+        make_pod("probe", cpu="1"),
+        False,
+    ),
+    (
+        "a finished pod frees its pod slot",
+        [finished(make_pod(f"done{i}", node="n1"), "Succeeded") for i in range(3)],
+        make_pod("probe"),
+        True,
+    ),
+    (
+        "a finished pod frees its host port",
+        [on_port(finished(make_pod("done", node="n1"), "Succeeded"), 8080)],
+        on_port(make_pod("probe"), 8080),
+        True,
+    ),
+    (
+        "a running pod holds its host port",
+        [on_port(finished(make_pod("run", node="n1"), "Running"), 8080)],
+        on_port(make_pod("probe"), 8080),
+        False,
+    ),
+    (
+        "a finished pod's labels are not matched by anti-affinity",
+        [labelled(finished(make_pod("db0", node="n1"), "Succeeded"), app="db")],
+        {
+            **make_pod("probe", spec={"affinity": ANTI}),
+            "metadata": {"name": "probe", "namespace": "default", "uid": "u-probe"},
+        },
+        True,
+    ),
+    (
+        "a running pod's labels are matched by anti-affinity",
+        [labelled(finished(make_pod("db0", node="n1"), "Running"), app="db")],
+        {
+            **make_pod("probe", spec={"affinity": ANTI}),
+            "metadata": {"name": "probe", "namespace": "default", "uid": "u-probe"},
+        },
+        False,
+    ),
+    (
+        "a pod of another scheduler counts",
+        [make_pod("other", cpu="1500m", node="n1", spec={"schedulerName": "someone-else"})],
+        make_pod("probe", cpu="1"),
+        False,
+    ),
+    (
+        "a terminating pod counts until it is deleted",
+        [
+            {
+                **make_pod("going", cpu="1500m", node="n1"),
+                "metadata": {
+                    "name": "going",
+                    "namespace": "default",
+                    "uid": "u-going",
+                    "finalizers": ["example.com/hold"],
+                    "deletionTimestamp": "2026-01-01T00:00:00Z",
+                    "deletionGracePeriodSeconds": 30,
+                },
+            }
+        ],
+        make_pod("probe", cpu="1"),
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "probe", "bound"), [r[1:] for r in RULES], ids=[r[0] for r in RULES])
+def test_what_holds_a_node_when_the_scheduler_starts(before, probe, bound):
+    c = Cluster(NODE, *before, probe)
+    c.settle()
+    assert (c.node_of("probe") == "n1") is bound, message(c, "probe")
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+def test_a_pod_that_finishes_leaves_the_cache_and_the_pending_pod_it_blocked_is_scheduled(phase):
+    c = Cluster(NODE, make_pod("job", cpu="1500m"))
+    c.settle()
+    assert c.node_of("job") == "n1"
+    c.create(make_pod("probe", cpu="1"))
+    c.settle()
+    assert c.node_of("probe") is None
+    assert message(c, "probe").startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    set_phase(c, "job", phase)
+    c.settle()  # the pod leaving the informer is an AssignedPodDelete: the probe is moved and placed at once
+    assert c.node_of("probe") == "n1"
+    assert c.sched.cache.pod("uid-default-job") is None
+    assert c.sched.cache.counts()["pods"] == 1
+
+
+def test_a_finished_pod_deleted_later_is_no_second_removal():
+    c = Cluster(NODE, make_pod("job", cpu="1500m"), make_pod("other", cpu="400m"))
+    c.settle()
+    set_phase(c, "job", "Succeeded")
+    c.settle()
+    c.store.delete("Pod", "default", "job")
+    c.settle()
+    assert c.sched.cache.counts()["pods"] == 1
+    assert c.sched.cache.table.requested[c.sched.cache.table.res_index["cpu"]][0] == 400
+
+
+def test_a_pending_pod_that_fails_leaves_the_queue():
+    c = Cluster(make_pod("lonely", cpu="1"))
+    c.settle()
+    assert c.sched.queue.where("uid-default-lonely") == "unschedulable"
+    set_phase(c, "lonely", "Failed")
+    c.settle()
+    assert c.sched.queue.where("uid-default-lonely") == ""  # in no sub-queue
+
+
+def test_a_pod_on_a_node_that_is_gone_counts_when_the_node_comes_back():
+    c = Cluster(make_pod("ghost", cpu="1500m", node="n1"))
+    c.settle()
+    c.create(NODE, make_pod("probe", cpu="1"))
+    c.settle()
+    assert c.node_of("probe") is None
+    assert message(c, "probe").startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def test_the_scheduler_lists_and_watches_pods_with_newpodinformers_field_selector():
+    assert FIELD_SELECTORS == {"Pod": "status.phase!=Succeeded,status.phase!=Failed"}
+    assert informed_pod({"status": {"phase": "Running"}}) and informed_pod({})
+    assert not informed_pod({"status": {"phase": "Succeeded"}})
+    c = Cluster(NODE, finished(make_pod("done", node="n1"), "Succeeded"), make_pod("live", node="n1"), config=None)
+    listed, watch = InProcessClient(c.store).list_and_watch(["Pod", "Node"], FIELD_SELECTORS)
+    assert [p["metadata"]["name"] for p in listed["Pod"]] == ["live"]
+    assert len(listed["Node"]) == 1
+    set_phase(c, "live", "Succeeded")
+    c.store.delete("Pod", "default", "done")  # gone while out of the selection: not seen
+    c.store.create("Pod", make_pod("new"))
+    seen = [(ev.type, ev.obj["metadata"]["name"]) for ev in watch.drain()]
+    assert seen == [(DELETED, "live"), (ADDED, "new")]
+
+
+RUNNING, DONE = {"status": {"phase": "Running"}}, {"status": {"phase": "Succeeded"}}
+
+
+@pytest.mark.parametrize(
+    ("ev_type", "obj", "old", "seen"),
+    [
+        (ADDED, RUNNING, None, ADDED),
+        (ADDED, DONE, None, None),
+        (MODIFIED, RUNNING, RUNNING, MODIFIED),
+        (MODIFIED, DONE, RUNNING, DELETED),  # leaves the selection: a deletion with the new state
+        (MODIFIED, RUNNING, DONE, ADDED),  # enters it
+        (MODIFIED, DONE, DONE, None),
+        (DELETED, DONE, DONE, None),  # already gone from the watcher's view
+        (DELETED, RUNNING, RUNNING, DELETED),
+    ],
+)
+def test_a_watch_with_a_selector_sees_objects_enter_and_leave_it(ev_type, obj, old, seen):
+    matcher = parse_field_selector(POD_FIELD_SELECTOR, "Pod")
+    assert selected_type(ev_type, obj, old, lambda o: all(r.matches(o) for r in matcher)) == seen
+
+
+def test_a_deleted_nominated_pod_moves_the_pods_its_nomination_held_back():
+    """``deletePodFromSchedulingQueue``: a nominated pod's room counted for lower-priority pods
+    as if assigned; its deletion is an AssignedPodDelete for them, not a five-minute wait."""
+    c = Cluster(
+        make_node("n1", cpu="2"),
+        make_priority_class("never100", 100, preemptionPolicy="Never"),
+        make_waiting_nominated("big", "n1", cpu="1500m"),
+    )
+    c.settle()
+    c.create(make_pod("small", cpu="1"))
+    c.settle()
+    assert c.node_of("small") is None
+    assert c.sched.queue.where("uid-default-small") == "unschedulable"
+    c.store.delete("Pod", "default", "big")
+    c.advance(2)  # its backoff
+    assert c.node_of("small") == "n1"
+
+
+class WaitAtPermit(PermitPlugin):
+    name = "WaitAtPermit"
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        return (Status(Code.WAIT), 600.0) if pod.labels.get("wait") else (None, 0.0)
+
+
+def test_an_assumed_pod_whose_deletion_begins_frees_its_node_at_once():
+    """``handleAssumedPodDeletion``: a pod waiting at Permit when its deletion begins is
+    rejected there (its binding cycle forgets it) and the pods it blocked are moved."""
+    registry = in_tree_registry()
+    registry.register("WaitAtPermit", WaitAtPermit)
+    cfg = {"profiles": [{"plugins": {"permit": {"enabled": [{"name": "WaitAtPermit"}]}}}]}
+    waiting = labelled(make_pod("waiting", cpu="1500m"), wait="yes")
+    waiting["metadata"]["finalizers"] = ["example.com/hold"]  # deleted, it stays while terminating
+    c = Cluster(make_node("n1", cpu="2"), waiting, config=cfg, registry=registry)
+    c.settle()
+    assert c.sched.cache.is_assumed("uid-default-waiting")
+    c.create(make_pod("next", cpu="1"))
+    c.settle()
+    assert c.node_of("next") is None
+    c.store.delete("Pod", "default", "waiting")
+    assert c.store.get("Pod", "default", "waiting")["metadata"].get("deletionTimestamp")
+    c.advance(2)
+    assert not c.sched.cache.is_assumed("uid-default-waiting")
+    assert c.node_of("next") == "n1"
+    assert c.node_of("waiting") is None
