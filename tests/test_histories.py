@@ -2,16 +2,20 @@
 (``pkg/scheduler/scheduler.go`` newPodInformer, ``eventhandlers.go``, ``backend/cache``): a pod
 that has finished is not in the cache (its requests, ports, pod slot and labels freed), a
 terminating one still is, and so are pods of other schedulers and pods on a node that is gone.
-Each rule is a row, judged here in process; ``test_upstream_histories.py`` judges the same rows
-with kube-scheduler v1.37.2 on kube-apiserver v1.37.2."""
+Each rule is a row, judged in process, by upstream's scheduler (the oracle), and, in
+``test_upstream_histories.py``, by kube-scheduler v1.37.2 on kube-apiserver v1.37.2."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+import yaml
+from tests.helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
+from tests.oracle import disagreement, kubesched, upstream
+from tests.test_oracle_tables import cluster
+from tests.upstream import binaries
 
-from helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from kubesched.api.fields import parse_field_selector
 from kubesched.api.pod import PodInfo
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, selected_type
@@ -278,3 +282,20 @@ def test_an_assumed_pod_whose_deletion_begins_frees_its_node_at_once():
     assert not c.sched.cache.is_assumed("uid-default-waiting")
     assert c.node_of("next") == "n1"
     assert c.node_of("waiting") is None
+
+
+def test_the_rules_judged_by_upstreams_scheduler(tmp_path):
+    """Each row through kube-scheduler v1.37.2's scheduler (the oracle, its fake clientset made to
+    apply the pod informer's field selector as kube-apiserver does) and ``kubesched simulate``:
+    the same placement and messages, and the row's expectation."""
+    paths = []
+    for i, (_, before, probe, _) in enumerate(RULES):
+        path = tmp_path / f"rule-{i}.yaml"
+        path.write_text(yaml.safe_dump_all(cluster([NODE], before, probe), default_style='"'))
+        paths.append(path)
+    theirs = upstream(binaries() / "oracle", paths)
+    for (name, _, _, bound), path, t in zip(RULES, paths, theirs, strict=True):
+        up = next(r for r in t if r["pod"] == "default/probe")
+        mine = kubesched(path, "default/probe")
+        assert not disagreement(up, mine), (name, disagreement(up, mine))
+        assert (up.get("node") == "n1") is bound, (name, up)
