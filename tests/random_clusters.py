@@ -1,6 +1,7 @@
 """Random clusters for the differential tests against upstream's scheduler: a few nodes (labels,
-zones, taints, resources, an unschedulable one now and then), pods bound to them (requests, host
-ports, priorities, PodDisruptionBudgets over them), and one pending pod, ``incoming``, drawing on
+zones, taints, resources, a cordoned or NotReady one now and then with the node lifecycle
+controller's taints), pods bound to them (requests, host ports, priorities, PodDisruptionBudgets
+over them; some finished, some terminating, some another scheduler's), and one pending pod, ``incoming``, drawing on
 everything the default profile looks at: requests with init and sidecar containers and a
 RuntimeClass's overhead, node selectors and node affinity, tolerations, topology spread, pod
 affinity and anti-affinity, host ports, priorities that preempt, persistent volume claims (bound,
@@ -44,7 +45,14 @@ def node(i: int, rng: Rng) -> dict[str, Any]:
             {"key": "dedicated", "value": "gpu", "effect": rng.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}
         ]
     if chance(rng, 0.05):
+        # cordoned: the node lifecycle controller's taint beside the field (TaintNodesByCondition)
         spec["unschedulable"] = True
+        spec.setdefault("taints", []).append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    ready = not chance(rng, 0.1)
+    if not ready:  # NotReady: the taints the node lifecycle controller adds
+        spec.setdefault("taints", []).extend(
+            {"key": "node.kubernetes.io/not-ready", "effect": effect} for effect in ("NoSchedule", "NoExecute")
+        )
     allocatable = {
         "cpu": rng.choice(["2", "4", "8", "16", "3500m"]),
         "memory": rng.choice(["4Gi", "8Gi", "32Gi"]),
@@ -56,7 +64,11 @@ def node(i: int, rng: Rng) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "spec": spec,
-        "status": {"allocatable": allocatable, "capacity": allocatable},
+        "status": {
+            "allocatable": allocatable,
+            "capacity": allocatable,
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
     }
 
 
@@ -102,7 +114,10 @@ def milli(q: str) -> int:
 
 def bound_pods(count: int, rng: Rng, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Pods the kubelet has admitted: each fits what its node has left, at most one per node holds
-    host port 8080, and each tolerates every taint (no NoExecute eviction to run first)."""
+    host port 8080, and each tolerates every taint (no NoExecute eviction to run first). As in a
+    cluster in use, some have finished (Succeeded or Failed: they no longer hold their room, so
+    they are not counted against it), some are terminating (a finalizer holds them), and some
+    were placed by another scheduler."""
     left = {
         n["metadata"]["name"]: {
             "cpu": milli(n["status"]["allocatable"]["cpu"]),
@@ -116,27 +131,33 @@ def bound_pods(count: int, rng: Rng, nodes: list[dict[str, Any]]) -> list[dict[s
     for i in range(count):
         name = rng.choice(nodes)["metadata"]["name"]
         port = 8080 if chance(rng, 0.15) and name not in ported else None
-        c = container("c", rng, port=port)
+        phase = rng.choice(["Running"] * 6 + ["Succeeded", "Failed"])
+        finished = phase != "Running"
+        c = container("c", rng, port=None if finished else port)
         need = {k: milli(v) for k, v in c["resources"]["requests"].items()} | {"pods": 1000}
-        if any(need[k] > left[name][k] for k in need):
-            continue
-        for k in need:
-            left[name][k] -= need[k]
-        if port:
-            ported.add(name)
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": f"b{i}", "namespace": "default", "labels": {"app": rng.choice(APPS)}},
-                "spec": {
-                    "nodeName": name,
-                    "priorityClassName": f"b{i}",
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [c],
-                },
+        if not finished:
+            if any(need[k] > left[name][k] for k in need):
+                continue
+            for k in need:
+                left[name][k] -= need[k]
+            if port:
+                ported.add(name)
+        meta: dict[str, Any] = {"name": f"b{i}", "namespace": "default", "labels": {"app": rng.choice(APPS)}}
+        if not finished and chance(rng, 0.1):
+            meta |= {
+                "finalizers": ["example.com/hold"],
+                "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "deletionGracePeriodSeconds": 30,
             }
-        )
+        spec: dict[str, Any] = {
+            "nodeName": name,
+            "priorityClassName": f"b{i}",
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [c],
+        }
+        if chance(rng, 0.1):
+            spec["schedulerName"] = "other-scheduler"
+        out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}})
     return out
 
 

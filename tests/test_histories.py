@@ -66,6 +66,34 @@ def on_port(pod: dict[str, Any], port: int) -> dict[str, Any]:
 
 NODE = make_node("n1", cpu="2", pods="3", labels={"kubernetes.io/hostname": "n1"})
 
+NODE2 = make_node("n2", cpu="2", labels={"kubernetes.io/hostname": "n2"})
+# a web pod held to n1 that spreads over both nodes by hostname (nodeAffinityPolicy Ignore: n2
+# is a domain though the pod cannot go there), so a web pod counted on n1 leaves it no room
+SPREAD = {
+    "nodeSelector": {"kubernetes.io/hostname": "n1"},
+    "topologySpreadConstraints": [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "nodeAffinityPolicy": "Ignore",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ],
+}
+
+
+def terminating(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod whose deletion is under way, held by a finalizer (or by a kubelet yet to stop it)."""
+    meta = {
+        **pod["metadata"],
+        "finalizers": ["example.com/hold"],
+        "deletionTimestamp": "2026-01-01T00:00:00Z",
+        "deletionGracePeriodSeconds": 30,
+    }
+    return {**pod, "metadata": meta}
+
+
 # (name, what is on the node before the probe, the probe, whether the probe is bound)
 RULES = [
     (
@@ -129,22 +157,28 @@ RULES = [
         False,
     ),
     (
-        "a terminating pod counts until it is deleted",
-        [
-            {
-                **make_pod("going", cpu="1500m", node="n1"),
-                "metadata": {
-                    "name": "going",
-                    "namespace": "default",
-                    "uid": "u-going",
-                    "finalizers": ["example.com/hold"],
-                    "deletionTimestamp": "2026-01-01T00:00:00Z",
-                    "deletionGracePeriodSeconds": 30,
-                },
-            }
-        ],
+        "a terminating pod's requests count until it is deleted",
+        [terminating(make_pod("going", cpu="1500m", node="n1"))],
         make_pod("probe", cpu="1"),
         False,
+    ),
+    (
+        "a terminating pod is not counted by topology spread",
+        [NODE2, labelled(terminating(make_pod("web0", node="n1")), app="web")],
+        labelled(make_pod("probe", spec=SPREAD), app="web"),
+        True,
+    ),
+    (
+        "a running pod is counted by topology spread",
+        [NODE2, labelled(make_pod("web0", node="n1"), app="web")],
+        labelled(make_pod("probe", spec=SPREAD), app="web"),
+        False,
+    ),
+    (
+        "a finished pod is not counted by topology spread",
+        [NODE2, labelled(finished(make_pod("web0", node="n1"), "Succeeded"), app="web")],
+        labelled(make_pod("probe", spec=SPREAD), app="web"),
+        True,
     ),
 ]
 

@@ -11,17 +11,14 @@ failure names a case that can be replayed."""
 from __future__ import annotations
 
 import random
-import subprocess
 import time
 from typing import Any
 
 import pytest
-from tests.live import KUBESCHED
-from tests.upstream import REFERENCE_SCHEDULER, ControlPlane
+from tests.upstream import SIDES, ControlPlane, both_schedulers
 
 SEED = 37
 CASES = 40
-SIDES = {"up": "upstream-scheduler", "ks": "default-scheduler"}
 
 
 def make_case(rng: random.Random, n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -122,26 +119,10 @@ def plane(tmp_path_factory: pytest.TempPathFactory):
     p = ControlPlane(root / "upstream").start()
     high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
     assert p.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", high)[0] == 201
-    config = root / "upstream-scheduler.yaml"
-    config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=p.kubeconfig))
-    procs = [
-        subprocess.Popen(
-            [str(p.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"],
-            stdout=open(root / "kube-scheduler.log", "wb"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-        ),
-        subprocess.Popen(
-            [*KUBESCHED, "scheduler", "--kubeconfig", str(p.kubeconfig), "--secure-port", "0", "--leader-elect=false"],
-            stdout=open(root / "kubesched.log", "wb"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-        ),
-    ]
     try:
-        yield p
+        with both_schedulers(p, root):
+            yield p
     finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(30)
         p.stop()
 
 

@@ -5,6 +5,7 @@ admin token, as upstream's integration tests run them."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -15,6 +16,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from tests.live import free_port
+from tests.live import KUBESCHED, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = "v1.37.2"
@@ -217,3 +219,41 @@ class ControlPlane:
                     p.kill()
                     p.wait(10)
         self.procs = []
+
+
+# the schedulerName each side's pods name when both schedulers share one kube-apiserver
+SIDES = {"up": "upstream-scheduler", "ks": "default-scheduler"}
+
+
+@contextlib.contextmanager
+def both_schedulers(plane: ControlPlane, root: Path) -> Iterator[ControlPlane]:
+    """kube-scheduler v1.37.2 (schedulerName upstream-scheduler) and ``kubesched scheduler``
+    (default-scheduler) on ``plane``, neither electing a leader; their logs in ``root``."""
+    config = root / "upstream-scheduler.yaml"
+    config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=plane.kubeconfig))
+    procs = [
+        subprocess.Popen(
+            [str(plane.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"],
+            stdout=open(root / "kube-scheduler.log", "wb"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+        ),
+        subprocess.Popen(
+            [
+                *KUBESCHED,
+                "scheduler",
+                "--kubeconfig",
+                str(plane.kubeconfig),
+                "--secure-port",
+                "0",
+                "--leader-elect=false",
+            ],
+            stdout=open(root / "kubesched.log", "wb"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+        ),
+    ]
+    try:
+        yield plane
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(30)

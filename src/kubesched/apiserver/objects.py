@@ -351,9 +351,10 @@ def default_toleration_seconds(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kept(given: dict[str, Any], obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with the identity and status ``given`` had (a state's object, ``Store.as_given``)."""
+    """``obj`` with the identity, status and deletion under way ``given`` had (a state's object,
+    ``Store.as_given``: a snapshot's terminating pods stay terminating)."""
     meta = dict(obj["metadata"])
-    for key in ("uid", "creationTimestamp"):
+    for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
         if (given.get("metadata") or {}).get(key):
             meta[key] = given["metadata"][key]
     out = {**obj, "metadata": meta}

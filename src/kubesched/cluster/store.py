@@ -404,7 +404,9 @@ class Store:
         meta.setdefault("creationTimestamp", rfc3339(self.clock.now()))
         if kind in GENERATION_KINDS or is_custom(kind):
             meta.setdefault("generation", 1)
-        meta.pop("deletionTimestamp", None)
+        if not self.as_given:  # a cluster's state keeps its terminating pods terminating
+            meta.pop("deletionTimestamp", None)
+            meta.pop("deletionGracePeriodSeconds", None)
         self._bump(obj)
         bucket[key] = obj
         self._emit(ADDED, kind, obj, None)
