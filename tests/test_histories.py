@@ -94,6 +94,27 @@ def terminating(pod: dict[str, Any]) -> dict[str, Any]:
     return {**pod, "metadata": meta}
 
 
+# a preemptor nominated to n1 and held there by name (NodeAffinity's PreFilter narrows to n1)
+NOMINATED = {
+    **make_pod(
+        "probe",
+        cpu="1",
+        priority_class="high",
+        spec={
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+                        ]
+                    }
+                }
+            }
+        },
+    ),
+    "status": {"nominatedNodeName": "n1"},
+}
+
 # (name, what is on the node before the probe, the probe, whether the probe is bound)
 RULES = [
     (
@@ -333,3 +354,23 @@ def test_the_rules_judged_by_upstreams_scheduler(tmp_path):
         mine = kubesched(path, "default/probe")
         assert not disagreement(up, mine), (name, disagreement(up, mine))
         assert (up.get("node") == "n1") is bound, (name, up)
+
+
+def test_a_preemptor_held_by_name_names_its_nominated_nodes_rejection_for_the_others():
+    """A preemptor nominated to n1 and held there by name, its victim still terminating: the
+    nominated node is filtered first (``evaluateNominatedNode``), and the plugin that rejected it
+    joins NodeAffinity in the other nodes' status, as upstream's shared plugin set makes it (found
+    by the history differential against kube-scheduler v1.37.2)."""
+    victim = terminating(make_pod("victim", cpu="1500m", node="n1"))
+    victim["status"] = {  # what the preemption that nominated the probe wrote on its victim
+        "phase": "Running",
+        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
+    }
+    c = Cluster(make_priority_class("high", 1000), NODE, NODE2, victim, NOMINATED)
+    c.settle()
+    assert c.node_of("probe") is None
+    assert message(c, "probe") == (
+        "0/2 nodes are available: 1 Insufficient cpu,"
+        " 1 node(s) didn't satisfy plugin(s) [NodeAffinity NodeResourcesFit]."
+        " preemption: not eligible due to a terminating pod on the nominated node."
+    )

@@ -72,8 +72,11 @@ class ControlPlane:
         self.users = users
         self.args = args
         self.bin = bin_dir or binaries()
-        self.port = free_port()
-        self.etcd_port = free_port()
+        # three distinct ports (the kernel may hand a port just released to the next ask)
+        ports: set[int] = set()
+        while len(ports) < 3:
+            ports.add(free_port())
+        self.port, self.etcd_port, self.peer_port = list(ports)
         self.procs: list[subprocess.Popen[bytes]] = []
 
     @property
@@ -110,7 +113,7 @@ class ControlPlane:
                     "--advertise-client-urls",
                     f"http://127.0.0.1:{self.etcd_port}",
                     "--listen-peer-urls",
-                    f"http://127.0.0.1:{free_port()}",
+                    f"http://127.0.0.1:{self.peer_port}",
                     "--log-level",
                     "warn",
                 ],
@@ -226,11 +229,18 @@ SIDES = {"up": "upstream-scheduler", "ks": "default-scheduler"}
 
 
 @contextlib.contextmanager
-def both_schedulers(plane: ControlPlane, root: Path) -> Iterator[ControlPlane]:
+def both_schedulers(plane: ControlPlane, root: Path, settings: str = "") -> Iterator[ControlPlane]:
     """kube-scheduler v1.37.2 (schedulerName upstream-scheduler) and ``kubesched scheduler``
-    (default-scheduler) on ``plane``, neither electing a leader; their logs in ``root``."""
+    (default-scheduler) on ``plane``, neither electing a leader; ``settings``: more top-level
+    lines of both schedulers' KubeSchedulerConfiguration. Their logs are in ``root``."""
     config = root / "upstream-scheduler.yaml"
-    config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=plane.kubeconfig))
+    config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=plane.kubeconfig) + settings)
+    ours = ["scheduler", "--kubeconfig", str(plane.kubeconfig), "--secure-port=0", "--leader-elect=false"]
+    ours += ["--config", str(root / "kubesched.yaml")] if settings else []
+    if settings:
+        (root / "kubesched.yaml").write_text(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + settings
+        )
     procs = [
         subprocess.Popen(
             [str(plane.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"],
@@ -238,15 +248,7 @@ def both_schedulers(plane: ControlPlane, root: Path) -> Iterator[ControlPlane]:
             stderr=subprocess.STDOUT,
         ),
         subprocess.Popen(
-            [
-                *KUBESCHED,
-                "scheduler",
-                "--kubeconfig",
-                str(plane.kubeconfig),
-                "--secure-port",
-                "0",
-                "--leader-elect=false",
-            ],
+            [*KUBESCHED, *ours],
             stdout=open(root / "kubesched.log", "wb"),  # noqa: SIM115
             stderr=subprocess.STDOUT,
         ),

@@ -487,9 +487,16 @@ class Algorithm:
             allowed = np.zeros(nodes.n, bool)
             allowed[[nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index]] = True
             order = order[allowed[order]]
+            named = set(plugins)
+            own = nodes.index.get(pod.nominated_node_name, -1) if pod.nominated_node_name else -1
+            if own >= 0 and diagnosis.codes[own]:
+                # evaluateNominatedNode filtered the nominated node first, adding the plugin that
+                # rejected it to the set this message is written from (``findNodesThatFitPod``
+                # hands it a copy of the Diagnosis, whose plugin set is the same map)
+                named.add(diagnosis.plugin_names[int(diagnosis.plugins[own])])
             diagnosis.absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",),
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(named))}]",),
             )
             diagnosis.absent_mask = ~allowed
             diagnosis.codes[diagnosis.absent_mask] = 0
