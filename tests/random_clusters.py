@@ -1,7 +1,8 @@
 """Random clusters for the differential tests against upstream's scheduler: a few nodes (labels,
-zones, taints, resources, a cordoned or NotReady one now and then with the node lifecycle
-controller's taints), pods bound to them (requests, host ports, priorities, PodDisruptionBudgets
-over them; some finished, some terminating, some another scheduler's), and one pending pod, ``incoming``, drawing on
+zones, taints, resources, an unschedulable one now and then), pods bound to them (requests, host
+ports, priorities, PodDisruptionBudgets over them), a life lived (``age``: pods finished,
+terminating or another scheduler's, nodes cordoned or NotReady with the node lifecycle
+controller's taints), and one pending pod, ``incoming``, drawing on
 everything the default profile looks at: requests with init and sidecar containers and a
 RuntimeClass's overhead, node selectors and node affinity, tolerations, topology spread, pod
 affinity and anti-affinity, host ports, priorities that preempt, persistent volume claims (bound,
@@ -11,7 +12,8 @@ delayed binding over local volumes, missing) and a DRA claim on devices the node
 for the large run (``scripts/differential.py``), hypothesis' ``st.randoms()`` in the tests, so that
 a disagreement shrinks to a small cluster. Bound pods get distinct priorities, which makes
 preemption's choice of node and victims unique (``pickOneNodeForPreemption`` then never falls
-through to upstream's random order of candidates)."""
+through to upstream's random order of candidates). ``age`` draws after everything else, so a seed
+makes the same cluster as before it existed, then ages it."""
 
 from __future__ import annotations
 
@@ -45,14 +47,7 @@ def node(i: int, rng: Rng) -> dict[str, Any]:
             {"key": "dedicated", "value": "gpu", "effect": rng.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}
         ]
     if chance(rng, 0.05):
-        # cordoned: the node lifecycle controller's taint beside the field (TaintNodesByCondition)
         spec["unschedulable"] = True
-        spec.setdefault("taints", []).append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
-    ready = not chance(rng, 0.1)
-    if not ready:  # NotReady: the taints the node lifecycle controller adds
-        spec.setdefault("taints", []).extend(
-            {"key": "node.kubernetes.io/not-ready", "effect": effect} for effect in ("NoSchedule", "NoExecute")
-        )
     allocatable = {
         "cpu": rng.choice(["2", "4", "8", "16", "3500m"]),
         "memory": rng.choice(["4Gi", "8Gi", "32Gi"]),
@@ -64,11 +59,7 @@ def node(i: int, rng: Rng) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "spec": spec,
-        "status": {
-            "allocatable": allocatable,
-            "capacity": allocatable,
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
+        "status": {"allocatable": allocatable, "capacity": allocatable},
     }
 
 
@@ -114,10 +105,7 @@ def milli(q: str) -> int:
 
 def bound_pods(count: int, rng: Rng, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Pods the kubelet has admitted: each fits what its node has left, at most one per node holds
-    host port 8080, and each tolerates every taint (no NoExecute eviction to run first). As in a
-    cluster in use, some have finished (Succeeded or Failed: they no longer hold their room, so
-    they are not counted against it), some are terminating (a finalizer holds them), and some
-    were placed by another scheduler."""
+    host port 8080, and each tolerates every taint (no NoExecute eviction to run first)."""
     left = {
         n["metadata"]["name"]: {
             "cpu": milli(n["status"]["allocatable"]["cpu"]),
@@ -131,33 +119,27 @@ def bound_pods(count: int, rng: Rng, nodes: list[dict[str, Any]]) -> list[dict[s
     for i in range(count):
         name = rng.choice(nodes)["metadata"]["name"]
         port = 8080 if chance(rng, 0.15) and name not in ported else None
-        phase = rng.choice(["Running"] * 6 + ["Succeeded", "Failed"])
-        finished = phase != "Running"
-        c = container("c", rng, port=None if finished else port)
+        c = container("c", rng, port=port)
         need = {k: milli(v) for k, v in c["resources"]["requests"].items()} | {"pods": 1000}
-        if not finished:
-            if any(need[k] > left[name][k] for k in need):
-                continue
-            for k in need:
-                left[name][k] -= need[k]
-            if port:
-                ported.add(name)
-        meta: dict[str, Any] = {"name": f"b{i}", "namespace": "default", "labels": {"app": rng.choice(APPS)}}
-        if not finished and chance(rng, 0.1):
-            meta |= {
-                "finalizers": ["example.com/hold"],
-                "deletionTimestamp": "2026-01-01T00:00:00Z",
-                "deletionGracePeriodSeconds": 30,
+        if any(need[k] > left[name][k] for k in need):
+            continue
+        for k in need:
+            left[name][k] -= need[k]
+        if port:
+            ported.add(name)
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"b{i}", "namespace": "default", "labels": {"app": rng.choice(APPS)}},
+                "spec": {
+                    "nodeName": name,
+                    "priorityClassName": f"b{i}",
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [c],
+                },
             }
-        spec: dict[str, Any] = {
-            "nodeName": name,
-            "priorityClassName": f"b{i}",
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [c],
-        }
-        if chance(rng, 0.1):
-            spec["schedulerName"] = "other-scheduler"
-        out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}})
+        )
     return out
 
 
@@ -411,4 +393,48 @@ def make_case(rng: Rng) -> list[dict[str, Any]]:
         )
     extra: list[dict[str, Any]] = []
     pending = incoming(rng, nodes, extra)
+    age(rng, nodes, bound)
     return [*classes, *nodes, *extra, *bound, *budgets, pending]
+
+
+def age(rng: Rng, nodes: list[dict[str, Any]], bound: list[dict[str, Any]]) -> None:
+    """What a cluster in use holds: some bound pods have finished (Succeeded or Failed: they no
+    longer hold their room), some are terminating (a finalizer holds them), some were placed by
+    another scheduler; a node is now and then cordoned or NotReady, with the taints the node
+    lifecycle controller adds (``TaintNodesByCondition``)."""
+    for pod in bound:
+        roll = rng.random()
+        if roll < 0.1:
+            pod["status"] = {"phase": "Succeeded"}
+        elif roll < 0.15:
+            pod["status"] = {"phase": "Failed"}
+        else:
+            pod["status"] = {"phase": "Running"}
+            if roll < 0.25:
+                pod["metadata"] |= {
+                    "finalizers": ["example.com/hold"],
+                    "deletionTimestamp": "2026-01-01T00:00:00Z",
+                    "deletionGracePeriodSeconds": 30,
+                }
+        if chance(rng, 0.1):
+            pod["spec"]["schedulerName"] = "other-scheduler"
+    for n in nodes:
+        spec, status = n["spec"], n["status"]
+        ready = not chance(rng, 0.08)
+        status["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+        if not ready:
+            spec["taints"] = [
+                *(spec.get("taints") or []),
+                *({"key": "node.kubernetes.io/not-ready", "effect": e} for e in ("NoSchedule", "NoExecute")),
+            ]
+        if spec.get("unschedulable"):
+            spec["taints"] = [
+                *(spec.get("taints") or []),
+                {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+            ]
+        elif chance(rng, 0.04):
+            spec["unschedulable"] = True
+            spec["taints"] = [
+                *(spec.get("taints") or []),
+                {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+            ]

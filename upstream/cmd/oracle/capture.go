@@ -18,6 +18,8 @@ type capture struct {
 	totals    map[string]map[string]int            // pod -> node -> total
 	preempted map[string]string                    // preemptor -> node chosen for preemption
 	finished  map[string]bool                      // preemptor -> its victims' deletion finished
+	started   map[string]bool                      // preemptor -> its victims' deletion began
+	skipped   map[string]int                       // preemptor -> victims already terminating (no call)
 	gated     map[string]string                    // pod -> "plugin: message" of the PreEnqueue plugin holding it
 }
 
@@ -27,6 +29,8 @@ func newCapture() *capture {
 		totals:    map[string]map[string]int{},
 		preempted: map[string]string{},
 		finished:  map[string]bool{},
+		started:   map[string]bool{},
+		skipped:   map[string]int{},
 		gated:     map[string]string{},
 	}
 }
@@ -73,6 +77,10 @@ func (c *capture) Info(_ int, msg string, kv ...any) {
 		}
 	case "Async Preemption finished completely":
 		c.finished[fmt.Sprint(values["preemptor"])] = true
+	case "Start the preemption asynchronously":
+		c.started[fmt.Sprint(values["preemptor"])] = true
+	case "Victim Pod is already being deleted, skipping the API call for it":
+		c.skipped[fmt.Sprint(values["preemptor"])]++
 	}
 }
 
@@ -84,6 +92,8 @@ func (c *capture) reset(pod string) {
 	delete(c.totals, pod)
 	delete(c.preempted, pod)
 	delete(c.finished, pod)
+	delete(c.started, pod)
+	delete(c.skipped, pod)
 	delete(c.gated, pod)
 }
 

@@ -361,16 +361,22 @@ func place(ctx context.Context, sched *scheduler.Scheduler, clock *testingclock.
 		}
 		out.NominatedNode = nominated
 		if utilfeature.DefaultFeatureGate.Enabled(features.SchedulerAsyncPreemption) {
-			// the victims are deleted in a goroutine; wait for its end
+			// the victims are deleted in a goroutine; wait for its end. Victims already terminating
+			// get no call, and when every victim was, no goroutine starts (prepareCandidateAsync):
+			// those skips are logged before the cycle ends, the goroutine's start just after it
+			since := time.Now()
 			if err := poll(func(context.Context) (bool, error) {
 				sink.mu.Lock()
 				defer sink.mu.Unlock()
-				return sink.finished[key], nil
+				none := sink.skipped[key] > 0 && !sink.started[key] && time.Since(since) > time.Second
+				return sink.finished[key] || none, nil
 			}); err != nil {
 				return out, fmt.Errorf("%s: preemption never finished: %w", key, err)
 			}
 			sink.mu.Lock()
 			delete(sink.finished, key)
+			delete(sink.started, key)
+			delete(sink.skipped, key)
 			sink.mu.Unlock()
 		}
 		out.Victims = append(out.Victims, deleted.take()...)

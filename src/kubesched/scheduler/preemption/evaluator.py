@@ -449,9 +449,12 @@ class Evaluator:
     # -- prepareCandidate ---------------------------------------------------------------------
     def prepare(self, c: Candidate, pod: PodInfo) -> None:
         """Evict the victims (Permit-waiting ones are rejected instead), record ``Preempted``,
-        and clear the nominations of lower-priority pods nominated to the node."""
+        and clear the nominations of lower-priority pods nominated to the node. A victim whose
+        deletion is already under way gets no call and no event (``executor.go``)."""
         client = self.handle.client
         for victim in c.victims:
+            if victim.deleting:
+                continue
             waiting = self.handle.waiting_pods.get(victim.uid)
             if waiting is not None:
                 waiting.reject("DefaultPreemption", "preempted")
