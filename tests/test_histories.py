@@ -374,3 +374,20 @@ def test_a_preemptor_held_by_name_names_its_nominated_nodes_rejection_for_the_ot
         " 1 node(s) didn't satisfy plugin(s) [NodeAffinity NodeResourcesFit]."
         " preemption: not eligible due to a terminating pod on the nominated node."
     )
+
+
+def test_a_failed_attempt_reports_a_node_as_filtered_with_its_nominated_pods():
+    """``RunFilterPluginsWithNominatedPods`` keeps the verdict of the pass with the nominated pods
+    of equal or higher priority when it fails: n1 lacks cpu either way, and with the nominated
+    pod added it has too many pods as well (found by the history differential)."""
+    c = Cluster(
+        make_priority_class("never100", 100, preemptionPolicy="Never"),
+        make_node("n1", cpu="2", pods="3"),
+        make_pod("a", cpu="1", node="n1"),
+        make_pod("b", cpu="1", node="n1"),
+        make_waiting_nominated("big", "n1", cpu="300m"),
+    )
+    c.settle()
+    c.create(make_pod("probe", cpu="1"))
+    c.settle()
+    assert message(c, "probe").startswith("0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.")

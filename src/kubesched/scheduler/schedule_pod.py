@@ -541,10 +541,13 @@ class Algorithm:
             self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, passed, pending[hit])
             pending = pending[~hit]
         self.next_start_node_index = (self.next_start_node_index + processed) % nodes.n
+        if not len(feasible):
+            if diagnosis is None:
+                diagnosis = self._diagnosis(fwk, nodes, None, plugins, verdicts)
+            self._nominated_verdicts_of_failed_rows(fwk, state, pod, nodes, queue, diagnosis)
+            return feasible, diagnosis
         if diagnosis is not None:
             return feasible, diagnosis
-        if not len(feasible):
-            return feasible, self._diagnosis(fwk, nodes, None, plugins, verdicts)
         facts.rejected = nodes.n - int(np.count_nonzero(passed))
         return feasible, _NO_DIAGNOSIS
 
@@ -734,6 +737,27 @@ class Algorithm:
         if len(slots) < 2:
             return table.node_row[slots].astype(np.int64)
         return np.unique(table.node_row[slots])
+
+    def _nominated_verdicts_of_failed_rows(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        diagnosis: Diagnosis,
+    ) -> None:
+        """A failed attempt's verdicts on nodes holding nominated pods, as upstream reports them:
+        ``RunFilterPluginsWithNominatedPods`` filters a node with those pods added first and keeps
+        that pass's status when it fails, while the column pass ran without them. Adding pods
+        fails no node that passed, but the reasons may grow (cpu, then the pod count too), which
+        the message and preemption's node statuses read."""
+        failed = diagnosis.codes != 0
+        if diagnosis.absent_mask is not None:
+            failed &= ~diagnosis.absent_mask
+        rows = self._nominated_rows(pod, queue, failed)
+        if len(rows):
+            self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, failed.copy(), rows)
 
     def _percentage(self, fwk: Framework) -> int:
         own = fwk.profile.percentage_of_nodes_to_score
