@@ -1,10 +1,12 @@
-"""kube-apiserver v1.37.2 is the judge of the embedded API server's workload validation: every
-malformed Deployment, ReplicaSet, StatefulSet, DaemonSet and Job of ``test_workload_validation``'s
-table is sent to both, and the answers must agree in status code, reason, message and causes."""
+"""kube-apiserver v1.37.2 is the judge of the embedded API server's validation: every malformed
+Deployment, ReplicaSet, StatefulSet, DaemonSet and Job of ``test_workload_validation``'s table, pods
+in user namespaces of their own, and every pod of the oracle's random clusters are sent to both,
+and the answers must agree in status code, reason, message and causes."""
 
 from __future__ import annotations
 
 import json
+import random
 import re
 import ssl
 import urllib.error
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 from tests.live import Server
+from tests.random_clusters import make_case
 from tests.test_workload_validation import CASES, PATHS, manifest
 from tests.upstream import ADMIN_TOKEN, ControlPlane
 
@@ -126,3 +129,54 @@ def test_the_mutating_plugins_answer_before_validation_as_kube_apiserver(servers
     mine = answer(*ours.request("POST", path, obj))
     assert mine == theirs
     assert mine["code"] == (422 if obj["spec"].keys() == {"containers"} else 403)
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pod("userns-net", hostUsers=False, hostNetwork=True),
+        pod("userns-pid", hostUsers=False, hostPID=True),
+        pod("userns-ipc", hostUsers=False, hostIPC=True),
+        pod("userns-alone", hostUsers=False),
+        pod("hostnet-alone", hostNetwork=True),
+    ],
+    ids=["network", "pid", "ipc", "userns-alone", "hostnet-alone"],
+)
+def test_a_pod_in_its_own_user_namespace_shares_no_host_namespace(servers, obj):
+    """``validateHostUsers`` (UserNamespacesHostNetworkSupport is alpha and off)."""
+    plane, ours = servers
+    path = "/api/v1/namespaces/default/pods"
+    theirs = answer(*upstream_post(plane, path, obj))
+    mine = answer(*ours.request("POST", path, obj))
+    if theirs["code"] == 201:
+        assert mine["code"] == 201
+    else:
+        assert mine == theirs
+    assert theirs["code"] == (201 if obj["metadata"]["name"].endswith("alone") else 422)
+
+
+def test_the_random_clusters_pods_are_accepted_or_refused_alike(servers):
+    """Every pod the oracle's random clusters hold (``tests/random_clusters.py``: every field the
+    scheduler reads), created on both servers: kube-apiserver's answer is kubesched's."""
+    plane, ours = servers
+    created: set[str] = set()
+    for seed in range(40):
+        for obj in make_case(random.Random(seed)):
+            if obj["kind"] in ("PriorityClass", "RuntimeClass") and obj["metadata"]["name"] not in created:
+                created.add(obj["metadata"]["name"])
+                path = (
+                    "/apis/scheduling.k8s.io/v1/priorityclasses"
+                    if obj["kind"] == "PriorityClass"
+                    else ("/apis/node.k8s.io/v1/runtimeclasses")
+                )
+                assert upstream_post(plane, path, obj)[0] == 201
+                assert ours.request("POST", path, obj)[0] == 201
+            if obj["kind"] != "Pod":
+                continue
+            obj = {**obj, "metadata": {**obj["metadata"], "name": f"c{seed}-{obj['metadata']['name']}"}}
+            path = f"/api/v1/namespaces/{obj['metadata'].get('namespace') or 'default'}/pods"
+            theirs = answer(*upstream_post(plane, path, obj))
+            mine = answer(*ours.request("POST", path, obj))
+            assert mine["code"] == theirs["code"], (seed, obj, theirs, mine)
+            if theirs["code"] != 201:
+                assert mine == theirs, (seed, obj)

@@ -308,6 +308,23 @@ def validate_pod(obj: Mapping[str, Any]) -> None:
     if spec.get("resources"):
         validate_requirements(spec["resources"], "spec.resources", container=False)
     validate_resource_list(spec.get("overhead"), "spec.overhead")
+    _validate_host_users(spec)
+
+
+def _validate_host_users(spec: Mapping[str, Any]) -> None:
+    """``validateHostUsers``: a pod in a user namespace of its own (``hostUsers: false``) shares
+    none of the host's namespaces (the host network only under the alpha
+    UserNamespacesHostNetworkSupport) and mounts no block devices; the field names as upstream
+    writes them."""
+    if spec.get("hostUsers") is not False:
+        return
+    for key, field in (("hostNetwork", "spec.hostNetwork"), ("hostPID", "spec.HostPID"), ("hostIPC", "spec.HostIPC")):
+        if spec.get(key):
+            raise InputError("Forbidden: when `hostUsers` is false", field=field)
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(spec.get(key) or []):
+            if isinstance(c, Mapping) and c.get("volumeDevices"):
+                raise InputError("Forbidden: when `hostUsers` is false", field=f"spec.{key}[{i}].volumeDevices")
 
 
 def validate_node(obj: Mapping[str, Any]) -> None:
