@@ -138,3 +138,46 @@ def test_volume_capacity_scores_as_upstream(tmp_path: Path):
         mine_off = kubesched(path, gates=gates)
         assert not disagreement(off[0], mine_off), name
         assert not any("VolumeBinding" in s for s in off[0]["scores"].values())
+
+
+def test_a_second_pod_sees_the_first_ones_claim_allocation(tmp_path: Path):
+    """One GPU and two pods with a claim each: upstream allocates it to the first and finds none
+    for the second, as kubesched does. The oracle's fake clientset versions every write as
+    kube-apiserver does; unversioned, the allocation was lost before the second pod and both
+    were bound to the one device."""
+    from tests.test_dynamicresources import gpu_class, gpu_slice
+
+    def claim(name: str) -> dict:
+        request = {"name": "gpu", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}
+        meta = {"name": name, "namespace": "default"}
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": meta,
+            "spec": {"devices": {"requests": [request]}},
+        }
+
+    def user(name: str, claim_name: str) -> dict:
+        spec = {
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": claim_name}],
+        }
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+    objects = [gpu_class(), node, gpu_slice("n1", [{"name": "gpu-0"}]), claim("ca"), claim("cb")]
+    objects += [user("pa", "ca"), user("pb", "cb")]
+    path = tmp_path / "two-claims.yaml"
+    path.write_text(yaml.safe_dump_all(objects, default_style='"'))
+    (theirs,) = upstream(binaries() / "oracle", [path])
+    by_pod = {r["pod"]: r for r in theirs}
+    assert by_pod["default/pa"].get("node") == "n1"
+    assert by_pod["default/pb"].get("node") is None
+    assert by_pod["default/pb"]["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+    for pod in ("default/pa", "default/pb"):
+        assert not disagreement(by_pod[pod], kubesched(path, pod)), pod

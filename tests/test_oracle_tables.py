@@ -364,11 +364,18 @@ def test_preemption_candidate_table(tmp_path):
         assert theirs["victims"] == mine["victims"] == victims, candidates
 
 
+def admitted(pod: dict[str, Any]) -> bool:
+    """Whether kube-apiserver v1.37.2 with its default gates creates the pod: not one in a user
+    namespace of its own on the host network (``validateHostUsers``; UserNamespacesHostNetworkSupport
+    is alpha), which only the plugin's own table, filtering without an API server, holds."""
+    spec = pod.get("spec") or {}
+    return not (spec.get("hostUsers") is False and spec.get("hostNetwork"))
+
+
 def test_node_declared_features_table(tmp_path):
-    cases = [cluster(FEATURE_NODES, [], pod) for pod, _ in rows(FEATURE_CASES)]
-    for (_, fits), (theirs, mine) in zip(
-        rows(FEATURE_CASES), judge(tmp_path, "NodeDeclaredFeatures", cases), strict=True
-    ):
+    table = [(pod, fits) for pod, fits in rows(FEATURE_CASES) if admitted(pod)]
+    cases = [cluster(FEATURE_NODES, [], pod) for pod, _ in table]
+    for (_, fits), (theirs, mine) in zip(table, judge(tmp_path, "NodeDeclaredFeatures", cases), strict=True):
         assert feasible(theirs) == feasible(mine) == fits
 
 

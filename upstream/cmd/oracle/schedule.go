@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,47 +77,40 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 		return nil, err
 	}
 	client := fake.NewClientset()
-	// the fake tracker versions objects internally only: every watched change gets a new
-	// resourceVersion here, as kube-apiserver's would, so the scheduler's handlers do not drop
-	// updates as unchanged (eventhandlers.go compares resourceVersions)
+	// every write gets a new resourceVersion, as kube-apiserver's would (versions.go): the
+	// scheduler's handlers do not drop updates as unchanged (eventhandlers.go compares
+	// resourceVersions), and its assume caches order what they hold by them
 	var version atomic.Int64
 	version.Store(1000)
-	versioned := func(action k8stesting.Action) (watch.Interface, error) {
+	tracker := versionedTracker{client.Tracker(), &version}
+	client.PrependReactor("*", "*", k8stesting.ObjectReaction(tracker))
+	watches := func(action k8stesting.Action) (watch.Interface, error) {
 		var opts metav1.ListOptions
 		if w, ok := action.(k8stesting.WatchActionImpl); ok {
 			opts = w.ListOptions
 		}
-		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace(), opts)
-		if err != nil {
-			return nil, err
-		}
-		return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-			if m, err := meta.Accessor(e.Object); err == nil {
-				m.SetResourceVersion(strconv.FormatInt(version.Add(1), 10))
-			}
-			return e, true
-		}), nil
+		return tracker.Watch(action.GetResource(), action.GetNamespace(), opts)
 	}
 	client.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
-		w, err := versioned(action)
+		w, err := watches(action)
 		if err != nil {
 			return false, nil, err
 		}
 		return true, w, nil
 	})
-	selectPods(client, versioned)
+	selectPods(client, tracker, watches)
 	client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "binding" {
 			return false, nil, nil
 		}
 		binding := action.(k8stesting.CreateAction).GetObject().(*v1.Binding)
-		got, err := client.Tracker().Get(podsResource, binding.Namespace, binding.Name)
+		got, err := tracker.Get(podsResource, binding.Namespace, binding.Name)
 		if err != nil {
 			return true, nil, err
 		}
 		pod := got.(*v1.Pod).DeepCopy()
 		pod.Spec.NodeName = binding.Target.Name
-		return true, binding, client.Tracker().Update(podsResource, pod, binding.Namespace)
+		return true, binding, tracker.Update(podsResource, pod, binding.Namespace)
 	})
 	// the persistent volume controller's part of a delayed binding: VolumeBinding's PreBind writes the
 	// PV's claimRef and waits until the claim is fully bound (pkg/controller/volume/persistentvolume)
@@ -131,10 +122,10 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 			return false, nil, nil
 		}
 		pv.Status.Phase = v1.VolumeBound
-		if err := client.Tracker().Update(pvs, pv, ""); err != nil {
+		if err := tracker.Update(pvs, pv, ""); err != nil {
 			return true, nil, err
 		}
-		got, err := client.Tracker().Get(pvcs, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
+		got, err := tracker.Get(pvcs, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
 		if err != nil {
 			return true, nil, err
 		}
@@ -142,10 +133,10 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 		pvc.Spec.VolumeName = pv.Name
 		metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
 		pvc.Status.Phase = v1.ClaimBound
-		if err := client.Tracker().Update(pvcs, pvc, pvc.Namespace); err != nil {
+		if err := tracker.Update(pvcs, pvc, pvc.Namespace); err != nil {
 			return true, nil, err
 		}
-		stored, err := client.Tracker().Get(pvs, "", pv.Name)
+		stored, err := tracker.Get(pvs, "", pv.Name)
 		return true, stored, err
 	})
 	// the external provisioner and the PV controller for a claim the scheduler selected a node for:
@@ -167,13 +158,13 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 			},
 			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
 		}
-		if err := client.Tracker().Add(pv); err != nil {
+		if err := tracker.Add(pv); err != nil {
 			return true, nil, err
 		}
 		pvc.Spec.VolumeName = pv.Name
 		metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
 		pvc.Status.Phase = v1.ClaimBound
-		if err := client.Tracker().Update(pvcs, pvc, pvc.Namespace); err != nil {
+		if err := tracker.Update(pvcs, pvc, pvc.Namespace); err != nil {
 			return true, nil, err
 		}
 		return true, pvc, nil
@@ -195,7 +186,7 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 			pending = append(pending, pod)
 			continue
 		}
-		if err := client.Tracker().Add(obj); err != nil {
+		if err := tracker.Add(obj); err != nil {
 			return nil, err
 		}
 	}

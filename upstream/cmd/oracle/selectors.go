@@ -66,7 +66,7 @@ func (s selection) has(obj runtime.Object) bool {
 }
 
 // selectPods makes the client's pod lists and watches honour their selectors.
-func selectPods(client *fake.Clientset, watchPods func(action k8stesting.Action) (watch.Interface, error)) {
+func selectPods(client *fake.Clientset, tracker k8stesting.ObjectTracker, watchPods func(action k8stesting.Action) (watch.Interface, error)) {
 	client.PrependReactor("list", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		list, ok := action.(k8stesting.ListActionImpl)
 		if !ok || action.GetSubresource() != "" {
@@ -79,7 +79,7 @@ func selectPods(client *fake.Clientset, watchPods func(action k8stesting.Action)
 		if sel.fields == nil {
 			sel.fields = fields.Everything()
 		}
-		got, err := client.Tracker().List(podsResource, v1.SchemeGroupVersion.WithKind("Pod"), action.GetNamespace())
+		got, err := tracker.List(podsResource, v1.SchemeGroupVersion.WithKind("Pod"), action.GetNamespace())
 		if err != nil {
 			return true, nil, err
 		}
@@ -104,7 +104,7 @@ func selectPods(client *fake.Clientset, watchPods func(action k8stesting.Action)
 		// which pods the watcher holds: those in the selection when the watch starts
 		held := map[string]bool{}
 		var mu sync.Mutex
-		if got, err := client.Tracker().List(podsResource, v1.SchemeGroupVersion.WithKind("Pod"), action.GetNamespace()); err == nil {
+		if got, err := tracker.List(podsResource, v1.SchemeGroupVersion.WithKind("Pod"), action.GetNamespace()); err == nil {
 			pods := got.(*v1.PodList)
 			for i := range pods.Items {
 				if sel.has(&pods.Items[i]) {
