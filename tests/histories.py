@@ -25,9 +25,18 @@ from tests.upstream import SIDES, ControlPlane
 HISTORY_SETTINGS = "podInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 1\n"
 QUIET = 3.0  # seconds without a change in the history's pods: settled
 STEP_LIMIT = 40.0  # seconds a step may take to settle
+# each pod its own priority, high or low (``low-<n>``, ``high-<n>`` for the pod numbered n):
+# preemption's choice of victims among pods of one priority falls to their start times, which no
+# kubelet sets here (upstream then reads the time of the call), so ties are not drawn
 PRIORITY_CLASSES = [
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
-    for name, value in (("low", 10), ("high", 1000))
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": f"{level}-{n}"},
+        "value": base + n,
+    }
+    for level, base in (("low", 10), ("high", 1000))
+    for n in range(100)
 ]
 NS = "/api/v1/namespaces/default/pods"
 MERGE = "application/merge-patch+json"
@@ -95,7 +104,9 @@ class Replay:
         container: dict[str, Any] = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": p["cpu"]}}}
         if p["port"]:
             container["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
-        spec: dict[str, Any] = {"containers": [container], "priorityClassName": p["priority"]}
+        digits = "".join(ch for ch in step.target if ch.isdigit())
+        number = int(digits) % 100 if digits else 0
+        spec: dict[str, Any] = {"containers": [container], "priorityClassName": f"{p['priority']}-{number}"}
         if step.op == "run":  # placed by another component: bound at create, to the name even if gone
             spec |= {"nodeName": self.name(side, p["node"]), "schedulerName": "other-scheduler"}
         else:

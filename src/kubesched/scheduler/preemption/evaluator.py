@@ -450,8 +450,12 @@ class Evaluator:
     def prepare(self, c: Candidate, pod: PodInfo) -> None:
         """Evict the victims (Permit-waiting ones are rejected instead), record ``Preempted``,
         and clear the nominations of lower-priority pods nominated to the node. A victim whose
-        deletion is already under way gets no call and no event (``executor.go``)."""
+        deletion is already under way gets no call and no event, and when no victim is left to
+        delete, nothing is done at all: no nomination is cleared (``prepareCandidateAsync``
+        returns before its goroutine, ``executor.go``)."""
         client = self.handle.client
+        if all(v.deleting for v in c.victims):
+            return
         for victim in c.victims:
             if victim.deleting:
                 continue
