@@ -391,3 +391,32 @@ def test_a_failed_attempt_reports_a_node_as_filtered_with_its_nominated_pods():
     c.create(make_pod("probe", cpu="1"))
     c.settle()
     assert message(c, "probe").startswith("0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.")
+
+
+def test_the_nominated_nodes_rejection_is_named_as_filtered_with_its_nominated_pods():
+    """The nominated node is filtered first with the nominated pods of equal or higher priority
+    added: a port one of them holds rejects it (NodePorts) before its cpu does, and that plugin
+    is the one named in the other nodes' status (found by the history differential)."""
+    victim = terminating(make_pod("victim", cpu="1500m", node="n1"))
+    victim["status"] = {
+        "phase": "Running",
+        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
+    }
+    big = on_port(make_waiting_nominated("big", "n1", cpu="100m", priority_class="never2000"), 8080)
+    probe = on_port(NOMINATED, 8080)
+    c = Cluster(
+        make_priority_class("high", 1000),
+        make_priority_class("never2000", 2000, preemptionPolicy="Never"),
+        NODE,
+        NODE2,
+        victim,
+        big,
+        probe,
+    )
+    c.settle()
+    assert c.node_of("probe") is None
+    assert message(c, "probe") == (
+        "0/2 nodes are available: 1 node(s) didn't have free ports for the requested pod ports,"
+        " 1 node(s) didn't satisfy plugin(s) [NodeAffinity NodePorts]."
+        " preemption: not eligible due to a terminating pod on the nominated node."
+    )

@@ -487,17 +487,7 @@ class Algorithm:
             allowed = np.zeros(nodes.n, bool)
             allowed[[nodes.index[nm] for nm in pre_res.node_names or () if nm in nodes.index]] = True
             order = order[allowed[order]]
-            named = set(plugins)
-            own = nodes.index.get(pod.nominated_node_name, -1) if pod.nominated_node_name else -1
-            if own >= 0 and diagnosis.codes[own]:
-                # evaluateNominatedNode filtered the nominated node first, adding the plugin that
-                # rejected it to the set this message is written from (``findNodesThatFitPod``
-                # hands it a copy of the Diagnosis, whose plugin set is the same map)
-                named.add(diagnosis.plugin_names[int(diagnosis.plugins[own])])
-            diagnosis.absent = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(named))}]",),
-            )
+            diagnosis.absent = absent_status(plugins)
             diagnosis.absent_mask = ~allowed
             diagnosis.codes[diagnosis.absent_mask] = 0
             passed &= allowed
@@ -545,6 +535,13 @@ class Algorithm:
             if diagnosis is None:
                 diagnosis = self._diagnosis(fwk, nodes, None, plugins, verdicts)
             self._nominated_verdicts_of_failed_rows(fwk, state, pod, nodes, queue, diagnosis)
+            own = nodes.index.get(pod.nominated_node_name, -1) if pod.nominated_node_name else -1
+            if diagnosis.absent is not None and diagnosis.absent_mask is not None and own >= 0 and diagnosis.codes[own]:
+                # evaluateNominatedNode filtered the nominated node first (with its nominated
+                # pods), adding the plugin that rejected it to the set the other nodes' status is
+                # written from (``findNodesThatFitPod`` hands it a copy of the Diagnosis whose
+                # plugin set is the same map)
+                diagnosis.absent = absent_status({*plugins, diagnosis.plugin_names[int(diagnosis.plugins[own])]})
             return feasible, diagnosis
         if diagnosis is not None:
             return feasible, diagnosis
@@ -800,6 +797,13 @@ class Algorithm:
                 if describe is not None:
                     diagnosis.describers[i] = describe
             passed[at] = False
+
+
+def absent_status(plugins: set[str]) -> Status:
+    """The status of the nodes a PreFilterResult left out (``findNodesThatFitPod``)."""
+    return Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",)
+    )
 
 
 # a PreFilterResult naming fewer than one node in this many is filtered on those rows alone
