@@ -420,3 +420,24 @@ def test_the_nominated_nodes_rejection_is_named_as_filtered_with_its_nominated_p
         " 1 node(s) didn't satisfy plugin(s) [NodeAffinity NodePorts]."
         " preemption: not eligible due to a terminating pod on the nominated node."
     )
+
+
+def test_a_pod_nominated_by_another_profile_holds_its_room():
+    """One queue and one nominator serve every profile (``scheduler.go``): a pod of the second
+    profile nominated to n1 holds its room from the first profile's pods of lower priority."""
+    big = make_waiting_nominated("big", "n1", cpu="1500m")
+    big["spec"]["schedulerName"] = "second"
+    profiles = {"profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "second"}]}
+    c = Cluster(
+        make_priority_class("never100", 100, preemptionPolicy="Never"),
+        make_node("n1", cpu="2"),
+        big,
+        make_pod("probe", cpu="1"),
+        config=profiles,
+    )
+    c.settle()
+    assert c.node_of("probe") is None
+    assert message(c, "probe").startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    c.store.delete("Pod", "default", "big")
+    c.advance(2)
+    assert c.node_of("probe") == "n1"
