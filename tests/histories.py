@@ -115,6 +115,8 @@ class Replay:
             term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [self.name(side, p["node"])]}]}
             affinity = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
             spec |= {"schedulerName": SIDES[side], "affinity": {"nodeAffinity": affinity}}
+            if p.get("gated"):
+                spec["schedulingGates"] = [{"name": "example.com/hold"}]
         labels = {"hist": f"h{self.case}", "side": side, "tmpl": step.target}
         return {
             "apiVersion": "v1",
@@ -157,6 +159,9 @@ class Replay:
             elif op.startswith("finish-"):  # the kubelet's report that the pod's containers exited
                 status = {"status": {"phase": op.removeprefix("finish-")}}
                 self.ok(self.plane.request("PATCH", f"{NS}/{name}/status", status, content_type=MERGE), 404, 422)
+            elif op == "ungate":  # the gate's controller lets the pod be scheduled
+                gates = {"spec": {"schedulingGates": None}}
+                self.ok(self.plane.request("PATCH", f"{NS}/{name}", gates, content_type=MERGE), 404)
             elif op == "terminate":  # graceful: a bound pod stays until the kubelet step
                 self.ok(self.plane.request("DELETE", f"{NS}/{name}"), 404)
             elif op == "kubelet":  # the kubelet stops every terminating pod of the history

@@ -1,7 +1,8 @@
 """Random API histories for the history differential (``tests/histories.py``): a few nodes and a
 sequence of what happens to a cluster in use. Pods are placed by another component (bound at
 create, as a kubelet's or another scheduler's) or left to the scheduler (``probe``: pending, held
-to one node by a nodeSelector, some of high priority so that they preempt); then pods finish
+to one node by name, some of high priority so that they preempt, some held by a scheduling gate
+until a later step removes it); then pods finish
 (Succeeded or Failed, as a Job's do), are deleted and stay terminating until the kubelet step
 stops them, nodes are cordoned, tainted, go NotReady (with the node lifecycle controller's
 taints), are deleted and come back (their pods stay bound to the name).
@@ -50,6 +51,7 @@ def pod_template(rng: Rng, name: str, node: str, *, probe: bool) -> dict[str, An
         "cpu": rng.choice(["300m", "700m", "1", "1500m"]),
         "priority": "high" if probe and chance(rng, 0.3) else "low",
         "port": chance(rng, 0.15),
+        "gated": probe and chance(rng, 0.1),  # held by a scheduling gate until an ungate step
     }
 
 
@@ -63,12 +65,17 @@ def make_history(rng: Rng, steps: int = 10) -> History:
     alive: list[str] = []  # pods created and not deleted
     count = 0
 
+    gated: list[str] = []  # probes still held by their scheduling gate
+
     def new_pod(op: str) -> None:
         nonlocal count
         name = f"{'r' if op == 'run' else 'p'}{count}"
         count += 1
-        out.append(Step(op, name, pod_template(rng, name, rng.choice(names), probe=op == "probe")))
+        template = pod_template(rng, name, rng.choice(names), probe=op == "probe")
+        out.append(Step(op, name, template))
         alive.append(name)
+        if template["gated"]:
+            gated.append(name)
 
     for _ in range(rng.randint(1, 3)):
         new_pod("run")
@@ -86,6 +93,8 @@ def make_history(rng: Rng, steps: int = 10) -> History:
             alive.remove(target)
         elif roll < 0.77:
             out.append(Step("kubelet"))
+        elif roll < 0.85 and gated:
+            out.append(Step("ungate", gated.pop(0)))
         else:
             out.append(Step(rng.choice(NODE_OPS), rng.choice(names)))
     return History(nodes, out)
