@@ -20,7 +20,9 @@ BASE = "/apis/scheduling.k8s.io/v1beta1/namespaces/default"
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory):
     plane = ControlPlane(tmp_path_factory.mktemp("upstream-podgroups"), args=GATED).start()
-    ours = Server(tmp_path_factory.mktemp("kubesched-podgroups") / "data").start()
+    ours = Server(
+        tmp_path_factory.mktemp("kubesched-podgroups") / "data", args=["--feature-gates", "GenericWorkload=true"]
+    ).start()
     try:
         for server in (plane, ours):
             pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "gang"}}

@@ -534,9 +534,11 @@ def _serve(
     from kubesched.apiserver.limits import Limits
     from kubesched.app.apiserver import ServerOptions, run
     from kubesched.controllers.manager import select as select_controllers
+    from kubesched.features import FeatureGates
 
     _logging()
     try:
+        scheduler = _load_config(config_path, feature_gates) if with_scheduler else None
         opts = ServerOptions(
             data_dir=Path(flags["data_dir"]),
             host=flags["host"],
@@ -561,7 +563,9 @@ def _serve(
             ),
             watch_queue_length=flags["watch_queue_length"],
             paths=list(paths),
-            scheduler=_load_config(config_path, feature_gates) if with_scheduler else None,
+            scheduler=scheduler,
+            # the API server serves what the gates turn on, the scheduler's under ``up``
+            feature_gates=scheduler.feature_gates if scheduler is not None else FeatureGates.parse(feature_gates),
             config_path=config_path,
             write_results=results,
             results_node_limit=results_node_limit,
@@ -575,9 +579,10 @@ def _serve(
 @main.command()
 @_with_server_flags
 @click.argument("paths", nargs=-1)
-def apiserver(paths: tuple[str, ...], **flags: Any) -> None:
+@_feature_gates_option
+def apiserver(paths: tuple[str, ...], feature_gates: str, **flags: Any) -> None:
     """The embedded Kubernetes API server (with hollow kubelets and the PDB controller), no scheduler."""
-    _serve(None, paths, with_scheduler=False, **flags)
+    _serve(None, paths, with_scheduler=False, feature_gates=feature_gates, **flags)
 
 
 @main.command()

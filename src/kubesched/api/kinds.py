@@ -63,7 +63,19 @@ RESOURCES: tuple[Resource, ...] = (
         ("status", "binding", "eviction", "log", "resize", "exec", "attach", "portforward"),
     ),
     Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
-    Resource("", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), (), ("status", "finalize")),
+    # no deletecollection: a namespace goes one at a time (pkg/registry/core/namespace/storage)
+    Resource(
+        "",
+        "v1",
+        "namespaces",
+        "Namespace",
+        False,
+        "namespace",
+        ("ns",),
+        (),
+        ("status", "finalize"),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+    ),
     Resource("", "v1", "events", "Event", True, "event", ("ev",)),
     Resource("", "v1", "services", "Service", True, "service", ("svc",), ("all",), ("status",)),
     Resource(

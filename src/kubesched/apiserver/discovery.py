@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched import __version__
-from kubesched.apiserver.resources import GROUPS, RESOURCES, SUBRESOURCE_INFO, Resource
+from kubesched.apiserver.resources import GROUPS, OFF_BY_DEFAULT, RESOURCES, SUBRESOURCE_INFO, Resource
 
 # the release kubesched follows; the project's own version rides in gitCommit and buildDate
 VERSION = {
@@ -40,12 +40,14 @@ def api_versions(address: str) -> dict[str, Any]:
 
 
 Custom = Sequence[Resource]  # the custom resources the CRDs serve, besides the built-in ones
+Off = frozenset[tuple[str, str]]  # built-in group versions not served (their feature gate is off)
 
 
-def _groups(custom: Custom) -> dict[str, list[str]]:
+def _groups(custom: Custom, off: Off = OFF_BY_DEFAULT) -> dict[str, list[str]]:
     """Every group's versions, preferred first: the built-in groups, then the CRDs' groups with
     their versions in Kubernetes version priority (``version.CompareKubeAwareVersionStrings``)."""
-    groups = {g: list(v) for g, v in GROUPS.items()}
+    groups = {g: [v for v in vs if (g, v) not in off] for g, vs in GROUPS.items()}
+    groups = {g: vs for g, vs in groups.items() if vs}
     extra: dict[str, list[str]] = {}
     for r in custom:
         if r.group not in GROUPS and r.version not in extra.setdefault(r.group, []):
@@ -69,13 +71,13 @@ def _group(name: str, versions_of: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": versions, "preferredVersion": versions[0]}
 
 
-def api_group_list(custom: Custom = ()) -> dict[str, Any]:
-    groups = _groups(custom)
+def api_group_list(custom: Custom = (), off: Off = OFF_BY_DEFAULT) -> dict[str, Any]:
+    groups = _groups(custom, off)
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g, v) for g, v in groups.items() if g]}
 
 
-def api_group(name: str, custom: Custom = ()) -> dict[str, Any] | None:
-    groups = _groups(custom)
+def api_group(name: str, custom: Custom = (), off: Off = OFF_BY_DEFAULT) -> dict[str, Any] | None:
+    groups = _groups(custom, off)
     if not name or name not in groups:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, groups[name])}
@@ -90,12 +92,13 @@ def _names(r: Resource, entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _resources(group: str, version: str, custom: Custom = ()) -> list[Resource]:
-    return [r for r in (*RESOURCES, *custom) if r.group == group and r.version == version]
+def _resources(group: str, version: str, custom: Custom = (), off: Off = OFF_BY_DEFAULT) -> list[Resource]:
+    builtin = () if (group, version) in off else RESOURCES
+    return [r for r in (*builtin, *custom) if r.group == group and r.version == version]
 
 
-def resource_list(group: str, version: str, custom: Custom = ()) -> dict[str, Any] | None:
-    found = _resources(group, version, custom)
+def resource_list(group: str, version: str, custom: Custom = (), off: Off = OFF_BY_DEFAULT) -> dict[str, Any] | None:
+    found = _resources(group, version, custom, off)
     if not found:
         return None
     items: list[dict[str, Any]] = []
@@ -132,16 +135,16 @@ def resource_list(group: str, version: str, custom: Custom = ()) -> dict[str, An
     }
 
 
-def aggregated(legacy: bool, version: str, custom: Custom = ()) -> dict[str, Any]:
+def aggregated(legacy: bool, version: str, custom: Custom = (), off: Off = OFF_BY_DEFAULT) -> dict[str, Any]:
     """``APIGroupDiscoveryList`` for ``/api`` (legacy) or ``/apis``; ``version`` v2 or v2beta1."""
-    every = _groups(custom)
+    every = _groups(custom, off)
     groups = [""] if legacy else [g for g in every if g]
     items = []
     for g in groups:
         versions = []
         for v in every[g]:
             resources = []
-            for r in _resources(g, v, custom):
+            for r in _resources(g, v, custom, off):
                 entry = _names(
                     r,
                     {

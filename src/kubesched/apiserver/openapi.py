@@ -18,7 +18,7 @@ from typing import Any
 
 from kubesched.api.schema import type_of
 from kubesched.apiextensions.definitions import CustomResource
-from kubesched.apiserver.resources import RESOURCES, Resource
+from kubesched.apiserver.resources import OFF_BY_DEFAULT, RESOURCES, Resource
 
 _API = Path(__file__).resolve().parent.parent / "api"
 # package key of schema.json -> the OpenAPI name prefix kube-apiserver uses
@@ -221,13 +221,13 @@ def _gv_path(group: str, version: str) -> str:
 
 
 @cache
-def v3_root() -> dict[str, Any]:
-    """``/openapi/v3``: each group-version's document, with a hash that changes with it."""
+def v3_root(off: frozenset[tuple[str, str]] = OFF_BY_DEFAULT) -> dict[str, Any]:
+    """``/openapi/v3``: each served group-version's document, with a hash that changes with it."""
     paths = {}
     seen = set()
     for r in RESOURCES:
         gv = (r.group, r.version)
-        if gv in seen:
+        if gv in seen or gv in off:
             continue
         seen.add(gv)
         doc = v3_document(*gv)
@@ -238,13 +238,15 @@ def v3_root() -> dict[str, Any]:
     return {"paths": paths}
 
 
-def v3_lookup(rest: list[str], custom: Sequence[CustomResource] = ()) -> dict[str, Any] | None:
+def v3_lookup(
+    rest: list[str], custom: Sequence[CustomResource] = (), off: frozenset[tuple[str, str]] = OFF_BY_DEFAULT
+) -> dict[str, Any] | None:
     """The document at ``/openapi/v3/<rest>``: ``api/v1`` or ``apis/<group>/<version>``, a
-    custom resource's group-version included."""
+    custom resource's group-version included, a group-version not served (``off``) excluded."""
     if rest[:1] == ["api"] and len(rest) == 2:
         return v3_document("", rest[1])
     if rest[:1] == ["apis"] and len(rest) == 3:
-        doc = v3_document(rest[1], rest[2])
+        doc = None if (rest[1], rest[2]) in off else v3_document(rest[1], rest[2])
         if doc is None:
             served = [cr for cr in custom if (cr.resource.group, cr.resource.version) == (rest[1], rest[2])]
             return custom_document(served) if served else None
@@ -252,9 +254,9 @@ def v3_lookup(rest: list[str], custom: Sequence[CustomResource] = ()) -> dict[st
     return None
 
 
-def v3_root_with(custom: Sequence[CustomResource]) -> dict[str, Any]:
+def v3_root_with(custom: Sequence[CustomResource], off: frozenset[tuple[str, str]] = OFF_BY_DEFAULT) -> dict[str, Any]:
     """``/openapi/v3`` with the custom resources' group-versions besides the built-in ones."""
-    paths = dict(v3_root()["paths"])
+    paths = dict(v3_root(off)["paths"])
     for gv in sorted({(cr.resource.group, cr.resource.version) for cr in custom}):
         if _gv_path(*gv) in paths:
             continue
@@ -342,13 +344,13 @@ def custom_document(served: list[CustomResource]) -> dict[str, Any]:
 
 
 @cache
-def v2_document() -> dict[str, Any]:
+def v2_document(off: frozenset[tuple[str, str]] = OFF_BY_DEFAULT) -> dict[str, Any]:
     """``/openapi/v2`` (JSON): every served kind's schema as Swagger 2.0 definitions."""
     roots = []
     gvks: dict[str, list[dict[str, str]]] = {}
     for r in RESOURCES:
         key = type_of(r.group, r.kind)
-        if key is None or r.virtual:
+        if key is None or r.virtual or (r.group, r.version) in off:
             continue
         roots.append(key)
         gvks.setdefault(schema_name(key), []).append(_gvk(r))

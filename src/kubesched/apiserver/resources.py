@@ -1,11 +1,25 @@
 """The resources the embedded API server serves (``api.kinds``), indexed by path and kind, with
-the groups' versions and how each subresource is offered in discovery."""
+the groups' versions, how each subresource is offered in discovery, and the group versions served
+only with a feature gate."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kubesched.api.kinds import ALL_VERBS, RESOURCES, Resource
 
-__all__ = ["ALL_VERBS", "BY_KIND", "BY_PATH", "GROUPS", "RESOURCES", "SUBRESOURCE_INFO", "Resource"]
+__all__ = [
+    "ALL_VERBS",
+    "BY_KIND",
+    "BY_PATH",
+    "GATED",
+    "GROUPS",
+    "OFF_BY_DEFAULT",
+    "RESOURCES",
+    "SUBRESOURCE_INFO",
+    "Resource",
+    "disabled_versions",
+]
 
 BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES if (not r.group or r.kind != "Event") and not r.virtual}
@@ -29,3 +43,17 @@ SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "portforward": ("PodPortForwardOptions", "", "v1", ("create", "get")),
     "token": ("TokenRequest", "authentication.k8s.io", "v1", ("create",)),
 }
+
+# group versions kube-apiserver v1.37.2 serves only when their feature gate is on (and, being beta,
+# asked for with --runtime-config): workload-aware scheduling's Workload and PodGroup. Off, a CRD's
+# kind of the same name (scheduler-plugins' PodGroup) is what kubectl finds
+GATED: dict[tuple[str, str], str] = {("scheduling.k8s.io", "v1beta1"): "GenericWorkload"}
+GroupVersions = frozenset[tuple[str, str]]
+
+
+def disabled_versions(enabled: Callable[[str], bool]) -> GroupVersions:
+    """The gated group versions whose gate is off."""
+    return frozenset(gv for gv, gate in GATED.items() if not enabled(gate))
+
+
+OFF_BY_DEFAULT: GroupVersions = disabled_versions(lambda gate: False)

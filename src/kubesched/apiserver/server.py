@@ -44,7 +44,7 @@ from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH, ListWatch
 from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Authorizer, UserInfo, forbidden_message
 from kubesched.apiserver.request import Target, parse_bool, respond, status_response, wants_table
 from kubesched.apiserver.requestinfo import request_attributes
-from kubesched.apiserver.resources import BY_PATH, Resource
+from kubesched.apiserver.resources import BY_PATH, OFF_BY_DEFAULT, Resource
 from kubesched.apiserver.subresources import Subresources
 from kubesched.apiserver.tables import table
 from kubesched.apiserver.virtual import Virtual
@@ -72,7 +72,11 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         watch_queue_length: int = WATCH_QUEUE_LENGTH,
         authenticator: Authenticator | None = None,
         health: LoopHealth | None = None,
+        off: frozenset[tuple[str, str]] = OFF_BY_DEFAULT,
     ) -> None:
+        """``off``: the built-in group versions not served (their feature gate is off;
+        ``resources.disabled_versions``)."""
+        self.off = off
         self.authenticator = authenticator  # None: the admin token alone
         self.health = health or LoopHealth()  # the loops beside the server (controllers, kubelet, scheduler)
         self.authorizer = Authorizer(store)
@@ -250,12 +254,12 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 return self._discovery_root(request, legacy=False)
             group = parts[1]
             if len(parts) == 2:
-                doc = discovery.api_group(group, self._custom_resources())
+                doc = discovery.api_group(group, self._custom_resources(), self.off)
                 if doc is None:
                     raise NotFound("the server could not find the requested resource")
                 return respond(doc)
             if len(parts) == 3:
-                doc = discovery.resource_list(group, parts[2], self._custom_resources())
+                doc = discovery.resource_list(group, parts[2], self._custom_resources(), self.off)
                 if doc is None:
                     raise NotFound("the server could not find the requested resource")
                 return respond(doc)
@@ -289,12 +293,12 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         for version in ("v2", "v2beta1"):
             if f"g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList" in accept.replace(" ", ""):
                 return respond(
-                    discovery.aggregated(legacy, version, self._custom_resources()),
+                    discovery.aggregated(legacy, version, self._custom_resources(), self.off),
                     content_type=f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList",
                 )
         if legacy:
             return respond(discovery.api_versions(self.address))
-        return respond(discovery.api_group_list(self._custom_resources()))
+        return respond(discovery.api_group_list(self._custom_resources(), self.off))
 
     def _custom_resources(self) -> list[Resource]:
         return [cr.resource for cr in self.custom.all()]
@@ -306,11 +310,11 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 resp = web.Response(body=b"", status=200)
                 resp.headers["Content-Type"] = discovery.OPENAPI_V2_PROTOBUF
                 return resp
-            return respond(openapi.v2_document())
+            return respond(openapi.v2_document(self.off))
         if parts[1:] == ["v3"]:
-            return respond(openapi.v3_root_with(self.custom.all()))
+            return respond(openapi.v3_root_with(self.custom.all(), self.off))
         if parts[1:2] == ["v3"]:
-            doc = openapi.v3_lookup(parts[2:], self.custom.all())
+            doc = openapi.v3_lookup(parts[2:], self.custom.all(), self.off)
             if doc is not None:
                 return respond(doc)
         raise NotFound("the server could not find the requested resource")
@@ -323,7 +327,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         plural = rest[0]
         if group == "" and plural == "bindings" and namespace is not None and len(rest) == 1:
             return Target(BY_PATH[("", "v1", "pods")], namespace, None, "bindings")
-        resource = BY_PATH.get((group, version, plural))
+        resource = BY_PATH.get((group, version, plural)) if (group, version) not in self.off else None
         if resource is None:
             cr = self.custom.by_path(group, version, plural)
             resource = cr.resource if cr is not None else None
@@ -355,7 +359,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 return self._list(request, t)
             if method == "POST":
                 return await self._create(request, t)
-            if method == "DELETE":
+            if method == "DELETE" and "deletecollection" in t.resource.verbs:
                 return await self._delete_collection(request, t)
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         if t.resource.namespaced and t.namespace is None:

@@ -22,6 +22,7 @@ from kubesched.apiserver.authn import Authenticator, load_token_file
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.limits import Limits, limited_factory
 from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
+from kubesched.apiserver.resources import disabled_versions
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.services import kubernetes_service
 from kubesched.app import datadir
@@ -39,6 +40,7 @@ from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
 from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.embedded.service import SchedulerService
 from kubesched.errors import InputError
+from kubesched.features import FeatureGates
 from kubesched.health import LoopHealth
 from kubesched.kubelet.agent import POD_RUN_SECONDS, TERMINATION_DELAY
 from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class, fake_node
@@ -69,6 +71,8 @@ class ServerOptions:
     paths: list[str] = field(default_factory=list)
     token_auth_file: str | None = None  # --token-auth-file: static users
     scheduler: SchedulerConfig | None = None  # ``up``: run the scheduler too
+    # the feature gates (``up``: the scheduler's too); off gates leave their group versions unserved
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
     config_path: str | None = None  # where ``scheduler`` came from (the UI shows it)
     write_results: bool = False  # the scheduling results on each pod (scheduler/resultstore.py)
     results_node_limit: int = 10
@@ -155,6 +159,7 @@ async def _serve(opts: ServerOptions) -> None:
         limits=opts.limits,
         watch_queue_length=opts.watch_queue_length,
         health=health,
+        off=disabled_versions(opts.feature_gates.enabled),
     )
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
