@@ -207,3 +207,38 @@ def test_balanced_allocation_prefers_the_node_the_pod_rebalances() -> None:
 def test_balanced_allocation_skips_best_effort_pods() -> None:
     st = NodeResourcesBalancedAllocation().pre_score(CycleState(), pod("p"), table([make_node("n")]), np.arange(1))
     assert st is not None and st.code == Code.SKIP
+
+
+# isSchedulableAfterNodeChange (fit.go): (pod's requests, the node before (None: added), after, Queue?)
+NODE_CHANGE_HINTS = [
+    pytest.param({"cpu": "1"}, None, {"cpu": "2"}, True, id="added, fits"),
+    pytest.param({"cpu": "3"}, None, {"cpu": "2"}, False, id="added, too small"),
+    pytest.param({"cpu": "1"}, {"cpu": "2"}, {"cpu": "2"}, False, id="updated, nothing grew (a cordon, a taint)"),
+    pytest.param({"cpu": "1"}, {"cpu": "2"}, {"cpu": "4"}, True, id="updated, its cpu grew"),
+    pytest.param(
+        {"cpu": "1"},
+        {"cpu": "2", "memory": "1Gi"},
+        {"cpu": "2", "memory": "8Gi"},
+        False,
+        id="grew what it does not ask",
+    ),
+    pytest.param({"cpu": "1"}, {"cpu": "2", "pods": "3"}, {"cpu": "2", "pods": "4"}, True, id="more pods allowed"),
+    pytest.param({"cpu": "3"}, {"cpu": "2"}, {"cpu": "2500m"}, False, id="grew, still too small"),
+]
+
+
+@pytest.mark.parametrize(("requests", "before", "after", "queue"), NODE_CHANGE_HINTS)
+def test_a_node_change_requeues_only_when_it_may_make_the_pod_fit(requests, before, after, queue):
+    hint = next(
+        r.hint for r in NodeResourcesFit().events_to_register() if r.event.resource == "Node" and r.hint is not None
+    )
+
+    def spec(alloc: dict | None):
+        if alloc is None:
+            return None
+        cpu = alloc.get("cpu", "4")
+        return node_info_from(
+            make_node("n", cpu=cpu, memory=alloc.get("memory", "32Gi"), pods=alloc.get("pods", "110"))
+        )
+
+    assert hint(pod("p", **requests), spec(before), spec(after)) is queue

@@ -13,7 +13,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from tests.histories import HISTORY_SETTINGS, PRIORITY_CLASSES, Replay, nominations
+from tests.histories import HISTORY_SETTINGS, PRIORITY_CLASSES, Replay, difference, nominations, one_retry_apart
 from tests.random_histories import History, Step, make_history
 from tests.upstream import ControlPlane, both_schedulers
 
@@ -111,3 +111,23 @@ def test_with_more_workers_than_histories_each_history_stays_its_own():
             elif s.op == "terminate":
                 assert s.target in alive
                 alive.discard(s.target)
+
+
+def test_a_preemptor_one_attempt_later_is_the_same_state():
+    """The one allowance the comparison makes (``one_retry_apart``): a preemptor nominated to n1
+    whose victim still terminates reads ``found a potential placement`` after its preemption and
+    ``not eligible`` after the next attempt; anything else that differs is a disagreement."""
+    placed = (
+        "0/* nodes are available: 1 Insufficient cpu, * node(s) didn't satisfy plugin(s) [NodeAffinity]."
+        " preemption: found a potential placement for pod on node n1, preempting 1 victims"
+    )
+    waiting = (
+        "0/* nodes are available: 1 Insufficient cpu, * node(s) didn't satisfy plugin(s)"
+        " [NodeAffinity NodeResourcesFit]. preemption: not eligible due to a terminating pod on the nominated node."
+    )
+    a, b = ("", "n1", "Pending", False, placed), ("", "n1", "Pending", False, waiting)
+    assert one_retry_apart(a, b) and one_retry_apart(b, a)
+    assert difference({"p": a}, {"p": b}) == ""
+    assert not one_retry_apart(a, ("", "n0", "Pending", False, waiting))  # another node
+    other = waiting.replace("1 Insufficient cpu", "1 Too many pods")
+    assert difference({"p": a}, {"p": ("", "n1", "Pending", False, other)}).startswith("p message:")

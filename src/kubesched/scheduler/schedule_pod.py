@@ -535,12 +535,13 @@ class Algorithm:
             if diagnosis is None:
                 diagnosis = self._diagnosis(fwk, nodes, None, plugins, verdicts)
             self._nominated_verdicts_of_failed_rows(fwk, state, pod, nodes, queue, diagnosis)
-            own = nodes.index.get(pod.nominated_node_name, -1) if pod.nominated_node_name else -1
+            first = pod.nominated_node_name or facts.hint  # the node evaluateNominatedNode filters
+            own = nodes.index.get(first, -1) if first else -1
             if diagnosis.absent is not None and diagnosis.absent_mask is not None and own >= 0 and diagnosis.codes[own]:
-                # evaluateNominatedNode filtered the nominated node first (with its nominated
-                # pods), adding the plugin that rejected it to the set the other nodes' status is
-                # written from (``findNodesThatFitPod`` hands it a copy of the Diagnosis whose
-                # plugin set is the same map)
+                # evaluateNominatedNode filtered the nominated node (else the batch's hinted node)
+                # first, with its nominated pods, adding the plugin that rejected it to the set the
+                # other nodes' status is written from (``findNodesThatFitPod`` hands it a copy of
+                # the Diagnosis whose plugin set is the same map)
                 diagnosis.absent = absent_status({*plugins, diagnosis.plugin_names[int(diagnosis.plugins[own])]})
             return feasible, diagnosis
         if diagnosis is not None:

@@ -219,14 +219,22 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     # Queueing hints ------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        def node_fits(pod: PodInfo, _old: Any, new: Any) -> bool:
+        def node_fits(pod: PodInfo, old: Any, new: Any) -> bool:
+            """``isSchedulableAfterNodeChange``: the pod fits the node's allocatable, and, for an
+            updated node, the allocatable of something it requests (or the pod count) grew."""
             if not isinstance(new, NodeSpecInfo):
                 return True
             if new.allocatable.get(PODS, 0) < 1:
                 return False
-            return all(
-                v <= new.allocatable.get(n, 0) for n, v in pod.requests.items() if v > 0 and not self._ignored(n)
-            )
+            requested = {n: v for n, v in pod.requests.items() if v > 0 and n != PODS}
+            if not all(v <= new.allocatable.get(n, 0) for n, v in requested.items() if not self._ignored(n)):
+                return False
+            if not isinstance(old, NodeSpecInfo):  # added
+                return True
+            # haveAnyRequestedResourcesIncreased
+            if new.allocatable.get(PODS, 0) > old.allocatable.get(PODS, 0):
+                return True
+            return any(new.allocatable.get(n, 0) > old.allocatable.get(n, 0) for n in requested)
 
         node_events = (
             ActionType.ADD
