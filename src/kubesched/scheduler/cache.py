@@ -2,7 +2,8 @@
 
 A pod is *assumed* on its node as soon as the scheduling cycle picks it, so the next cycle sees
 its resources; the watch confirming the binding turns the assumption into fact without
-counting it twice, and a failed binding *forgets* it. Assumed pods never expire (v1.36).
+counting it twice, and a failed binding *forgets* it. Assumed pods never expire (v1.37's cache has
+no expiry); one whose deletion begins is forgotten at once (``handleAssumedPodDeletion``).
 The cache keeps the columnar ``NodeTable`` current incrementally; since cycles run one at a
 time and cache updates happen between them, that table is each cycle's snapshot.
 """
