@@ -356,22 +356,44 @@ def test_the_rules_judged_by_upstreams_scheduler(tmp_path):
         assert (up.get("node") == "n1") is bound, (name, up)
 
 
-def test_a_preemptor_held_by_name_names_its_nominated_nodes_rejection_for_the_others():
-    """A preemptor nominated to n1 and held there by name, its victim still terminating: the
-    nominated node is filtered first (``evaluateNominatedNode``), and the plugin that rejected it
-    joins NodeAffinity in the other nodes' status, as upstream's shared plugin set makes it (found
-    by the history differential against kube-scheduler v1.37.2)."""
+def preempted_victim() -> dict[str, Any]:
+    """A 1500m pod on n1 terminating as the preemption that nominated the probe left it."""
     victim = terminating(make_pod("victim", cpu="1500m", node="n1"))
-    victim["status"] = {  # what the preemption that nominated the probe wrote on its victim
+    victim["status"] = {
         "phase": "Running",
         "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
     }
-    c = Cluster(make_priority_class("high", 1000), NODE, NODE2, victim, NOMINATED)
+    return victim
+
+
+# a preemptor nominated to n1 and held there by name, its victim still terminating: (what else is
+# there, the first reasons, the plugin named beside NodeAffinity in the other nodes' status)
+NOMINATED_NODE_CASES = [
+    pytest.param([], NOMINATED, "1 Insufficient cpu", "NodeResourcesFit", id="its cpu"),
+    pytest.param(
+        [
+            make_priority_class("never2000", 2000, preemptionPolicy="Never"),
+            on_port(make_waiting_nominated("big", "n1", cpu="100m", priority_class="never2000"), 8080),
+        ],
+        on_port(NOMINATED, 8080),
+        "1 node(s) didn't have free ports for the requested pod ports",
+        "NodePorts",
+        id="a port a pod nominated there holds",
+    ),
+]
+
+
+@pytest.mark.parametrize(("extra", "probe", "reasons", "plugin"), NOMINATED_NODE_CASES)
+def test_a_preemptor_held_by_name_names_its_nominated_nodes_rejection_for_the_others(extra, probe, reasons, plugin):
+    """The nominated node is filtered first (``evaluateNominatedNode``), with the nominated pods of
+    equal or higher priority added, and the plugin that rejected it joins NodeAffinity in the other
+    nodes' status, as upstream's shared plugin set makes it (found by the history differential
+    against kube-scheduler v1.37.2)."""
+    c = Cluster(make_priority_class("high", 1000), NODE, NODE2, preempted_victim(), *extra, probe)
     c.settle()
     assert c.node_of("probe") is None
     assert message(c, "probe") == (
-        "0/2 nodes are available: 1 Insufficient cpu,"
-        " 1 node(s) didn't satisfy plugin(s) [NodeAffinity NodeResourcesFit]."
+        f"0/2 nodes are available: {reasons}, 1 node(s) didn't satisfy plugin(s) [NodeAffinity {plugin}]."
         " preemption: not eligible due to a terminating pod on the nominated node."
     )
 
@@ -391,35 +413,6 @@ def test_a_failed_attempt_reports_a_node_as_filtered_with_its_nominated_pods():
     c.create(make_pod("probe", cpu="1"))
     c.settle()
     assert message(c, "probe").startswith("0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.")
-
-
-def test_the_nominated_nodes_rejection_is_named_as_filtered_with_its_nominated_pods():
-    """The nominated node is filtered first with the nominated pods of equal or higher priority
-    added: a port one of them holds rejects it (NodePorts) before its cpu does, and that plugin
-    is the one named in the other nodes' status (found by the history differential)."""
-    victim = terminating(make_pod("victim", cpu="1500m", node="n1"))
-    victim["status"] = {
-        "phase": "Running",
-        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
-    }
-    big = on_port(make_waiting_nominated("big", "n1", cpu="100m", priority_class="never2000"), 8080)
-    probe = on_port(NOMINATED, 8080)
-    c = Cluster(
-        make_priority_class("high", 1000),
-        make_priority_class("never2000", 2000, preemptionPolicy="Never"),
-        NODE,
-        NODE2,
-        victim,
-        big,
-        probe,
-    )
-    c.settle()
-    assert c.node_of("probe") is None
-    assert message(c, "probe") == (
-        "0/2 nodes are available: 1 node(s) didn't have free ports for the requested pod ports,"
-        " 1 node(s) didn't satisfy plugin(s) [NodeAffinity NodePorts]."
-        " preemption: not eligible due to a terminating pod on the nominated node."
-    )
 
 
 def test_a_pod_nominated_by_another_profile_holds_its_room():
