@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.helpers import make_node, make_pod, make_priority_class, make_waiting_nominated
 from tests.oracle import disagreement, kubesched, upstream
 from tests.test_oracle_tables import cluster
 from tests.upstream import binaries
 
-from kubesched.api.fields import parse_field_selector
+from kubesched.api.fields import fields_match, parse_field_selector, predicate
 from kubesched.api.pod import PodInfo
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, selected_type
 from kubesched.client.inprocess import InProcessClient
@@ -434,3 +436,21 @@ def test_a_pod_nominated_by_another_profile_holds_its_room():
     c.store.delete("Pod", "default", "big")
     c.advance(2)
     assert c.node_of("probe") == "n1"
+
+
+PHASES = ["", "Pending", "Running", "Succeeded", "Failed"]
+TERM = st.tuples(
+    st.sampled_from(["status.phase", "spec.nodeName"]), st.sampled_from(["=", "!="]), st.sampled_from([*PHASES, "n1"])
+)
+
+
+@given(
+    terms=st.lists(TERM, min_size=1, max_size=4),
+    phase=st.sampled_from(PHASES),
+    node=st.sampled_from(["", "n1", "n2"]),
+)
+def test_a_selectors_predicate_matches_as_its_terms_do(terms, phase, node):
+    """``predicate`` reads each field once and must agree with the terms read one by one."""
+    matcher = parse_field_selector(",".join(f"{f}{op}{v}" for f, op, v in terms), "Pod")
+    obj = {"spec": {"nodeName": node}, "status": {"phase": phase}}
+    assert predicate(matcher)(obj) == fields_match(matcher, obj)

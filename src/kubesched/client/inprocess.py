@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 import time
@@ -10,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.errors import AlreadyExists, ApiError, NotFound
-from kubesched.api.fields import fields_match, parse_field_selector
+from kubesched.api.fields import parse_field_selector, predicate
 from kubesched.api.names import generate_name
 from kubesched.api.watch import Selection, Watch
 from kubesched.client.eventseries import EventSeriesCache
@@ -44,8 +43,7 @@ class InProcessClient:
         kinds = list(kinds)
         selections: dict[str, Selection] = {}
         for kind, text in (field_selectors or {}).items():
-            matcher = parse_field_selector(text, kind)
-            selections[kind] = functools.partial(fields_match, matcher)
+            selections[kind] = predicate(parse_field_selector(text, kind))
         current: dict[str, list[dict[str, Any]]] = {}
         for kind in kinds:
             objs = self.store.list(kind)[0]

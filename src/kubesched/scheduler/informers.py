@@ -5,15 +5,11 @@ a pod that has finished; a pod that succeeds or fails leaves the scheduler's cac
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from kubesched.api.fields import parse_field_selector, predicate
 
 # newPodInformer's field selector: what the API server filters the scheduler's pod watch by
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 FIELD_SELECTORS: Mapping[str, str] = {"Pod": POD_FIELD_SELECTOR}
-TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
-
-
-def informed_pod(obj: Mapping[str, Any]) -> bool:
-    """Whether the scheduler's pod informer holds this pod (its lister finds it): not once it
-    has finished."""
-    return (obj.get("status") or {}).get("phase") not in TERMINAL_PHASES
+# whether the scheduler's pod informer holds a pod (its lister finds it): not once it has finished
+informed_pod = predicate(parse_field_selector(POD_FIELD_SELECTOR, "Pod"))

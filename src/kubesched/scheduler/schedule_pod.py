@@ -750,6 +750,8 @@ class Algorithm:
         that pass's status when it fails, while the column pass ran without them. Adding pods
         fails no node that passed, but the reasons may grow (cpu, then the pod count too), which
         the message and preemption's node statuses read."""
+        if queue.nominated_table is None or not queue.nominated:
+            return
         failed = diagnosis.codes != 0
         if diagnosis.absent_mask is not None:
             failed &= ~diagnosis.absent_mask
