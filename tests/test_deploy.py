@@ -195,11 +195,17 @@ def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
         wait_for(lambda: bound("b-", 5), 60)
         new_holder = (server.request("GET", LEASE)[1].get("spec") or {}).get("holderIdentity")
         assert new_holder and new_holder != holder
-        # every pod bound once: one Scheduled event each, all from this scheduler
-        _, events = server.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events")
-        scheduled = [
-            e for e in events["items"] if e["reason"] == "Scheduled" and e["regarding"]["name"][:2] in ("a-", "b-")
-        ]
+
+        # every pod bound once: one Scheduled event each, all from this scheduler (its event process
+        # posts them after the bindings: waited for, not raced)
+        def scheduled_events() -> list[dict]:
+            _, events = server.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events")
+            return [
+                e for e in events["items"] if e["reason"] == "Scheduled" and e["regarding"]["name"][:2] in ("a-", "b-")
+            ]
+
+        wait_for(lambda: len(scheduled_events()) >= 10, 30)
+        scheduled = scheduled_events()
         assert sorted(e["regarding"]["name"] for e in scheduled) == sorted(
             [f"a-{i}" for i in range(5)] + [f"b-{i}" for i in range(5)]
         )
