@@ -57,19 +57,58 @@ def parse_quantity(text: str | int | float) -> Fraction:
             f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
         )
     number, suffix = match.groups()
-    base = Fraction(number)
     if suffix in _BINARY:
-        result = base * _BINARY[suffix]
+        result = _decimal(number, 0) * _BINARY[suffix]
     elif suffix in _DECIMAL:
-        result = base * _DECIMAL[suffix]
+        result = _decimal(number, 0) * _DECIMAL[suffix]
     else:
         exp = _EXPONENT.match(suffix)
         if exp is None:
             raise QuantityError(f"unable to parse quantity's suffix {suffix!r} in {text!r}")
-        result = base * Fraction(10) ** int(exp.group(1))
+        result = _decimal(number, _exponent(exp.group(1)))
     if len(_cache) < 65536:
         _cache[text] = result
     return result
+
+
+# Quantities are exact within what any counter can hold and held at its edges beyond, so that no
+# text costs more than its length to read: ``1e9999999`` would be a ten-million-digit integer.
+# upstream keeps such values in an inf.Dec (quantity.go) and spends seconds on them; everything
+# here rounds up to nano units and compares against 64-bit bounds, which these edges keep.
+_MAGNITUDE = 40  # |value| is held within [10**-40, 10**40]
+_SIGNIFICANT = 45  # digits kept (the largest int64 count of nano units needs 28)
+
+
+def _exponent(text: str) -> int:
+    """A decimal exponent, held within what ``_decimal`` can tell apart (``e`` and a million digits
+    is read in constant time, not as a million-digit integer)."""
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 6:
+        return -(10**6) if text.startswith("-") else 10**6
+    return int(text)
+
+
+def _decimal(number: str, exp10: int) -> Fraction:
+    """``number`` x 10**``exp10`` exactly, but held at 10**±_MAGNITUDE beyond it and with digits
+    past the _SIGNIFICANT-th rounded up away from zero (the direction ``Quantity`` rounds)."""
+    negative = number.startswith("-")
+    whole, _, frac = number.lstrip("+-").partition(".")
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return Fraction(0)
+    scale = exp10 - len(frac)  # value = int(digits) * 10**scale
+    magnitude = len(digits) + scale  # the value has this many digits before the point
+    if magnitude > _MAGNITUDE:
+        out = Fraction(10**_MAGNITUDE)
+    elif magnitude < -_MAGNITUDE:
+        out = Fraction(1, 10**_MAGNITUDE)
+    else:
+        kept = int(digits[:_SIGNIFICANT])
+        if len(digits) > _SIGNIFICANT:
+            scale += len(digits) - _SIGNIFICANT
+            kept += digits[_SIGNIFICANT:].strip("0") != ""
+        out = Fraction(kept * 10**scale) if scale >= 0 else Fraction(kept, 10**-scale)
+    return -out if negative else out
 
 
 @functools.lru_cache(maxsize=65536)

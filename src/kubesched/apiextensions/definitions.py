@@ -12,7 +12,7 @@ from typing import Any
 
 from kubesched.api.kinds import Resource
 from kubesched.api.validation import SUBDOMAIN_MSG, dns_subdomain_errors
-from kubesched.apiextensions import rules, structural
+from kubesched.apiextensions import celcost, patterns, rules, structural
 from kubesched.apiextensions.structural import FieldError, Schema, go_shown
 
 KIND = "CustomResourceDefinition"
@@ -204,7 +204,10 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
             errors.extend(shape)
             continue
         status_on = "status" in (v.get("subresources") or {})
-        errors.extend(_structural_errors(schema, status_on))
+        structural_errors = _structural_errors(schema, status_on)
+        errors.extend(structural_errors)
+        if not structural_errors:  # upstream costs rules only on a schema CEL can type
+            errors.extend(celcost.cost_errors(schema, "spec.validation.openAPIV3Schema"))
         for j, column in enumerate(v.get("additionalPrinterColumns") or []):
             if not isinstance(column, dict):
                 continue
@@ -314,6 +317,18 @@ def _structural_errors(schema: Schema, status_on: bool) -> list[FieldError]:
 
 
 def _walk(schema: Schema, path: str, errors: list[FieldError]) -> None:
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            patterns.compiled(pattern)
+        except patterns.PatternError as exc:
+            errors.append(
+                FieldError(
+                    f"{path}.pattern",
+                    "FieldValueInvalid",
+                    f"Invalid value: {go_shown(pattern)}: must be a valid regular expression, but isn't: {exc}",
+                )
+            )
     for i, rule in enumerate(schema.get("x-kubernetes-validations") or []):
         text = rule.get("rule") if isinstance(rule, dict) else None
         at = f"{path}.x-kubernetes-validations[{i}].rule"

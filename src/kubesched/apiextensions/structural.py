@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from kubesched.apiextensions import patterns
+
 Schema = dict[str, Any]
 
 # the fields every object keeps whatever its schema says (``schema/objectmeta`` handles metadata)
@@ -257,8 +259,8 @@ def _check_string(schema: Schema, value: str, path: str, errors: list[FieldError
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         try:
-            matched = re.search(pattern, value) is not None
-        except re.error:
+            matched = patterns.search(pattern, value)
+        except patterns.PatternError:
             matched = True  # the CRD's validation refuses such a pattern; nothing to check here
         if not matched:
             _invalid(errors, path, value, f"{path} in body should match '{pattern}'")
