@@ -12,7 +12,8 @@ from typing import Any
 
 from kubesched.api.kinds import Resource
 from kubesched.api.validation import SUBDOMAIN_MSG, dns_subdomain_errors
-from kubesched.apiextensions import celcost, patterns, rules, structural
+from kubesched.apiextensions import patterns, rules, structural
+from kubesched.apiextensions.cel import crd as cel_crd
 from kubesched.apiextensions.structural import FieldError, Schema, go_shown
 
 KIND = "CustomResourceDefinition"
@@ -207,7 +208,7 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
         structural_errors = _structural_errors(schema, status_on)
         errors.extend(structural_errors)
         if not structural_errors:  # upstream costs rules only on a schema CEL can type
-            errors.extend(celcost.cost_errors(schema, "spec.validation.openAPIV3Schema"))
+            errors.extend(cel_crd.cost_errors(schema, "spec.validation.openAPIV3Schema"))
         for j, column in enumerate(v.get("additionalPrinterColumns") or []):
             if not isinstance(column, dict):
                 continue

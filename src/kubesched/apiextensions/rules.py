@@ -3,14 +3,19 @@
 that carries it, and ``oldSelf`` to its previous value on an update (a transition rule, one that
 reads ``oldSelf``, runs only when there is one). A rule that returns false is a field error with
 the rule's message (``messageExpression``'s result, else ``message``, else ``failed rule: <rule>``)
-at the node's path (or ``fieldPath`` below it), of the rule's ``reason``."""
+at the node's path (or ``fieldPath`` below it), of the rule's ``reason``. One object's rules share
+``RuntimeCELCostBudget`` and each evaluation is held to ``PerCallLimit``: an evaluation is charged
+what it can cost for the values it is given before it runs (``cel/runtime.py``)."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-from kubesched.apiextensions.structural import FieldError, field_schema
+from kubesched.apiextensions.cel import runtime
+from kubesched.apiextensions.cel.cost import estimated_cost
+from kubesched.apiextensions.cel.decls import Decl, decl_type
+from kubesched.apiextensions.cel.limits import PER_CALL_LIMIT, RUNTIME_BUDGET
+from kubesched.apiextensions.structural import FieldError, field_schema, go_shown
 
 # a rule's ``reason`` -> (the cause's reason, how its message starts)
 REASONS = {
@@ -19,75 +24,141 @@ REASONS = {
     "FieldValueRequired": ("FieldValueRequired", "Required value"),
     "FieldValueDuplicate": ("FieldValueDuplicate", "Duplicate value"),
 }
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+RuleError = runtime.CompileError
 
 
-class RuleError(Exception):
-    """A rule that does not compile (the CRD's validation reports it)."""
-
-
-@functools.lru_cache(maxsize=4096)
-def compiled(expression: str) -> Any:
-    """A runnable program of one rule (compiled once, as upstream caches them per CRD)."""
-    import celpy
-
-    env = celpy.Environment()
-    try:
-        return env.program(env.compile(expression))
-    except Exception as exc:  # celpy's CELParseError and lark's errors
-        raise RuleError(str(exc).splitlines()[0]) from None
+def compiled(expression: str) -> runtime.Program:
+    """A runnable program of one rule (``RuleError`` when it does not compile)."""
+    return runtime.compile_rule(expression)
 
 
 def uses_old_self(expression: str) -> bool:
     return "oldSelf" in expression
 
 
-def _cel(value: Any) -> Any:
-    import celpy
+class _Spent(Exception):
+    """The object's budget is spent, or one call would exceed its limit: no further rules run."""
 
-    return celpy.json_to_cel(value)
+
+class Budget:
+    """``RuntimeCELCostBudget`` for one object's rules; each evaluation is charged the bound of
+    what it can cost for the values it is given (``cost.estimated_cost`` over their sizes)."""
+
+    def __init__(self, remaining: int = RUNTIME_BUDGET) -> None:
+        self.remaining = remaining
+
+    def charge(self, program: runtime.Program, decl: Decl | None, roots: dict[str, Any]) -> str | None:
+        """None when the evaluation may run (and is charged), else why not."""
+        bound = estimated_cost(program.expression, decl, runtime.ValueSizes(roots))
+        if bound > PER_CALL_LIMIT:
+            return "call"
+        if bound > self.remaining:
+            return "budget"
+        self.remaining -= bound
+        return None
+
+
+_DECLS: dict[int, tuple[dict[str, Any], Decl | None]] = {}
+
+
+def _decl(schema: dict[str, Any], root: bool) -> Decl | None:
+    """The node's declared CEL type, computed once per schema node."""
+    hit = _DECLS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_DECLS) > 4096:
+        _DECLS.clear()
+    decl = decl_type(schema, root)
+    _DECLS[id(schema)] = (schema, decl)
+    return decl
 
 
 def _truth(result: Any) -> bool | None:
-    """A rule's result as a bool, None when it is not one (or an evaluation error)."""
-    if isinstance(result, Exception):
-        return None
-    if isinstance(result, bool) or type(result).__name__ == "BoolType":
-        return bool(result)
-    return None
+    """A rule's result as a bool, None when it is not one."""
+    return result if isinstance(result, bool) else None
 
 
-def check(rules: list[Any], value: Any, path: str, old: Any = None, has_old: bool = False) -> list[FieldError]:
-    """The field errors of one node's rules for ``value`` (``old``: its value before an update)."""
+def _shown_type(schema: dict[str, Any]) -> str:
+    return go_shown(str(schema.get("type") or ""))
+
+
+def check(
+    schema: dict[str, Any],
+    value: Any,
+    path: str,
+    budget: Budget,
+    old: Any = None,
+    has_old: bool = False,
+    root: bool = False,
+) -> list[FieldError]:
+    """The field errors of one node's rules for ``value`` (``old``: its value before an update),
+    as ``validateExpressions`` words them; ``_Spent`` (with the errors so far) when the budget
+    or a call's limit stops the validation."""
     errors: list[FieldError] = []
-    for rule in rules:
+    at = path.lstrip(".") or "<nil>"
+    for rule in schema.get("x-kubernetes-validations") or []:
         if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
             continue
         expression = rule["rule"]
         transition = uses_old_self(expression)
         if transition and not has_old:
             continue
-        activation = {"self": _cel(value)}
+        activation = {"self": value}
         if transition:
-            activation["oldSelf"] = _cel(old)
+            activation["oldSelf"] = old
         try:
-            result = compiled(expression).evaluate(activation)
+            program = compiled(expression)
         except RuleError:
             continue  # refused when the CRD was written
-        except Exception as exc:  # a runtime error: the rule is reported as failing, with why
-            errors.append(_error(rule, path, value, f"{expression}: {exc.args[0] if exc.args else exc}"))
+        why = budget.charge(program, _decl(schema, root), activation)
+        if why is not None:
+            if why == "call":
+                message = (
+                    "'operation cancelled: actual cost limit exceeded': no further validation rules will be run "
+                    f"due to call cost exceeds limit for rule: {_rule_text(rule)}"
+                )
+            else:
+                message = OUT_OF_BUDGET
+            errors.append(FieldError(at, "FieldValueInvalid", f"Invalid value: {_shown_type(schema)}: {message}"))
+            raise _Spent(errors)
+        try:
+            result = program.run(activation)
+        except runtime.EvalError as exc:
+            text = str(exc)
+            if text.startswith("no such overload"):
+                message = (
+                    f"'{text}': call arguments did not match a supported operator, function or macro signature "
+                    f"for rule: {_rule_text(rule)}"
+                )
+            else:
+                message = f"{text} evaluating rule: {_rule_text(rule)}"
+            errors.append(FieldError(at, "FieldValueInvalid", f"Invalid value: {_shown_type(schema)}: {message}"))
             continue
         if _truth(result) is not False:
             continue
-        errors.append(_error(rule, path, value, _message(rule, activation)))
+        errors.append(_error(rule, path, value, _message(rule, activation, schema, root, budget)))
     return errors
 
 
-def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
+def _rule_text(rule: dict[str, Any]) -> str:
+    """``ruleErrorString``: the rule's message, else the rule."""
+    message = str(rule.get("message") or "").strip()
+    return message or str(rule.get("rule") or "").strip()
+
+
+def _message(
+    rule: dict[str, Any], activation: dict[str, Any], schema: dict[str, Any], root: bool, budget: Budget
+) -> str:
     expression = rule.get("messageExpression")
     if isinstance(expression, str) and expression:
+        out: Any = None
         try:
-            out = compiled(expression).evaluate(activation)
-        except Exception:
+            program = compiled(expression)
+            if budget.charge(program, _decl(schema, root), activation) is None:
+                out = program.run(activation)
+        except (RuleError, runtime.EvalError):
             out = None
         if isinstance(out, str) and out.strip():
             return str(out)
@@ -107,19 +178,25 @@ def _error(rule: dict[str, Any], path: str, value: Any, message: str) -> FieldEr
 
 def validate(schema: dict[str, Any], obj: Any, old: Any = None, has_old: bool = False) -> list[FieldError]:
     """Every rule of the schema against the object (``old``: the stored one, on an update), the
-    nodes walked as the schema declares them; an old value is followed through objects' fields
-    (list items are not correlated, so transition rules below a list do not run)."""
+    nodes walked as the schema declares them, within one ``RuntimeCELCostBudget``; an old value is
+    followed through objects' fields (list items are not correlated, so transition rules below a
+    list do not run)."""
     errors: list[FieldError] = []
-    _walk(schema, obj, "", old, has_old, errors)
+    try:
+        _walk(schema, obj, "", old, has_old, errors, Budget())
+    except _Spent as spent:
+        errors.extend(spent.args[0])
     return errors
 
 
-def _walk(schema: dict[str, Any], value: Any, path: str, old: Any, has_old: bool, errors: list[FieldError]) -> None:
+def _walk(
+    schema: dict[str, Any], value: Any, path: str, old: Any, has_old: bool, errors: list[FieldError], budget: Budget
+) -> None:
     if value is None:
         return
-    rules = schema.get("x-kubernetes-validations")
-    if rules:
-        errors.extend(check(rules, value, path, old, has_old))
+    if schema.get("x-kubernetes-validations"):
+        root = path == "" or bool(schema.get("x-kubernetes-embedded-resource"))
+        errors.extend(check(schema, value, path, budget, old, has_old, root))
     if isinstance(value, dict):
         for key, item in value.items():
             if path == "" and key in ("apiVersion", "kind", "metadata"):
@@ -127,7 +204,8 @@ def _walk(schema: dict[str, Any], value: Any, path: str, old: Any, has_old: bool
             sub = field_schema(schema, key)
             if sub is not None:
                 known = has_old and isinstance(old, dict) and key in old
-                _walk(sub, item, f"{path}.{key}" if path else key, old.get(key) if known else None, known, errors)
+                at = f"{path}.{key}" if path else key
+                _walk(sub, item, at, old.get(key) if known else None, known, errors, budget)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            _walk(schema["items"], item, f"{path}[{i}]", None, False, errors)
+            _walk(schema["items"], item, f"{path}[{i}]", None, False, errors, budget)

@@ -1,0 +1,435 @@
+"""cel-go's cost model (``checker/cost.go``) over a rule's AST: the range of what an evaluation can
+cost, with sizes from the schema (``sizeEstimator``, when a CRD is written) or from the value about
+to be evaluated (an upper bound for that value, before it runs)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubesched.apiextensions.cel.decls import Decl
+from kubesched.apiextensions.cel.limits import (
+    LIST_CREATE,
+    MAP_CREATE,
+    MAX_UINT64,
+    REGEX_LENGTH,
+    STRING_TRAVERSAL,
+    STRUCT_CREATE,
+)
+from kubesched.apiextensions.cel.syntax import Node, parse
+
+# the sizes of an actual value's paths (``["self", "items", "@items"]``), None where it has none
+Sizes = Callable[[list[str]], "Range | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    lo: int
+    hi: int
+
+    def add(self, o: Range) -> Range:
+        return Range(min(self.lo + o.lo, MAX_UINT64), min(self.hi + o.hi, MAX_UINT64))
+
+    def mul(self, o: Range) -> Range:
+        return Range(min(self.lo * o.lo, MAX_UINT64), min(self.hi * o.hi, MAX_UINT64))
+
+    def factor(self, f: float) -> Range:
+        return Range(_by_factor(self.lo, f), _by_factor(self.hi, f))
+
+    def union(self, o: Range) -> Range:
+        return Range(min(self.lo, o.lo), max(self.hi, o.hi))
+
+
+def _by_factor(x: int, f: float) -> int:
+    """``multiplyByCostFactor``: x*f rounded up, in float64 as Go computes it."""
+    xf = float(x)
+    if xf > 0 and f > 0 and xf > MAX_UINT64 / f:
+        return MAX_UINT64
+    c = math.ceil(xf * f)
+    return MAX_UINT64 if c >= 2.0**64 else int(c)
+
+
+def fixed(n: int) -> Range:
+    return Range(n, n)
+
+
+ZERO = fixed(0)
+UNKNOWN = Range(0, MAX_UINT64)
+
+
+_SCALAR_TYPES = ("bool", "double", "duration", "int", "timestamp", "uint")
+
+
+@dataclass(slots=True)
+class _Var:
+    path: list[str] | None
+    size: Range | None
+    entry: tuple[str, Range, Range] | None  # (container kind, key size, value size)
+    type: str = "dyn"
+
+
+class Coster:
+    """``coster``: the cost range of one expression whose ``self`` is ``root``."""
+
+    def __init__(self, root: Decl | None, value_sizes: Sizes | None = None) -> None:
+        self.root = root
+        self.value_sizes = value_sizes
+        self.paths: dict[int, list[str]] = {}
+        self.sizes: dict[int, Range] = {}
+        self.entries: dict[int, tuple[str, Range, Range]] = {}
+        self.types: dict[int, str] = {}
+        self.decls: dict[int, Decl | None] = {}
+        self.scopes: dict[str, list[_Var]] = {}
+
+    # types, as far as the cost needs them: the declared type of a path, else what a literal or
+    # a function yields, else dyn
+    def _decl_of(self, path: list[str] | None) -> Decl | None:
+        if not path or self.root is None or path[0] not in ("self", "oldSelf"):
+            return None
+        node: Decl | None = self.root
+        for name in path[1:]:
+            if node is None:
+                return None
+            if name in ("@items", "@values"):
+                node = node.elem
+            elif name == "@keys":
+                node = node.key
+            else:
+                node = node.fields.get(name) if node.kind == "object" else None
+        return node
+
+    def type_of(self, e: Node) -> str:
+        if id(e) in self.types:
+            return self.types[id(e)]
+        if e.kind == "lit":
+            return e.lit_type
+        if e.kind == "list":
+            return "list"
+        if e.kind == "map":
+            return "map"
+        if e.kind == "ident":
+            v = self._peek(e.value)
+            if v is not None:
+                return v.type
+        decl = self._decl_of(self._path(e))
+        return decl.kind if decl is not None else "dyn"
+
+    def _peek(self, name: str) -> _Var | None:
+        stack = self.scopes.get(name)
+        return stack[-1] if stack else None
+
+    def _push(self, name: str, var: _Var) -> None:
+        self.scopes.setdefault(name, []).append(var)
+
+    def _pop(self, name: str) -> None:
+        self.scopes[name].pop()
+
+    def _path(self, e: Node) -> list[str] | None:
+        if e.kind == "ident":
+            v = self._peek(e.value)
+            if v is not None:
+                return v.path
+        return self.paths.get(id(e))
+
+    def _estimate_size(self, path: list[str] | None) -> Range | None:
+        """``sizeEstimator.EstimateSize``: [0, MaxElements] of the declared node a path names
+        (or the most the value has there, when costing an actual value)."""
+        if self.value_sizes is not None:
+            return self.value_sizes(path) if path else None
+        if not path or self.root is None:
+            return None
+        node: Decl | None = self.root
+        for name in path[1:]:
+            if node is None:
+                return None
+            if name in ("@items", "@values"):
+                node = node.elem
+            elif name == "@keys":
+                node = node.key
+            else:
+                node = node.fields.get(name) if node.kind == "object" else None
+        return None if node is None else Range(0, node.max_elements)
+
+    def size(self, e: Node) -> Range | None:
+        """``computeSize``."""
+        if id(e) in self.sizes:
+            return self.sizes[id(e)]
+        if e.kind == "lit":
+            if e.lit_type == "string":
+                return fixed(len(e.value))
+            if e.lit_type == "bytes":
+                return fixed(len(e.value))
+            return fixed(1)
+        if e.kind == "list":
+            return fixed(len(e.kids))
+        if e.kind == "map":
+            return fixed(len(e.kids) // 2)
+        est = self._estimate_size(self._path(e))
+        if est is not None:
+            self.sizes[id(e)] = est
+            return est
+        if self.type_of(e) in _SCALAR_TYPES:
+            return fixed(1)
+        if e.kind == "ident":
+            v = self._peek(e.value)
+            if v is not None and v.size is not None:
+                return v.size
+        return None
+
+    def size_or_unknown(self, e: Node) -> Range:
+        s = self.size(e)
+        return UNKNOWN if s is None else s
+
+    def entry(self, e: Node) -> tuple[str, Range, Range] | None:
+        if id(e) in self.entries:
+            return self.entries[id(e)]
+        if e.kind == "ident":
+            v = self._peek(e.value)
+            if v is not None and v.entry is not None:
+                return v.entry
+        return None
+
+    def cost(self, e: Node) -> Range:
+        if e.kind == "lit":
+            return ZERO
+        if e.kind == "ident":
+            v = self._peek(e.value)
+            self.paths[id(e)] = list(v.path or []) if v is not None else [e.value]
+            return fixed(1)
+        if e.kind == "select":
+            return self._select(e)
+        if e.kind == "call":
+            return self._call(e)
+        if e.kind == "list":
+            total = ZERO
+            item: Range | None = None
+            for k in e.kids:
+                total = total.add(self.cost(k))
+                s = self.size_or_unknown(k)
+                item = s if item is None else item.union(s)
+            self.entries[id(e)] = ("list", fixed(1), item if item is not None else ZERO)
+            return total.add(fixed(LIST_CREATE))
+        if e.kind == "map":
+            total = ZERO
+            ks: Range | None = None
+            vs: Range | None = None
+            for i in range(0, len(e.kids), 2):
+                total = total.add(self.cost(e.kids[i])).add(self.cost(e.kids[i + 1]))
+                a, b = self.size_or_unknown(e.kids[i]), self.size_or_unknown(e.kids[i + 1])
+                ks = a if ks is None else ks.union(a)
+                vs = b if vs is None else vs.union(b)
+            self.entries[id(e)] = ("map", ks or ZERO, vs or ZERO)
+            return total.add(fixed(MAP_CREATE))
+        if e.kind == "struct":
+            total = ZERO
+            for k in e.kids:
+                total = total.add(self.cost(k))
+            return total.add(fixed(STRUCT_CREATE))
+        if e.kind == "comp":
+            return self._comprehension(e)
+        return ZERO
+
+    def _select(self, e: Node) -> Range:
+        operand = e.kids[0]
+        if e.test_only:
+            return self.cost(operand)  # PresenceTestHasCost(false): has() adds nothing
+        total = self.cost(operand)
+        if self.type_of(operand) in ("map", "object"):  # a field of a map or an object costs one
+            total = total.add(fixed(1))
+        path = self._path(operand)
+        self.paths[id(e)] = [*(path or []), e.value]
+        decl = self._decl_of(self.paths[id(e)])
+        if decl is not None:
+            self.types[id(e)] = decl.kind
+        return total
+
+    def _comprehension(self, e: Node) -> Range:
+        rng, init, cond, step, result = e.kids
+        total = self.cost(rng).add(self.cost(init))
+        self._push(e.accu_var, _Var(self._path(init), self.size(init), self.entry(init), self.type_of(init)))
+        # pushIterSingle
+        entry = self.entry(rng)
+        container = entry[0] if entry is not None else self.type_of(rng)
+        if container == "list":
+            size, sub = (entry[2] if entry is not None else None), "@items"
+        else:
+            size, sub = (entry[1] if entry is not None else None), "@keys"
+        rpath = self._path(rng)
+        elem_decl = self._decl_of([*(rpath or []), sub])
+        elem_type = elem_decl.kind if elem_decl is not None else ("string" if container == "map" else "dyn")
+        self._push(e.iter_var, _Var([*(rpath or []), sub], size, None, elem_type))
+        loop = self.cost(cond)
+        step_cost = self.cost(step)
+        self._pop(e.iter_var)
+        total = total.add(self.cost(result))
+        self._pop(e.accu_var)
+        count = self.size_or_unknown(rng)
+        total = total.add(count.mul(step_cost.add(loop)))
+        if init.kind == "lit":
+            s = self.size(init)
+            if s is not None:
+                self.sizes[id(e)] = s
+            self.types[id(e)] = init.lit_type
+        elif init.kind in ("list", "map"):
+            self.sizes[id(e)] = count
+            self.types[id(e)] = init.kind
+            se = self.entry(step)
+            if se is not None:
+                self.entries[id(e)] = se
+        return total
+
+    def _call(self, e: Node) -> Range:
+        fn = e.value
+        if fn == "dyn" and len(e.kids) == 1:
+            c = self.cost(e.kids[0])
+            s = self.size(e.kids[0])
+            if s is not None:
+                self.sizes[id(e)] = s
+            return fixed(1).add(c)
+        target = e.kids[0] if e.target else None
+        args = e.kids[1:] if e.target else e.kids
+        arg_costs = [self.cost(a) for a in args]
+        total = ZERO
+        if target is not None:
+            total = total.add(self.cost(target))
+        fn_cost, result_size = self._function(e, fn, target, args, arg_costs)
+        if fn == "_[_]" and args:
+            ent = self.entry(args[0])
+            if ent is not None:
+                result_size = ent[2]
+            path = self._path(args[0])
+            kind = self.type_of(args[0])
+            self.paths[id(e)] = [*(path or []), "@values" if kind == "map" else "@items"]
+            decl = self._decl_of(self.paths[id(e)])
+            if decl is not None:
+                self.types[id(e)] = decl.kind
+        if result_size is None:
+            result_size = self.size(e)
+        if result_size is not None:
+            self.sizes[id(e)] = result_size
+        self.types.setdefault(id(e), _RESULT_TYPES.get(fn, "dyn") if fn != "_+_" else self._add_type(args))
+        return total.add(fn_cost)
+
+    def _add_type(self, args: list[Node]) -> str:
+        kinds = {self.type_of(a) for a in args}
+        return kinds.pop() if len(kinds) == 1 else "dyn"
+
+    def _function(
+        self, e: Node, fn: str, target: Node | None, args: list[Node], arg_costs: list[Range]
+    ) -> tuple[Range, Range | None]:
+        """``functionCost`` for the overloads the rule's operand types allow (a dyn operand
+        allows several: the union of their costs, as cel-go takes)."""
+        summed = ZERO
+        for c in arg_costs:
+            summed = summed.add(c)
+        if fn in ("_&&_", "_||_"):
+            lhs, rhs = arg_costs
+            return Range(lhs.lo, lhs.add(rhs).hi), None
+        if fn == "_?_:_":
+            size = self.size_or_unknown(args[1]).union(self.size_or_unknown(args[2]))
+            a, b = self.entry(args[1]), self.entry(args[2])
+            if a is not None and b is not None:
+                self.entries[id(e)] = (a[0], a[1].union(b[1]), a[2].union(b[2]))
+            return arg_costs[0].add(arg_costs[1].union(arg_costs[2])), size
+        if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
+            kinds = {self.type_of(a) for a in args}
+            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
+            smallest = min(lhs.hi, rhs.hi)
+            traversal = Range(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL).add(summed)
+            if fn in ("_==_", "_!=_") or kinds & {"string", "bytes"}:
+                return traversal, None
+            if "dyn" in kinds:  # the scalar and the string overloads both apply
+                return traversal.union(fixed(1).add(summed)), None
+            return fixed(1).add(summed), None
+        if fn == "_+_" and len(args) == 2:
+            kinds = {self.type_of(a) for a in args}
+            lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
+            size = lhs.add(rhs)
+            a, b = self.entry(args[0]), self.entry(args[1])
+            if a is not None and b is not None:
+                self.entries[id(e)] = (a[0], a[1].union(b[1]), a[2].union(b[2]))
+            if kinds & {"string", "bytes", "dyn"} and not kinds & {"list"}:
+                string_cost = size.factor(STRING_TRAVERSAL).add(summed)
+                if kinds <= {"string", "bytes"}:
+                    return string_cost, size
+                return string_cost.union(fixed(1).add(summed)), size
+            if kinds & {"list"}:
+                return fixed(1).add(summed), size
+            return fixed(1).add(summed), None
+        if fn in ("startsWith", "endsWith") and target is not None and len(args) == 1:
+            return self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL).add(summed), None
+        if fn == "@in" and len(args) == 2:
+            if self.type_of(args[1]) in ("list", "dyn"):
+                return self.size_or_unknown(args[1]).factor(1).add(summed), None
+            return fixed(1).add(summed), None
+        if fn == "matches" and ((target is not None and len(args) == 1) or (target is None and len(args) == 2)):
+            subject, regex = (target, args[0]) if target is not None else (args[0], args[1])
+            str_cost = self.size_or_unknown(subject).add(fixed(1)).factor(STRING_TRAVERSAL)
+            regex_cost = self.size_or_unknown(regex).factor(REGEX_LENGTH)
+            return str_cost.mul(regex_cost).add(summed), None
+        if fn == "contains" and target is not None and len(args) == 1:
+            whole = self.size_or_unknown(target).factor(STRING_TRAVERSAL)
+            part = self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL)
+            return whole.mul(part).add(summed), None
+        library = _library_cost(self, fn, target, args)
+        if library is not None:
+            return library[0].add(summed), library[1]
+        return fixed(1).add(summed), None
+
+
+# the result type of the functions whose operands' type does not decide it
+_RESULT_TYPES = {
+    "size": "int",
+    "_==_": "bool",
+    "_!=_": "bool",
+    "_<_": "bool",
+    "_<=_": "bool",
+    "_>_": "bool",
+    "_>=_": "bool",
+    "_&&_": "bool",
+    "_||_": "bool",
+    "!_": "bool",
+    "@in": "bool",
+    "@not_strictly_false": "bool",
+    "matches": "bool",
+    "startsWith": "bool",
+    "endsWith": "bool",
+    "contains": "bool",
+    "int": "int",
+    "uint": "uint",
+    "double": "double",
+    "string": "string",
+    "bytes": "bytes",
+    "lowerAscii": "string",
+    "upperAscii": "string",
+    "trim": "string",
+    "replace": "string",
+    "substring": "string",
+    "join": "string",
+    "split": "list",
+    "indexOf": "int",
+    "lastIndexOf": "int",
+}
+
+
+def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> tuple[Range, Range | None] | None:
+    """The Kubernetes CEL libraries' estimates (``apiserver/pkg/cel/library/cost.go``) for the
+    string functions CRD rules use most; other library functions cost one, as cel-go's default."""
+    if target is None:
+        return None
+    if fn in ("lowerAscii", "upperAscii", "trim") and not args:
+        sz = c.size_or_unknown(target)
+        return sz.factor(STRING_TRAVERSAL), sz
+    if fn in ("indexOf", "lastIndexOf") and c.type_of(target) in ("string", "dyn"):
+        return c.size_or_unknown(target).factor(STRING_TRAVERSAL), None
+    if fn == "substring":
+        sz = c.size_or_unknown(target)
+        return sz.factor(STRING_TRAVERSAL), sz
+    return None
+
+
+def estimated_cost(expression: str, root: Decl | None, sizes: Sizes | None = None) -> int:
+    """The most an expression can cost for a ``self`` of the declared type (``Range.hi``);
+    ``sizes``: the sizes of an actual value's paths instead of the declared maxima."""
+    return Coster(root, sizes).cost(parse(expression)).hi
