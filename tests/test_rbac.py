@@ -185,7 +185,7 @@ def test_service_account_token_claims_are_checked_as_kube_apiservers(change, acc
     }
     claims.update(change)
     claims = {k: v for k, v in claims.items() if v is not None}
-    user = a._service_account(_signed(a, claims).encode(), now=NOW)
+    user = a._service_account(_signed(a, claims).encode(), a.audiences, now=NOW)[0]
     assert (user is not None) is accepted
 
 
@@ -196,16 +196,16 @@ def test_a_token_with_padding_another_algorithm_or_junk_is_refused():
     )
     a = authn.Authenticator("admin", b"k" * 32, store)
     token, _ = a.issue("ns", "s", sa["metadata"]["uid"], 3600, [], NOW)
-    assert a._service_account(token.encode(), now=NOW) is not None
+    assert a._service_account(token.encode(), a.audiences, now=NOW)[0] is not None
     head, body, sig = token.split(".")
     padded = f"{head}.{body}.{sig}" + "=" * (-len(sig) % 4 or 4)
-    assert a._service_account(padded.encode(), now=NOW) is None  # RawURLEncoding has no padding
-    assert a._service_account(f"{head}.{body}.{sig}.".encode(), now=NOW) is None
-    assert a._service_account(f"{head} .{body}.{sig}".encode(), now=NOW) is None
+    assert a._service_account(padded.encode(), a.audiences, now=NOW)[0] is None  # RawURLEncoding has no padding
+    assert a._service_account(f"{head}.{body}.{sig}.".encode(), a.audiences, now=NOW)[0] is None
+    assert a._service_account(f"{head} .{body}.{sig}".encode(), a.audiences, now=NOW)[0] is None
     none_alg = _signed(a, json.loads(authn._unb64(body)), {"alg": "none"})
-    assert a._service_account(none_alg.encode(), now=NOW) is None
+    assert a._service_account(none_alg.encode(), a.audiences, now=NOW)[0] is None
     only_api = authn.Authenticator("admin", b"k" * 32, store, audiences=("vault",))
-    assert only_api._service_account(token.encode(), now=NOW) is None  # --api-audiences decides
+    assert only_api._service_account(token.encode(), only_api.audiences, now=NOW)[0] is None  # --api-audiences decides
 
 
 def test_token_file_parsing(tmp_path):

@@ -117,7 +117,36 @@ class Authenticator:
         for known, user in self.static.items():
             if hmac.compare_digest(token, known):
                 return user
-        return self._service_account(token)
+        return self._service_account(token, self.audiences)[0]
+
+    def review(self, token: str, audiences: list[str]) -> tuple[UserInfo | None, list[str], str]:
+        """A TokenReview (``pkg/registry/authentication/tokenreview``): who the token is for the
+        audiences asked (the API's own when none are), the audiences it is valid for among them,
+        and the error when it is no one's. A static or the admin token is valid only for the API's
+        audiences (``WrapAudienceAgnosticToken``); a service account token for those it was issued
+        for, so a token handed to one service cannot be replayed to another."""
+        wanted = list(audiences) or list(self.audiences)
+        raw = token.encode("utf-8", "surrogateescape")
+        static: UserInfo | None = ADMIN if hmac.compare_digest(raw, self.admin_token) else None
+        for known, listed in self.static.items():
+            if static is None and hmac.compare_digest(raw, known):
+                static = listed
+        if static is not None:
+            accepted = [a for a in wanted if a in self.audiences]
+            return (static, accepted, "") if accepted else (None, [], "invalid bearer token")
+        user, token_audiences = self._service_account(raw, tuple(wanted))
+        if user is not None:
+            return user, [a for a in wanted if a in token_audiences], ""
+        if token_audiences:
+            return (
+                None,
+                [],
+                (
+                    f"[invalid bearer token, token audiences {_go_strings(token_audiences)} is invalid for the "
+                    f"target audiences {_go_strings(wanted)}]"
+                ),
+            )
+        return None, [], "invalid bearer token"
 
     def issue(
         self, namespace: str, name: str, uid: str, expiration: int, audiences: list[str], now: float
@@ -139,51 +168,61 @@ class Authenticator:
         signature = _b64(hmac.new(self.key, f"{header}.{payload}".encode(), hashlib.sha256).digest())
         return f"{header}.{payload}.{signature}", exp
 
-    def _service_account(self, token: bytes, now: float | None = None) -> UserInfo | None:
+    def _service_account(
+        self, token: bytes, accepted: tuple[str, ...], now: float | None = None
+    ) -> tuple[UserInfo | None, list[str]]:
         """A token this server issued, checked as kube-apiserver's service account authenticator
         checks one (``pkg/serviceaccount``): a compact JWS of three unpadded base64url parts, HS256
         signed with this server's key, from this issuer, for one of the API's audiences (a string
         or a list of strings), within its validity (``nbf``/``iat``/``exp``, a minute's leeway), and
-        of an account that still exists with the UID it names."""
+        of an account that still exists with the UID it names. With the user, the token's audiences
+        (also when they are not among ``accepted``: the user is None then)."""
         parts = token.split(b".")
         if len(parts) != 3 or not all(_SEGMENT.match(p) for p in parts):
-            return None
+            return None, []
         expected = hmac.new(self.key, parts[0] + b"." + parts[1], hashlib.sha256).digest()
         try:
             if not hmac.compare_digest(_unb64(parts[2].decode()), expected):
-                return None
+                return None, []
             header = json.loads(_unb64(parts[0].decode()))
             claims = json.loads(_unb64(parts[1].decode()))
         except (ValueError, UnicodeDecodeError):
-            return None
+            return None, []
         if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
-            return None
-        if claims.get("iss") != ISSUER or not _audiences_match(claims.get("aud"), self.audiences):
-            return None
+            return None, []
+        aud = _audiences(claims.get("aud"))
+        if claims.get("iss") != ISSUER or aud is None:
+            return None, []
         now = time.time() if now is None else now
         if not _times_valid(claims, now):
-            return None
+            return None, []
         k8s = claims.get("kubernetes.io")
         sa = k8s.get("serviceaccount") if isinstance(k8s, dict) else None
         if not isinstance(sa, dict):
-            return None
+            return None, []
         namespace, name, uid = k8s.get("namespace"), sa.get("name"), sa.get("uid")  # type: ignore[union-attr]
         if not all(isinstance(v, str) and v for v in (namespace, name, uid)):
-            return None
+            return None, []
         live = self.store.try_get("ServiceAccount", namespace, name)
         if live is None or live["metadata"].get("uid") != uid:
-            return None  # the account is gone (or was recreated): its tokens are void
-        return service_account_user(str(namespace), str(name), str(uid))
+            return None, []  # the account is gone (or was recreated): its tokens are void
+        if not any(a in accepted for a in aud):
+            return None, aud
+        return service_account_user(str(namespace), str(name), str(uid)), aud
 
 
-def _audiences_match(aud: Any, accepted: tuple[str, ...]) -> bool:
-    """``jwt.Audience``: one string or a list of strings (anything else does not decode), and at
-    least one of them is an audience the API server accepts."""
+def _audiences(aud: Any) -> list[str] | None:
+    """``jwt.Audience``: one string or a list of strings (anything else does not decode)."""
     if isinstance(aud, str):
         aud = [aud]
     if not isinstance(aud, list) or not all(isinstance(a, str) for a in aud):
-        return False
-    return any(a in accepted for a in aud)
+        return None
+    return aud
+
+
+def _go_strings(values: list[str]) -> str:
+    """A []string as Go's ``%q`` prints it: ``["a" "b"]``."""
+    return "[" + " ".join(json.dumps(v) for v in values) + "]"
 
 
 def _times_valid(claims: dict[str, Any], now: float) -> bool:

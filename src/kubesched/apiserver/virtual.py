@@ -137,20 +137,23 @@ class Virtual(ServerContext):
 
     def _token_review(self, spec: dict[str, Any]) -> dict[str, Any]:
         """``tokenreviews`` (what a delegating authenticator such as kube-scheduler's asks): who
-        ``spec.token`` authenticates as, through this server's own authenticators."""
+        ``spec.token`` authenticates as for ``spec.audiences`` (the API's own when empty), through
+        this server's own authenticators (``Authenticator.review``)."""
         token = spec.get("token")
         authenticator = getattr(self, "authenticator", None)
-        user = None
+        raw = spec.get("audiences")
+        audiences = [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else []
+        user, valid_for, error = None, [], "invalid bearer token"
         if isinstance(token, str) and token and authenticator is not None:
-            user = authenticator.authenticate(f"Bearer {token}")
+            user, valid_for, error = authenticator.review(token, audiences)
         if user is None:
-            return {"user": {}, "error": "invalid bearer token"}
+            return {"user": {}, "error": error}
         info: dict[str, Any] = {"username": user.name, "groups": list(user.groups)}
         if user.uid:
             info["uid"] = user.uid
         if user.extra:
             info["extra"] = {k: list(v) for k, v in user.extra.items()}
-        return {"authenticated": True, "user": info, "audiences": list(spec.get("audiences") or [])}
+        return {"authenticated": True, "user": info, "audiences": valid_for}
 
     def _rules_review(self, user: UserInfo, namespace: str) -> dict[str, Any]:
         """``kubectl auth can-i --list``: every rule the user holds there."""
