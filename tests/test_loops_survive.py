@@ -274,3 +274,19 @@ def test_up_restarted_on_a_malformed_object_runs_every_loop_and_reports_them(tmp
         server.stop()
     log = (tmp_path / "data.log").read_text()
     assert 'object="Deployment default/bad"' in log
+
+
+def test_an_idle_cluster_has_no_stuck_loop():
+    """A loop with nothing to do is healthy: the device-taint-eviction loop recorded a good sync
+    only when it had work, so an idle cluster's ``/readyz`` failed a minute after its start."""
+    from kubesched.controllers.manager import ALL, ControllerManager
+    from kubesched.client.objects import StoreObjects
+
+    cluster = Cluster(node("n1"))
+    manager = ControllerManager(StoreObjects(cluster.store), list(ALL))
+    manager.sync()
+    assert "device-taint-eviction" in manager.health.loops
+    later = [manager.health.clock() + 10 * manager.health.stall]
+    manager.health.clock = lambda: later[0]
+    manager.sync()  # the loops run once more, with nothing changed
+    assert manager.health.stuck() == []

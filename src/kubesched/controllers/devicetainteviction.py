@@ -175,7 +175,8 @@ class DeviceTaintEvictionController:
                 yield pod, when, reasons
 
     def run(self) -> None:
-        if not self._dirty:
+        if not self._dirty:  # nothing changed since the last sync: an idle loop is a healthy one
+            self.health.ok("device-taint-eviction")
             return
         self._dirty = False
         taints = self._device_taints()
