@@ -134,6 +134,8 @@ def canonical(text: str | int | float) -> str:
     are rounded up to nano units, the finest a Quantity keeps."""
     q = parse_quantity(text)
     raw = str(text).strip()
+    if abs(q) >= 10**_MAGNITUDE:  # held at the edge (``_decimal``): shown as written, as upstream keeps it
+        return raw
     written = _NUMBER.match(raw) if isinstance(text, str) else None
     suffix = written.group(2) if written else ""
     nano = math.ceil(q * 10**9)
