@@ -64,3 +64,85 @@ def test_a_static_token_is_valid_only_for_the_api(sides, reviewed_for: list[str]
     ours = _review(server, server._config()[1], reviewed_for)
     assert ours == theirs
     assert theirs["authenticated"] is (reviewed_for != ["vault"])
+
+
+def _service(name: str, kind: str = "NodePort", *ports: dict[str, Any]) -> dict[str, Any]:
+    spec = {"type": kind, "selector": {"app": name}, "ports": list(ports) or [{"port": 80}]}
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec}
+
+
+SERVICES = "/api/v1/namespaces/default/services"
+MERGE = {"content_type": "application/merge-patch+json"}
+NODE_PORT_STEPS: list[tuple[str, str, Any, dict[str, Any]]] = [
+    ("POST", "", _service("a", "NodePort", {"port": 80, "nodePort": 30080}), {}),
+    ("POST", "", _service("b", "NodePort", {"port": 80, "nodePort": 30080}), {}),  # another tenant's port
+    ("POST", "", _service("c", "NodePort", {"port": 80, "nodePort": 80}), {}),
+    ("POST", "", _service("d", "NodePort", {"port": 80, "nodePort": 99999}), {}),
+    (
+        "POST",
+        "",
+        _service("e", "NodePort", {"port": 80, "nodePort": 30090}, {"port": 81, "name": "x", "nodePort": 30090}),
+        {},
+    ),
+    ("POST", "", _service("f", "ClusterIP"), {}),
+    ("PATCH", "/f", {"spec": {"type": "NodePort"}}, MERGE),  # allocated on the change of type
+    ("PATCH", "/f", {"spec": {"type": "ClusterIP"}}, MERGE),  # and released
+    ("POST", "", _service("g", "ClusterIP", {"port": 80, "nodePort": 30100}), {}),
+    (
+        "PATCH",
+        "/a",
+        {"spec": {"ports": [{"port": 80, "nodePort": 30081}]}},
+        {"content_type": "application/strategic-merge-patch+json"},
+    ),
+    ("POST", "?dryRun=All", _service("h", "NodePort", {"port": 80, "nodePort": 30080}), {}),  # 30080 is free again
+    ("POST", "", _service("h", "NodePort", {"port": 80, "nodePort": 30080}), {}),  # a dry run reserved nothing
+    ("DELETE", "/h", None, {}),
+    ("POST", "", _service("i", "LoadBalancer", {"port": 80, "nodePort": 30080}), {}),  # deleted: free
+]
+
+
+def test_node_ports_are_allocated_checked_and_released_as_kube_apiserver_does(sides) -> None:
+    """Explicit node ports are in 30000-32767 and nobody else's (two tenants shared 30080, 80 and
+    99999 were stored), a change to NodePort allocates them (a merge patch stored a NodePort
+    Service without one) and a change back, a changed port, a deletion release them. The ports
+    allocated are compared only as present or not: kube-apiserver picks them at random."""
+    for method, sub, body, kw in NODE_PORT_STEPS:
+        answers = []
+        for side in sides:
+            code, out = side.request(method, SERVICES + sub, body, **kw)
+            if code >= 400:
+                answers.append(
+                    {"code": code, "message": out.get("message"), "causes": (out.get("details") or {}).get("causes")}
+                )
+            elif method == "DELETE":
+                answers.append({"code": code})
+            else:
+                given = {(p["port"], p.get("nodePort")) for p in (body.get("spec") or {}).get("ports") or []}
+                answers.append(
+                    {
+                        "code": code,
+                        "type": out["spec"]["type"],
+                        "node ports": [
+                            p.get("nodePort") if (p["port"], p.get("nodePort")) in given else bool(p.get("nodePort"))
+                            for p in out["spec"]["ports"]
+                        ],
+                    }
+                )
+        theirs, ours = answers
+        assert ours == theirs, (method, sub, body)
+
+
+def test_the_node_port_range_full_is_a_clear_refusal(tmp_path) -> None:
+    """Every node port taken: the next NodePort Service is refused with why (a StopIteration
+    answered 500 before). 2,768 Services, so kubesched alone."""
+    server = Server(tmp_path / "data").start()
+    try:
+        ports = [{"port": 1000 + i, "name": f"p{i}", "nodePort": 30000 + i} for i in range(2768)]
+        code, out = server.request("POST", SERVICES, _service("all", "NodePort", *ports))
+        assert code == 201, out
+        code, out = server.request("POST", SERVICES, _service("one-more"))
+        assert code == 422
+        assert out["details"]["causes"][0]["field"] == "spec.ports[0].nodePort"
+        assert "range is full" in out["message"]
+    finally:
+        server.stop()

@@ -214,7 +214,9 @@ STATUS_KINDS = {
 }
 
 
-def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], subresource: str) -> dict[str, Any]:
+def prepare_for_update(
+    r: Resource, new: dict[str, Any], old: dict[str, Any], subresource: str, store: Store | None = None
+) -> dict[str, Any]:
     """``PrepareForUpdate`` / the status strategy: a main-resource write keeps the stored status,
     a ``/status`` write keeps everything else."""
     new = {**new, "apiVersion": r.stored_api_version, "kind": r.kind}
@@ -233,7 +235,7 @@ def prepare_for_update(r: Resource, new: dict[str, Any], old: dict[str, Any], su
     if r.kind in WORKLOAD_KINDS:  # defaulting runs on every decode, updates too
         new = default_workload(r.kind, new, old["metadata"].get("uid") or "")
     if r.kind == "Service":
-        new = services.keep_allocated(new, old)
+        new = services.update(store, new, old)
     if r.kind == strategy.CRD_KIND:
         new = strategy.admit_crd_update(new, old)
     meta = dict(new.get("metadata") or {})

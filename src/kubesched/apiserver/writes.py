@@ -109,7 +109,7 @@ class Writes(ServerContext):
         elif t.subresource == "resize":
             new = prepare_resize({**body, "apiVersion": "v1", "kind": "Pod"}, old)
         else:
-            new = prepare_for_update(t.resource, body, old, t.subresource)
+            new = prepare_for_update(t.resource, body, old, t.subresource, self.store)
         manager = self._manager(request)
         if applied:
             new["metadata"]["managedFields"] = (body.get("metadata") or {}).get("managedFields") or []
