@@ -146,3 +146,87 @@ def test_the_node_port_range_full_is_a_clear_refusal(tmp_path) -> None:
         assert "range is full" in out["message"]
     finally:
         server.stop()
+
+
+QUOTA_STEPS: list[tuple[str, str, Any, dict[str, Any]]] = [
+    ("POST", "/services", _service("q", "ClusterIP"), {}),
+    ("PATCH", "/services/q", {"spec": {"type": "NodePort"}}, MERGE),  # services.nodeports: 0
+    (
+        "POST",
+        "/pods",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "q"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "i",
+                        "resources": {
+                            "requests": {"cpu": "500m", "memory": "100Mi"},
+                            "limits": {"cpu": "500m", "memory": "100Mi"},
+                        },
+                    }
+                ]
+            },
+        },
+        {},
+    ),
+    (
+        "PATCH",
+        "/pods/q/resize",
+        {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}}]}},
+        {"content_type": "application/strategic-merge-patch+json"},
+    ),  # requests.cpu: 1
+    (
+        "POST",
+        "/persistentvolumeclaims",
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "q"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "500Mi"}}},
+        },
+        {},
+    ),
+    ("PATCH", "/persistentvolumeclaims/q", {"spec": {"resources": {"requests": {"storage": "5Gi"}}}}, MERGE),
+]
+
+
+def test_quota_is_charged_on_updates_and_a_pending_claim_cannot_grow(sides) -> None:
+    """A change of type to NodePort under ``services.nodeports: 0`` and a resize past
+    ``requests.cpu`` are refused as kube-apiserver's ResourceQuota plugin refuses them (charged
+    what they add); an unbound claim's storage request is immutable (it could be grown past
+    ``requests.storage`` before). No controller manager runs beside kube-apiserver here, so the
+    quota's status is written as its controller would write it first."""
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "q", "namespace": "quota"},
+        "spec": {
+            "hard": {
+                "services.nodeports": "0",
+                "requests.cpu": "1",
+                "requests.memory": "1Gi",
+                "requests.storage": "1Gi",
+            }
+        },
+    }
+    ns = "/api/v1/namespaces/quota"
+    for side in sides:
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "quota"}}
+        assert side.request("POST", "/api/v1/namespaces", namespace)[0] == 201
+        assert side.request("POST", ns + "/resourcequotas", quota)[0] == 201
+        current = side.request("GET", ns + "/resourcequotas/q")[1]
+        current["status"] = {"hard": current["spec"]["hard"], "used": dict.fromkeys(current["spec"]["hard"], "0")}
+        assert side.request("PUT", ns + "/resourcequotas/q/status", current)[0] == 200
+    for method, sub, body, kw in QUOTA_STEPS:
+        answers = []
+        for side in sides:
+            code, out = side.request(method, ns + sub, body, **kw)
+            message = str(out.get("message") or "").split("\n")[0] if code >= 400 else ""
+            answers.append({"code": code, "message": message, "reason": out.get("reason") if code >= 400 else None})
+        theirs, ours = answers
+        assert ours == theirs, (method, sub)
+        assert theirs["code"] == (422 if "claims/" in sub else 403 if method == "PATCH" else 201)

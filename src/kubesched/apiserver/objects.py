@@ -266,7 +266,36 @@ def prepare_for_update(
                 new_spec[key] = default_containers(new_spec[key])
         check_pod_spec_update(r, meta.get("name", ""), old_spec, new_spec)
         new["spec"] = new_spec
+    if r.kind == "PersistentVolumeClaim" and not subresource:
+        check_claim_spec_update(r, meta.get("name", ""), old, new)
     return new
+
+
+CLAIM_UPDATABLE = (
+    "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+)
+
+
+def check_claim_spec_update(r: Resource, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """``ValidatePersistentVolumeClaimUpdate``: a claim's spec is immutable but for its volume
+    name, set once, its volumeAttributesClassName, and, once Bound, its storage request (so a
+    claim cannot be grown past its quota before it binds: quota is charged on create)."""
+    before, after = dict(old.get("spec") or {}), dict(new.get("spec") or {})
+    for key in ("volumeMode",):  # defaulted on every decode upstream
+        if key in before and key not in after:
+            after[key] = before[key]
+    if not before.get("volumeName"):
+        _same(before, after, "volumeName")
+    _same(before, after, "volumeAttributesClassName")
+    requests = (after.get("resources") or {}).get("requests")
+    if (new.get("status") or {}).get("phase") == "Bound" and isinstance(requests, dict):
+        kept = ((before.get("resources") or {}).get("requests") or {}).get("storage")
+        after["resources"] = {**after["resources"], "requests": {**requests, "storage": kept}}
+    if after == before:
+        return
+    diff = _spec_diff(before, after)
+    message = f"Forbidden: {CLAIM_UPDATABLE}\n{diff}" if diff else f"Forbidden: {CLAIM_UPDATABLE}"
+    raise field_error(r, name, "spec", message, "FieldValueForbidden")
 
 
 POD_UPDATABLE = (

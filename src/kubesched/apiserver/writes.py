@@ -30,6 +30,8 @@ from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, 
 from kubesched.apiserver.resize import prepare_resize, validate_resize
 from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
 from kubesched.clock import rfc3339
+from kubesched.cluster.admission import ResourceQuotaAdmission
+from kubesched.cluster.quota import UPDATE_CHARGED
 
 PATCH_TYPES = (
     "application/json-patch+json",
@@ -125,6 +127,12 @@ class Writes(ServerContext):
         check_object_size(new)
         if not t.subresource:
             self._check_escalation(request, t, new)
+        kind = t.resource.kind
+        if (kind in UPDATE_CHARGED and not t.subresource and kind != "Pod") or t.subresource == "resize":
+            try:  # the ResourceQuota plugin on an update (``Handles``: these kinds and a pod's resize)
+                ResourceQuotaAdmission(self.store).check(kind, new, old)
+            except Forbidden as exc:
+                raise _admission_forbidden(t, new, exc) from None
         if dry_run(request):
             return respond(self._out(t, new))
         if _unchanged(new, old):  # GuaranteedUpdate: past the precondition, the same bytes are not written
@@ -365,5 +373,7 @@ def _admission_forbidden(t: Target, body: dict[str, Any], exc: Forbidden) -> For
     if " is forbidden: " in exc.message:
         return exc  # already worded for the request (NamespaceLifecycle, RBAC)
     name = str((body.get("metadata") or {}).get("name") or "")
-    details = {"name": name, "group": t.resource.group, "kind": t.resource.plural}
+    details = {"name": name, "kind": t.resource.plural}
+    if t.resource.group:  # (omitempty)
+        details["group"] = t.resource.group
     return Forbidden(f'{t.resource.qualified} "{name}" is forbidden: {exc.message}', details=details)

@@ -105,11 +105,16 @@ class ResourceQuotaAdmission:
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if kind in quota.COUNTED:
-            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
-            quotas = self.store.list("ResourceQuota", namespace)[0]
-            if quotas:
-                quota.check(quotas, kind, obj, namespace_objects(self.store, namespace, quota.kinds_for(quotas)))
+            self.check(kind, obj)
         return obj
+
+    def check(self, kind: str, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
+        """A create, or an update (``old``) of a kind an update is charged for."""
+        namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+        quotas = self.store.list("ResourceQuota", namespace)[0]
+        if quotas:
+            objects = namespace_objects(self.store, namespace, quota.kinds_for(quotas))
+            quota.check(quotas, kind, obj, objects, old)
 
 
 class Admission:

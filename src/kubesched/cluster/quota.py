@@ -145,11 +145,21 @@ def kinds_for(quotas: Iterable[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+# what an update is charged for: a Service's type and ports, a claim's storage, a pod's resize
+# (each evaluator's ``Handles``: every other kind is charged on create only)
+UPDATE_CHARGED = ("Service", "PersistentVolumeClaim", "Pod")
+
+
 def check(
-    quotas: list[dict[str, Any]], kind: str, obj: Mapping[str, Any], objects: list[tuple[str, dict[str, Any]]]
+    quotas: list[dict[str, Any]],
+    kind: str,
+    obj: Mapping[str, Any],
+    objects: list[tuple[str, dict[str, Any]]],
+    old: Mapping[str, Any] | None = None,
 ) -> None:
-    """``checkRequest`` for a create, quota by quota in name order: refused with Forbidden when
-    the object leaves a quota'd container resource unstated or would exceed a hard limit."""
+    """``checkRequest``, quota by quota in name order: refused with Forbidden when the object
+    leaves a quota'd container resource unstated (on create) or would exceed a hard limit. An
+    update (``old``: the stored object) is charged what it adds to its old usage."""
     if not quotas:
         return
     delta = object_usage(kind, obj)
@@ -158,11 +168,15 @@ def check(
             continue
         name = quota["metadata"]["name"]
         hard = hard_of(quota)
-        if kind == "Pod":
+        if kind == "Pod" and old is None:
             missing = missing_container_resources(obj, hard)
             if missing:
                 raise Forbidden(f"failed quota: {name}: {missing}")
-        requested = {k: v for k, v in delta.items() if k in hard and v != 0}
+        charged = delta
+        if old is not None and matches(quota, kind, old):
+            before = object_usage(kind, old)
+            charged = {k: v - before.get(k, Fraction(0)) for k, v in delta.items()}
+        requested = {k: v for k, v in charged.items() if k in hard and v > 0}
         if not requested:
             continue
         current = used(quota, objects)
