@@ -230,3 +230,83 @@ def test_quota_is_charged_on_updates_and_a_pending_claim_cannot_grow(sides) -> N
         theirs, ours = answers
         assert ours == theirs, (method, sub)
         assert theirs["code"] == (422 if "claims/" in sub else 403 if method == "PATCH" else 201)
+
+
+def test_a_deleted_crd_waits_for_its_custom_resources_finalizers(sides) -> None:
+    """Deleting a CRD whose custom resource holds a finalizer leaves the CRD Terminating (no new
+    custom resources, no CRD of that name) until the finalizer is removed; before, the CRD went at
+    once and the held object came back when the CRD was recreated."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "holds.tenant.example.com"},
+        "spec": {
+            "group": "tenant.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "holds", "kind": "Hold"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+    path = "/apis/tenant.example.com/v1/namespaces/default/holds"
+
+    def hold(name: str, finalizers: list[str] | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": name, **({"finalizers": finalizers} if finalizers else {})}
+        return {"apiVersion": "tenant.example.com/v1", "kind": "Hold", "metadata": meta, "spec": {}}
+
+    def state(side: Any) -> dict[str, Any]:
+        code, got = side.request("GET", f"{crds}/{crd['metadata']['name']}")
+        conditions = (
+            {
+                c["type"]: (c["status"], c.get("reason"), c.get("message"))
+                for c in (got.get("status") or {}).get("conditions") or []
+            }
+            if code == 200
+            else {}
+        )
+        items = side.request("GET", path)[1].get("items", []) if code == 200 else []
+        return {
+            "crd": code,
+            "terminating": conditions.get("Terminating"),
+            "finalizers": (got.get("metadata") or {}).get("finalizers") if code == 200 else None,
+            "holds": sorted((i["metadata"]["name"], bool(i["metadata"].get("deletionTimestamp"))) for i in items),
+        }
+
+    for side in sides:
+        assert side.request("POST", crds, crd)[0] == 201
+        deadline = time.monotonic() + 30
+        while side.request("GET", path)[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(0.5)
+        assert side.request("POST", path, hold("held", ["tenant.example.com/hold"]))[0] == 201
+        assert side.request("POST", path, hold("free"))[0] == 201
+        assert side.request("DELETE", f"{crds}/{crd['metadata']['name']}")[0] == 200
+    time.sleep(2)  # kube-apiserver's finalizer runs a moment after the delete
+    theirs, ours = (state(side) for side in sides)
+    assert ours == theirs
+    assert theirs["terminating"][0] == "True" and theirs["holds"] == [("held", True)]
+    refusals = []
+    for side in sides:
+        created = side.request("POST", path, hold("late"))
+        recreated = side.request("POST", crds, crd)
+        refusals.append([(code, body.get("message")) for code, body in (created, recreated)])
+    assert refusals[1] == refusals[0]
+    assert [code for code, _ in refusals[0]] == [403, 409]
+    for side in sides:
+        released = side.request(
+            "PATCH", path + "/held", {"metadata": {"finalizers": None}}, content_type=MERGE["content_type"]
+        )
+        assert released[0] == 200
+    for side in sides:  # both poll every 5 s for the remaining custom resources
+        deadline = time.monotonic() + 30
+        while side.request("GET", f"{crds}/{crd['metadata']['name']}")[0] != 404:
+            assert time.monotonic() < deadline, "the CRD never went"
+            time.sleep(0.5)
+        assert side.request("POST", crds, crd)[0] == 201
+    time.sleep(2)
+    assert [state(side)["holds"] for side in sides] == [[], []]

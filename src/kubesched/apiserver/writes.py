@@ -12,6 +12,7 @@ from aiohttp import web
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound, UnsupportedMediaType
 from kubesched.api.fields import fields_match
 from kubesched.api.labels import labels_match
+from kubesched.apiextensions import cleanup
 from kubesched.apiserver import customresources, fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
@@ -29,6 +30,7 @@ from kubesched.apiserver.patch import strategic_merge_patch
 from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
 from kubesched.apiserver.resize import prepare_resize, validate_resize
 from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
+from kubesched.client.objects import StoreObjects
 from kubesched.clock import rfc3339
 from kubesched.cluster.admission import ResourceQuotaAdmission
 from kubesched.cluster.quota import UPDATE_CHARGED
@@ -281,8 +283,6 @@ class Writes(ServerContext):
         if dry_run(request):
             return respond(self._get(t))
         kind = t.resource.stored
-        if kind == customresources.CRD_KIND:
-            self._delete_custom_objects(t.name or "")
         gone = self.store.delete(
             kind,
             self._ns(t),
@@ -292,16 +292,10 @@ class Writes(ServerContext):
             resource_version=pre.get("resourceVersion"),
             propagation=opts.get("propagationPolicy"),
         )
+        if kind == customresources.CRD_KIND:  # the CRD finalizer's first sync, at once
+            cleanup.finalize(StoreObjects(self.store), t.name or "", self.store.clock.now())
         # 200 with the object while it lingers (graceful, finalizers), else 200 with it as deleted
         return respond(self._out(t, gone))
-
-    def _delete_custom_objects(self, crd: str) -> None:
-        """The CRD finalizer controller's work (``customresourcecleanup``): a deleted CRD takes
-        its custom resources with it."""
-        objs, _ = self.store.list(crd)
-        for o in objs:
-            with contextlib.suppress(NotFound):
-                self.store.delete(crd, o["metadata"].get("namespace") or "", o["metadata"]["name"], 0)
 
     async def _delete_collection(self, request: web.Request, t: Target) -> web.Response:
         opts = await self._delete_options(request)
@@ -312,8 +306,6 @@ class Writes(ServerContext):
             if dry_run(request):
                 gone.append(o)
                 continue
-            if t.resource.stored == customresources.CRD_KIND:
-                self._delete_custom_objects(o["metadata"]["name"])
             with contextlib.suppress(NotFound):
                 gone.append(
                     self.store.delete(
@@ -324,6 +316,8 @@ class Writes(ServerContext):
                         propagation=opts.get("propagationPolicy"),
                     )
                 )
+            if t.resource.stored == customresources.CRD_KIND:
+                cleanup.finalize(StoreObjects(self.store), o["metadata"]["name"], self.store.clock.now())
         return respond(
             {
                 "kind": f"{t.resource.kind}List",

@@ -22,7 +22,7 @@ from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.pod_defaults import default_pod, merge_label_keys
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.quota import default_limit_range
-from kubesched.apiextensions import strategy
+from kubesched.apiextensions import cleanup, strategy
 from kubesched.apiextensions.registry import CustomResources
 from kubesched.clock import rfc3339
 from kubesched.cluster import limitranger, quota
@@ -130,6 +130,9 @@ class Admission:
 
     def __call__(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         if is_custom(kind):  # the custom resource strategy: defaults and the CRD's schema
+            cleanup.refuse_create(
+                self.store.try_get(strategy.CRD_KIND, "", kind), (obj.get("metadata") or {}).get("name") or ""
+            )
             return strategy.admit_create(strategy.custom_for(self.custom, kind), obj)
         if kind == strategy.CRD_KIND:  # and the CRD's own, accepted and Established at once
             return strategy.admit_crd_create(obj, self.store.clock.now())

@@ -99,9 +99,16 @@ FOREGROUND_FINALIZER = "foregroundDeletion"
 ORPHAN_BY_DEFAULT = frozenset({"Job"})
 
 
+CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+
+
 def gc_finalizers(kind: str, finalizers: list[str], propagation: str | None) -> list[str]:
     """``deletionFinalizersForGarbageCollection`` (apiserver ``registry/generic/registry``): the
-    object's finalizers after a delete with this propagationPolicy."""
+    object's finalizers after a delete with this propagationPolicy; a CustomResourceDefinition
+    also gets the cleanup finalizer, which holds it while its custom resources are deleted
+    (``customresourcedefinition/etcd.go``'s Delete, ``apiextensions/cleanup.py``)."""
+    if kind == "CustomResourceDefinition" and CRD_CLEANUP_FINALIZER not in finalizers:
+        finalizers = [*finalizers, CRD_CLEANUP_FINALIZER]
     if propagation is None:
         if kind not in ORPHAN_BY_DEFAULT:
             return finalizers
@@ -397,7 +404,10 @@ class Store:
         key = key_of(kind, obj)
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
-            raise AlreadyExists(f'{resource_name(kind)} "{key[1]}" already exists', details=_details(kind, key[1]))
+            message = f'{resource_name(kind)} "{key[1]}" already exists'
+            if bucket[key]["metadata"].get("deletionTimestamp"):  # genericregistry's Create
+                message = f"object is being deleted: {message}"
+            raise AlreadyExists(message, details=_details(kind, key[1]))
         if dry_run:
             return obj
         meta.setdefault("uid", self.new_uid())

@@ -12,6 +12,7 @@ from kubesched.client.objects import ObjectClient
 from kubesched.cluster.store import KNOWN_KINDS
 from kubesched.controllers.base import Controller, OwnerIndex
 from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController
+from kubesched.controllers.crdfinalizer import CRDFinalizer
 from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
@@ -56,6 +57,7 @@ ALL = (
     "persistentvolume-binder-controller",
     "resourceclaim-controller",
     "device-taint-eviction-controller",
+    "crd-finalizer",
     "resourcequota-controller",
     "serviceaccount-controller",
     "root-ca-certificate-publisher-controller",
@@ -171,6 +173,8 @@ class ControllerManager:
             self.loops.append(RootCAPublisher(client, root_ca, self.wake, self.health))
         if "device-taint-eviction-controller" in names:
             self.loops.append(DeviceTaintEvictionController(client, self.wake, self.health))
+        if "crd-finalizer" in names:
+            self.loops.append(CRDFinalizer(client, self.wake, self.health))
         # the scheduling loops: each with a watch of its own kinds, synced on its own
         self.volumes = VolumeController(client, notify=self.wake) if SCHEDULING_LOOPS[2] in names else None
         self.syncers: list[Syncer] = []
