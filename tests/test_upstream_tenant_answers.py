@@ -310,3 +310,82 @@ def test_a_deleted_crd_waits_for_its_custom_resources_finalizers(sides) -> None:
         assert side.request("POST", crds, crd)[0] == 201
     time.sleep(2)
     assert [state(side)["holds"] for side in sides] == [[], []]
+
+
+def _hpa(name: str, low: int | None, high: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}
+    spec["maxReplicas"] = high
+    if low is not None:
+        spec["minReplicas"] = low
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": name}, "spec": spec}
+
+
+def _cron(name: str, schedule: str) -> dict[str, Any]:
+    pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+    spec = {"schedule": schedule, "jobTemplate": {"spec": {"template": {"spec": pod}}}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": spec}
+
+
+def _job(name: str) -> dict[str, Any]:
+    pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": {"template": {"spec": pod}}}
+
+
+def _crd(group: str, kind: str = "string", approval: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": f"things.{group}"}
+    if approval is not None:
+        meta["annotations"] = {"api-approved.kubernetes.io": approval}
+    schema = {"type": "object", "properties": {"x": {"type": kind}}}
+    spec = {
+        "group": group,
+        "scope": "Namespaced",
+        "names": {"plural": "things", "kind": "Thing"},
+        "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+    }
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": meta, "spec": spec}
+
+
+HPAS, CRONJOBS, JOBS = (
+    "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+    "/apis/batch/v1/namespaces/default/cronjobs",
+    "/apis/batch/v1/namespaces/default/jobs",
+)
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+VALIDATION = [
+    ("HPA min above max", HPAS, _hpa("a", 5, 2)),  # max 0 scaled a Deployment to 0
+    ("HPA max 0", HPAS, _hpa("b", None, 0)),
+    ("HPA min 0 without an object metric", HPAS, _hpa("c", 0, 3)),
+    ("HPA min -1", HPAS, _hpa("d", -1, 3)),
+    ("cron with six fields", CRONJOBS, _cron("e", "0 0 * * * *")),
+    ("cron with a huge step", CRONJOBS, _cron("f", "*/99999999999 * * * *")),
+    ("cron on February 30", CRONJOBS, _cron("g", "0 0 30 2 *")),  # accepted upstream: it never fires
+    ("cron on day 32", CRONJOBS, _cron("g2", "0 0 32 2 *")),
+    ("cron named 53 characters", CRONJOBS, _cron("c" * 53, "* * * * *")),
+    ("cron named 52 characters", CRONJOBS, _cron("c" * 52, "* * * * *")),
+    ("cron with TZ", CRONJOBS, _cron("h", "TZ=UTC * * * * *")),
+    ("cron @hourly", CRONJOBS, _cron("i", "@hourly")),
+    ("job named 64 characters", JOBS, _job("j" * 64)),
+    ("job named 63 characters", JOBS, _job("j" * 63)),
+    ("CRD property of type bogus", CRD_PATH, _crd("bogus.example.com", "bogus")),
+    ("CRD in k8s.io without approval", CRD_PATH, _crd("things.k8s.io")),
+    (
+        "CRD in k8s.io approved",
+        CRD_PATH,
+        _crd("things2.k8s.io", approval="https://github.com/kubernetes/kubernetes/pull/1"),
+    ),
+    ("CRD in k8s.io unapproved", CRD_PATH, _crd("things3.k8s.io", approval="unapproved, experimental-only")),
+    ("CRD in k8s.io with a bad approval", CRD_PATH, _crd("things4.k8s.io", approval="yes")),
+    ("CRD in kubernetes.io without approval", CRD_PATH, _crd("x.kubernetes.io")),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), [c[1:] for c in VALIDATION], ids=[c[0] for c in VALIDATION])
+def test_workload_autoscaler_and_crd_validation_answers_as_kube_apiserver(
+    sides, path: str, body: dict[str, Any]
+) -> None:
+    answers = []
+    for side in sides:
+        code, out = side.request("POST", path + "?dryRun=All", body)
+        answers.append((code, out.get("message") if code >= 400 else None))
+    theirs, ours = answers
+    assert ours == theirs

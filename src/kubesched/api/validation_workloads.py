@@ -398,6 +398,9 @@ def job_errors(obj: Mapping[str, Any]) -> Errors:
     replacement = spec.get("podReplacementPolicy")
     if replacement is not None and replacement not in ("Failed", "TerminatingOrFailed"):
         yield _unsupported("spec.podReplacementPolicy", replacement, ("Failed", "TerminatingOrFailed"))
+    too_long = {v for v in (_labels(spec.get("template") or {}) or {}).values() if isinstance(v, str) and len(v) > 63}
+    for value in sorted(too_long):  # the job-name labels carry the Job's name
+        yield _invalid("spec.template.labels", value, "must be no more than 63 bytes")
     yield from _template_pod(spec)
     policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") or "Always"
     if policy == "Always":
@@ -414,12 +417,39 @@ def job_errors(obj: Mapping[str, Any]) -> Errors:
             yield _invalid("spec.template.metadata.labels", labels, MISMATCH)
 
 
+CRON_JOB_NAME_MAX = 63 - 11  # DNS1035LabelMaxLength less the Jobs' ``-<minutes>`` suffix
+
+
+def hpa_errors(obj: Mapping[str, Any]) -> Errors:
+    """``validateHorizontalPodAutoscalerSpec``: minReplicas at least 0 (0 only with an Object or
+    External metric, to scale to zero), maxReplicas set and at least minReplicas."""
+    spec = obj.get("spec") or {}
+    low = yield from _int(spec, "minReplicas", "spec.minReplicas")
+    high = yield from _int(spec, "maxReplicas", "spec.maxReplicas")
+    if low is not None and low < 0:
+        yield _invalid("spec.minReplicas", low, "must be greater than or equal to 0")
+    if low is not None and (high or 0) < low:
+        yield _invalid("spec.maxReplicas", high or 0, "must be greater than or equal to `minReplicas`")
+    if not high:
+        yield _required("spec.maxReplicas")
+    elif high < 0:
+        yield _invalid("spec.maxReplicas", high, "must be greater than or equal to 1")
+    metrics = spec.get("metrics") or []
+    if low == 0 and not any(isinstance(m, dict) and m.get("type") in ("Object", "External") for m in metrics):
+        yield _forbidden(
+            "spec.metrics", "must specify at least one Object or External metric to support scaling to zero replicas"
+        )
+
+
 def cron_job_errors(obj: Mapping[str, Any]) -> Errors:
     """``ValidateCronJob``: a schedule cron understands (no TZ= prefix), a time zone the tz database
     has, the concurrency policy, non-negative limits, and the job template as a Job's spec."""
     from kubesched.api.cron import parse_schedule
 
     spec = obj.get("spec") or {}
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if len(name) > CRON_JOB_NAME_MAX:  # ValidateCronJobCreate: its Jobs' names add 11 characters
+        yield _invalid("metadata.name", name, f"must be no more than {CRON_JOB_NAME_MAX} characters")
     schedule = spec.get("schedule")
     if not schedule:
         yield _required("spec.schedule")
@@ -456,6 +486,7 @@ VALIDATORS: dict[str, Callable[[Mapping[str, Any]], Errors]] = {
     "DaemonSet": daemon_set_errors,
     "Job": job_errors,
     "CronJob": cron_job_errors,
+    "HorizontalPodAutoscaler": hpa_errors,
 }
 
 

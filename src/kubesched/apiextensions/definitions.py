@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,9 +135,10 @@ def _go_versions(versions: list[Any]) -> str:
     return json.dumps(out, separators=(",", ":"))
 
 
-def validate(crd: dict[str, Any]) -> list[FieldError]:
+def validate(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
     """``ValidateCustomResourceDefinition``: the name, group, scope, names, versions, each
-    version's schema (present, structural, defaults valid) and printer columns."""
+    version's schema (present, structural, defaults valid), printer columns, and a protected
+    group's API approval (``old``: the stored CRD, on an update)."""
     errors: list[FieldError] = []
     meta = crd.get("metadata") or {}
     spec = crd.get("spec") or {}
@@ -220,7 +222,45 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
                 invalid(f"{at}.JSONPath", path, "must be a simple json path starting with .")
             if not column.get("name"):
                 required(f"{at}.name")
+    errors.extend(_approval_errors(crd, old))
     return errors
+
+
+APPROVAL = "api-approved.kubernetes.io"
+_APPROVAL_PR = "see https://github.com/kubernetes/enhancements/pull/1111"
+
+
+def _approval_state(crd: dict[str, Any] | None) -> str:
+    """``GetAPIApprovalState``: missing, bypassed (``unapproved...``), approved (a URL), invalid."""
+    value = str(((crd or {}).get("metadata") or {}).get("annotations", {}).get(APPROVAL) or "")
+    if not value:
+        return "missing"
+    if value.startswith("unapproved"):
+        return "bypassed"
+    parsed = urllib.parse.urlsplit(value)
+    return "approved" if parsed.scheme and parsed.netloc and value.startswith(f"{parsed.scheme}:") else "invalid"
+
+
+def _approval_errors(crd: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
+    """``validateAPIApproval``: a group under k8s.io or kubernetes.io needs the approval
+    annotation (a URL, or a reason starting with "unapproved"), unless an update leaves its state
+    as it was."""
+    group = str((crd.get("spec") or {}).get("group") or "")
+    if not (group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))):
+        return []
+    state = _approval_state(crd)
+    if (old is not None and _approval_state(old) == state) or state in ("approved", "bypassed"):
+        return []
+    at = f"metadata.annotations[{APPROVAL}]"
+    if state == "missing":
+        why = f'protected groups must have approval annotation "{APPROVAL}", {_APPROVAL_PR}'
+        return [FieldError(at, "FieldValueRequired", f"Required value: {why}")]
+    value = (crd.get("metadata") or {}).get("annotations", {}).get(APPROVAL)
+    why = (
+        f'protected groups must have approval annotation "{APPROVAL}" with either a URL or a reason starting '
+        f'with "unapproved", {_APPROVAL_PR}'
+    )
+    return [FieldError(at, "FieldValueInvalid", f"Invalid value: {go_shown(value)}: {why}")]
 
 
 # what each keyword of a schema holds (``JSONSchemaProps``' Go types), for the ones kubesched reads
@@ -317,7 +357,20 @@ def _structural_errors(schema: Schema, status_on: bool) -> list[FieldError]:
     return errors
 
 
+SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+
+
 def _walk(schema: Schema, path: str, errors: list[FieldError]) -> None:
+    kind = schema.get("type")
+    if kind and kind not in SCHEMA_TYPES and path != "spec.validation.openAPIV3Schema":
+        supported = ", ".join(f'"{t}"' for t in SCHEMA_TYPES)
+        errors.append(
+            FieldError(
+                f"{path}.type",
+                "FieldValueNotSupported",
+                f"Unsupported value: {go_shown(kind)}: supported values: {supported}",
+            )
+        )
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and pattern:
         try:

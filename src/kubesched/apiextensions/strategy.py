@@ -277,7 +277,7 @@ def admit_crd_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]
     the accepted names follow the spec and a new storage version joins storedVersions."""
     new = definitions.default(new)
     name = str((new.get("metadata") or {}).get("name") or "")
-    errors = definitions.validate(new)
+    errors = definitions.validate(new, old)
     for key in ("scope", "group"):
         before, after = (old.get("spec") or {}).get(key), (new.get("spec") or {}).get(key)
         if before != after:

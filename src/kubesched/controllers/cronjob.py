@@ -8,6 +8,7 @@ success, and deletes finished Jobs past its history limits."""
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any
 
 from kubesched.api.cron import next_after, parse_schedule, zone_of
@@ -57,8 +58,9 @@ class CronJobController(Controller):
             else:
                 self._start(cj, jobs, due, status)
         self._write_status(ns, name, status, cj.get("status") or {})
-        if not spec.get("suspend"):
-            self.requeue_after((ns, name), next_after(schedule, zone, now) - now)
+        following = next_after(schedule, zone, now)
+        if not spec.get("suspend") and following != math.inf:  # (a schedule that never fires)
+            self.requeue_after((ns, name), following - now)
 
     def _most_recent(
         self, schedule: str, zone: str | None, since: float, now: float, cj: dict[str, Any]
