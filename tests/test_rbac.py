@@ -39,7 +39,8 @@ def res(verb: str, resource: str, *, group: str = "", sub: str = "", ns: str = "
         (rule(("get",), ("",), ("pods",)), res("get", "pods", sub="log"), False),  # a subresource is its own
         (rule(("get",), ("",), ("pods/log",)), res("get", "pods", sub="log"), True),
         (rule(("patch",), ("",), ("*/status",)), res("patch", "nodes", sub="status", ns=""), True),
-        (rule(("patch",), ("",), ("pods/*",)), res("patch", "pods", sub="status"), True),
+        # ``pods/*`` is no wildcard upstream (ResourceMatches): it matched every subresource here
+        (rule(("patch",), ("",), ("pods/*",)), res("patch", "pods", sub="status"), False),
         (rule(("patch",), ("",), ("pods/*",)), res("patch", "pods"), False),
         (rule(("*",), ("*",), ("*",)), res("delete", "leases", group="coordination.k8s.io"), True),
         (rule(("get",), ("apps",), ("deployments",)), res("get", "deployments", group=""), False),

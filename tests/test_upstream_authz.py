@@ -41,6 +41,7 @@ ALICE = role(
     "alice",
     [
         rule(("get", "list"), ("",), ("pods",)),
+        rule(("get",), ("",), ("pods/*",)),  # no wildcard upstream: it names a subresource "*"
         rule(("list",), ("",), ("configmaps",)),
         rule(("*",), ("rbac.authorization.k8s.io",), ("roles", "rolebindings")),
         rule(("create",), ("",), ("serviceaccounts/token",)),
@@ -118,6 +119,8 @@ REQUESTS: list[tuple[str, str, str, Any, str, dict[str, str]]] = [
         "alice-token",
         {},
     ),
+    ("pods-star-is-not-a-wildcard", "GET", "/api/v1/namespaces/team/pods/web/log", None, "alice-token", {}),
+    ("pods-star-is-not-a-wildcard-status", "GET", "/api/v1/namespaces/team/pods/web/status", None, "alice-token", {}),
     ("watch-spelled-t", "GET", "/api/v1/namespaces/team/configmaps?watch=t&timeoutSeconds=1", None, "alice-token", {}),
     ("impersonate-allowed", "GET", "/api/v1/namespaces/team/pods", None, "bob-token", {"Impersonate-User": "alice"}),
     ("impersonate-refused", "GET", "/api/v1/namespaces/team/pods", None, "bob-token", {"Impersonate-User": "carol"}),

@@ -50,14 +50,13 @@ def _has(values: Iterable[str], want: str) -> bool:
 
 
 def _resource_matches(rule_resources: Iterable[str], resource: str, subresource: str) -> bool:
-    """``ResourceMatches``: ``*``, ``res``, ``res/sub``, ``*/sub`` and ``res/*``."""
+    """``ResourceMatches`` (``pkg/apis/rbac/v1/evaluation_helpers.go``): ``*``, ``res``,
+    ``res/sub`` and ``*/sub``; ``res/*`` is no wildcard there, so it names no subresource."""
     combined = f"{resource}/{subresource}" if subresource else resource
     for r in rule_resources:
         if r == "*" or r == combined:
             return True
         if subresource and r == f"*/{subresource}":
-            return True
-        if r.endswith("/*") and combined.startswith(r[:-1]) and subresource:
             return True
     return False
 
