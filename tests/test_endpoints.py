@@ -144,3 +144,65 @@ def test_a_malformed_service_is_logged_and_other_namespaces_go_on() -> None:
     assert store.try_get("Endpoints", "bad", "web") is None
     state = manager.health.loops["endpoints-controller"]
     assert state.errors >= 1 and state.last_error.startswith("Namespace bad: ValueError")
+
+
+def _address(i: int) -> dict:
+    return {"ip": f"10.1.{i // 250}.{i % 250 + 1}", "targetRef": {"kind": "Pod", "name": f"p{i}"}}
+
+
+@pytest.mark.parametrize(
+    ("ready", "not_ready", "kept_ready", "kept_not_ready", "cut"),
+    [
+        ([500], [400], [500], [400], False),  # at capacity or under: as it is
+        ([600], [600], [600], [400], True),  # not-ready addresses cut first
+        ([300, 300], [300, 300], [300, 300], [200, 200], True),  # each subset its share
+        ([900, 300], [100, 0], [750, 250], [0, 0], True),  # ready ones cut too, not-ready ones dropped
+        ([1, 1000], [0, 0], [1, 999], [0, 0], True),  # shares rounded up, the last one gets what is left
+    ],
+)
+def test_endpoints_hold_at_most_1000_addresses(ready, not_ready, kept_ready, kept_not_ready, cut) -> None:
+    """``truncateEndpoints`` (endpoints_controller.go's table, the same proportions)."""
+    from kubesched.controllers.endpoints import truncate
+
+    subsets, i = [], 0
+    for r, n in zip(ready, not_ready, strict=True):
+        subset: dict = {"ports": [{"port": 80, "protocol": "TCP"}]}
+        if r:
+            subset["addresses"] = [_address(i + k) for k in range(r)]
+        if n:
+            subset["notReadyAddresses"] = [_address(i + r + k) for k in range(n)]
+        i += r + n
+        subsets.append(subset)
+    assert truncate(subsets) is cut
+    assert [len(s.get("addresses") or []) for s in subsets] == kept_ready
+    assert [len(s.get("notReadyAddresses") or []) for s in subsets] == kept_not_ready
+
+
+def test_a_service_of_1200_pods_has_truncated_endpoints_and_its_annotation() -> None:
+    from kubesched.client.objects import StoreObjects
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster import admission
+    from kubesched.cluster.store import Store
+    from kubesched.controllers.manager import ControllerManager
+
+    store = Store(VirtualClock())
+    admission.install(store)
+    for i in range(1200):
+        pod = web_pod(f"web-{i}")
+        pod["spec"]["nodeName"] = "n0"
+        created = store.create("Pod", pod)
+        status = {"phase": "Running", "podIP": _address(i)["ip"], "conditions": [{"type": "Ready", "status": "True"}]}
+        store.mutate("Pod", "default", created["metadata"]["name"], lambda o, s=status: {**o, "status": s})
+    svc = {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]}
+    store.create("Service", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": svc})
+    manager = ControllerManager(StoreObjects(store), ["endpoints-controller"])
+    manager.sync()
+    endpoints = store.get("Endpoints", "default", "web")
+    assert len(endpoints["subsets"][0]["addresses"]) == 1000
+    assert endpoints["metadata"]["annotations"] == {"endpoints.kubernetes.io/over-capacity": "truncated"}
+    for i in range(300):  # down to 900 pods: whole again, the annotation gone
+        store.delete("Pod", "default", f"web-{i}", 0)
+    manager.sync()
+    endpoints = store.get("Endpoints", "default", "web")
+    assert len(endpoints["subsets"][0]["addresses"]) == 900
+    assert not endpoints["metadata"].get("annotations")

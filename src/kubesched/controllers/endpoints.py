@@ -8,6 +8,7 @@ What it shares with the EndpointSlice controller (which pods, which ports) lives
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -108,6 +109,34 @@ def subsets(service: Mapping[str, Any], pods: list[dict[str, Any]]) -> list[dict
     return out
 
 
+MAX_CAPACITY = 1000  # addresses an Endpoints object holds (endpoints_controller.go's maxCapacity)
+OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
+
+
+def truncate(subsets: list[dict[str, Any]]) -> bool:
+    """``truncateEndpoints``: past 1,000 addresses, not-ready ones are cut first (ready ones too
+    when they alone are over), each subset keeping its share rounded up; True when it cut."""
+    ready = sum(len(s.get("addresses") or []) for s in subsets)
+    not_ready = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
+    if ready + not_ready <= MAX_CAPACITY:
+        return False
+    cut_ready = ready > MAX_CAPACITY
+    most, total = (MAX_CAPACITY, ready) if cut_ready else (MAX_CAPACITY - ready, not_ready)
+    room = most
+    for subset in subsets:
+        key = "addresses" if cut_ready else "notReadyAddresses"
+        share = min(math.ceil(len(subset.get(key) or []) / total * most), room)
+        kept = (subset.get(key) or [])[:share]
+        if kept:
+            subset[key] = kept
+        else:
+            subset.pop(key, None)
+        if cut_ready:
+            subset.pop("notReadyAddresses", None)
+        room -= len(kept)
+    return True
+
+
 def _ip_key(ip: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in ip.split("."))
@@ -159,8 +188,14 @@ class EndpointsController:
         meta = svc["metadata"]
         ns, name = meta.get("namespace") or "default", meta["name"]
         want = subsets(svc, selected_pods(svc, pods))
+        over = truncate(want)
         labels = dict(meta.get("labels") or {})
         current = self.client.get("Endpoints", ns, name)
+
+        def annotated(annotations: dict[str, Any]) -> dict[str, Any]:
+            rest = {k: v for k, v in annotations.items() if k != OVER_CAPACITY}
+            return {**rest, OVER_CAPACITY: "truncated"} if over else rest
+
         with contextlib.suppress(AlreadyExists, Forbidden):  # made meanwhile; a terminating namespace
             if current is None:
                 body: dict[str, Any] = {
@@ -168,17 +203,28 @@ class EndpointsController:
                     "kind": "Endpoints",
                     "metadata": {"name": name, "namespace": ns, "labels": labels},
                 }
+                if over:
+                    body["metadata"]["annotations"] = annotated({})
                 if want:
                     body["subsets"] = want
                 self.client.create("Endpoints", body)
-            elif (current.get("subsets") or []) != want or (current["metadata"].get("labels") or {}) != labels:
+            elif (
+                (current.get("subsets") or []) != want
+                or (current["metadata"].get("labels") or {}) != labels
+                or (current["metadata"].get("annotations") or {})
+                != annotated(current["metadata"].get("annotations") or {})
+            ):
                 self.client.patch(
                     "Endpoints",
                     ns,
                     name,
                     lambda o: {
                         **{k: v for k, v in o.items() if k != "subsets"},
-                        "metadata": {**o["metadata"], "labels": labels},
+                        "metadata": {
+                            **o["metadata"],
+                            "labels": labels,
+                            "annotations": annotated(o["metadata"].get("annotations") or {}),
+                        },
                         **({"subsets": want} if want else {}),
                     },
                 )
