@@ -176,6 +176,29 @@ def _error(rule: dict[str, Any], path: str, value: Any, message: str) -> FieldEr
     return FieldError(at, reason, f"{word}: {message}")
 
 
+_HAS_RULES: dict[int, tuple[dict[str, Any], bool]] = {}
+
+
+def has_rules(schema: dict[str, Any]) -> bool:
+    """Whether any node of the schema carries ``x-kubernetes-validations`` (computed once)."""
+    hit = _HAS_RULES.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_HAS_RULES) > 4096:
+        _HAS_RULES.clear()
+    found = _any_rules(schema)
+    _HAS_RULES[id(schema)] = (schema, found)
+    return found
+
+
+def _any_rules(node: Any) -> bool:
+    if isinstance(node, dict):
+        return bool(node.get("x-kubernetes-validations")) or any(_any_rules(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_any_rules(v) for v in node)
+    return False
+
+
 def validate(schema: dict[str, Any], obj: Any, old: Any = None, has_old: bool = False) -> list[FieldError]:
     """Every rule of the schema against the object (``old``: the stored one, on an update), the
     nodes walked as the schema declares them, within one ``RuntimeCELCostBudget``; an old value is

@@ -39,6 +39,20 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> Inval
     )
 
 
+# ``hasBlockingErr`` (registry/customresource/strategy.go)
+BLOCKING = (
+    "FieldValueNotSupported",
+    "FieldValueRequired",
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+    "FieldValueTypeInvalid",
+)
+RULES_NOT_CHECKED = (
+    "some validation rules were not checked because the object was invalid; correct the existing errors to "
+    "complete validation"
+)
+
+
 def _errors(cr: CustomResource, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
     """Metadata, the schema, its CEL rules (``old``: the stored object, for transition rules)
     and the scale subresource's paths, as the strategy's Validate."""
@@ -49,7 +63,11 @@ def _errors(cr: CustomResource, obj: dict[str, Any], old: dict[str, Any] | None 
     except InputError as exc:
         errors.append(FieldError(exc.field or "metadata", _reason(exc.message), exc.message))
     errors.extend(structural.validate(cr.schema, obj))
-    errors.extend(rules.validate(cr.schema, obj, old, old is not None))
+    if rules.has_rules(cr.schema):  # a type, enum, length or required error blocks the rules
+        if any(e.reason in BLOCKING for e in errors):
+            errors.append(FieldError("<nil>", "FieldValueInvalid", f"Invalid value: null: {RULES_NOT_CHECKED}"))
+        else:
+            errors.extend(rules.validate(cr.schema, obj, old, old is not None))
     if cr.scale is not None:
         errors.extend(_scale_errors(cr.scale, obj))
     return errors

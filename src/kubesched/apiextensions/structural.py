@@ -61,10 +61,10 @@ _OPENAPI_TYPES: dict[type, str] = {
 
 
 def type_name(value: Any) -> str:
-    """The OpenAPI type a decoded JSON value has (an integral float is an integer, as Go's
-    unstructured decoding makes it)."""
+    """The OpenAPI type a decoded JSON value has: an integral float within ±2^53 is an integer, as
+    kube-openapi's ``IsFloat64AJSONInteger`` has it (an integer past int64 decodes as a float)."""
     if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
+        return "integer" if value.is_integer() and abs(value) <= 2**53 else "number"
     return _OPENAPI_TYPES.get(type(value), "object")
 
 

@@ -4,7 +4,6 @@ kind checked, the scale subresource's Scale, printer columns as Table cells."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kubesched.api.errors import BadRequest
@@ -31,10 +30,30 @@ __all__ = [
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
 
 
+INT64 = range(-(2**63), 2**63)
+
+
+def unstructured(value: Any) -> Any:
+    """A copy of a JSON value as the unstructured decoder reads it: an integer outside int64 is a
+    float64 (so a schema's ``integer`` refuses it as a ``number``)."""
+    if isinstance(value, dict):
+        return {k: unstructured(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unstructured(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and value not in INT64:
+        try:
+            return float(value)
+        except OverflowError:
+            raise BadRequest(
+                f"json: cannot unmarshal number {str(value)[:40]}... into Go value of type float64"
+            ) from None
+    return value
+
+
 def decode(cr: CustomResource, body: dict[str, Any], mode: str) -> tuple[dict[str, Any], list[str]]:
-    """The body pruned to what the schema declares; unknown fields refused under Strict, warned
-    of under Warn, dropped always."""
-    obj = copy.deepcopy(body)
+    """The body (as ``unstructured`` reads it) pruned to what the schema declares; unknown fields
+    refused under Strict, warned of under Warn, dropped always."""
+    obj = unstructured(body)
     unknown = structural.prune(cr.schema, obj)
     if not unknown or mode == "Ignore":
         return obj, []
@@ -47,7 +66,7 @@ def decode(cr: CustomResource, body: dict[str, Any], mode: str) -> tuple[dict[st
 
 def pruned(cr: CustomResource, obj: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``obj`` without what the schema does not declare (what storage keeps)."""
-    out = copy.deepcopy(obj)
+    out = unstructured(obj)
     structural.prune(cr.schema, out)
     return out
 
