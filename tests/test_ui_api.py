@@ -151,6 +151,8 @@ ALIAS_BOMB = (
         # names are path segments: no traversal to another resource, no query injected
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: ../configmaps/victim}\n", 400, "may not contain '/'"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: '..'}\n", 400, "may not be '..'"),
+        # a name no kind takes, long enough that the URL is past the API server's line (a 500 before)
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + "a" * 100_000 + "}\n", 400, "no more than 253"),
     ],
 )
 def test_bad_yaml_is_a_4xx_never_a_500(cluster: Server, body: str, code: int, words: str) -> None:

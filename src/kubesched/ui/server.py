@@ -71,6 +71,9 @@ EDITABLE = (
 )
 
 
+MAX_NAME = 253  # a DNS subdomain, the longest name any kind takes
+
+
 class SchedulerService(Protocol):
     """What the UI needs of the scheduler it shows (``embedded/service.py`` in ``up``): the
     running Scheduler, its configuration, how often it restarted, and a restart with a new one."""
@@ -393,6 +396,9 @@ class UiServer:
         """The object's API path; its namespace and name must each be one path segment (no ``/``,
         ``%``, ``.`` or ``..``, as ``path.IsValidPathSegmentName``), and are escaped (``?``, ``#``)."""
         for field, value in (("namespace", namespace), ("name", name)):
+            if len(value) > MAX_NAME:  # no kind's name is longer; the URL would be past any server's line
+                shown = json.dumps(value[:40])[:-1] + '..."'
+                raise BadRequest(f"{what}: {field}: Invalid value: {shown}: must be no more than {MAX_NAME} characters")
             errors = path_segment_errors(value) if value or field == "name" else []
             if field == "name" and not value:
                 errors = ["Required value"]
