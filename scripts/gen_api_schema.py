@@ -90,6 +90,7 @@ ROOTS = [
     "batch.Job",
     "batch.CronJob",
     "autoscaling.Scale",
+    "autoscaling.HorizontalPodAutoscaler",
     "autoscalingv2.HorizontalPodAutoscaler",
     "authentication.SelfSubjectReview",
     "authentication.TokenRequest",

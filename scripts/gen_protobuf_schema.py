@@ -77,7 +77,7 @@ KINDS = {
     "networking.k8s.io/v1": ["NetworkPolicy", "Ingress", "IngressClass"],
     "resource.k8s.io/v1": ["DeviceClass", "DeviceTaintRule", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
     "events.k8s.io/v1": ["Event"],
-    "autoscaling/v1": ["Scale"],
+    "autoscaling/v1": ["Scale", "HorizontalPodAutoscaler"],
     "autoscaling/v2": ["HorizontalPodAutoscaler"],
     "authentication.k8s.io/v1": ["SelfSubjectReview", "TokenRequest"],
     "authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SelfSubjectRulesReview"],

@@ -32,8 +32,6 @@ NOT_SERVED = {
     "apiregistration.k8s.io/v1 apiservices",
     "apiregistration.k8s.io/v1 apiservices/status",
     "authorization.k8s.io/v1 localsubjectaccessreviews",
-    "autoscaling/v1 horizontalpodautoscalers",
-    "autoscaling/v1 horizontalpodautoscalers/status",
     "certificates.k8s.io/v1 certificatesigningrequests",
     "certificates.k8s.io/v1 certificatesigningrequests/approval",
     "certificates.k8s.io/v1 certificatesigningrequests/status",

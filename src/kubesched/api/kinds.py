@@ -24,6 +24,7 @@ class Resource:
     verbs: tuple[str, ...] = ALL_VERBS
     virtual: bool = False  # computed on request, not stored (metrics, reviews): ``virtual.py`` serves it
     custom: bool = False  # a CustomResourceDefinition's: stored under its CRD's name (``is_custom``)
+    storage_version: str = ""  # the apiVersion objects are kept in, when another (autoscaling/v1)
 
     @property
     def group_version(self) -> str:
@@ -31,7 +32,10 @@ class Resource:
 
     @property
     def stored_api_version(self) -> str:
-        """The apiVersion objects are kept in (events.k8s.io/v1 events are stored as core v1)."""
+        """The apiVersion objects are kept in (events.k8s.io/v1 events are stored as core v1,
+        autoscaling/v1 HPAs as autoscaling/v2)."""
+        if self.storage_version:
+            return self.storage_version
         return "v1" if self.storage_kind and not self.custom else self.group_version
 
     @property
@@ -125,6 +129,20 @@ RESOURCES: tuple[Resource, ...] = (
         ("hpa",),
         ("all",),
         ("status",),
+    ),
+    # served from the autoscaling/v2 objects (``api/autoscaling_v1.py``)
+    Resource(
+        "autoscaling",
+        "v1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        True,
+        "horizontalpodautoscaler",
+        ("hpa",),
+        ("all",),
+        ("status",),
+        storage_kind="HorizontalPodAutoscaler",
+        storage_version="autoscaling/v2",
     ),
     Resource("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",), storage_kind="Event"),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),

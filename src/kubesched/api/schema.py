@@ -96,8 +96,14 @@ def _types() -> dict[str, dict[str, str]]:
     return doc["types"]
 
 
-def type_of(group: str, kind: str) -> str | None:
+# a version whose Go type is not the group's usual one (served besides it, converted)
+_VERSIONED_TYPES = {("autoscaling", "v1", "HorizontalPodAutoscaler"): "autoscaling.HorizontalPodAutoscaler"}
+
+
+def type_of(group: str, kind: str, version: str = "") -> str | None:
     """The Go struct key (``core.Pod``) of a kind, or None when no schema is known for it."""
+    if version and (group, version, kind) in _VERSIONED_TYPES:
+        return _VERSIONED_TYPES[(group, version, kind)]
     return _KIND_TYPES.get((group, kind))
 
 

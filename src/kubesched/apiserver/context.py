@@ -1,7 +1,7 @@
 """What every group of the API server's handlers shares: the Store and the server's state, and
 the conversions between how an object is stored and how an endpoint serves it (core v1 Events
-served as events.k8s.io/v1), the object a path names, and the checks of a body's kind and
-namespace against its path."""
+served as events.k8s.io/v1, autoscaling/v2 HPAs as autoscaling/v1), the object a path names, and
+the checks of a body's kind and namespace against its path."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from kubesched.api import autoscaling_v1
 from kubesched.api.errors import BadRequest, NotFound
 from kubesched.api.fields import parse_field_selector
 from kubesched.api.labels import parse_label_selector
@@ -46,6 +47,8 @@ class ServerContext:
         versions: the same object under their apiVersion, conversion strategy None)."""
         if t.resource.group == "events.k8s.io":
             return from_core(obj)
+        if t.resource.storage_version == "autoscaling/v2":
+            return autoscaling_v1.to_v1(obj)
         if t.resource.custom and obj.get("apiVersion") != t.resource.group_version:
             return {**obj, "apiVersion": t.resource.group_version}
         return obj
@@ -64,6 +67,8 @@ class ServerContext:
     def _in(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
         if t.resource.group == "events.k8s.io":
             return to_core(obj)
+        if t.resource.storage_version == "autoscaling/v2":
+            return autoscaling_v1.from_v1(obj)
         return obj
 
     def _check_escalation(self, request: web.Request, t: Target, obj: dict[str, Any]) -> None:

@@ -112,7 +112,7 @@ def decode(
     wrong type is a 400 ``... cannot be handled as a Kind: json: cannot unmarshal ...``; unknown
     fields follow ``fieldValidation``: a 400 under Strict, warnings under Warn, dropped always."""
     try:
-        out, unknown = object_validation.decode(r.group, r.kind, obj)
+        out, unknown = object_validation.decode(r.group, r.kind, obj, r.version)
     except schema.DecodeError as exc:
         raise BadRequest(f'{r.kind} in version "{version}" cannot be handled as a {r.kind}: {exc.message}') from None
     if not unknown or mode == "Ignore":

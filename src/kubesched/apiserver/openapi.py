@@ -159,7 +159,7 @@ def _served(group: str, version: str) -> list[tuple[Resource, str]]:
     out = []
     for r in RESOURCES:
         if r.group == group and r.version == version and not r.virtual:
-            key = type_of(r.group, r.kind)
+            key = type_of(r.group, r.kind, r.version)
             if key is not None:
                 out.append((r, key))
     return out
@@ -349,7 +349,7 @@ def v2_document(off: frozenset[tuple[str, str]] = OFF_BY_DEFAULT) -> dict[str, A
     roots = []
     gvks: dict[str, list[dict[str, str]]] = {}
     for r in RESOURCES:
-        key = type_of(r.group, r.kind)
+        key = type_of(r.group, r.kind, r.version)
         if key is None or r.virtual or (r.group, r.version) in off:
             continue
         roots.append(key)

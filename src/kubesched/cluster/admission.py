@@ -96,6 +96,26 @@ def namespace_objects(store: Store, namespace: str, kinds: set[str]) -> list[tup
     return [(kind, o) for kind in sorted(kinds) for o in store.list(kind, namespace)[0]]
 
 
+def default_hpa_behavior(behavior: dict[str, Any]) -> dict[str, Any]:
+    """A behavior given is filled in: scale up by 4 pods or 100% each 15 s, scale down by 100%
+    each 15 s, the larger change chosen (``defaultHPAScaleUpRules`` / ``...ScaleDownRules``)."""
+    up = {
+        "stabilizationWindowSeconds": 0,
+        "selectPolicy": "Max",
+        "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15},
+        ],
+    }
+    down: dict[str, Any] = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+    out = dict(behavior)
+    for key, defaults in (("scaleUp", up), ("scaleDown", down)):
+        given = out.get(key)
+        kept = {k: v for k, v in given.items() if v is not None} if isinstance(given, dict) else {}
+        out[key] = {**defaults, **kept}
+    return out
+
+
 class ResourceQuotaAdmission:
     """The ResourceQuota admission plugin, a validating one: last in the chain, after every
     mutation and the object's own validation."""
@@ -147,6 +167,8 @@ class Admission:
             if not spec.get("metrics"):
                 target = {"type": "Utilization", "averageUtilization": 80}
                 spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
+            if isinstance(spec.get("behavior"), dict):  # SetDefaults_HorizontalPodAutoscalerBehavior
+                spec["behavior"] = default_hpa_behavior(spec["behavior"])
             return {**obj, "spec": spec}
         if kind == "ResourceQuota":  # the controller's first sync, at once: hard as asked, used as it is
             namespace = (obj.get("metadata") or {}).get("namespace") or "default"

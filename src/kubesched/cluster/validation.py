@@ -55,10 +55,10 @@ def group_of(obj: dict[str, Any]) -> str:
     return "" if api_version == "v1" else _GROUPS.get(str(obj.get("kind") or ""), "")
 
 
-def decode(group: str, kind: str, obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def decode(group: str, kind: str, obj: dict[str, Any], version: str = "") -> tuple[dict[str, Any], list[str]]:
     """The object as its Go type would hold it, and its unknown fields (see ``api.schema``);
     raises ``schema.DecodeError`` for a value of the wrong type. Kinds without a schema pass."""
-    type_key = schema.type_of(group, kind)
+    type_key = schema.type_of(group, kind, version)
     if type_key is None:
         return obj, []
     return schema.decode(type_key, obj)
