@@ -413,6 +413,14 @@ _server_flags = [
         help="Writes served at once; more get 429 with Retry-After. 0: no limit.",
     ),
     click.option(
+        "--enable-priority-and-fairness",
+        type=bool,
+        default=True,
+        show_default=True,
+        help="Share the server fairly between users: requests take turns by user (system:masters, watches and "
+        "streams exempt); a user's 51st waiting request gets 429 with Retry-After.",
+    ),
+    click.option(
         "--max-connections",
         type=click.IntRange(min=0),
         default=1000,
@@ -560,6 +568,7 @@ def _serve(
                 max_mutating_requests_inflight=flags["max_mutating_requests_inflight"],
                 max_connections=flags["max_connections"],
                 idle_timeout=flags["idle_connection_timeout"],
+                priority_and_fairness=flags["enable_priority_and_fairness"],
             ),
             watch_queue_length=flags["watch_queue_length"],
             paths=list(paths),

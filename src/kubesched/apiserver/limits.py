@@ -35,6 +35,7 @@ class Limits:
     max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT
     max_connections: int = MAX_CONNECTIONS
     idle_timeout: float = IDLE_TIMEOUT
+    priority_and_fairness: bool = True  # ``--enable-priority-and-fairness`` (``fairness.py``)
 
 
 class Inflight:

@@ -37,6 +37,7 @@ from kubesched.apiserver.bodies import read_object
 from kubesched.apiserver.commit import GroupCommit
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.escalation import EscalationCheck
+from kubesched.apiserver.fairness import Fairness, FairnessSettings
 from kubesched.apiserver.faults import Faults
 from kubesched.apiserver.impersonation import impersonate
 from kubesched.apiserver.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
@@ -56,6 +57,17 @@ log = logging.getLogger("kubesched.apiserver")
 
 PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 LOOPS_PATH = "/debug/kubesched/loops"  # each loop's last good sync and errors, as JSON
+
+
+# the subresources kube-apiserver's BasicLongRunningRequestCheck counts as long-running (with watches)
+LONG_RUNNING = frozenset({"attach", "exec", "proxy", "log", "portforward"})
+
+
+def _long_running(path: str) -> bool:
+    """A stream held open (``kubectl logs -f``, ``exec``): it takes no seat, or four would stop
+    every other tenant."""
+    parts = path.rstrip("/").split("/")
+    return bool(parts) and (parts[-1] in LONG_RUNNING or "proxy" in parts[5:])
 
 
 class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
@@ -84,6 +96,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self.faults = faults  # None: fault injection is off
         self.limits = limits or Limits()
         self.inflight = Inflight(self.limits)
+        self.fairness = Fairness(FairnessSettings(enabled=self.limits.priority_and_fairness))
         self.watch_queue_length = watch_queue_length
         self.commit = GroupCommit(store)
         self.store = store
@@ -129,7 +142,21 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             resp.headers["Retry-After"] = RETRY_AFTER
             return resp
         try:
-            return await self._serve(request, handler)
+            user = request.get("user")
+            # API Priority and Fairness: system:masters is exempt, everyone else waits their turn
+            flow = None
+            if counted and user is not None and "system:masters" not in user.groups and not _long_running(request.path):
+                flow = user.name
+            fair = flow is not None
+            if flow is not None and not await self.fairness.acquire(flow):
+                resp = status_response(too_many_requests())
+                resp.headers["Retry-After"] = RETRY_AFTER
+                return resp
+            try:
+                return await self._serve(request, handler)
+            finally:
+                if fair:
+                    self.fairness.release()
         finally:
             if counted:
                 self.inflight.leave(method)

@@ -1,0 +1,177 @@
+"""One tenant floods the API server; how long does another tenant wait? ``kubesched apiserver`` as
+its own process over HTTPS, two users of a static token file (neither in system:masters, both
+bound to cluster-admin): tenant A runs ``--flood`` concurrent loops of list-the-ConfigMaps and
+create-ConfigMap requests, tenant B sends one GET at a time; B's latency (p50, p99, max) and A's
+answers by code are printed with API Priority and Fairness on and off, the last line JSON.
+
+    python benchmarks/fairness_flood.py --flood 200 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+
+from kubesched import eventloop
+
+KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
+NS = "/api/v1/namespaces/default"
+TOKENS = 'flood-token,tenant-a,2001,"tenants"\nquiet-token,tenant-b,2002,"tenants"\n'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
+    data = Path(tempfile.mkdtemp(prefix="kubesched-flood-"))
+    (data / "tokens.csv").write_text(TOKENS)
+    port = free_port()
+    log = open(data / "server.log", "wb")  # noqa: SIM115 - the server's, closed with it
+    proc = subprocess.Popen(
+        [
+            *KUBESCHED,
+            "apiserver",
+            "--data-dir",
+            str(data / "d"),
+            "--port",
+            str(port),
+            "--no-kubelet",
+            "--token-auth-file",
+            str(data / "tokens.csv"),
+            f"--enable-priority-and-fairness={str(fair).lower()}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        kubeconfig = data / "d" / "kubeconfig"
+        for _ in range(300):
+            if kubeconfig.exists():
+                break
+            await asyncio.sleep(0.1)
+        cfg = yaml.safe_load(kubeconfig.read_text())
+        cluster = cfg["clusters"][0]["cluster"]
+        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        base = cluster["server"]
+        admin = {"Authorization": f"Bearer {cfg['users'][0]['user']['token']}"}
+        connector = aiohttp.TCPConnector(limit=args.flood + 20, ssl=ctx)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            for _ in range(100):
+                try:
+                    async with session.get(base + "/healthz", headers=admin) as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    await asyncio.sleep(0.1)
+            binding = {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "tenants"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "tenants"}],
+            }
+            async with session.post(
+                base + "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", json=binding, headers=admin
+            ) as resp:
+                assert resp.status == 201, await resp.text()
+            for i in range(200):
+                cm = {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"seed{i}"},
+                    "data": {"k": "v" * 512},
+                }
+                async with session.post(base + f"{NS}/configmaps", json=cm, headers=admin) as resp:
+                    await resp.read()
+            flood_codes: Counter[str] = Counter()
+            stop = time.monotonic() + args.seconds
+            a = {"Authorization": "Bearer flood-token"}
+            b = {"Authorization": "Bearer quiet-token"}
+
+            async def flood(i: int) -> None:
+                n = 0
+                while time.monotonic() < stop:
+                    n += 1
+                    try:
+                        if n % 2:
+                            async with session.get(base + f"{NS}/configmaps", headers=a) as resp:
+                                await resp.read()
+                        else:
+                            cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"f{i}-{n}"}}
+                            async with session.post(base + f"{NS}/configmaps?dryRun=All", json=cm, headers=a) as resp:
+                                await resp.read()
+                        flood_codes[str(resp.status)] += 1
+                        if resp.status == 429:
+                            await asyncio.sleep(float(resp.headers.get("Retry-After", "1")))
+                    except (aiohttp.ClientError, TimeoutError) as exc:
+                        flood_codes[type(exc).__name__] += 1
+
+            latencies: list[float] = []
+            quiet_codes: Counter[str] = Counter()
+
+            async def quiet() -> None:
+                await asyncio.sleep(1.0)  # the flood is on
+                while time.monotonic() < stop:
+                    t = time.perf_counter()
+                    async with session.get(base + f"{NS}/configmaps/seed1", headers=b) as resp:
+                        await resp.read()
+                    latencies.append(time.perf_counter() - t)
+                    quiet_codes[str(resp.status)] += 1
+                    await asyncio.sleep(0.05)
+
+            await asyncio.gather(quiet(), *(flood(i) for i in range(args.flood)))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+    latencies.sort()
+    ms = [x * 1000 for x in latencies]
+    out = {
+        "fairness": fair,
+        "quiet_requests": len(ms),
+        "quiet_p50_ms": round(statistics.median(ms), 1),
+        "quiet_p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 1),
+        "quiet_max_ms": round(ms[-1], 1),
+        "quiet_codes": dict(quiet_codes),
+        "flood_codes": dict(flood_codes),
+    }
+    print(
+        f"fairness {'on ' if fair else 'off'}: tenant B p50 {out['quiet_p50_ms']} ms, p99 {out['quiet_p99_ms']} ms, "
+        f"max {out['quiet_max_ms']} ms over {len(ms)} requests {dict(quiet_codes)}; tenant A {dict(flood_codes)}"
+    )
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
+    return [await run_once(args, fair) for fair in (True, False)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flood", type=int, default=200, help="tenant A's concurrent loops")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--configmaps", type=int, default=200, help="ConfigMaps tenant A lists whole")
+    args = parser.parse_args()
+    print(json.dumps(eventloop.run(main_async(args))))
+
+
+if __name__ == "__main__":
+    main()
