@@ -110,6 +110,30 @@ def test_a_missing_target_is_said() -> None:
     )
 
 
+def test_two_autoscalers_of_one_deployment_scale_nothing_and_say_why() -> None:
+    """Two HPAs whose targets select the same pods (they flapped the Deployment 2 <-> 6 between
+    them): neither scales, each says AmbiguousSelector, as upstream's controller does."""
+    from kubesched.testing import Cluster
+
+    cluster = Cluster(*(make_node(f"n{i}", cpu="8") for i in range(3)), workloads=True)
+    other = autoscaler(max_replicas=3)
+    other["metadata"]["name"] = "web-too"
+    other["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] = 400
+    cluster.create(deployment("200m"), autoscaler(), other)
+    cluster.settle()
+    for _ in range(4):
+        cluster.advance(15)
+        assert int(cluster.store.get("Deployment", "default", "web")["spec"]["replicas"]) == 2
+    for name in ("web", "web-too"):
+        hpa = cluster.store.get("HorizontalPodAutoscaler", "default", name)
+        active = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingActive")
+        assert (active["status"], active["reason"]) == ("False", "AmbiguousSelector")
+        assert active["message"] == (
+            "pods by selector app=web are controlled by more than one HPA (e.g. [default/web default/web-too])"
+        )
+    assert cluster.events("AmbiguousSelector")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     s = Server(tmp_path_factory.mktemp("hpa") / "data", command="up", nodes=2).start()

@@ -10,19 +10,21 @@ period (the default behavior), clamps to min and max, scales the target and writ
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import NotFound
 from kubesched.api.quantity import milli_value, value
-from kubesched.api.selectors import parse_label_selector
+from kubesched.api.selectors import format_label_selector, parse_label_selector
 from kubesched.api.usage import pod_usage
 from kubesched.api.watch import WatchEvent
 from kubesched.client.objects import ObjectClient
 from kubesched.clock import rfc3339
 from kubesched.controllers.events import Recorder
 from kubesched.controllers.workqueue import Retries, every
+from kubesched.errors import InputError
 from kubesched.health import LoopHealth, describe
 
 SYNC_PERIOD = 15.0
@@ -74,6 +76,28 @@ class PodAutoscaler:
         for hpa in self.client.list("HorizontalPodAutoscaler"):
             key = ((hpa.get("metadata") or {}).get("namespace") or "default", hpa["metadata"]["name"])
             self._retries.attempt(key, describe("HorizontalPodAutoscaler", key), self._reconcile_key)
+
+    def _others_selecting(self, ns: str, name: str, pods: list[dict[str, Any]]) -> list[str]:
+        """The other HPAs of the namespace whose targets' selectors match one of ``pods``
+        (``HPAsMatchingPods``), as ``namespace/name``."""
+        labels = {json.dumps((p.get("metadata") or {}).get("labels") or {}, sort_keys=True) for p in pods}
+        found = []
+        for other in self.client.list("HorizontalPodAutoscaler", ns):
+            if other["metadata"]["name"] == name:
+                continue
+            ref = (other.get("spec") or {}).get("scaleTargetRef") or {}
+            kind = str(ref.get("kind") or "")
+            target = self.client.get(kind, ns, str(ref.get("name") or "")) if kind in SCALABLE else None
+            raw = ((target or {}).get("spec") or {}).get("selector")
+            if not raw:
+                continue
+            try:
+                selector = parse_label_selector(raw, "spec.selector")
+            except InputError:
+                continue
+            if selector is not None and any(selector.matches(json.loads(text)) for text in labels):
+                found.append(f"{ns}/{other['metadata']['name']}")
+        return found
 
     def _reconcile_key(self, key: tuple[str, str]) -> None:
         hpa = self.client.get("HorizontalPodAutoscaler", *key)
@@ -129,6 +153,17 @@ class PodAutoscaler:
                 and not (p.get("metadata") or {}).get("deletionTimestamp")
                 and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
             ]
+            others = self._others_selecting(ns, name, pods)
+            if others:  # validateAndParseSelector: one HPA per pod, else none scales them
+                message = (
+                    f"pods by selector {format_label_selector((target.get('spec') or {}).get('selector'))} are "
+                    f"controlled by more than one HPA (e.g. [{' '.join(sorted([f'{ns}/{name}', *others])[:2])}])"
+                )
+                self.recorder.event(hpa, "Warning", "AmbiguousSelector", message)
+                conditions.append(_condition("ScalingActive", "False", "AmbiguousSelector", message, now))
+                status.update(currentReplicas=current, desiredReplicas=current, conditions=conditions)
+                self._write(ns, name, status, hpa)
+                return
             proposals = []
             for metric in spec.get("metrics") or []:
                 outcome = self._resource_metric(metric, pods, current)
