@@ -85,8 +85,12 @@ class Coster:
     # types, as far as the cost needs them: the declared type of a path, else what a literal or
     # a function yields, else dyn
     def _decl_of(self, path: list[str] | None) -> Decl | None:
-        if not path or self.root is None or path[0] not in ("self", "oldSelf"):
+        if not path or path[0] not in ("self", "oldSelf"):
             return None
+        return self._declared(path)
+
+    def _declared(self, path: list[str]) -> Decl | None:
+        """The declared node a path names below its root variable (whatever that is called)."""
         node: Decl | None = self.root
         for name in path[1:]:
             if node is None:
@@ -137,18 +141,7 @@ class Coster:
         (or the most the value has there, when costing an actual value)."""
         if self.value_sizes is not None:
             return self.value_sizes(path) if path else None
-        if not path or self.root is None:
-            return None
-        node: Decl | None = self.root
-        for name in path[1:]:
-            if node is None:
-                return None
-            if name in ("@items", "@values"):
-                node = node.elem
-            elif name == "@keys":
-                node = node.key
-            else:
-                node = node.fields.get(name) if node.kind == "object" else None
+        node = self._declared(path) if path else None
         return None if node is None else Range(0, node.max_elements)
 
     def size(self, e: Node) -> Range | None:
