@@ -11,76 +11,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
-import socket
-import ssl
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 
+from apiserver_process import apiserver
 from kubesched import eventloop
 
-KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
 NS = "/api/v1/namespaces/default"
 TOKENS = 'flood-token,tenant-a,2001,"tenants"\nquiet-token,tenant-b,2002,"tenants"\n'
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
-    data = Path(tempfile.mkdtemp(prefix="kubesched-flood-"))
-    (data / "tokens.csv").write_text(TOKENS)
-    port = free_port()
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - the server's, closed with it
-    proc = subprocess.Popen(
-        [
-            *KUBESCHED,
-            "apiserver",
-            "--data-dir",
-            str(data / "d"),
-            "--port",
-            str(port),
-            "--no-kubelet",
-            "--token-auth-file",
-            str(data / "tokens.csv"),
-            f"--enable-priority-and-fairness={str(fair).lower()}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
+    flags = (
+        "--no-kubelet",
+        "--token-auth-file",
+        "{dir}/tokens.csv",
+        f"--enable-priority-and-fairness={str(fair).lower()}",
     )
-    try:
-        kubeconfig = data / "d" / "kubeconfig"
-        for _ in range(300):
-            if kubeconfig.exists():
-                break
-            await asyncio.sleep(0.1)
-        cfg = yaml.safe_load(kubeconfig.read_text())
-        cluster = cfg["clusters"][0]["cluster"]
-        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        base = cluster["server"]
-        admin = {"Authorization": f"Bearer {cfg['users'][0]['user']['token']}"}
-        connector = aiohttp.TCPConnector(limit=args.flood + 20, ssl=ctx)
+    async with apiserver(*flags, files={"tokens.csv": TOKENS}) as server:
+        base, admin = server.base, server.admin
+        connector = aiohttp.TCPConnector(limit=args.flood + 20, ssl=server.ssl)
         async with aiohttp.ClientSession(connector=connector) as session:
-            for _ in range(100):
-                try:
-                    async with session.get(base + "/healthz", headers=admin) as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    await asyncio.sleep(0.1)
             binding = {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRoleBinding",
@@ -92,7 +48,7 @@ async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
                 base + "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", json=binding, headers=admin
             ) as resp:
                 assert resp.status == 201, await resp.text()
-            for i in range(200):
+            for i in range(args.configmaps):
                 cm = {
                     "apiVersion": "v1",
                     "kind": "ConfigMap",
@@ -138,10 +94,6 @@ async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
                     await asyncio.sleep(0.05)
 
             await asyncio.gather(quiet(), *(flood(i) for i in range(args.flood)))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
     latencies.sort()
     ms = [x * 1000 for x in latencies]
     out = {

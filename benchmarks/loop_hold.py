@@ -16,34 +16,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import random
-import socket
-import ssl
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 
+from apiserver_process import apiserver
 from kubesched import eventloop
 
-KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 NS = "/api/v1/namespaces/default"
 GROUP = "/apis/loop.example.com/v1/namespaces/default"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def crd(plural: str, root: dict[str, Any]) -> dict[str, Any]:
@@ -196,32 +182,10 @@ async def measure(
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    data = Path(tempfile.mkdtemp(prefix="kubesched-hold-"))
-    port = free_port()
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - the server's, closed with it
-    proc = subprocess.Popen(
-        [*KUBESCHED, "apiserver", "--data-dir", str(data), "--port", str(port), "--no-kubelet"],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
-        kubeconfig = data / "kubeconfig"
-        for _ in range(300):
-            if kubeconfig.exists():
-                break
-            await asyncio.sleep(0.1)
-        cfg = yaml.safe_load(kubeconfig.read_text())
-        cluster = cfg["clusters"][0]["cluster"]
-        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        headers = {"Authorization": f"Bearer {cfg['users'][0]['user']['token']}"}
-        async with aiohttp.ClientSession(headers=headers, connector=aiohttp.TCPConnector(ssl=ctx)) as session:
-            bench = Bench(session, cluster["server"], random.Random(args.seed))
-            for _ in range(100):
-                try:
-                    if await bench.send("GET", "/healthz") == 200:
-                        break
-                except aiohttp.ClientError:
-                    await asyncio.sleep(0.1)
+    async with apiserver("--no-kubelet") as server:
+        connector = aiohttp.TCPConnector(ssl=server.ssl)
+        async with aiohttp.ClientSession(headers=server.admin, connector=connector) as session:
+            bench = Bench(session, server.base, random.Random(args.seed))
             for body in (PATTERNS, PAIRS):
                 assert await bench.send("POST", CRDS, body) == 201
             for i in range(args.configmaps):  # the namespace a list reads whole
@@ -239,10 +203,6 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 "selector": bench.selector,
             }
             results = await measure(bench, kinds, args.rounds)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
     worst = max(results.items(), key=lambda kv: kv[1]["hold_ms"])
     print(f"worst loop hold: {worst[1]['hold_ms']} ms ({worst[0]})")
     return {"results": results, "worst": {"kind": worst[0], "hold_ms": worst[1]["hold_ms"]}}
