@@ -31,7 +31,6 @@ NOT_SERVED = {
     "admissionregistration.k8s.io/v1 validatingwebhookconfigurations",
     "apiregistration.k8s.io/v1 apiservices",
     "apiregistration.k8s.io/v1 apiservices/status",
-    "authorization.k8s.io/v1 localsubjectaccessreviews",
     "certificates.k8s.io/v1 certificatesigningrequests",
     "certificates.k8s.io/v1 certificatesigningrequests/approval",
     "certificates.k8s.io/v1 certificatesigningrequests/status",
@@ -48,11 +47,9 @@ NOT_SERVED = {
     "storage.k8s.io/v1 csinodes/status",
     "storagemigration.k8s.io/v1 storageversionmigrations",
     "storagemigration.k8s.io/v1 storageversionmigrations/status",
-    "v1 componentstatuses",
     "v1 nodes/proxy",
     "v1 pods/ephemeralcontainers",
     "v1 pods/proxy",
-    "v1 replicationcontrollers/scale",
     "v1 services/proxy",
 }
 # served by kubesched, by kube-apiserver only through an aggregated metrics-server: the metrics API

@@ -76,13 +76,19 @@ class Subresources(ServerContext):
 
     # -- scale -------------------------------------------------------------------------------------
     def _scale_of(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
-        """The autoscaling/v1 Scale of a Deployment, ReplicaSet or StatefulSet
-        (``pkg/registry/apps/*/storage`` ScaleREST): spec.replicas, status.replicas and the
-        selector in label-selector syntax; a custom resource's at its CRD's paths."""
+        """The autoscaling/v1 Scale of a Deployment, ReplicaSet, StatefulSet or
+        ReplicationController (``pkg/registry/*/storage`` ScaleREST): spec.replicas,
+        status.replicas and the selector in label-selector syntax (a ReplicationController's is a
+        plain map: ``SelectorFromSet``); a custom resource's at its CRD's paths."""
         if t.resource.custom:
             return customresources.scale_of(self._custom(t), obj)
         meta = obj["metadata"]
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        raw = spec.get("selector")
+        if t.resource.kind == "ReplicationController":
+            selector = ",".join(f"{k}={v}" for k, v in sorted((raw or {}).items()))
+        else:
+            selector = format_label_selector(raw)
         return {
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
@@ -92,7 +98,7 @@ class Subresources(ServerContext):
             "spec": {"replicas": int(spec.get("replicas", 1))},
             "status": {
                 "replicas": int(status.get("replicas") or 0),
-                "selector": format_label_selector(spec.get("selector")),
+                "selector": selector,
             },
         }
 

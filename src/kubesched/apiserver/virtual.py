@@ -6,11 +6,12 @@ whoami``), SelfSubjectAccessReview (``kubectl auth can-i``) and SelfSubjectRules
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
 
-from kubesched.api.errors import MethodNotAllowed, NotFound
+from kubesched.api.errors import Invalid, MethodNotAllowed, NotFound
 from kubesched.api.labels import labels_match
 from kubesched.api.usage import container_usage, pod_usage
 from kubesched.apiserver.authn import ADMIN
@@ -19,6 +20,7 @@ from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
 from kubesched.apiserver.request import Target, respond
 from kubesched.clock import rfc3339
+from kubesched.health import LoopHealth
 
 WINDOW = "10s"  # metrics-server's resolution, as NodeMetrics reports it
 
@@ -36,10 +38,13 @@ class Virtual(ServerContext):
     """The ApiServer's handlers of virtual resources; a part of ``ApiServer``."""
 
     authorizer: Authorizer
+    health: LoopHealth
 
     async def _virtual(self, request: web.Request, t: Target) -> web.Response:
         if t.resource.kind in ("TokenReview", "SubjectAccessReview"):
             return await self._delegated_review(request, t)
+        if t.resource.kind == "LocalSubjectAccessReview":
+            return await self._local_review(request, t)
         if t.resource.kind in ("SelfSubjectReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"):
             if request.method != "POST" or t.name is not None:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -71,7 +76,9 @@ class Virtual(ServerContext):
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         now = rfc3339(self.store.clock.now())
         labels, _ = self._selectors(request, t)
-        if t.resource.kind == "NodeMetrics":
+        if t.resource.kind == "ComponentStatus":
+            items = self._component_statuses()
+        elif t.resource.kind == "NodeMetrics":
             items = self._node_metrics(now)
         else:
             items = self._pod_metrics(now, self._ns(t) if t.namespace is not None else None)
@@ -82,6 +89,8 @@ class Virtual(ServerContext):
                     f'{t.resource.qualified} "{t.name}" not found',
                     details={"name": t.name, "group": t.resource.group, "kind": t.resource.plural},
                 )
+            if t.resource.kind == "ComponentStatus":
+                found = {"kind": "ComponentStatus", "apiVersion": "v1", **found}
             return respond(found)
         items = [i for i in items if labels_match(labels, i)]
         return respond(
@@ -135,6 +144,45 @@ class Virtual(ServerContext):
         }
         return respond(review, 201)
 
+    async def _local_review(self, request: web.Request, t: Target) -> web.Response:
+        """``localsubjectaccessreviews`` (``pkg/registry/authorization/localsubjectaccessreview``):
+        a SubjectAccessReview whose resource attributes must name the namespace of the path."""
+        if request.method != "POST" or t.name is not None:
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        body = await read_object(request)
+        self._check_kind(t, body)
+        self._check_namespace(t, body)  # the body's namespace is the path's (400 when another)
+        raw = body.get("spec")
+        spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        attributes = spec.get("resourceAttributes")
+        given = str((attributes or {}).get("namespace") or "") if isinstance(attributes, dict) else None
+        if given is not None and given != t.namespace:  # ValidateLocalSubjectAccessReview
+            shown = json.dumps(given)
+            raise Invalid(
+                f'.authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: {shown}: '
+                "must match metadata.namespace",
+                details={
+                    "group": "authorization.k8s.io",
+                    "causes": [
+                        {
+                            "reason": "FieldValueInvalid",
+                            "message": f"Invalid value: {shown}: must match metadata.namespace",
+                            "field": "spec.resourceAttributes.namespace",
+                        }
+                    ],
+                },
+            )
+        decision = self._access_review(_review_user(spec), spec)
+        status = {k: v for k, v in decision.items() if v != ""}
+        review = {
+            "kind": t.resource.kind,
+            "apiVersion": t.resource.group_version,
+            "metadata": {"namespace": t.namespace},
+            "spec": spec,
+            "status": status,
+        }
+        return respond(review, 201)
+
     def _token_review(self, spec: dict[str, Any]) -> dict[str, Any]:
         """``tokenreviews`` (what a delegating authenticator such as kube-scheduler's asks): who
         ``spec.token`` authenticates as for ``spec.audiences`` (the API's own when empty), through
@@ -173,6 +221,26 @@ class Virtual(ServerContext):
             {"verbs": r["verbs"], "nonResourceURLs": r["nonResourceURLs"]} for r in rules if r.get("nonResourceURLs")
         ]
         return {"resourceRules": resource, "nonResourceRules": non, "incomplete": False}
+
+    def _component_statuses(self) -> list[dict[str, Any]]:
+        """``componentstatuses`` (``pkg/registry/core/componentstatus``): the controller manager
+        and the scheduler healthy while their loops sync (``health.py``), the storage as etcd-0."""
+        report = self.health.report()
+        out = []
+        for name, loop in (("controller-manager", "controller-manager"), ("scheduler", "scheduler")):
+            state = report.get(loop)
+            if state is None:
+                healthy, message = "False", f"no {name.replace('-', ' ')} runs beside this API server"
+            elif state["stuck"]:
+                healthy, message = "False", f"no good sync for {state['lastSuccessSecondsAgo']} s"
+            else:
+                healthy, message = "True", "ok"
+            condition = {"type": "Healthy", "status": healthy, "message": message}
+            out.append({"metadata": {"name": name}, "conditions": [condition]})
+        out.append(
+            {"metadata": {"name": "etcd-0"}, "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]}
+        )
+        return out
 
     def _node_metrics(self, now: str) -> list[dict[str, Any]]:
         per_node: dict[str, tuple[int, int]] = {}
