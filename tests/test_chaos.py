@@ -1,15 +1,18 @@
 """Chaos against a running ``kubesched up`` (issue: nothing a tenant sends and no routine race
 stops the cluster): seeded rounds of random malformed and valid workload objects, namespaces
-deleted while their pods are scheduled, running Jobs deleted, and hollow nodes stopped and
-started. After every round a canary Deployment converges and a canary pod is bound, no answer
-was a 5xx, ``/readyz`` passes and no loop is stuck. Bounded: a fixed number of rounds, each
-waiting at most 45 s for its canaries."""
+deleted while their pods are scheduled, running Jobs deleted, hollow nodes stopped and started,
+and a hostile tenant (its own user, bound to one namespace) sending values that backtrack in a
+CRD pattern, costly CEL rules, quantities of huge exponents and a flood of concurrent requests.
+After every round a canary Deployment converges and a canary pod is bound, no answer was a 5xx,
+``/readyz`` passes and no loop is stuck. Bounded: a fixed number of rounds, each waiting at most
+45 s for its canaries."""
 
 from __future__ import annotations
 
 import copy
 import json
 import random
+import threading
 import time
 from typing import Any
 
@@ -131,17 +134,130 @@ def canaries_converge(server: Server, n: int, stopped: set[str]) -> None:
     assert {"controller-manager", "kubelet", "scheduler"} <= set(loops["loops"])
 
 
+TENANT = "tenant-token"
+PATTERN_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "names.tenant.example.com"},
+    "spec": {
+        "group": "tenant.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "names", "kind": "Name"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "s": {"type": "string", "pattern": "^([a-z0-9]+-?)+$"},
+                                    "items": {
+                                        "type": "array",
+                                        "maxItems": 300,
+                                        "items": {"type": "string", "maxLength": 8},
+                                    },
+                                },
+                                "x-kubernetes-validations": [
+                                    {"rule": "!has(self.items) || self.items.all(x, self.items.exists_one(y, y == x))"}
+                                ],
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def tenant_setup(server: Server) -> None:
+    """The hostile tenant: namespace ``tenant``, admin there (its own user), and a CRD it may use."""
+    request(server, "POST", "/api/v1/namespaces", {"metadata": {"name": "tenant"}})
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "tenant-admin", "namespace": "tenant"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "tenant"}],
+    }
+    assert (
+        request(server, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/tenant/rolebindings", binding)[0] == 201
+    )
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "names", "namespace": "tenant"},
+        "rules": [{"apiGroups": ["tenant.example.com"], "resources": ["names"], "verbs": ["*"]}],
+    }
+    assert request(server, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/tenant/roles", role)[0] == 201
+    role_binding = {**binding, "metadata": {"name": "names", "namespace": "tenant"}}
+    role_binding["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "names"}
+    assert (
+        request(server, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/tenant/rolebindings", role_binding)[0]
+        == 201
+    )
+    assert request(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", PATTERN_CRD)[0] == 201
+
+
+def hostile(server: Server, rng: random.Random, n: int) -> None:
+    """One round of the tenant's worst: each answered (4xx or 2xx), none a 5xx, none holding others."""
+    names = "/apis/tenant.example.com/v1/namespaces/tenant/names"
+    for i in range(3):
+        text = "a" * rng.randint(25, 5000) + "!"  # exponential in a backtracking matcher
+        obj = {"apiVersion": "tenant.example.com/v1", "kind": "Name", "metadata": {"name": f"p{n}-{i}"}}
+        code, _ = request(server, "POST", names, {**obj, "spec": {"s": text}}, token=TENANT)
+        assert code == 422
+    pairs = {"apiVersion": "tenant.example.com/v1", "kind": "Name", "metadata": {"name": f"c{n}"}}
+    pairs["spec"] = {"items": [f"s{k:06d}" for k in range(rng.randint(100, 300))]}
+    assert request(server, "POST", names, pairs, token=TENANT)[0] == 201  # admitted: 90,000 comparisons, fast
+    costly = copy.deepcopy(PATTERN_CRD)  # a rule over an unbounded list: refused when written (and not its)
+    costly["metadata"]["name"] = f"costly{n}.tenant.example.com"
+    costly["spec"]["names"] = {"plural": f"costly{n}", "kind": f"Costly{n}"}
+    costly["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["items"].pop(
+        "maxItems"
+    )
+    code, _ = request(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", costly, token=TENANT)
+    assert code == 403  # not its to write; the admin's answer is the cost
+    code, out = request(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All", costly)
+    assert code == 422 and "estimated rule cost exceeds budget" in out["message"]
+    for value in ("1e9999999", "9" * 5000):
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"q{n}"}}
+        pod["spec"] = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": value}}}]}
+        assert request(server, "POST", PATHS["Pod"].format(ns="tenant"), pod, token=TENANT)[0] == 422
+
+
+def flood(server: Server, stop: threading.Event, codes: list[int]) -> None:
+    """The tenant's flood: lists as fast as one connection goes, told 429 past its share."""
+    while not stop.is_set():
+        code, _ = server.request("GET", "/api/v1/namespaces/tenant/configmaps", token=TENANT)
+        codes.append(code)
+
+
 def test_rounds_of_hostile_and_routine_traffic_never_stop_the_cluster(tmp_path):
     rng = random.Random(SEED)
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text(f"{TENANT},tenant,3001\n")
     server = Server(
         tmp_path / "data",
         command="up",
         nodes=4,
-        args=["--pod-run-seconds", "0.5", "--node-monitor-grace-period", "3"],
+        args=["--pod-run-seconds", "0.5", "--node-monitor-grace-period", "3", "--token-auth-file", str(tokens)],
     ).start()
+    stop = threading.Event()
+    flood_codes: list[int] = []
+    floods = [threading.Thread(target=flood, args=(server, stop, flood_codes), daemon=True) for _ in range(8)]
     try:
+        tenant_setup(server)
+        for t in floods:
+            t.start()
         stopped: set[str] = set()
         for n in range(ROUNDS):
+            hostile(server, rng, n)
             # a tenant's malformed workloads: each refused with a 4xx, nothing else disturbed
             for i in range(6):
                 kind = rng.choice(["Deployment", "StatefulSet", "DaemonSet", "Job"])
@@ -201,5 +317,10 @@ def test_rounds_of_hostile_and_routine_traffic_never_stop_the_cluster(tmp_path):
             _, pods = request(server, "GET", "/api/v1/namespaces/default/pods")
             left = [p["metadata"]["name"] for p in pods["items"] if p["metadata"]["name"].startswith("job-")]
         assert left == []
+        stop.set()
+        for t in floods:
+            t.join(timeout=30)
+        assert flood_codes and all(code in (200, 429) for code in flood_codes)  # served or told to wait
     finally:
+        stop.set()
         server.stop()
