@@ -135,10 +135,9 @@ def _taken(svc: dict[str, Any]) -> tuple[frozenset[int], frozenset[int]]:
 
 def allocations(store: Store) -> Allocations:
     """The store's allocators (one per store, made on first use)."""
-    found = getattr(store, "_service_allocations", None)
-    if found is None:
-        found = Allocations(store)
-        store._service_allocations = found  # type: ignore[attr-defined]
+    found = store.derived.get("service-allocations")
+    if not isinstance(found, Allocations):
+        found = store.derived["service-allocations"] = Allocations(store)
     return found
 
 

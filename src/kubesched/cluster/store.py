@@ -243,6 +243,9 @@ class Store:
         # the node's start of a pod, in the binding's own write, where no kubelet runs to start it
         # (``kubelet.instant``, set by simulations): (status, now) -> the started status
         self.on_bind: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
+        # what other layers derive from the objects and keep with them, by name (the API server's
+        # Service IP and node port allocators): a compiled Store takes no attribute it does not declare
+        self.derived: dict[str, Any] = {}
         # creates of a cluster's state (``embedded.objects.create_as_given``): admission keeps the
         # identity, status and priority each object is given
         self.as_given = False
