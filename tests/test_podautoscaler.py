@@ -173,7 +173,12 @@ def test_a_malformed_autoscaler_is_logged_and_the_others_go_on() -> None:
     bad = autoscaler()
     bad["metadata"]["name"] = "a-bad"
     bad["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] = "lots"
-    cluster.create(deployment("200m"), bad, autoscaler())
+    bad["spec"]["scaleTargetRef"]["name"] = "other"  # its own Deployment: two on one are ambiguous
+    other = deployment("200m")
+    other["metadata"]["name"] = "other"
+    other["spec"]["selector"] = {"matchLabels": {"app": "other"}}
+    other["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    cluster.create(deployment("200m"), other, bad, autoscaler())
     cluster.settle()
     cluster.advance(15)
     assert int(cluster.store.get("Deployment", "default", "web")["spec"]["replicas"]) == 6
