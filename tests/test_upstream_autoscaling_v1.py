@@ -156,3 +156,29 @@ def test_kubectl_132_autoscale_writes_autoscaling_v1(sides) -> None:
     theirs, ours = got
     assert ours == theirs
     assert theirs["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
+
+
+def test_watchers_of_either_version_each_get_their_own(sides) -> None:
+    """A watch line is encoded once per event and version: a v1 watcher and a v2 watcher of the
+    same HPA each get it in their version (they shared one line before, whichever came first)."""
+    import json as json_module
+    import threading
+    import time
+
+    _, server = sides
+    lines: dict[str, bytes] = {}
+
+    def watch(path: str) -> None:
+        lines[path] = server.request("GET", f"{path}?watch=1&timeoutSeconds=3", raw=True)[1]
+
+    threads = [threading.Thread(target=watch, args=(path,)) for path in (V1, V2)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    assert server.request("POST", V2, {**copy.deepcopy(TWO), "metadata": {"name": "watched"}})[0] == 201
+    for t in threads:
+        t.join(timeout=30)
+    for path, version in ((V1, "autoscaling/v1"), (V2, "autoscaling/v2")):
+        events = [json_module.loads(x) for x in lines[path].splitlines() if x.strip()]
+        watched = [e["object"] for e in events if e["object"]["metadata"]["name"] == "watched"]
+        assert watched and all(o["apiVersion"] == version for o in watched), (path, watched)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -29,6 +30,13 @@ if TYPE_CHECKING:
     from kubesched.apiserver.escalation import EscalationCheck
 
 
+# the versions served from objects stored in another: (group, version) -> (stored to served, back)
+CONVERSIONS: dict[tuple[str, str], tuple[Callable[[dict[str, Any]], dict[str, Any]], ...]] = {
+    ("events.k8s.io", "v1"): (from_core, to_core),
+    ("autoscaling", "v1"): (autoscaling_v1.to_v1, autoscaling_v1.from_v1),
+}
+
+
 class ServerContext:
     """The base of ``ApiServer`` and of its handler groups (``ListWatch``, ``Writes``,
     ``Subresources``)."""
@@ -45,10 +53,9 @@ class ServerContext:
     def _out(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
         """The stored object as this endpoint's version presents it (a custom resource's other
         versions: the same object under their apiVersion, conversion strategy None)."""
-        if t.resource.group == "events.k8s.io":
-            return from_core(obj)
-        if t.resource.storage_version == "autoscaling/v2":
-            return autoscaling_v1.to_v1(obj)
+        conversion = CONVERSIONS.get((t.resource.group, t.resource.version))
+        if conversion is not None:
+            return conversion[0](obj)
         if t.resource.custom and obj.get("apiVersion") != t.resource.group_version:
             return {**obj, "apiVersion": t.resource.group_version}
         return obj
@@ -65,11 +72,8 @@ class ServerContext:
         return cr
 
     def _in(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
-        if t.resource.group == "events.k8s.io":
-            return to_core(obj)
-        if t.resource.storage_version == "autoscaling/v2":
-            return autoscaling_v1.from_v1(obj)
-        return obj
+        conversion = CONVERSIONS.get((t.resource.group, t.resource.version))
+        return conversion[1](obj) if conversion is not None else obj
 
     def _check_escalation(self, request: web.Request, t: Target, obj: dict[str, Any]) -> None:
         """Roles and bindings grant nothing their writer does not hold (``escalation.py``)."""

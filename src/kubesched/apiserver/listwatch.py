@@ -141,7 +141,6 @@ class ListWatch(ServerContext):
         resp.enable_chunked_encoding()
         await resp.prepare(request)
 
-        events_api = t.resource.group == "events.k8s.io"  # the one version _out converts to
         printer = self._printer(t)
 
         def line(type_: str, obj: dict[str, Any]) -> bytes:
@@ -222,7 +221,7 @@ class ListWatch(ServerContext):
                             wire = ev.wire
                             if wire is None:
                                 wire = ev.wire = self._keep_lines(ev)
-                            key = (out[0], events_api)
+                            key = (out[0], t.resource.group_version)  # as this version serves it
                             data = wire.get(key)
                             if data is None:
                                 data = wire[key] = line(out[0], self._out(t, out[1]))
