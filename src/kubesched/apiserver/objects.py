@@ -215,7 +215,7 @@ STATUS_KINDS = {
 
 
 def prepare_for_update(
-    r: Resource, new: dict[str, Any], old: dict[str, Any], subresource: str, store: Store | None = None
+    r: Resource, new: dict[str, Any], old: dict[str, Any], subresource: str, store: Store
 ) -> dict[str, Any]:
     """``PrepareForUpdate`` / the status strategy: a main-resource write keeps the stored status,
     a ``/status`` write keeps everything else."""

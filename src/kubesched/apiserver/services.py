@@ -260,7 +260,7 @@ def create(store: Store, obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "spec": spec}
 
 
-def update(store: Store | None, new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+def update(store: Store, new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     """An update keeps the allocated cluster IP and the node ports a port leaves out, as the
     registry's ``patchAllocatedValues`` does (``kubectl apply`` sends neither); a change of type
     drops the node ports that no longer apply (``dropTypeDependentFields``) and allocates those a
@@ -280,13 +280,6 @@ def update(store: Store | None, new: dict[str, Any], old: dict[str, Any]) -> dic
             spec["ports"] = [{k: v for k, v in p.items() if k != "nodePort"} for p in spec["ports"]]
     if kind in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
-    if store is None:
-        if kind in ("NodePort", "LoadBalancer"):
-            spec["ports"] = [
-                {**p, "nodePort": p.get("nodePort") or kept.get((p.get("port"), p.get("protocol", "TCP")))}
-                for p in spec["ports"]
-            ]
-        return {**new, "spec": spec}
     book = allocations(store)
     book.sync()
     name = str((old.get("metadata") or {}).get("name") or "")

@@ -79,7 +79,6 @@ class Coster:
         self.sizes: dict[int, Range] = {}
         self.entries: dict[int, tuple[str, Range, Range]] = {}
         self.types: dict[int, str] = {}
-        self.decls: dict[int, Decl | None] = {}
         self.scopes: dict[str, list[_Var]] = {}
 
     # types, as far as the cost needs them: the declared type of a path, else what a literal or
