@@ -88,3 +88,22 @@ def test_off_lets_everything_in() -> None:
         return all(results) and fair.busy == 0
 
     assert run(main())
+
+
+@pytest.mark.parametrize(
+    ("path", "long"),
+    [
+        ("/api/v1/namespaces/a/pods/p/log", True),
+        ("/api/v1/namespaces/a/pods/p/exec", True),
+        ("/api/v1/namespaces/a/pods/p/portforward", True),
+        ("/api/v1/namespaces/a/services/s/proxy/x/y", True),
+        ("/api/v1/namespaces/a/pods/log", False),  # a pod named log
+        ("/api/v1/namespaces/a/pods", False),
+        ("/apis/apps/v1/namespaces/a/deployments/d/scale", False),
+    ],
+)
+def test_streams_take_no_seat(path: str, long: bool) -> None:
+    """``kubectl logs -f`` and ``exec`` hold their request open: four of them would take every seat."""
+    from kubesched.apiserver.server import _long_running
+
+    assert _long_running(path) is long

@@ -65,9 +65,8 @@ LONG_RUNNING = frozenset({"attach", "exec", "proxy", "log", "portforward"})
 
 def _long_running(path: str) -> bool:
     """A stream held open (``kubectl logs -f``, ``exec``): it takes no seat, or four would stop
-    every other tenant."""
-    parts = path.rstrip("/").split("/")
-    return bool(parts) and (parts[-1] in LONG_RUNNING or "proxy" in parts[5:])
+    every other tenant. The subresource is read as authorization reads it (a pod may be named ``log``)."""
+    return request_attributes(UserInfo(""), "GET", path, {}).subresource in LONG_RUNNING
 
 
 class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
