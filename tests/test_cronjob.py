@@ -81,6 +81,17 @@ def test_a_job_per_minute_and_the_history_limit(cluster) -> None:
     assert {"SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"} <= reasons
 
 
+def test_a_schedule_that_never_fires_makes_no_job_and_no_error(cluster) -> None:
+    """``0 0 30 2 *`` (February 30): accepted, as robfig/cron accepts it, and never due."""
+    assert next_after("0 0 30 2 *", None, 0) == float("inf")
+    cluster.create(cron_job("never", "0 0 30 2 *"), cron_job("tick"))
+    cluster.settle()
+    cluster.advance(3 * 60)
+    assert jobs(cluster, "never") == [] and jobs(cluster, "tick")  # the other CronJob goes on
+    assert cluster.controllers is not None
+    assert cluster.controllers.health.loops["controller-manager"].errors == 0
+
+
 def test_forbid_replace_and_suspend(cluster) -> None:
     long_run = {"kubesched.io/run-seconds": "-1"}  # pods that never finish
     for name, policy in (("forbid", "Forbid"), ("replace", "Replace")):

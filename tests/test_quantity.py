@@ -42,3 +42,19 @@ def test_pod_request_is_max_of_sum_and_init_with_sidecars_and_overhead() -> None
 def test_non_zero_defaults_apply_only_to_missing_requests() -> None:
     got = pod_requests([{}, {"cpu": 0}], [], {}, non_zero=True)
     assert got == {"cpu": 100, "memory": 2 * 200 * 1024 * 1024}
+
+
+@pytest.mark.parametrize(
+    ("text", "milli", "shown"),
+    [
+        ("1e9999999", 10**43, "1e9999999"),  # held at 10^40, shown as written
+        ("1e-9999999", 1, "1e-9"),  # rounded up to a nano unit
+        ("1." + "0" * 1000 + "1", 1001, "1000000001n"),  # digits past the 45th round up
+        ("1e" + "9" * 10_000, 10**43, "1e" + "9" * 10_000),
+    ],
+)
+def test_huge_quantities_are_read_in_linear_time_and_held_at_the_edges(text: str, milli: int, shown: str) -> None:
+    from kubesched.api.quantity import canonical, milli_value
+
+    assert milli_value(text) == milli
+    assert canonical(text) == shown
