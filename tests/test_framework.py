@@ -378,3 +378,22 @@ def test_a_small_prefilter_result_is_filtered_on_its_rows_alone_with_the_same_ou
         assert sub[1][0].startswith(
             "0/40 nodes are available: 1 Insufficient cpu, 39 node(s) didn't satisfy plugin(s) [NodeAffinity]."
         )
+
+
+def test_a_prefilter_result_naming_every_node_leaves_none_out_of_the_message() -> None:
+    """One node, named by the pod's node affinity: PreFilter leaves no node out, so the message
+    has no "node(s) didn't satisfy plugin(s)" entry (``FitError.Error`` adds the absent nodes'
+    reasons only when there are some), here or in preemption's."""
+    c = Cluster(make_node("n0", cpu="1"))
+    p = make_pod("ds", cpu="2")
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0"]}]}
+    p["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    }
+    c.create(p)
+    c.settle()
+    assert c.events("FailedScheduling") == [
+        # more than the node's allocatable: unresolvable, so no preemption either
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
+    ]

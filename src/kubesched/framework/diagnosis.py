@@ -116,8 +116,8 @@ class Diagnosis:
         codes = self.codes.copy()
         if self.absent_mask is not None:
             codes[self.absent_mask] = 0
-            if self.absent is not None:
-                n_absent = int(self.absent_mask.sum())
+            n_absent = int(self.absent_mask.sum())
+            if self.absent is not None and n_absent:  # none left out: no entry (FitError.Error)
                 for r in self.absent.reasons:
                     counts[r] += n_absent
         failed = np.flatnonzero(codes)

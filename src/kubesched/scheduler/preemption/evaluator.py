@@ -276,7 +276,7 @@ class Evaluator:
     def _no_candidates_message(num_nodes: int, statuses: Mapping[int, Status]) -> str:
         counts: Counter[str] = Counter()
         if isinstance(statuses, UniformStatuses):  # one status for every potential node: counted at once
-            for r in statuses.status.reasons:
+            for r in statuses.status.reasons if len(statuses) else ():
                 counts[r] += len(statuses)
         else:
             for st in statuses.values():
