@@ -90,3 +90,18 @@ def test_no_kubelet_leaves_nodes_and_bound_pods_as_written(tmp_path):
         assert got["status"]["phase"] == "Pending"
     finally:
         s.stop()
+
+
+def test_scheduler_reads_klogs_verbosity_as_kube_scheduler_manifests_write_it(tmp_path):
+    """``-v=4`` (pflag's shorthand with ``=``), ``-v 4`` and ``--v=4`` are one flag, as for
+    kube-scheduler; a level that is no number is one line naming the flag."""
+    from click.testing import CliRunner
+
+    from kubesched.cli import main
+
+    missing = str(tmp_path / "none")
+    for flag in (["-v=4"], ["-v", "4"], ["--v=4"]):
+        got = CliRunner().invoke(main, ["scheduler", *flag, "--kubeconfig", missing])
+        assert got.exit_code == 2 and "kubeconfig not found" in got.output, (flag, got.output)
+    got = CliRunner().invoke(main, ["scheduler", "-v=x", "--kubeconfig", missing])
+    assert got.exit_code == 2 and "Invalid value for '-v' / '--v': 'x' is not a valid integer" in got.output

@@ -651,6 +651,18 @@ def _camel(name: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
+class _Verbosity(click.IntRange):
+    """klog's ``-v`` as pflag reads it: ``-v=4`` (shorthand with ``=``, as kube-scheduler manifests
+    write it) as well as ``-v 4`` and ``--v=4``."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("="):
+            value = value[1:]
+        return super().convert(value, param, ctx)
+
+
 @main.command()
 @click.option(
     "--kubeconfig",
@@ -672,7 +684,7 @@ def _camel(name: str) -> str:
 @click.option("--leader-elect-resource-lock", "resource_lock", default=None, help="Only leases (the default).")
 @click.option("--leader-elect-resource-name", "resource_name", default=None, help="Default kube-scheduler.")
 @click.option("--leader-elect-resource-namespace", "resource_namespace", default=None, help="Default kube-system.")
-@click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, help="Log verbosity (2: every binding).")
+@click.option("-v", "--v", "verbosity", type=_Verbosity(min=0), default=0, help="Log verbosity (2: every binding).")
 @click.option("--bind-address", default="127.0.0.1", show_default=True, help="Address of the HTTPS endpoint.")
 @click.option(
     "--secure-port",
