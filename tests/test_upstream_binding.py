@@ -6,6 +6,7 @@ binding with a stale UID."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -58,19 +59,42 @@ def session(server: Any) -> list[Any]:
     return out
 
 
+def graceful_deletion(server: Any) -> list[Any]:
+    """A bound pod deleted with a grace period of 1 s and no kubelet: still there, Terminating,
+    well after the period (the API server never ends a graceful deletion; a kubelet does, with
+    grace 0), then gone once deleted with grace 0."""
+    pod = {**POD, "metadata": {"name": "q"}, "spec": {**POD["spec"], "nodeName": "n1"}}
+    pod["spec"]["terminationGracePeriodSeconds"] = 1
+    assert server.request("POST", PODS, pod)[0] == 201
+    code, body = server.request("DELETE", f"{PODS}/q")
+    out: list[Any] = [(code, body["metadata"].get("deletionGracePeriodSeconds"))]
+    time.sleep(3)
+    code, body = server.request("GET", f"{PODS}/q")
+    out.append((code, bool(body["metadata"].get("deletionTimestamp"))))
+    out.append(server.request("DELETE", f"{PODS}/q", {"gracePeriodSeconds": 0})[0])
+    out.append(server.request("GET", f"{PODS}/q")[0])
+    return out
+
+
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("binding")
     plane = ControlPlane(root / "upstream").start()
     ours = Server(root / "data", args=["--no-kubelet"]).start()  # no kubelet beside kube-apiserver either
     try:
-        yield session(plane), session(ours)
+        bound = (session(plane), session(ours))
+        yield {"binding": bound, "deletion": (graceful_deletion(plane), graceful_deletion(ours))}
     finally:
         ours.stop()
         plane.stop()
 
 
 def test_binding_answers_as_kube_apiserver(answers):
-    theirs, mine = answers
+    theirs, mine = answers["binding"]
     assert mine == theirs
     assert theirs[3][:2] == ("n1", None)  # bound, the nomination cleared
+
+
+def test_a_graceful_deletion_waits_for_a_kubelet_as_on_kube_apiserver(answers):
+    theirs, mine = answers["deletion"]
+    assert mine == theirs == [(200, 1), (200, True), 200, 404]

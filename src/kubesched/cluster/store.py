@@ -243,6 +243,10 @@ class Store:
         # the node's start of a pod, in the binding's own write, where no kubelet runs to start it
         # (``kubelet.instant``, set by simulations): (status, now) -> the started status
         self.on_bind: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
+        # where no kubelet runs (simulations), a bound pod's graceful deletion ends when its grace
+        # period has passed, as a kubelet would end it; an API server (``workloads``) keeps
+        # kube-apiserver's rule: the pod stays Terminating until a kubelet deletes it with grace 0
+        self.ends_graceful_deletions = True
         # what other layers derive from the objects and keep with them, by name (the API server's
         # Service IP and node port allocators): a compiled Store takes no attribute it does not declare
         self.derived: dict[str, Any] = {}
@@ -492,7 +496,7 @@ class Store:
         propagation: str | None = None,
     ) -> dict[str, Any]:
         """Delete (with optional UID / resourceVersion preconditions); a bound pod with a grace
-        period is marked terminating and removed when it elapses. ``propagation`` is
+        period is marked terminating (and removed when it elapses, ``ends_graceful_deletions``). ``propagation`` is
         DeleteOptions' propagationPolicy: Orphan and Foreground leave the object with the
         garbage collector's finalizer (``orphan``, ``foregroundDeletion``) for it to finish."""
         obj = self.get(kind, namespace, name)
@@ -559,8 +563,10 @@ class Store:
                     return {**o, "metadata": meta}
 
                 marked = self.mutate(kind, namespace, name, mark)
-                marked_uid: str = marked["metadata"]["uid"]
-                self.clock.call_at(now + grace, functools.partial(self._finalize, kind, namespace, name, marked_uid))
+                if self.ends_graceful_deletions:
+                    marked_uid: str = marked["metadata"]["uid"]
+                    ending = functools.partial(self._finalize, kind, namespace, name, marked_uid)
+                    self.clock.call_at(now + grace, ending)
                 return marked
         return self._remove(kind, namespace, name)
 

@@ -93,6 +93,8 @@ class EmbeddedCluster:
         self.store = Store(self.clock, seed=seed, backend=backend, history=history)
         if not workloads:  # no kubelet starts a bound pod: the binding does (the input's bound pods too)
             self.store.on_bind = instant.started
+        else:  # a kubelet ends a graceful deletion (the hollow one, unless told not to run), never the store
+            self.store.ends_graceful_deletions = False
         # kube-apiserver's order: defaults, the mutating plugins, the object's validation, ResourceQuota
         self.store.admission.append(ServerAdmission(self.store))
         admission.install(self.store, ServerValidation())
