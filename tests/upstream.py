@@ -229,13 +229,19 @@ SIDES = {"up": "upstream-scheduler", "ks": "default-scheduler"}
 
 
 @contextlib.contextmanager
-def both_schedulers(plane: ControlPlane, root: Path, settings: str = "") -> Iterator[ControlPlane]:
+def both_schedulers(
+    plane: ControlPlane, root: Path, settings: str = "", verbosity: int = 0, ours_on: ControlPlane | None = None
+) -> Iterator[ControlPlane]:
     """kube-scheduler v1.37.2 (schedulerName upstream-scheduler) and ``kubesched scheduler``
-    (default-scheduler) on ``plane``, neither electing a leader; ``settings``: more top-level
-    lines of both schedulers' KubeSchedulerConfiguration. Their logs are in ``root``."""
+    (default-scheduler) on ``plane`` (kubesched's on ``ours_on`` if given: then neither sees the
+    other's pods), neither electing a leader; ``settings``: more top-level lines of both
+    schedulers' KubeSchedulerConfiguration. Their logs (at ``verbosity``, klog's ``-v``) are in
+    ``root``."""
     config = root / "upstream-scheduler.yaml"
     config.write_text(REFERENCE_SCHEDULER.format(kubeconfig=plane.kubeconfig) + settings)
-    ours = ["scheduler", "--kubeconfig", str(plane.kubeconfig), "--secure-port=0", "--leader-elect=false"]
+    kubeconfig = (ours_on or plane).kubeconfig
+    ours = ["scheduler", "--kubeconfig", str(kubeconfig), "--secure-port=0", "--leader-elect=false"]
+    ours += [f"--v={verbosity}"] if verbosity else []
     ours += ["--config", str(root / "kubesched.yaml")] if settings else []
     if settings:
         (root / "kubesched.yaml").write_text(
@@ -243,7 +249,7 @@ def both_schedulers(plane: ControlPlane, root: Path, settings: str = "") -> Iter
         )
     procs = [
         subprocess.Popen(
-            [str(plane.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"],
+            [str(plane.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0", f"-v={verbosity}"],
             stdout=open(root / "kube-scheduler.log", "wb"),  # noqa: SIM115
             stderr=subprocess.STDOUT,
         ),
