@@ -10,6 +10,7 @@ for random clusters; ``tests/random_histories.shrunk``): the smallest disagreein
 
     python scripts/histories.py --histories 1000
     python scripts/histories.py --shrink 66002
+    python scripts/histories.py --numbers 1,3 --together 1    # each alone: no other history's events
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def main() -> None:
     ap.add_argument("--shrink", type=int, help="shrink this history (by its number) instead of a run")
     ap.add_argument("--minutes", type=float, default=60, help="how long --shrink may take")
     ap.add_argument("--first", type=int, default=0, help="the first history's number (histories are seeded by number)")
+    ap.add_argument(
+        "--numbers", help="replay these histories (comma-separated numbers) instead; with --together 1, each alone"
+    )
     ap.add_argument("--together", type=int, default=20, help="histories replayed at once")
     ap.add_argument("--logs", type=Path, help="keep the API server's and both schedulers' logs in this folder")
     ap.add_argument("-v", type=int, default=0, help="both schedulers' log verbosity (klog's -v)")
@@ -79,6 +83,9 @@ def main() -> None:
     agree = 0
     started = time.monotonic()
     numbers = list(range(args.first, args.first + args.histories))
+    if args.numbers:
+        numbers = [int(n) for n in args.numbers.split(",")]
+        args.histories = len(numbers)
     with tempfile.TemporaryDirectory(prefix="kubesched-histories-") as scratch:
         tmp = str(args.logs) if args.logs else scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)
