@@ -342,3 +342,17 @@ def test_the_listed_nodes_are_the_picked_one_then_the_best_scored_earliest_first
     got = _listed(feasible, total, picked, k).tolist()
     order = sorted(range(n), key=lambda i: (feasible[i] != picked, -totals[i], i))
     assert got == order[:k]
+
+
+def test_every_door_lists_the_recorders_number_of_nodes_by_default():
+    """``--results-node-limit`` of up and scheduler, and the embedded cluster's, default to the
+    recorder's one ``NODE_LIMIT``."""
+    import inspect
+
+    from kubesched.embedded.cluster import EmbeddedCluster
+    from kubesched.scheduler.resultstore import NODE_LIMIT
+
+    for command in ("up", "scheduler"):
+        option = next(p for p in main.commands[command].params if p.name == "results_node_limit")
+        assert option.default == NODE_LIMIT
+    assert inspect.signature(EmbeddedCluster).parameters["results_node_limit"].default == NODE_LIMIT

@@ -17,6 +17,7 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig, parse_config
+from kubesched.scheduler.resultstore import NODE_LIMIT
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -40,7 +41,7 @@ class Cluster(EmbeddedCluster):
         workloads: bool = False,
         run_seconds: float = 1.0,
         results: bool = False,
-        results_node_limit: int = 10,
+        results_node_limit: int = NODE_LIMIT,
         seed: int = 0,
         attach_limit: int = 0,
     ) -> None:

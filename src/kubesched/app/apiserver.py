@@ -45,6 +45,7 @@ from kubesched.health import LoopHealth
 from kubesched.kubelet.agent import POD_RUN_SECONDS, TERMINATION_DELAY
 from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class, fake_node
 from kubesched.scheduler.config import KIND, SchedulerConfig
+from kubesched.scheduler.resultstore import NODE_LIMIT
 from kubesched.simulate.runner import create_objects, validate_manifest
 
 log = logging.getLogger("kubesched")
@@ -75,7 +76,7 @@ class ServerOptions:
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
     config_path: str | None = None  # where ``scheduler`` came from (the UI shows it)
     write_results: bool = False  # the scheduling results on each pod (scheduler/resultstore.py)
-    results_node_limit: int = 10
+    results_node_limit: int = NODE_LIMIT
     ui_port: int = 0  # ``up``: the web UI's port (0: none)
 
 

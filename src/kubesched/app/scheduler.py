@@ -26,6 +26,7 @@ from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.driver import RealtimeDriver
 from kubesched.scheduler.informers import FIELD_SELECTORS
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
+from kubesched.scheduler.resultstore import NODE_LIMIT
 
 log = logging.getLogger("kubesched.scheduler")
 INFORMER_KINDS = ("Node", "Pod", *LISTED_KINDS, "PodDisruptionBudget")
@@ -87,7 +88,7 @@ def run(
     serving: Serving | None = None,
     *,
     write_results: bool = False,
-    results_node_limit: int = 10,
+    results_node_limit: int = NODE_LIMIT,
 ) -> int:
     """Run until SIGINT/SIGTERM (0) or, with leader election, until the lease is lost (the
     process exits 1 at once, as kube-scheduler's OnStoppedLeading does)."""

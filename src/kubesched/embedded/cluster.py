@@ -35,6 +35,7 @@ from kubesched.kubelet import instant
 from kubesched.kubelet.agent import HollowKubelet
 from kubesched.scheduler.binding import Binding
 from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.resultstore import NODE_LIMIT
 from kubesched.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("kubesched")
@@ -72,7 +73,7 @@ class EmbeddedCluster:
         workloads: bool = False,
         run_seconds: float = 1.0,
         results: bool = False,
-        results_node_limit: int = 10,
+        results_node_limit: int = NODE_LIMIT,
         seed: int | None = 0,
         attach_limit: int = 0,
         clock: Clock | None = None,
@@ -215,7 +216,7 @@ class EmbeddedCluster:
         config: SchedulerConfig,
         *,
         write_results: bool = False,
-        results_node_limit: int = 10,
+        results_node_limit: int = NODE_LIMIT,
         on_metrics: Callable[[Any, Any], None] | None = None,
     ) -> SchedulerService:
         """The real-time scheduler beside the store (``kubesched up``), restartable with a new
