@@ -389,3 +389,43 @@ def test_workload_autoscaler_and_crd_validation_answers_as_kube_apiserver(
         answers.append((code, out.get("message") if code >= 400 else None))
     theirs, ours = answers
     assert ours == theirs
+
+
+def _claim(name: str, selectors: list[dict[str, Any]]) -> dict[str, Any]:
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "selectors": selectors}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": {"devices": {"requests": [request]}},
+    }
+
+
+def _driver_is(length: int) -> dict[str, Any]:
+    """A selector whose expression is ``length`` bytes long."""
+    head = 'device.driver == "'
+    return {"cel": {"expression": head + "x" * (length - len(head) - 1) + '"'}}
+
+
+SELECTOR_CASES = [
+    ("10 KiB exactly", _claim("at-limit", [_driver_is(10 * 1024)])),
+    ("a byte over", _claim("over", [_driver_is(10 * 1024 + 1)])),
+    ("no cel", _claim("no-cel", [{}])),
+    ("two over", _claim("two-over", [_driver_is(20_000), _driver_is(10 * 1024 + 1)])),
+]
+
+
+@pytest.mark.parametrize(("case", "claim"), SELECTOR_CASES, ids=[c[0] for c in SELECTOR_CASES])
+def test_a_claims_device_selectors_are_bounded_as_kube_apiserver_bounds_them(sides, case, claim) -> None:
+    """A tenant's ResourceClaim is compiled and evaluated by the scheduler for every device it
+    looks at: its selectors' expressions are at most 10 KiB (``CELSelectorExpressionMaxLength``)."""
+    answers = []
+    for side in sides:
+        code, body = side.request("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", claim)
+        causes = sorted(
+            (c.get("field"), c.get("reason"), c.get("message")) for c in (body.get("details") or {}).get("causes") or []
+        )
+        answers.append((code, body.get("reason"), body.get("message"), causes))
+    theirs, ours = answers
+    assert ours == theirs
+    assert theirs[0] == (201 if case == "10 KiB exactly" else 422)

@@ -62,12 +62,14 @@ def check_meta(r: Resource, obj: dict[str, Any]) -> None:
         raise invalid(r, str(name or "")[:253], exc.field or "metadata", exc.message) from None
 
 
-def validate(r: Resource, obj: dict[str, Any], *, meta: bool = True) -> PodInfo | None:
+def validate(
+    r: Resource, obj: dict[str, Any], *, meta: bool = True, old: dict[str, Any] | None = None
+) -> PodInfo | None:
     """The object's own validation, the same checks ``simulate`` applies to manifests (``meta``
     False: its metadata was checked already, by ``check_meta``); a pod's parse is returned."""
     name = (obj.get("metadata") or {}).get("name", "")
     try:
-        return object_validation.validate(r.kind, obj, meta=meta)
+        return object_validation.validate(r.kind, obj, meta=meta, old=old)
     except InputError as exc:
         if exc.causes:  # an aggregate: every cause in the Status, the list in its message
             causes = [{"reason": cause_reason(m), "message": m, "field": f} for f, m in exc.causes]

@@ -125,7 +125,7 @@ class Writes(ServerContext):
             check_meta(t.resource, new)
             if t.subresource == "resize":
                 validate_resize(new, old)
-            validate(t.resource, new, meta=False)
+            validate(t.resource, new, meta=False, old=old)
         check_object_size(new)
         if not t.subresource:
             self._check_escalation(request, t, new)

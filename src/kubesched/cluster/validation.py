@@ -12,6 +12,7 @@ from typing import Any
 from kubesched.api import quota, schema, validation
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import PodInfo, pod_info_from
+from kubesched.api.validation_dra import validate_device_selectors
 from kubesched.api.validation_podgroups import validate_pod_group, validate_scheduling_workload
 from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
 from kubesched.api.validation_workloads import validate_workload
@@ -64,10 +65,10 @@ def decode(group: str, kind: str, obj: dict[str, Any], version: str = "") -> tup
     return schema.decode(type_key, obj)
 
 
-def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> PodInfo | None:
+def validate(kind: str, obj: dict[str, Any], *, meta: bool = True, old: dict[str, Any] | None = None) -> PodInfo | None:
     """Metadata (unless ``meta`` is False: the caller has checked it) and the kind's own
     validation; raises InputError naming the field. A pod's parse, which its validation makes,
-    is returned (None for other kinds)."""
+    is returned (None for other kinds). ``old``: the stored object an update replaces."""
     if meta:
         validation.validate_meta(kind, obj, namespaced=is_namespaced(kind))
     if kind == "Pod":
@@ -94,4 +95,6 @@ def validate(kind: str, obj: dict[str, Any], *, meta: bool = True) -> PodInfo | 
         validate_scheduling_workload(obj)
     elif kind in WORKLOAD_VALIDATORS:
         validate_workload(kind, obj)
+    elif kind in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
+        validate_device_selectors(kind, obj, old)
     return None
