@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.framework.gpushare import MAX_GPUS_PER_NODE, MILLI, GpuLedger, GpuRequest
+from kubesched.gpus.sharing import MAX_GPUS_PER_NODE, MILLI, GpuLedger, GpuRequest
 
 GPUS = [0, 1, 2, 4, 8]
 SHARES = [0, 250, 500, 1000]
@@ -56,7 +56,7 @@ def test_the_replays_sampled_fragmentation_matches_a_count_over_every_node(tmp_p
     from gpu_trace import write_nodes
     from kubesched.clock import VirtualClock
     from kubesched.cluster.store import Store
-    from kubesched.framework.gpushare import GPU_INDEX, Fragmentation, request_of_pod, typical_pods
+    from kubesched.gpus.sharing import GPU_INDEX, Fragmentation, request_of_pod, typical_pods
     from kubesched.replay import trace
     from kubesched.replay.runner import _Measure
 

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import kubesched.framework.gpushare as gpushare_module
+import kubesched.gpus.sharing as gpushare_module
 from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.store import Store
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.gpushare import (
+from kubesched.gpus.sharing import (
     GPU_COUNT,
     GPU_INDEX,
     GPU_MILLI,
@@ -620,3 +620,15 @@ def test_gpushare_prefilter_replayed_places_pods_as_called():
     assert whole > 0
     assert replayed == run(False)[0]
     assert [v[0] for k, v in replayed.items() if k in ("p16", "p17")] == [None, None]  # 8 GPUs and 64 CPUs: no node
+
+
+def test_the_models_former_name_still_imports_with_a_deprecation_warning():
+    """``kubesched.framework.gpushare`` moved to ``kubesched.gpus.sharing``: the old name gives the
+    same objects, and says so, for one release."""
+    import importlib
+    import sys
+
+    sys.modules.pop("kubesched.framework.gpushare", None)
+    with pytest.warns(DeprecationWarning, match=r"import kubesched\.gpus\.sharing"):
+        old = importlib.import_module("kubesched.framework.gpushare")
+    assert old.GpuLedger is gpushare_module.GpuLedger and old.typical_pods is gpushare_module.typical_pods

@@ -191,7 +191,7 @@ OUT_OF_TREE = [
     PACKAGE.parent.parent / "plugins" / "gpushare" / "src",
     PACKAGE.parent.parent / "examples" / "plugins" / "src",
 ]
-PLUGIN_MAY_IMPORT = ("kubesched.framework", "kubesched.api")
+PLUGIN_MAY_IMPORT = ("kubesched.framework", "kubesched.api", "kubesched.gpus")
 
 
 def test_out_of_tree_plugins_import_only_the_framework_and_the_api():

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from gpu_trace import write_nodes, write_pods
-from kubesched.framework.gpushare import request_of_pod
+from kubesched.gpus.sharing import request_of_pod
 from kubesched.replay import trace
 from kubesched.replay.runner import replay, tune
 from kubesched.replay.sweep import grid, run_one

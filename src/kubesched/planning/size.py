@@ -260,7 +260,7 @@ def shortfall(pod: dict[str, Any], template: Template) -> list[str]:
     """Each resource the pod asks more of than one node of the template has allocatable, as
     ``"nvidia.com/gpu: asks 8, a gpu4 node has 4"`` (the pod's effective request, as NodeResourcesFit
     counts it; the GPU-sharing annotations against the node's GPUs)."""
-    from kubesched.framework.gpushare import GPU_COUNT, request_of_pod
+    from kubesched.gpus.sharing import GPU_COUNT, request_of_pod
 
     status = template.node.get("status") or {}
     try:
@@ -299,7 +299,7 @@ def load(
     JSON Lines, every pod at once, the times not replayed) defaults to replay's default policy,
     which counts the pods' GPUs."""
     from kubesched.cluster.loader import load_paths, warn
-    from kubesched.framework.gpushare import request_of_pod, typical_pods
+    from kubesched.gpus.sharing import request_of_pod, typical_pods
     from kubesched.replay import trace
     from kubesched.replay.profiles import DEFAULT_POLICY, policy_config
     from kubesched.replay.runner import load_cluster

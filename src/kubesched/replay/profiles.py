@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.framework.gpushare import TypicalPod
+from kubesched.gpus.sharing import TypicalPod
 from kubesched.scheduler.config import API_VERSION, KIND
 
 # policy → (score plugin, GpuShare's gpuSelection); the paper's six, in its order

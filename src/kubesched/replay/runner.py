@@ -36,7 +36,7 @@ from kubesched.cluster.store import Store
 from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
-from kubesched.framework.gpushare import (
+from kubesched.gpus.sharing import (
     GPU_COUNT,
     GPU_INDEX,
     GPU_MILLI,

@@ -4,7 +4,7 @@
   CSV ``name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
   deletion_time,scheduled_time`` (the ``multigpu`` variants have the first five columns only). Rows
   become Nodes and Pods as the paper's simulator makes them (``data/pod_csv_to_yaml.py``): requests =
-  limits of cpu and memory, GPU asks in annotations (``kubesched.framework.gpushare``).
+  limits of cpu and memory, GPU asks in annotations (``kubesched.gpus.sharing``).
 - Generic: JSON Lines, one pod per line, ``{"time": seconds, "duration": seconds (optional),
   "pod": {a v1 Pod}}``; a pod without a duration stays until the end.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.framework.gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI
+from kubesched.gpus.sharing import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")

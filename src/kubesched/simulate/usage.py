@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from kubesched.framework.gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL, GpuLedger
+from kubesched.gpus.sharing import GPU_COUNT, GPU_MILLI, GPU_MODEL, GpuLedger
 from kubesched.scheduler.nodetable import ZONE_LABELS, NodeTable
 
 # the node-pool labels of Karpenter, GKE, EKS and AKS, then the instance type (a pool's usual key)

@@ -38,7 +38,7 @@ from kubesched.framework import (
     ReservePlugin,
     Status,
 )
-from kubesched.framework.gpushare import GPU_INDEX, MILLI, GpuRequest, format_index
+from kubesched.gpus.sharing import GPU_INDEX, MILLI, GpuRequest, format_index
 from kubesched_gpushare.state import GpuState, best_fit, pod_request, random_fit, worst_fit
 
 STATE_KEY = "GpuShare"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework import CycleState, InputError, NodeTableView, PodInfo, PreScorePlugin, ScorePlugin, Status
-from kubesched.framework.gpushare import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, Fragmentation, GpuRequest, TypicalPod
+from kubesched.gpus.sharing import MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, Fragmentation, GpuRequest, TypicalPod
 from kubesched_gpushare.gpushare import sigmoid
 from kubesched_gpushare.state import AFFINITY_TAGS, GpuState, pod_request
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework import Handle, NodeTableView, PodInfo, Snapshot
-from kubesched.framework.gpushare import (
+from kubesched.gpus.sharing import (
     GPU_COUNT,
     GPU_INDEX,
     GPU_MODEL,
