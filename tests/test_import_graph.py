@@ -211,3 +211,17 @@ def test_out_of_tree_plugins_import_only_the_framework_and_the_api():
                         found.append(f"{path.relative_to(root)}: {name}")
     assert found == []
     assert any(root.is_dir() for root in OUT_OF_TREE)
+
+
+def test_nothing_outside_the_scheduler_reaches_into_its_parts():
+    """Drivers, planners, the UI and explain use the Scheduler's face (``has_active``, ``flush``,
+    ``node_table``, ``queued``...), never its queue, cache, algorithm or watch."""
+    reach = re.compile(r"(?<!kubesched\.)\bsched(?:uler)?\.(queue|cache|algorithm|_watch)\b")
+    found = [
+        f"{path.relative_to(SRC)}:{i}: {line.strip()}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "scheduler" not in path.relative_to(PACKAGE).parts[:1]
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if reach.search(line)
+    ]
+    assert found == []

@@ -80,7 +80,7 @@ class Cluster(EmbeddedCluster):
     def filter_verdicts(self, plugin: str, pod: dict[str, Any]) -> dict[str, tuple[int, str]]:
         """PreFilter + Filter of ``plugin`` for ``pod``: (code, first reason) per node, (0, "") passing;
         a PreFilter that rejects the pod gives every node its status."""
-        pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.cache.table, CycleState()
+        pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.node_table(), CycleState()
         _, st = pl.pre_filter(state, info, nodes)
         if st is not None and not st.is_success() and st.code != Code.SKIP:
             return dict.fromkeys(nodes.names, (int(st.code), st.reasons[0] if st.reasons else ""))
@@ -93,7 +93,7 @@ class Cluster(EmbeddedCluster):
 
     def plugin_scores(self, plugin: str, pod: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]] | None:
         """(raw, normalized) scores of ``plugin`` with every node feasible; None when PreScore skips."""
-        pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.cache.table, CycleState()
+        pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.node_table(), CycleState()
         rows = np.arange(nodes.n)
         st = pl.pre_score(state, info, nodes, rows)
         if st is not None and st.code == Code.SKIP:

@@ -118,7 +118,7 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
     sched.start()
     sched.process_events()
     for obj, node in nominated:  # as the queue's nominator has them, not to be scheduled here
-        sched.queue.add_nominated(pod_info_from(obj), node)
+        sched.nominate(pod_info_from(obj), node)
     while sched.schedule_one():
         sched.process_events()
     history = sched.explanations.get(key)

@@ -183,7 +183,7 @@ class EmbeddedCluster:
             self.sched.process_events()
             if not self.sched.schedule_one():
                 self.sched.process_events()
-                if not self.sched.queue.has_active():
+                if not self.sched.has_active():
                     return
 
     def advance(self, seconds: float) -> None:
@@ -199,8 +199,7 @@ class EmbeddedCluster:
                 self.settle()
         self.clock.advance_to(target)
         self.sched.process_events()
-        self.sched.queue.flush_backoff_completed()
-        self.sched.queue.flush_unschedulable_leftover()  # pods unschedulable for over 5 minutes
+        self.sched.flush(unschedulable=True)  # and pods unschedulable for over 5 minutes
         self.settle()
 
     def run_to_quiescence(

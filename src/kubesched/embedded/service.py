@@ -73,8 +73,8 @@ class SchedulerService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         sched = self.scheduler
-        if sched is not None and sched._watch is not None:
-            self.client.store.stop_watch(sched._watch)
+        if sched is not None:
+            sched.stop_watching(self.client.store.stop_watch)
 
     async def restart(self, config: SchedulerConfig) -> None:
         """Apply a new configuration: it is checked first (an invalid one raises InputError and

@@ -21,10 +21,10 @@ MAX_VIRTUAL_SECONDS = 7 * 24 * 3600.0
 def next_flush_time(sched: Scheduler) -> float | None:
     """The flush tick that would move a pod tried against an older cluster state, if any."""
     best: float | None = None
-    for qp in sched.queue.unschedulable_pods():
+    for qp in sched.unschedulable_pods():
         if qp.failed_at_generation >= sched.cluster_generation:
             continue
-        due = qp.timestamp + sched.queue.max_in_unschedulable
+        due = qp.timestamp + sched.max_in_unschedulable
         tick = float((math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD)
         best = tick if best is None else min(best, tick)
     return best
@@ -63,12 +63,12 @@ def run_to_quiescence(
         for controller in controllers or ():
             controller.sync()
         sched.process_events()
-        if sched.queue.has_active():
+        if sched.has_active():
             before = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
             sched.schedule_one()
             after = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
             stuck = stuck + 1 if after[0] > before[0] and after[1:] == before[1:] else 0
-            if stuck >= max(MAX_ERROR_STREAK, 10 * len(sched.queue)):
+            if stuck >= max(MAX_ERROR_STREAK, 10 * sched.pending()):
                 warn(
                     f"stopped scheduling at {clock.now():.0f}s of virtual time: the last {stuck} attempts all ended "
                     "in errors and nothing changed (the pods' messages say why)"
@@ -80,7 +80,7 @@ def run_to_quiescence(
             continue
         candidates = [
             t
-            for t in (clock.next_timer(), sched.queue.next_backoff_expiry(useful_retry(sched)), next_flush_time(sched))
+            for t in (clock.next_timer(), sched.next_backoff_expiry(useful_retry(sched)), next_flush_time(sched))
             if t is not None
         ]
         if not candidates:
@@ -90,6 +90,4 @@ def run_to_quiescence(
             return
         clock.advance_to(when)
         sched.process_events()
-        sched.queue.flush_backoff_completed()
-        if when % UNSCHEDULABLE_FLUSH_PERIOD == 0:
-            sched.queue.flush_unschedulable_leftover()
+        sched.flush(unschedulable=when % UNSCHEDULABLE_FLUSH_PERIOD == 0)

@@ -199,7 +199,7 @@ def drain(cluster: EmbeddedCluster, nodes: list[str], timeout: float, *, usage: 
     seconds of retries; then let the replacements be placed. ``usage``: keep each node's use
     before and after (what the report's capacity tables need)."""
     store = cluster.store
-    result = DrainResult(nodes, usage_before=node_usage(cluster.sched.cache.table) if usage else [])
+    result = DrainResult(nodes, usage_before=node_usage(cluster.sched.node_table()) if usage else [])
     before = {p["metadata"]["uid"] for p in store.list("Pod")[0]}
     result.pending_before = sum(
         1 for p in store.list("Pod")[0] if not (p.get("spec") or {}).get("nodeName") and _active(p)
@@ -271,7 +271,7 @@ def drain(cluster: EmbeddedCluster, nodes: list[str], timeout: float, *, usage: 
         else:
             result.others.append(made)
     if usage:
-        result.usage_after = node_usage(cluster.sched.cache.table)
+        result.usage_after = node_usage(cluster.sched.node_table())
     return result
 
 

@@ -238,9 +238,7 @@ def _build(
     if embedded.rejected:
         r = embedded.rejected[0]
         raise InputError(f"{r['kind']} {r['name']}: {r['message']}")
-    embedded.sched.algorithm.tie_break = (
-        tie_break if tie_break != "permutation" else "random"
-    )  # until the names are drawn
+    embedded.sched.break_ties(tie_break if tie_break != "permutation" else "random")  # until the names are drawn
     return embedded
 
 
@@ -361,7 +359,7 @@ def replay(
         tuned = [Unit([a]) for a in tune(arrivals, capacity, load, rng)] if mode == "arrivals" else []
     pods = [a for u in tuned for a in u.arrivals]
     if tie_break == "permutation":
-        sched.algorithm.break_ties_by(paper_names([n["metadata"]["name"] for n in cluster_nodes], rng))
+        sched.break_ties("permutation", paper_names([n["metadata"]["name"] for n in cluster_nodes], rng))
     started = time.perf_counter()
     with _long_lived():
         if mode == "arrivals":
@@ -413,7 +411,7 @@ def replay(
         nodes=allocation,
         placements=measure.placements,
         pending=failed,
-        usage=node_usage(sched.cache.table, measure.ledger),
+        usage=node_usage(sched.node_table(), measure.ledger),
         timing={
             "wallSeconds": round(wall, 3),
             "podsPerSecond": round(sched.stats.scheduled / wall, 1) if wall else None,
@@ -479,7 +477,7 @@ def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
         for c in controllers:
             c.sync()
         sched.process_events()
-        if not sched.queue.has_active():
+        if not sched.has_active():
             return
         sched.schedule_one()
 
@@ -585,7 +583,7 @@ def _run_timed(
     peak: dict[str, Any] = {"when": "at the peak of allocation", "allocatedPct": [], "at": -1.0}
 
     def sample(t: float) -> None:
-        pending = sum(1 for q in sched.queue.unschedulable_pods())
+        pending = len(sched.unschedulable_pods())
         point = measure.sample(time=round(t, 3), arrivedGpuMilli=arrived[0], pendingUnschedulable=pending)
         curve.append(point)
         if point["allocatedPct"] > peak["at"]:

@@ -40,10 +40,12 @@ from kubesched.scheduler.informers import FIELD_SELECTORS
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics, instrument
+from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.parts import Explanation, Stats
 from kubesched.scheduler.podgroups import PodGroupStates
 from kubesched.scheduler.profile import build_profiles
-from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.queue import Entity, QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import NODE_LIMIT
 from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN
 from kubesched.scheduler.schedule_one_podgroup import ScheduleOnePodGroup
@@ -196,6 +198,74 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             self._dispatch(ev)
             handled += 1
         return handled
+
+    # -- the face: what drivers, planners, the UI and explain read and ask of the scheduler; its
+    # parts (queue, cache, algorithm, watch) are its own ---------------------------------------
+    def has_active(self) -> bool:
+        """Whether a pod (or pod group) is ready to pop: activeQ, or backoffQ where it may pop."""
+        return self.queue.has_active()
+
+    def pending(self) -> int:
+        """Pods the queue holds (active, backoff, unschedulable, gated)."""
+        return len(self.queue)
+
+    def queued(self) -> list[QueuedPodInfo]:
+        """Every queued pod, for a view of the queue; ``where`` says which sub-queue holds it."""
+        return self.queue.entries()
+
+    def where(self, uid: str) -> str:
+        return self.queue.where(uid)
+
+    def group_of(self, uid: str) -> QueuedPodGroupInfo | None:
+        return self.queue.group_of(uid)
+
+    def backoff_expiry(self, entity: Entity) -> float:
+        """When a backing-off pod (or group) may be tried again."""
+        return self.queue.backoff_expiry(entity)
+
+    def gated_pods(self) -> list[Entity]:
+        return self.queue.gated_pods()
+
+    def unschedulable_pods(self) -> list[Entity]:
+        return self.queue.unschedulable_pods()
+
+    @property
+    def max_in_unschedulable(self) -> float:
+        """``podMaxInUnschedulablePodsDuration``: how long a pod waits before the flush moves it."""
+        return self.queue.max_in_unschedulable
+
+    def next_backoff_expiry(self, useful: Callable[[Entity], bool] | None = None) -> float | None:
+        return self.queue.next_backoff_expiry(useful)
+
+    def flush(self, *, unschedulable: bool) -> None:
+        """The queue's periodic flushes: backoffQ's completed pods to activeQ, and (the 30 s tick,
+        ``unschedulable``) pods unschedulable for longer than ``max_in_unschedulable``."""
+        self.queue.flush_backoff_completed()
+        if unschedulable:
+            self.queue.flush_unschedulable_leftover()
+
+    def node_table(self) -> NodeTable:
+        """The cache's columnar node table, read-only to callers (usage reports)."""
+        return self.cache.table
+
+    def nominate(self, pod: PodInfo, node: str) -> None:
+        """Record a nomination the scheduler did not make (explain replays the cluster's)."""
+        self.queue.add_nominated(pod, node)
+
+    def break_ties(self, mode: str, names: dict[str, str] | None = None) -> None:
+        """How equal-scored nodes are chosen: upstream's ``random``, ``name``, or ``permutation``
+        (by ``names``, a renaming of the nodes)."""
+        if names is not None:
+            self.algorithm.break_ties_by(names)
+        else:
+            self.algorithm.tie_break = mode
+
+    def stop_watching(self, stop: Callable[[Watch], None]) -> None:
+        """End the informers' watch with ``stop`` (the store's, in process): a restart of the
+        scheduler builds a new one."""
+        if self._watch is not None:
+            stop(self._watch)
+            self._watch = None
 
     def _unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
         """``scheduler_unschedulable_pods``: pods in unschedulablePods per rejecting plugin and profile."""

@@ -41,7 +41,7 @@ class Progress:
         if self._bar is None:
             return
         stats = sched.stats
-        pods = stats.scheduled + len(sched.queue)
+        pods = stats.scheduled + sched.pending()
         elapsed = max(time.perf_counter() - self._started, 1e-9)
         detail = f"attempts {stats.attempts:,}, {stats.attempts / elapsed:,.0f}/s"
         self._bar.update(self._task, description="scheduling", completed=stats.scheduled, total=pods, detail=detail)

@@ -172,7 +172,7 @@ def pending_reason(sched: Scheduler, obj: dict[str, Any]) -> tuple[str, str | No
         return "SchedulingGated", f"waiting for scheduling gates: [{' '.join(gates)}]"
     name = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
     uid = meta.get("uid")
-    for qp in sched.queue.gated_pods():  # held back by another PreEnqueue plugin (DynamicResources)
+    for qp in sched.gated_pods():  # held back by another PreEnqueue plugin (DynamicResources)
         members = qp.members if isinstance(qp, QueuedPodGroupInfo) else [qp]
         if qp.gated_status is not None and any(m.pod.uid == uid for m in members):
             return "PreEnqueue", f"{qp.gating_plugin}: {qp.gated_status.message()}"
@@ -281,7 +281,7 @@ def simulate(
         "pods": len(result.pods),
         "bound": bound,
         "pending": len(result.pods) - bound,
-        "nodes": sched.cache.table.n,
+        "nodes": sched.node_table().n,
         "nodesUsed": len(nodes_used),
         "attempts": sched.stats.attempts,
         "scheduled": scheduled,
@@ -290,7 +290,7 @@ def simulate(
         "virtualSeconds": store.clock.now(),
     }
     result.metrics = sched.metrics.summary()
-    table = sched.cache.table
+    table = sched.node_table()
     for row, usage in enumerate(node_usage(table)):
         alloc, req = table.alloc[:, row], table.requested[:, row]
         usage["cpuPct"] = round(100 * int(req[0]) / int(alloc[0]), 2) if alloc[0] else 0.0

@@ -66,16 +66,15 @@ def queue_view(sched: Scheduler | None) -> dict[str, Any]:
     backoff expiry and the plugins that rejected it."""
     if sched is None:
         return {"activeQ": [], "backoffQ": [], "unschedulablePods": [], "gated": [], "inFlight": []}
-    q = sched.queue
     now = sched.clock.now()
     names = {"active": "activeQ", "backoff": "backoffQ", "unschedulable": "unschedulablePods", "gated": "gated"}
     out: dict[str, list[dict[str, Any]]] = {v: [] for v in names.values()}
     out["inFlight"] = []
-    for qp in q.entries():
+    for qp in sched.queued():
         # a pod group's member is where its group is; one waiting for its PodGroup object, or
         # for its group's cycle to end, is held back as a gated pod is
-        state = q.where(qp.uid)
-        group = q.group_of(qp.uid)
+        state = sched.where(qp.uid)
+        group = sched.group_of(qp.uid)
         held = state in ("incomplete", "pending")
         where = "inFlight" if state == "inFlight" else ("gated" if held else names.get(state, "activeQ"))
         entry: dict[str, Any] = {
@@ -92,7 +91,7 @@ def queue_view(sched: Scheduler | None) -> dict[str, Any]:
             if held:
                 entry["gatingPlugin"] = "<its PodGroup>" if state == "incomplete" else "<its group's cycle>"
         if where == "backoffQ":
-            expiry = q.backoff_expiry(group) if group is not None else q.backoff_expiry(qp)
+            expiry = sched.backoff_expiry(group) if group is not None else sched.backoff_expiry(qp)
             entry["backoffSeconds"] = round(max(0.0, expiry - now), 2)
         out[where].append(entry)
     for entries in out.values():
