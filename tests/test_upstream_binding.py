@@ -52,6 +52,7 @@ def session(server: Any) -> list[Any]:
             status.get("nominatedNodeName"),
             [(c["type"], c["status"]) for c in status.get("conditions") or []],
             (pod["metadata"].get("annotations") or {}).get("why"),
+            pod["metadata"].get("generation"),  # a binding is no spec update: no new generation
         )
     )
     code, body = server.request("POST", f"{PODS}/p/binding", binding("n1"))

@@ -450,14 +450,22 @@ class Store:
         return self._finished(kind, new)
 
     def mutate(
-        self, kind: str, namespace: str, name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        fn: Callable[[dict[str, Any]], dict[str, Any]],
+        *,
+        generation: bool = True,
     ) -> dict[str, Any]:
         """Read-modify-write without a conflict window (what a PATCH does server side): ``fn``
-        returns the whole new object, metadata included."""
+        returns the whole new object, metadata included. ``generation`` False: a write that
+        skips the registry strategy (a binding) leaves metadata.generation as it is."""
         old = self.get(kind, namespace, name)
         new = fn(old)
         new["metadata"] = dict(new["metadata"])  # _bump writes the resourceVersion into it
-        self._bump_generation(kind, old, new)
+        if generation:
+            self._bump_generation(kind, old, new)
         self._bump(new)
         self._objects[kind][key_of(kind, old)] = new
         self._emit(MODIFIED, kind, new, old)
@@ -632,4 +640,5 @@ class Store:
                 out["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}
             return out
 
-        return self.mutate("Pod", namespace, name, assign)
+        # the binding storage sets spec.nodeName without the pod strategy: no new generation
+        return self.mutate("Pod", namespace, name, assign, generation=False)
