@@ -48,7 +48,6 @@ NOT_SERVED = {
     "storagemigration.k8s.io/v1 storageversionmigrations",
     "storagemigration.k8s.io/v1 storageversionmigrations/status",
     "v1 nodes/proxy",
-    "v1 pods/ephemeralcontainers",
     "v1 pods/proxy",
     "v1 services/proxy",
 }

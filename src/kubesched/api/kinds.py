@@ -64,7 +64,7 @@ RESOURCES: tuple[Resource, ...] = (
         "pod",
         ("po",),
         ("all",),
-        ("status", "binding", "eviction", "log", "resize", "exec", "attach", "portforward"),
+        ("status", "binding", "eviction", "log", "resize", "ephemeralcontainers", "exec", "attach", "portforward"),
     ),
     Resource("", "v1", "nodes", "Node", False, "node", ("no",), (), ("status",)),
     # no deletecollection: a namespace goes one at a time (pkg/registry/core/namespace/storage)

@@ -87,6 +87,7 @@ CAUSE_REASONS = {
     "Unsupported value": "FieldValueNotSupported",
     "Forbidden": "FieldValueForbidden",
     "Duplicate value": "FieldValueDuplicate",
+    "Not found": "FieldValueNotFound",
     "Too long": "FieldValueTooLong",
     "Too many": "FieldValueTooMany",
 }

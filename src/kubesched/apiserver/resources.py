@@ -33,6 +33,7 @@ for _r in RESOURCES:
 SUBRESOURCE_INFO: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
     "status": (None, "", "", ("get", "patch", "update")),
     "resize": (None, "", "", ("get", "patch", "update")),
+    "ephemeralcontainers": (None, "", "", ("get", "patch", "update")),
     "binding": ("Binding", "", "v1", ("create",)),
     "eviction": ("Eviction", "policy", "v1", ("create",)),
     "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),

@@ -16,6 +16,7 @@ from kubesched.apiextensions import cleanup
 from kubesched.apiserver import customresources, fieldmanager
 from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
+from kubesched.apiserver.ephemeral import prepare_ephemeral, validate_ephemeral
 from kubesched.apiserver.fieldmanager import manager_name
 from kubesched.apiserver.objects import (
     StrictPatchError,
@@ -112,6 +113,8 @@ class Writes(ServerContext):
             new = customresources.prepare_update(cr, customresources.pruned(cr, body), old, t.subresource)
         elif t.subresource == "resize":
             new = prepare_resize({**body, "apiVersion": "v1", "kind": "Pod"}, old)
+        elif t.subresource == "ephemeralcontainers":
+            new = prepare_ephemeral({**body, "apiVersion": "v1", "kind": "Pod"}, old)
         else:
             new = prepare_for_update(t.resource, body, old, t.subresource, self.store)
         manager = self._manager(request)
@@ -125,6 +128,8 @@ class Writes(ServerContext):
             check_meta(t.resource, new)
             if t.subresource == "resize":
                 validate_resize(new, old)
+            elif t.subresource == "ephemeralcontainers":
+                validate_ephemeral(new, old)
             validate(t.resource, new, meta=False, old=old)
         check_object_size(new)
         if not t.subresource:

@@ -319,6 +319,7 @@ class HollowKubelet:
             return
         if node_name and status.get("phase") == "Running":
             self._resize(pod, node_name)
+            self._ephemeral(pod)
             self._schedule_completion(pod)
             return
         if not node_name or status.get("phase") not in (None, "Pending"):
@@ -441,6 +442,39 @@ class HollowKubelet:
             if want + have > cap:
                 return f"Node didn't have enough resource: {resource}, requested: {want}, used: {have}, capacity: {cap}"
         return None
+
+    def _ephemeral(self, pod: dict[str, Any]) -> None:
+        """Start the ephemeral containers ``kubectl debug`` added (``ephemeralContainerStatuses``,
+        running, never ready: the kubelet does not probe them)."""
+        added = (pod.get("spec") or {}).get("ephemeralContainers") or []
+        known = {s.get("name") for s in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []}
+        if all(c.get("name") in known for c in added):
+            return
+        now = rfc3339(self.store.clock.now())
+        meta = pod["metadata"]
+
+        def start(o: dict[str, Any]) -> dict[str, Any]:
+            st = dict(o.get("status") or {})
+            statuses = list(st.get("ephemeralContainerStatuses") or [])
+            have = {s.get("name") for s in statuses}
+            for c in (o.get("spec") or {}).get("ephemeralContainers") or []:
+                if c.get("name") not in have:
+                    statuses.append(
+                        {
+                            "name": c.get("name", ""),
+                            "image": c.get("image", ""),
+                            "imageID": c.get("image", ""),
+                            "containerID": f"kubesched://{o['metadata'].get('uid', '')}-{c.get('name', '')}",
+                            "ready": False,
+                            "restartCount": 0,
+                            "state": {"running": {"startedAt": now}},
+                        }
+                    )
+            st["ephemeralContainerStatuses"] = statuses
+            return {**o, "status": st}
+
+        with contextlib.suppress(ApiError):
+            self.store.mutate("Pod", meta.get("namespace") or "default", meta["name"], start)
 
     def _terminate(self, namespace: str, name: str, uid: str) -> None:
         """Confirm a graceful deletion once the (hollow) containers are stopped."""
