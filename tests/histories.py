@@ -410,8 +410,20 @@ class Replay:
             differs = difference(seen["up"], seen["ks"])
             if differs:
                 return f"history {self.case}, step {i} ({step}): {differs}"
-        differs = event_difference(self.failures("up"), self.failures("ks"))
+        differs = event_difference(*self.settled_failures())
         return f"history {self.case}, its FailedScheduling events: {differs}" if differs else ""
+
+    def settled_failures(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """Both sides' FailedScheduling notes once neither changed for ``QUIET`` seconds: each
+        scheduler writes its events from a queue of its own, behind its attempts."""
+        start = last_change = time.monotonic()
+        seen = (self.failures("up"), self.failures("ks"))
+        while time.monotonic() - last_change < QUIET and time.monotonic() - start < STEP_LIMIT:
+            time.sleep(0.5)
+            now = (self.failures("up"), self.failures("ks"))
+            if now != seen:
+                seen, last_change = now, time.monotonic()
+        return seen
 
     def clean(self) -> None:
         for side in SIDES:
