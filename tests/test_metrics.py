@@ -247,3 +247,19 @@ def test_a_sampled_cycle_times_its_plugins_and_only_it(sampled: bool) -> None:
         assert timed == set()
     fwk = c.sched.profiles["default-scheduler"]
     assert all("filter_nodes" not in vars(p) and "pre_filter" not in vars(p) for p in fwk.plugins.values())
+
+
+def test_the_algorithm_duration_is_observed_for_a_failed_attempt_too():
+    """``scheduler_scheduling_algorithm_duration_seconds``: schedulingAlgorithm's deferred
+    observation counts every attempt that ran the algorithm, a pod that fits nowhere too
+    (filters, then PostFilter), as upstream's ``schedulingAlgorithm`` does."""
+    from helpers import make_node, make_pod
+
+    from kubesched.testing import Cluster
+
+    c = Cluster(make_node("n1", cpu="1"))
+    c.create(make_pod("fits", cpu="500m"), make_pod("too-big", cpu="2"))
+    c.settle()
+    assert c.node_of("fits") == "n1" and c.node_of("too-big") is None
+    text = generate_latest(c.sched.metrics.registry).decode()
+    assert sample(text, "scheduler_scheduling_algorithm_duration_seconds_count") == 2

@@ -134,6 +134,7 @@ class ScheduleOne(SchedulerParts):
                 self._record_nodes(qp.pod, fwk, state, failure.fit.diagnosis, None, explain)
             self._handle_fit_error(fwk, state, qp, failure.fit)
             return
+        self.metrics.algorithm_duration.observe(time.perf_counter() - qp.attempt_started)
         qp.unschedulable_plugins = {NO_NODES_PLUGIN} if failure.no_nodes else set()
         qp.pending_plugins = set() if not failure.no_nodes else qp.pending_plugins
         st = failure.failure_status()
@@ -326,6 +327,8 @@ class ScheduleOne(SchedulerParts):
                 if nominated and nominated not in explicit:
                     explicit.append(nominated)
                 rec.post_filter_result(st.plugin or "", nominated or "", explicit)
+        # schedulingAlgorithm's deferred observation: filters, scores and PostFilter, a failure too
+        self.metrics.algorithm_duration.observe(time.perf_counter() - qp.attempt_started)
         qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
         qp.pending_plugins = set(err.diagnosis.pending_plugins)
         message = str(err)  # counts every node's reasons: formatted once
