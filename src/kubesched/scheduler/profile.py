@@ -10,6 +10,7 @@ from kubesched.scheduler.config import SchedulerConfig, apply_feature_gates
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.waiting_pods import WaitingPods
+from kubesched.scheduler.metrics import instrument
 from kubesched.scheduler.plugins import installed_registry
 
 
@@ -20,13 +21,15 @@ def build_profiles(
     no handle, without a cluster, which is what ``kubesched config validate`` checks."""
     registry = registry if registry is not None else installed_registry()
     if handle is None:
-        handle = Handle(None, Cache(), WaitingPods(), None)  # type: ignore[arg-type]
-        handle.features = config.feature_gates
+        handle = Handle(None, Cache(), WaitingPods(), None, features=config.feature_gates)  # type: ignore[arg-type]
     profiles: dict[str, Framework] = {}
     for profile in config.profiles:
         apply_feature_gates(profile, config.feature_gates)
         try:
-            profiles[profile.scheduler_name] = Framework(registry, profile, handle)
+            fwk = Framework(registry, profile, handle)
         except InputError as exc:
             raise exc.located(file=config.source, obj="KubeSchedulerConfiguration") from None
+        if handle.metrics is not None:  # WithMetricsRecorder: the framework records into it
+            instrument(fwk, handle.metrics, profile.scheduler_name)
+        profiles[profile.scheduler_name] = fwk
     return profiles

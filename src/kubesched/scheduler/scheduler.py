@@ -39,7 +39,7 @@ from kubesched.scheduler.framework.waiting_pods import WaitingPods
 from kubesched.scheduler.informers import FIELD_SELECTORS
 from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.metrics import SchedulerMetrics, instrument
+from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.parts import Explanation, Stats
 from kubesched.scheduler.podgroups import PodGroupStates
@@ -78,15 +78,20 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             self.cache.pod_groups = PodGroupStates()
         self.waiting_pods = WaitingPods()
         self.listers = Listers()
-        self.handle = Handle(client, self.cache, self.waiting_pods, clock)
-        self.handle.listers = self.listers
-        self.handle.rng = random.Random(seed)
-        self.handle.features = config.feature_gates
-        self.profiles = build_profiles(config, self.handle, registry)
         self.metrics = SchedulerMetrics(seed)
-        self.handle.metrics = self.metrics
-        for name, fwk in self.profiles.items():
-            instrument(fwk, self.metrics, name)
+        self.extenders = [HTTPExtender(c) for c in config.extenders]
+        self.handle = Handle(
+            client,
+            self.cache,
+            self.waiting_pods,
+            clock,
+            listers=self.listers,
+            rng=random.Random(seed),
+            metrics=self.metrics,
+            extenders=self.extenders,
+            features=config.feature_gates,
+        )
+        self.profiles = build_profiles(config, self.handle, registry)  # each records into handle.metrics
         first = next(iter(self.profiles.values()))
         sort_plugin = first.queue_sort
         self.queue = SchedulingQueue(
@@ -106,7 +111,6 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         self.handle.queue = self.queue
         self.queue.on_nominated = self.cache.set_nominated
         self.queue.nominated_table = self.cache.nominated_table
-        self.extenders = [HTTPExtender(c) for c in config.extenders]
         self.queue.on_incoming = self.metrics.queue_incoming.inc
         self.metrics.pending_source = self.queue.counts
         self.metrics.unschedulable_source = self._unschedulable_by_plugin
@@ -115,7 +119,6 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         self.algorithm.batching = config.feature_gates.enabled(OPPORTUNISTIC_BATCHING)
         self.nominate_expected = config.feature_gates.enabled(NOMINATED_NODE_NAME_FOR_EXPECTATION)
         self.algorithm.extenders = self.extenders
-        self.handle.extenders = self.extenders
         self.algorithm.node_object = self.cache.node_object
         self.stats = Stats()
         self.health = LoopHealth()  # the process's, when it has one (``kubesched up``, ``scheduler``)

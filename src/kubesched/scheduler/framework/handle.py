@@ -22,20 +22,36 @@ if TYPE_CHECKING:
 
 
 class Handle:
-    """``frameworkImpl``'s Handle side: shared services for the plugins of one scheduler."""
+    """``frameworkImpl``'s Handle side: shared services for the plugins of one scheduler, complete
+    when plugins are built (``NewFramework``'s options: client, listers, metrics recorder,
+    extenders, features); only the nominator, the queue, comes after them, as upstream's
+    ``SetPodNominator``."""
 
-    def __init__(self, client: ClusterClient, cache: Cache, waiting_pods: WaitingPods, clock: Clock) -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        cache: Cache,
+        waiting_pods: WaitingPods,
+        clock: Clock,
+        *,
+        listers: Listers | None = None,
+        rng: random.Random | None = None,
+        metrics: SchedulerMetrics | None = None,
+        extenders: list[HTTPExtender] | None = None,
+        features: FeatureGates | None = None,
+    ) -> None:
         self.client = client
         self.cache = cache
         self._snapshot = Snapshot(cache)
         self.waiting_pods = waiting_pods
         self.clock = clock
-        self.queue: SchedulingQueue | None = None  # the nominator; set once the queue exists
-        self.rng = random.Random(0)  # preemption's candidate offset (seeded by the scheduler)
-        self.listers = Listers()  # namespaces, services, controllers; the scheduler's own
-        self.metrics: SchedulerMetrics | None = None  # DefaultPreemption counts its attempts
-        self.extenders: list[HTTPExtender] = []  # for preemption's ProcessPreemption
-        self.features = FeatureGates()  # what in-tree plugins' factories get as feature.Features
+        self.queue: SchedulingQueue | None = None  # the nominator (``SetPodNominator``)
+        self.rng = rng if rng is not None else random.Random(0)  # preemption's candidate offset
+        self.listers = listers if listers is not None else Listers()  # namespaces, services, controllers
+        self.metrics = metrics  # DefaultPreemption counts its attempts; frameworks record into it
+        self.extenders = extenders if extenders is not None else []  # for preemption's ProcessPreemption
+        # what in-tree plugins' factories get as feature.Features
+        self.features = features if features is not None else FeatureGates()
 
     @property
     def snapshot(self) -> Snapshot:
