@@ -78,9 +78,37 @@ class PreFilterResult:
         return PreFilterResult(self.node_names & other.node_names)
 
 
+MODE_NOOP, MODE_OVERRIDE = 0, 1  # fwk.NominatingMode: leave the pod's nomination, or set it
+
+
+@dataclass(frozen=True, slots=True)
+class NominatingInfo:
+    """``fwk.NominatingInfo``: what a failed attempt does to the pod's ``nominatedNodeName``:
+    nothing (``MODE_NOOP``), or set it to ``node`` (``MODE_OVERRIDE``; "" clears it)."""
+
+    node: str = ""
+    mode: int = MODE_NOOP
+
+    @staticmethod
+    def of(node: str | None) -> NominatingInfo:
+        """None leaves the nomination alone; a name (or "", none) overrides it."""
+        return NominatingInfo() if node is None else NominatingInfo(node, MODE_OVERRIDE)
+
+    def overrides(self) -> bool:
+        return self.mode == MODE_OVERRIDE
+
+
+NOMINATION_KEPT = NominatingInfo()
+NOMINATION_CLEARED = NominatingInfo("", MODE_OVERRIDE)
+
+
 @dataclass(slots=True)
 class PostFilterResult:
     nominated_node_name: str | None = None  # None: leave the nomination alone; "": clear it
+
+    @property
+    def nominating_info(self) -> NominatingInfo:
+        return NominatingInfo.of(self.nominated_node_name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo, updated_pod_condition
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import NOMINATION_CLEARED, NOMINATION_KEPT, NominatingInfo
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.runtime import Framework
@@ -32,7 +33,6 @@ from kubesched.scheduler.schedule_pod import ScheduleFailure, ScheduleResult
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
 # clears the pod's nomination, in the queue and in its status
-CLEAR_NOMINATED = ""
 NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
 NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
@@ -85,7 +85,7 @@ class ScheduleOne(SchedulerParts):
             self.cache.forget_pod(pod.uid)
             qp.unschedulable_plugins, qp.pending_plugins = set(), set()
             message = f"{type(exc).__name__}: {exc}"
-            self._handle_failure(qp, Status.error(message), message, None)
+            self._handle_failure(qp, Status.error(message), message, NOMINATION_KEPT)
         except Exception as again:  # the pod waits for its next update event; the loop goes on
             self.health.error("scheduler", f"Pod {pod.key}", again)
             self.queue.done(pod.uid)
@@ -138,7 +138,7 @@ class ScheduleOne(SchedulerParts):
         qp.unschedulable_plugins = {NO_NODES_PLUGIN} if failure.no_nodes else set()
         qp.pending_plugins = set() if not failure.no_nodes else qp.pending_plugins
         st = failure.failure_status()
-        self._handle_failure(qp, st, st.message(), CLEAR_NOMINATED, state.results)
+        self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, state.results)
 
     def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]:
         """A cycle's state, recording the pod's results where they are wanted (``explain``, or
@@ -279,7 +279,7 @@ class ScheduleOne(SchedulerParts):
             self.cache.forget_pod(pod.uid)
             self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
             qp.unschedulable_plugins = {st.plugin} if st.is_rejected() and st.plugin else set()
-            self._handle_failure(qp, st, st.message(), CLEAR_NOMINATED, state.results)
+            self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, state.results)
             return
         rec: PodResults | None = state.results
         if rec is not None and rec.write and not rec.written:  # bound by another binder: a patch of its own
@@ -309,16 +309,17 @@ class ScheduleOne(SchedulerParts):
             qp.unschedulable_plugins = {st.plugin} if st.plugin else set()
         else:
             qp.unschedulable_plugins = set()
-        self._handle_failure(qp, st, st.message(), CLEAR_NOMINATED, results)
+        self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, results)
 
     def _handle_fit_error(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, err: FitError) -> None:
+        nominating = NOMINATION_KEPT
         nominated: str | None = None
         if fwk.post_filter:
             result, st = fwk.run_post_filter(state, qp.pod, err.diagnosis)
             if st.reasons:
                 err.diagnosis.post_filter_msg = st.message()
             if result is not None:
-                nominated = result.nominated_node_name
+                nominating, nominated = result.nominating_info, result.nominated_node_name
             rec: PodResults | None = state.results
             if rec is not None:
                 names = err.diagnosis.node_names
@@ -332,7 +333,7 @@ class ScheduleOne(SchedulerParts):
         qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
         qp.pending_plugins = set(err.diagnosis.pending_plugins)
         message = str(err)  # counts every node's reasons: formatted once
-        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (message,)), message, nominated, state.results)
+        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (message,)), message, nominating, state.results)
 
     def _write_results(self, pod: PodInfo, rec: PodResults, current: dict[str, Any] | None = None) -> None:
         """The simulator's storereflector: the attempt's results and history in one patch."""
@@ -344,9 +345,15 @@ class ScheduleOne(SchedulerParts):
         rec.written = True
 
     def _handle_failure(
-        self, qp: QueuedPodInfo, st: Status, message: str, nominated: str | None, results: PodResults | None = None
+        self,
+        qp: QueuedPodInfo,
+        st: Status,
+        message: str,
+        nominating: NominatingInfo,
+        results: PodResults | None = None,
     ) -> None:
-        """``handleSchedulingFailure``: requeue, record FailedScheduling, patch PodScheduled=False."""
+        """``handleSchedulingFailure``: requeue, record FailedScheduling, patch PodScheduled=False
+        and the nomination as ``nominating`` says."""
         pod = qp.pod
         rejected = st.is_rejected()
         seconds = time.perf_counter() - qp.attempt_started
@@ -370,15 +377,16 @@ class ScheduleOne(SchedulerParts):
             return
         qp.pod = current_info
         self.queue.add_unschedulable(qp, generation=self.cluster_generation)
-        if nominated:
-            self.queue.add_nominated(current_info, nominated)
-        elif nominated == "":
+        if nominating.overrides() and nominating.node:
+            self.queue.add_nominated(current_info, nominating.node)
+        elif nominating.overrides():
             self.queue.delete_nominated(current_info.uid)
         self.last_message[pod.key] = message
         self.client.record_event("Warning", "FailedScheduling", "Scheduling", current, message)
         if results is not None and results.write:
             self._write_results(current_info, results, current)
-        patch_nominated = nominated if nominated is not None and nominated != current_info.nominated_node_name else None
+        changed = nominating.overrides() and nominating.node != current_info.nominated_node_name
+        patch_nominated = nominating.node if changed else None
         # updatePod: nothing is written when the condition and the nomination are as they were, so
         # the pod's resourceVersion, and with it the event's key, stays: repeats become a series
         condition = updated_pod_condition(

@@ -20,6 +20,7 @@ from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
 from kubesched.clock import rfc3339
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import NOMINATION_CLEARED, NominatingInfo
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
@@ -262,17 +263,19 @@ class ScheduleOnePodGroup(ScheduleOne):
             if status is not None and status.code == Code.ERROR:
                 st = pst if pst is not None and pst.code == Code.ERROR else status
                 qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-                self._handle_failure(qp, st, st.message(), "", _results(pod_outcome))
+                self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, _results(pod_outcome))
             elif pod_outcome is not None and pst is None:
                 qp.unschedulable_plugins, qp.pending_plugins = set(), set()
                 if status is None:
                     self._prepare_for_binding(fwk, pod_outcome.state, qp, pod_outcome.host)
                 elif outcome.waiting_on_preemption:  # back to wait for the victims to go
                     nominated = outcome.nominations.get(qp.uid)
-                    self._handle_failure(qp, status, status.message(), nominated, _results(pod_outcome))
+                    self._handle_failure(
+                        qp, status, status.message(), NominatingInfo.of(nominated), _results(pod_outcome)
+                    )
                 else:
                     st = _unschedulable(status.message())
-                    self._handle_failure(qp, st, st.message(), "", _results(pod_outcome))
+                    self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, _results(pod_outcome))
             else:
                 st = pst if pst is not None else _unschedulable()
                 if pod_outcome is not None:
@@ -280,7 +283,9 @@ class ScheduleOnePodGroup(ScheduleOne):
                     qp.pending_plugins = pod_outcome.pending_plugins
                 else:
                     qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-                self._handle_failure(qp, st, st.message(), outcome.nominations.get(qp.uid), _results(pod_outcome))
+                self._handle_failure(
+                    qp, st, st.message(), NominatingInfo.of(outcome.nominations.get(qp.uid)), _results(pod_outcome)
+                )
         seconds = time.perf_counter() - started
         if status is None:
             self._update_pod_group_condition(group, "True", "Scheduled", "")
@@ -305,7 +310,7 @@ class ScheduleOnePodGroup(ScheduleOne):
                 self.queue.done(qp.uid)
                 continue
             qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-            self._handle_failure(qp, st, st.message(), "")
+            self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED)
         if update_condition:
             self._update_pod_group_condition(group, "False", "SchedulerError", st.message())
         group.failed_at_generation = self.cluster_generation
