@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -150,10 +151,23 @@ class CounterVec:
         return fam
 
 
+@dataclass(slots=True)
+class Stats:
+    """The scheduler's tallies of its attempts, kept by the same calls that count
+    ``scheduler_schedule_attempts_total`` (the benchmarks and ``simulate`` read them)."""
+
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    wall_seconds: float = 0.0
+
+
 class SchedulerMetrics(Collector):
     """The metrics kube-scheduler registers by default (``metricsList``), those that apply here."""
 
     def __init__(self, seed: int = 0) -> None:
+        self.stats = Stats()  # one tally: the counters below and the scheduler's own figures
         self.schedule_attempts = CounterVec(
             "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
@@ -249,14 +263,17 @@ class SchedulerMetrics(Collector):
         self.sampling = self._rng.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
 
     def pod_scheduled(self, profile: str, seconds: float) -> None:
+        self.stats.scheduled += 1
         self.schedule_attempts.inc("scheduled", profile)
         self.attempt_duration.observe(seconds, "scheduled", profile)
 
     def pod_unschedulable(self, profile: str, seconds: float) -> None:
+        self.stats.unschedulable += 1
         self.schedule_attempts.inc("unschedulable", profile)
         self.attempt_duration.observe(seconds, "unschedulable", profile)
 
     def pod_schedule_error(self, profile: str, seconds: float) -> None:
+        self.stats.errors += 1
         self.schedule_attempts.inc("error", profile)
         self.attempt_duration.observe(seconds, "error", profile)
 

@@ -21,22 +21,11 @@ from kubesched.scheduler.extender import HTTPExtender
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.waiting_pods import WaitingPods
 from kubesched.scheduler.listers import Listers
-from kubesched.scheduler.metrics import SchedulerMetrics
+from kubesched.scheduler.metrics import SchedulerMetrics, Stats
 from kubesched.scheduler.queue import SchedulingQueue
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults
 from kubesched.scheduler.schedule_pod import Algorithm
-
-
-@dataclass(slots=True)
-class Stats:
-    """The scheduler's own tallies of its cycles (the benchmarks and ``simulate`` read them)."""
-
-    attempts: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    wall_seconds: float = 0.0
 
 
 @dataclass(slots=True)

@@ -291,7 +291,6 @@ class ScheduleOne(SchedulerParts):
             self.health.error("scheduler", f"Pod {pod.key}", exc)
 
     def _bound(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str) -> None:
-        self.stats.scheduled += 1
         self.metrics.pod_scheduled(fwk.profile_name, time.perf_counter() - qp.attempt_started)
         if qp.initial_attempt_timestamp is not None:
             self.metrics.pod_bound(qp.attempts, self.clock.now() - qp.initial_attempt_timestamp)
@@ -358,10 +357,8 @@ class ScheduleOne(SchedulerParts):
         rejected = st.is_rejected()
         seconds = time.perf_counter() - qp.attempt_started
         if rejected:
-            self.stats.unschedulable += 1
             self.metrics.pod_unschedulable(pod.scheduler_name, seconds)
         else:
-            self.stats.errors += 1
             self.metrics.pod_schedule_error(pod.scheduler_name, seconds)
         reason = "Unschedulable" if rejected else "SchedulerError"
         try:

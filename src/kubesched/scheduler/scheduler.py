@@ -41,7 +41,7 @@ from kubesched.scheduler.listers import KINDS as LISTED_KINDS
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.parts import Explanation, Stats
+from kubesched.scheduler.parts import Explanation
 from kubesched.scheduler.podgroups import PodGroupStates
 from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.queue import Entity, QueuedPodInfo, SchedulingQueue
@@ -120,7 +120,7 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         self.nominate_expected = config.feature_gates.enabled(NOMINATED_NODE_NAME_FOR_EXPECTATION)
         self.algorithm.extenders = self.extenders
         self.algorithm.node_object = self.cache.node_object
-        self.stats = Stats()
+        self.stats = self.metrics.stats  # one tally with the attempt counters
         self.health = LoopHealth()  # the process's, when it has one (``kubesched up``, ``scheduler``)
         self.cluster_generation = 0
         self.explain_keys = explain or set()
