@@ -265,7 +265,8 @@ def _scores(store, sched, policy: str, pod) -> dict[str, int]:
     qp = sched.queue.pop()
     fwk = sched.profiles["default-scheduler"]
     result = sched.algorithm.schedule_pod(fwk, CycleState(), qp.pod, sched.cache.table, sched.queue, explain=True)
-    info = result.explain
+    info = result.report
+    assert info is not None and info.rows is not None
     plugin = {
         "Random": "RandomScore",
         "DotProduct": "DotProductScore",
@@ -274,8 +275,7 @@ def _scores(store, sched, policy: str, pod) -> dict[str, int]:
         "BestFit": "BestFitScore",
         "FGD": "FGDScore",
     }[policy]
-    rows = info["rows"]
-    return {sched.cache.table.names[int(r)]: int(s) for r, s in zip(rows, info["scores"][plugin], strict=True)}
+    return {sched.cache.table.names[int(r)]: int(s) for r, s in zip(info.rows, info.scores[plugin], strict=True)}
 
 
 # brute-force ports of pkg/simulator/plugin/*_score.go, node by node

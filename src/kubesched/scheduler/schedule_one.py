@@ -28,7 +28,7 @@ from kubesched.scheduler.parts import Explanation, SchedulerParts
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
-from kubesched.scheduler.schedule_pod import ScheduleFailure, ScheduleResult
+from kubesched.scheduler.schedule_pod import AttemptReport, ScheduleFailure, ScheduleResult
 
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
@@ -116,10 +116,8 @@ class ScheduleOne(SchedulerParts):
             self.stats.wall_seconds += time.perf_counter() - started
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - started)
-        if state.results is not None and result.explain is not None:
-            self._record_nodes(
-                pod, fwk, state, result.explain["diagnosis"], result.explain, explain, result.suggested_host
-            )
+        if state.results is not None and result.report is not None:
+            self._record_nodes(pod, fwk, state, result.report.diagnosis, result.report, explain, result.suggested_host)
         self._prepare_for_binding(fwk, state, qp, result.suggested_host)
         self.stats.wall_seconds += time.perf_counter() - started
 
@@ -402,7 +400,7 @@ class ScheduleOne(SchedulerParts):
         fwk: Framework,
         state: CycleState,
         diagnosis: Any,
-        info: dict[str, Any] | None,
+        info: AttemptReport | None,
         explain: bool,
         selected: str | None = None,
     ) -> None:
@@ -410,22 +408,21 @@ class ScheduleOne(SchedulerParts):
         history of attempts."""
         rec: PodResults = state.results
         nodes = self.cache.table
-        hint = str(info["hint"]) if info is not None and info.get("hint") else None
+        hint = info.hint if info is not None else None
         total: dict[str, int] = {}
         if hint is not None:
             rec.filter[hint] = dict.fromkeys((p for p in fwk.filter_names if p not in state.skip_filter), "passed")
-        elif info is not None and "rows" in info:
-            rows = info["rows"]
-            raw, norm = info["raw"], info["scores"]
+        elif info is not None and info.rows is not None and info.total is not None:
+            rows, raw, norm = info.rows, info.raw, info.scores
             scores = {p: (raw[p], norm[p], fwk.weights[p]) for p in norm}
             picked = nodes.index.get(selected) if selected else None
             record_nodes(
-                rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, rows, scores, info["total"], picked
+                rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, rows, scores, info.total, picked
             )
             if explain:
-                total = {n: int(t) for n, t in zip((nodes.names[r] for r in rows.tolist()), info["total"], strict=True)}
+                total = {n: int(t) for n, t in zip((nodes.names[r] for r in rows.tolist()), info.total, strict=True)}
         else:
-            feasible = info["feasible"] if info is not None and "feasible" in info else np.zeros(0, np.int64)
+            feasible = info.feasible if info is not None and info.feasible is not None else np.zeros(0, np.int64)
             record_nodes(rec, nodes.names, fwk.filter_names, state.skip_filter, diagnosis, feasible, None, None)
         if explain:
             history = self.explanations.setdefault(pod.key, [])

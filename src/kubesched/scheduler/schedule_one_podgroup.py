@@ -228,8 +228,8 @@ class ScheduleOnePodGroup(ScheduleOne):
                 out.pending_plugins = set(result.fit.diagnosis.pending_plugins)
             return out, None
         host = result.suggested_host
-        if state.results is not None and result.explain is not None:
-            self._record_nodes(pod, fwk, state, result.explain["diagnosis"], result.explain, explain, host)
+        if state.results is not None and result.report is not None:
+            self._record_nodes(pod, fwk, state, result.report.diagnosis, result.report, explain, host)
         assumed = self._assume(pod, host)
         st = fwk.run_reserve(state, assumed, host)
         if st is not None:

@@ -54,20 +54,50 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 
 
 @dataclass(init=False, slots=True)
+class AttemptReport:
+    """What an attempt shows of itself to the results recorder and ``--explain`` (as
+    kube-scheduler-simulator's wrapped plugins record it; upstream keeps none): the Filter
+    verdicts, and either the feasible rows (nothing scored: one node fit, or the batch's hinted
+    node, ``hint``) or the scored rows with each plugin's raw and normalized scores and the total."""
+
+    diagnosis: Diagnosis | None
+    feasible: np.ndarray | None
+    hint: str | None
+    rows: np.ndarray | None
+    raw: dict[str, np.ndarray]
+    scores: dict[str, np.ndarray]
+    total: np.ndarray | None
+
+    def __init__(self, diagnosis: Diagnosis | None) -> None:
+        self.diagnosis = diagnosis
+        self.feasible = None
+        self.hint = None
+        self.rows = None
+        self.raw = {}
+        self.scores = {}
+        self.total = None
+
+    def scored(
+        self, rows: np.ndarray, raw: dict[str, np.ndarray], scores: dict[str, np.ndarray], total: np.ndarray
+    ) -> AttemptReport:
+        self.rows, self.raw, self.scores, self.total = rows, raw, scores, total
+        return self
+
+
 class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
-    explain: dict[str, object] | None = None
+    report: AttemptReport | None = None
 
     def __init__(
-        self, suggested_host: str, evaluated_nodes: int, feasible_nodes: int, explain: dict[str, object] | None = None
+        self, suggested_host: str, evaluated_nodes: int, feasible_nodes: int, report: AttemptReport | None = None
     ) -> None:
         # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
         self.suggested_host = suggested_host
         self.evaluated_nodes = evaluated_nodes
         self.feasible_nodes = feasible_nodes
-        self.explain = explain
+        self.report = report
 
 
 @dataclass(slots=True)
@@ -187,7 +217,7 @@ class Algorithm:
             return self._pick_from_shape(fwk, state, pod, nodes, facts, cycle, record)
         if self.extenders and len(feasible) and not facts.taken:
             feasible = self._find_nodes_that_pass_extenders(pod, nodes, feasible, diagnosis)
-        info: dict[str, object] | None = {"diagnosis": diagnosis} if explain or record else None
+        info = AttemptReport(diagnosis) if explain or record else None
         if len(feasible) == 0:
             diagnosis.collect_rejectors()
             return ScheduleFailure(fit=FitError(pod, nodes.n, diagnosis))
@@ -196,9 +226,9 @@ class Algorithm:
         if len(feasible) == 1:  # upstream runs no PreScore or Score for a single feasible node
             chosen = nodes.names[int(feasible[0])]
             if info is not None:
-                info["feasible"] = feasible
+                info.feasible = feasible
                 if facts.taken:
-                    info["hint"] = chosen
+                    info.hint = chosen
             if self.batching:
                 fwk.batch.store_schedule_results(facts.signature, facts.hint, chosen, None, cycle)
             return ScheduleResult(chosen, evaluated, 1, info)
@@ -215,13 +245,7 @@ class Algorithm:
             outcome.total[:] = 1
         pick = self._select_host(nodes, feasible, outcome.total)
         if info is not None:
-            info.update(
-                rows=feasible,
-                scores=outcome.by_plugin,
-                raw=outcome.raw_by_plugin,
-                total=outcome.total,
-                weights=fwk.weights,
-            )
+            info.scored(feasible, outcome.raw_by_plugin, outcome.by_plugin, outcome.total)
         chosen = nodes.names[int(feasible[pick])]
         if self.batching:
             rest = self._sorted_rest(nodes, feasible, outcome.total, pick, facts.signature)
@@ -273,7 +297,7 @@ class Algorithm:
 
     def _shape_info(
         self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, entry: ShapeEntry, window: Window
-    ) -> dict[str, object]:
+    ) -> AttemptReport:
         """What ``explain`` keeps, from a shape cache entry: the nodes it rejects filtered
         again (alone) for their reasons, the window's raw scores and their normalization."""
         rows = entry.rows(window)
@@ -286,9 +310,9 @@ class Algorithm:
             reasons = np.zeros(nodes.n, sub.reasons.dtype)
             codes[rejected], plugins[rejected], reasons[rejected] = sub.codes, sub.plugins, sub.reasons
             diagnosis = fwk.diagnosis_from(nodes, FilterOutcome(codes, plugins, reasons, sub.describers))
-        info: dict[str, object] = {"diagnosis": diagnosis}
+        info = AttemptReport(diagnosis)
         if len(rows) == 1:
-            info["feasible"] = rows
+            info.feasible = rows
             return info
         # PreScore's statuses, as this cycle would have given them: those of the cycle that
         # computed the entry's scores
@@ -303,8 +327,7 @@ class Algorithm:
             raw[plugin.name] = r
             norm[plugin.name] = r if n is None else n
             total += norm[plugin.name] * weight
-        info.update(rows=rows, scores=norm, raw=raw, total=total, weights=fwk.weights)
-        return info
+        return info.scored(rows, raw, norm, total)
 
     def _sorted_rest(
         self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
