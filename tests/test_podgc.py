@@ -80,3 +80,43 @@ def test_pods_of_a_deleted_node_are_failed_and_deleted_after_the_quarantine():
 def test_the_flag_names_it_as_kube_controller_manager_does():
     assert "pod-garbage-collector-controller" in select("*")
     assert select("*,-podgc") == [n for n in select("*") if n != "pod-garbage-collector-controller"]
+
+
+def test_a_pod_terminating_on_an_out_of_service_node_is_failed_and_deleted():
+    """``gcTerminating``: a bound pod deleted while its node's kubelet is gone stays Terminating (no
+    kubelet confirms it, as on kube-apiserver) until the node, not Ready, is tainted
+    ``node.kubernetes.io/out-of-service``; then it is failed (no condition) and deleted."""
+    from kubesched.kubelet.node import STOPPED_ANNOTATION
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "stuck", "namespace": "default"},
+        "spec": {"nodeName": "n2", "containers": [{"name": "c", "image": "x"}], "terminationGracePeriodSeconds": 5},
+    }
+    cluster = Cluster(node("n1"), node("n2"), pod, workloads=True)
+    with_podgc(cluster, threshold=12_500)
+    cluster.settle()
+
+    def annotate(o: dict[str, Any]) -> dict[str, Any]:
+        return {**o, "metadata": {**o["metadata"], "annotations": {STOPPED_ANNOTATION: "true"}}}
+
+    cluster.store.mutate("Node", "", "n2", annotate)  # its kubelet stops
+    cluster.store.delete("Pod", "default", "stuck")
+    cluster.advance(60.0)
+    stuck = cluster.store.try_get("Pod", "default", "stuck")
+    assert stuck is not None and stuck["metadata"].get("deletionTimestamp")  # past its grace period
+
+    def out_of_service(o: dict[str, Any]) -> dict[str, Any]:
+        taint = {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}
+        spec = {**(o.get("spec") or {}), "taints": [*((o.get("spec") or {}).get("taints") or []), taint]}
+        status = {**(o.get("status") or {}), "conditions": [{"type": "Ready", "status": "False"}]}
+        return {**o, "spec": spec, "status": status}
+
+    watch = cluster.store.watch(["Pod"], cluster.store.resource_version)
+    cluster.store.mutate("Node", "", "n2", out_of_service)
+    cluster.advance(20.0)  # the collector's period
+    assert cluster.store.try_get("Pod", "default", "stuck") is None
+    failed = [e.obj for e in watch.drain() if e.type == "MODIFIED" and e.obj["status"].get("phase") == "Failed"]
+    assert len(failed) == 1
+    assert not any(c["type"] == "DisruptionTarget" for c in failed[0]["status"].get("conditions") or [])

@@ -72,6 +72,7 @@ class PodGarbageCollector:
         pods = self.client.list("Pod")
         if self.threshold > 0:
             self._gc_terminated(pods)
+        self._gc_terminating(pods)
         self._gc_orphaned(pods)
         self._gc_unscheduled_terminating(pods)
 
@@ -84,6 +85,23 @@ class PodGarbageCollector:
         finished.sort(key=lambda p: (not _evicted(p), _created(p), p["metadata"].get("name") or ""))
         for pod in finished[:excess]:
             self._retries.attempt(_key(pod), describe("Pod", _key(pod)), partial(self._delete, pod))
+
+    def _gc_terminating(self, pods: list[dict[str, Any]]) -> None:
+        """``gcTerminating``: a pod being deleted on a node that is not Ready and is tainted
+        ``node.kubernetes.io/out-of-service`` (no kubelet will confirm it) is failed and deleted,
+        evicted ones and the oldest first."""
+        nodes = {n["metadata"]["name"]: n for n in self.client.list("Node")}
+        stuck = []
+        for pod in pods:
+            node = nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+            if not pod["metadata"].get("deletionTimestamp") or node is None:
+                continue
+            taints = (node.get("spec") or {}).get("taints") or []
+            if not _ready(node) and any(t.get("key") == OUT_OF_SERVICE for t in taints):
+                stuck.append(pod)
+        stuck.sort(key=lambda p: (not _evicted(p), _created(p), p["metadata"].get("name") or ""))
+        for pod in stuck:
+            self._retries.attempt(_key(pod), describe("Pod", _key(pod)), partial(self._fail, pod, condition=False))
 
     def _gc_orphaned(self, pods: list[dict[str, Any]]) -> None:
         """``gcOrphaned``: pods of nodes gone past the quarantine."""
@@ -104,11 +122,13 @@ class PodGarbageCollector:
             if pod["metadata"].get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
                 self._retries.attempt(_key(pod), describe("Pod", _key(pod)), partial(self._delete, pod))
 
-    def _fail(self, pod: dict[str, Any], _queued: object = None) -> None:
-        """``markFailedAndDeletePodWithCondition``: Failed, DisruptionTarget, then a forced delete."""
+    def _fail(self, pod: dict[str, Any], _queued: object = None, *, condition: bool = True) -> None:
+        """``markFailedAndDeletePodWithCondition``: Failed (with the DisruptionTarget condition
+        for an orphan; ``markFailedAndDeletePod`` sets none), then a forced delete."""
         if (pod.get("status") or {}).get("phase") not in FINISHED:
             now = rfc3339(self.client.clock.now())
-            condition = {
+            with_condition = condition
+            disruption = {
                 "type": "DisruptionTarget",
                 "status": "True",
                 "reason": "DeletionByPodGC",
@@ -122,10 +142,11 @@ class PodGarbageCollector:
                     return o
                 status = dict(o.get("status") or {})
                 status["phase"] = "Failed"
-                status["conditions"] = [
-                    *(c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"),
-                    condition,
-                ]
+                if with_condition:
+                    status["conditions"] = [
+                        *(c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"),
+                        disruption,
+                    ]
                 return {**o, "status": status}
 
             try:
@@ -142,6 +163,15 @@ class PodGarbageCollector:
         except ApiError as exc:
             if exc.code not in (404, 409):  # gone already, or another pod by now
                 raise
+
+
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"  # v1.TaintNodeOutOfService
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    """``nodeutil.IsNodeReady``."""
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def _key(pod: dict[str, Any]) -> tuple[str, str]:
