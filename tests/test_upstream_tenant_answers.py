@@ -407,8 +407,23 @@ def _driver_is(length: int) -> dict[str, Any]:
     return {"cel": {"expression": head + "x" * (length - len(head) - 1) + '"'}}
 
 
+def _cel(expression: str) -> dict[str, Any]:
+    return {"cel": {"expression": expression}}
+
+
+NEST3 = "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, a != b)))"
+NEST4 = "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, device.attributes.all(d, a != b))))"
 SELECTOR_CASES = [
     ("10 KiB exactly", _claim("at-limit", [_driver_is(10 * 1024)])),
+    ("an attribute", _claim("attr", [_cel('device.attributes["gpu.example.com"].model == "a100"')])),
+    ("a capacity", _claim("cap", [_cel('device.capacity["gpu.example.com"].memory.compareTo(quantity("1Gi")) >= 0')])),
+    ("three nested loops", _claim("nest-three", [_cel(NEST3)])),
+    ("four nested loops", _claim("nest-four", [_cel(NEST4)])),
+    ("an inner map's loop", _claim("inner", [_cel("device.attributes.all(d, device.attributes[d].all(k, k != d))")])),
+    (
+        "string work in loops",
+        _claim("strings", [_cel("device.attributes.all(a, device.attributes.all(b, a.startsWith(b)))")]),
+    ),
     ("a byte over", _claim("over", [_driver_is(10 * 1024 + 1)])),
     ("no cel", _claim("no-cel", [{}])),
     ("two over", _claim("two-over", [_driver_is(20_000), _driver_is(10 * 1024 + 1)])),
@@ -428,4 +443,5 @@ def test_a_claims_device_selectors_are_bounded_as_kube_apiserver_bounds_them(sid
         answers.append((code, body.get("reason"), body.get("message"), causes))
     theirs, ours = answers
     assert ours == theirs
-    assert theirs[0] == (201 if case == "10 KiB exactly" else 422)
+    refused = {"a byte over", "no cel", "two over", "four nested loops"}
+    assert theirs[0] == (422 if case in refused else 201)

@@ -1,17 +1,19 @@
 """The validation of DRA's device selectors (``pkg/apis/resource/validation``, ``validateSelector``):
-every selector has a CEL expression, of at most ``CELSelectorExpressionMaxLength`` bytes, in a
+every selector has a CEL expression, of at most ``CELSelectorExpressionMaxLength`` bytes and
+``CELSelectorExpressionMaxCost`` estimated cost, in a
 DeviceClass, a ResourceClaim and a ResourceClaimTemplate. A claim is a tenant's object the scheduler
 compiles and evaluates for every device it looks at: the bound keeps one claim from holding it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubesched.errors import InputError
 
 # resource.CELSelectorExpressionMaxLength (pkg/apis/resource/types.go): bytes, as Go's len()
 SELECTOR_MAX_LENGTH = 10 * 1024
+SELECTOR_MAX_COST = 1_000_000  # resource.CELSelectorExpressionMaxCost
 
 
 def _selectors(selectors: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -47,10 +49,17 @@ def device_selectors(kind: str, obj: dict[str, Any]) -> Iterator[tuple[str, Any]
         yield from _claim_selectors(spec.get("spec"), "spec.spec")
 
 
-def validate_device_selectors(kind: str, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
+def validate_device_selectors(
+    kind: str,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None = None,
+    cost: Callable[[str], int | None] | None = None,
+) -> None:
     """Raise InputError naming each selector without a CEL expression or with one too long. On an
     update, an expression the stored object holds already is not checked again (``opts.stored``:
-    it was valid when stored; a claim's status write never fails for its selectors)."""
+    it was valid when stored; a claim's status write never fails for its selectors). ``cost``: a
+    selector's estimated cost (cel-go's model over DRA's declared ``device``), refused past
+    ``CELSelectorExpressionMaxCost``."""
     stored = {
         str((sel.get("cel") or {}).get("expression"))
         for _, sel in device_selectors(kind, old or {})
@@ -63,8 +72,14 @@ def validate_device_selectors(kind: str, obj: dict[str, Any], old: dict[str, Any
             causes.append((f"{path}.cel", "Required value"))
             continue
         expression = cel.get("expression")
-        if isinstance(expression, str) and expression not in stored and len(expression.encode()) > SELECTOR_MAX_LENGTH:
+        if not isinstance(expression, str) or expression in stored:
+            continue
+        if len(expression.encode()) > SELECTOR_MAX_LENGTH:
             causes.append((f"{path}.cel.expression", f"Too long: may not be more than {SELECTOR_MAX_LENGTH} bytes"))
+            continue  # too long to compile
+        estimate = cost(expression) if cost is not None else None
+        if estimate is not None and estimate > SELECTOR_MAX_COST:
+            causes.append((f"{path}.cel.expression", "Forbidden: too complex, exceeds cost limit"))
     if len(causes) == 1:
         field, message = causes[0]
         raise InputError(message, field=field)

@@ -72,8 +72,11 @@ class _Var:
 class Coster:
     """``coster``: the cost range of one expression whose ``self`` is ``root``."""
 
-    def __init__(self, root: Decl | None, value_sizes: Sizes | None = None) -> None:
+    def __init__(
+        self, root: Decl | None, value_sizes: Sizes | None = None, roots: tuple[str, ...] = ("self", "oldSelf")
+    ) -> None:
         self.root = root
+        self.roots = roots  # the variables ``root`` declares (a CRD rule's self, DRA's device)
         self.value_sizes = value_sizes
         self.paths: dict[int, list[str]] = {}
         self.sizes: dict[int, Range] = {}
@@ -84,7 +87,7 @@ class Coster:
     # types, as far as the cost needs them: the declared type of a path, else what a literal or
     # a function yields, else dyn
     def _decl_of(self, path: list[str] | None) -> Decl | None:
-        if not path or path[0] not in ("self", "oldSelf"):
+        if not path or path[0] not in self.roots:
             return None
         return self._declared(path)
 
@@ -421,7 +424,9 @@ def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> 
     return None
 
 
-def estimated_cost(expression: str, root: Decl | None, sizes: Sizes | None = None) -> int:
-    """The most an expression can cost for a ``self`` of the declared type (``Range.hi``);
-    ``sizes``: the sizes of an actual value's paths instead of the declared maxima."""
-    return Coster(root, sizes).cost(parse(expression)).hi
+def estimated_cost(
+    expression: str, root: Decl | None, sizes: Sizes | None = None, roots: tuple[str, ...] = ("self", "oldSelf")
+) -> int:
+    """The most an expression can cost for a ``self`` (or ``roots``) of the declared type
+    (``Range.hi``); ``sizes``: the sizes of an actual value's paths instead of the declared maxima."""
+    return Coster(root, sizes, roots).cost(parse(expression)).hi
