@@ -119,8 +119,7 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
     sched.process_events()
     for obj, node in nominated:  # as the queue's nominator has them, not to be scheduled here
         sched.nominate(pod_info_from(obj), node)
-    while sched.schedule_one():
-        sched.process_events()
+    sched.drain()
     history = sched.explanations.get(key)
     if not history:
         return None

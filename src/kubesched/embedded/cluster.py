@@ -177,14 +177,11 @@ class EmbeddedCluster:
                 return
 
     def _settle_scheduler(self) -> None:
-        while True:
+        def sync_loops() -> None:
             for loop in self.loops:
                 loop.sync()
-            self.sched.process_events()
-            if not self.sched.schedule_one():
-                self.sched.process_events()
-                if not self.sched.has_active():
-                    return
+
+        self.sched.drain(sync_loops)
 
     def advance(self, seconds: float) -> None:
         """Let virtual time pass (firing timers, completing backoffs, the unschedulable flush),

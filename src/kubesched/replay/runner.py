@@ -473,13 +473,11 @@ def _pending(sched: Scheduler, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drain_scheduler(sched: Scheduler, controllers: list[Any]) -> None:
-    while True:
+    def sync() -> None:
         for c in controllers:
             c.sync()
-        sched.process_events()
-        if not sched.has_active():
-            return
-        sched.schedule_one()
+
+    sched.drain(sync)
 
 
 def _run_arrivals(

@@ -204,6 +204,20 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
 
     # -- the face: what drivers, planners, the UI and explain read and ask of the scheduler; its
     # parts (queue, cache, algorithm, watch) are its own ---------------------------------------
+    def drain(self, sync: Callable[[], None] | None = None) -> int:
+        """The step every driver takes at an instant: handle what has happened and schedule
+        until no pod is ready to pop (no time passes); ``sync`` runs before each round (the loops
+        beside the scheduler). Returns the scheduling cycles run."""
+        cycles = 0
+        while True:
+            if sync is not None:
+                sync()
+            self.process_events()
+            if not self.has_active():
+                return cycles
+            self.schedule_one()
+            cycles += 1
+
     def has_active(self) -> bool:
         """Whether a pod (or pod group) is ready to pop: activeQ, or backoffQ where it may pop."""
         return self.queue.has_active()
