@@ -1,4 +1,4 @@
-"""Generate ``src/kubesched/apiserver/bootstrap_policy.json``: kube-apiserver v1.37.2's bootstrap RBAC
+"""Generate ``src/kubesched/apiserver/auth/bootstrap_policy.json``: kube-apiserver v1.37.2's bootstrap RBAC
 policy (every ClusterRole, ClusterRoleBinding, Role and RoleBinding its RBAC post-start hook
 reconciles, labelled ``kubernetes.io/bootstrapping=rbac-defaults``), read from upstream's own
 kube-apiserver (``scripts/build_upstream.sh``) started on loopback with etcd, serving what the
@@ -59,7 +59,7 @@ def main() -> None:
             policy = read(plane)
         finally:
             plane.stop()
-    target = ROOT / "src" / "kubesched" / "apiserver" / "bootstrap_policy.json"
+    target = ROOT / "src" / "kubesched" / "apiserver" / "auth" / "bootstrap_policy.json"
     target.write_text(json.dumps(policy, indent=1, sort_keys=False) + "\n")
     print(", ".join(f"{len(v)} {k}" for k, v in policy.items()))
 

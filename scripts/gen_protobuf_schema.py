@@ -1,4 +1,4 @@
-"""Generate ``src/kubesched/apiserver/protobuf.json``: the field numbers, names and types of the
+"""Generate ``src/kubesched/apiserver/handlers/protobuf.json``: the field numbers, names and types of the
 protobuf messages of the kinds the embedded API server serves, read from the ``generated.proto``
 files of k8s.io/api and k8s.io/apimachinery (what kube-apiserver's protobuf serializer uses), and
 which fields are Go pointers (from ``types.go``: their zero values are kept, as a set ``*int32``
@@ -179,7 +179,7 @@ def main(api: str, machinery: str, ref: str = REF) -> None:
             kinds[f"{api_version} {kind}"] = fqn
     for fqn in ("k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions",):
         kinds[f"meta/v1 {fqn.rsplit('.', 1)[1]}"] = fqn
-    out = Path(__file__).resolve().parent.parent / "src" / "kubesched" / "apiserver" / "protobuf.json"
+    out = Path(__file__).resolve().parent.parent / "src" / "kubesched" / "apiserver" / "handlers" / "protobuf.json"
     doc = {"source": f"k8s.io/api and k8s.io/apimachinery {ref} generated.proto", "kinds": kinds, "messages": messages}
     out.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True) + "\n")
     print(f"{out}: {len(messages)} messages, {len(kinds)} kinds")

@@ -9,8 +9,8 @@ import pytest
 from kubesched.api.errors import BadRequest, Expired, Invalid
 from kubesched.api.fields import fields_match, parse_field_selector
 from kubesched.api.labels import labels_match, parse_label_selector
-from kubesched.apiserver.patch import json_patch, merge_patch, strategic_merge_patch
-from kubesched.apiserver.tables import human_duration
+from kubesched.apiserver.handlers.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.apiserver.handlers.tables import human_duration
 from kubesched.clock import VirtualClock
 from kubesched.cluster.sqlite import SQLiteBackend
 from kubesched.cluster.store import StorageError, Store
@@ -335,7 +335,7 @@ def test_encoded_watch_lines_are_kept_for_the_last_events_only():
     from collections import deque
 
     from kubesched.api.watch import ADDED, WatchEvent
-    from kubesched.apiserver.listwatch import WIRE_EVENTS, ListWatch
+    from kubesched.apiserver.handlers.listwatch import WIRE_EVENTS, ListWatch
 
     lw = ListWatch.__new__(ListWatch)
     lw._encoded = deque()

@@ -1,5 +1,5 @@
 """API Priority and Fairness, as the embedded API server shares itself between users
-(``apiserver/fairness.py``): seats handed round robin between the flows with requests waiting, so
+(``apiserver/filters/fairness.py``): seats handed round robin between the flows with requests waiting, so
 one user's thousand requests wait for each other and not another's one; a flow's full queue and a
 wait past the limit are 429s; a client that goes away leaves its place to the next."""
 
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from kubesched.apiserver.fairness import Fairness, FairnessSettings
+from kubesched.apiserver.filters.fairness import Fairness, FairnessSettings
 
 
 def run(coro):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api.errors import Conflict
-from kubesched.apiserver import fieldmanager as fm
+from kubesched.apiserver.handlers import fieldmanager as fm
 
 DEPLOY = {
     "apiVersion": "apps/v1",

@@ -254,7 +254,6 @@ def test_the_algorithm_duration_is_observed_for_a_failed_attempt_too():
     observation counts every attempt that ran the algorithm, a pod that fits nowhere too
     (filters, then PostFilter), as upstream's ``schedulingAlgorithm`` does."""
     from helpers import make_node, make_pod
-
     from kubesched.testing import Cluster
 
     c = Cluster(make_node("n1", cpu="1"))

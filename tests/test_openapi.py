@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.apiserver import openapi
+from kubesched.apiserver.handlers import openapi
 from kubesched.apiserver.resources import GATED, RESOURCES
 
 

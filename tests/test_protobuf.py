@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.apiserver.protobuf import ProtobufError, UnsupportedKind, decode
+from kubesched.apiserver.handlers.protobuf import ProtobufError, UnsupportedKind, decode
 
 # kubectl.1.33 create namespace foo (the request body as -v=9 dumps it)
 CREATE_NAMESPACE_FOO = bytes.fromhex(

@@ -14,9 +14,9 @@ import pytest
 from tests.live import Server, kubectl_binaries, temp_home
 
 from kubesched.api.watch import WatchEvent
-from kubesched.apiserver import authn
-from kubesched.apiserver.bootstrap_policy import rule, urls
-from kubesched.apiserver.rbac import Attributes, UserInfo, forbidden_message, rule_allows
+from kubesched.apiserver.auth import authn
+from kubesched.apiserver.auth.bootstrap_policy import rule, urls
+from kubesched.apiserver.auth.rbac import Attributes, UserInfo, forbidden_message, rule_allows
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster.store import Store
@@ -88,7 +88,7 @@ def test_forbidden_messages():
 
 def test_aggregation_gathers_labelled_roles():
     store = Store(VirtualClock())
-    from kubesched.apiserver import bootstrap_policy
+    from kubesched.apiserver.auth import bootstrap_policy
 
     bootstrap_policy.install(store)
     agg = ClusterRoleAggregationController(StoreObjects(store))
@@ -357,7 +357,7 @@ def test_kubectl_create_token_can_i_and_the_python_client(server):
     ],
 )
 def test_request_attributes_match_what_is_served(method, path, query, expected):
-    from kubesched.apiserver.requestinfo import request_attributes
+    from kubesched.apiserver.auth.requestinfo import request_attributes
 
     a = request_attributes(BOB, method, path, query)
     assert (a.verb, a.resource, a.subresource, a.namespace, a.name) == expected

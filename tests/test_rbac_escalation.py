@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from tests.live import Server, kubectl_binaries, temp_home
 
-from kubesched.apiserver.bootstrap_policy import rule
-from kubesched.apiserver.escalation import breakdown, compact_string, missing_rules
+from kubesched.apiserver.auth.bootstrap_policy import rule
+from kubesched.apiserver.auth.escalation import breakdown, compact_string, missing_rules
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 BINARIES = kubectl_binaries()

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from tests.live import KUBESCHED, Server, wait_for
 
-from kubesched.apiserver.bootstrap_policy import KUBE_SCHEDULER, VOLUME_SCHEDULER
+from kubesched.apiserver.auth.bootstrap_policy import KUBE_SCHEDULER, VOLUME_SCHEDULER
 
 # (case name, role, the rule's resources it removes, the 403 the replica meets without it). The
 # kube-scheduler role's PV/PVC read rule is not here: system:volume-scheduler grants the same reads.

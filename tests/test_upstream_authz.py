@@ -11,7 +11,7 @@ import pytest
 from tests.live import Server
 from tests.upstream import ControlPlane
 
-from kubesched.apiserver.bootstrap_policy import rule
+from kubesched.apiserver.auth.bootstrap_policy import rule
 
 USERS = "alice-token,alice,1001\nbob-token,bob,1002\n"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"

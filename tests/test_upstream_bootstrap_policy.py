@@ -13,7 +13,7 @@ import pytest
 from tests.live import Server
 from tests.upstream import AS_KUBESCHED, ControlPlane
 
-from kubesched.apiserver.bootstrap_policy import rule
+from kubesched.apiserver.auth.bootstrap_policy import rule
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 SELECTOR = "?labelSelector=kubernetes.io%2Fbootstrapping%3Drbac-defaults"

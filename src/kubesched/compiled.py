@@ -31,7 +31,7 @@ MODULES = (
     "kubesched.api.validation",
     "kubesched.api.volumes",
     "kubesched.api.watch",
-    "kubesched.apiserver.objects",
+    "kubesched.apiserver.registry.objects",
     "kubesched.client.eventseries",
     "kubesched.client.inprocess",
     "kubesched.clock",

@@ -17,17 +17,17 @@ from kubesched.api.errors import BadRequest, NotFound
 from kubesched.api.fields import parse_field_selector
 from kubesched.api.labels import parse_label_selector
 from kubesched.api.watch import WatchEvent
-from kubesched.apiserver import customresources
-from kubesched.apiserver.request import Target
-from kubesched.apiserver.tables import Printer
+from kubesched.apiserver.handlers.request import Target
+from kubesched.apiserver.handlers.tables import Printer
+from kubesched.apiserver.registry import customresources
 from kubesched.cluster.events import from_core, to_core
 from kubesched.cluster.store import Store
 
 if TYPE_CHECKING:
     from kubesched.apiextensions.definitions import CustomResource
     from kubesched.apiextensions.registry import CustomResources
+    from kubesched.apiserver.auth.escalation import EscalationCheck
     from kubesched.apiserver.commit import GroupCommit
-    from kubesched.apiserver.escalation import EscalationCheck
 
 
 # the versions served from objects stored in another: (group, version) -> (stored to served, back)

@@ -30,26 +30,26 @@ from kubesched.api.errors import (
 )
 from kubesched.api.watch import WatchEvent
 from kubesched.apiextensions.registry import CustomResources
-from kubesched.apiserver import discovery, openapi
-from kubesched.apiserver import faults as faults_api
-from kubesched.apiserver.authn import ADMIN, Authenticator, token_matches
-from kubesched.apiserver.bodies import read_object
+from kubesched.apiserver.auth.authn import ADMIN, Authenticator, token_matches
+from kubesched.apiserver.auth.escalation import EscalationCheck
+from kubesched.apiserver.auth.impersonation import impersonate
+from kubesched.apiserver.auth.rbac import PRIVILEGED_GROUP, Authorizer, UserInfo, forbidden_message
+from kubesched.apiserver.auth.requestinfo import request_attributes
 from kubesched.apiserver.commit import GroupCommit
 from kubesched.apiserver.context import ServerContext
-from kubesched.apiserver.escalation import EscalationCheck
-from kubesched.apiserver.fairness import Fairness, FairnessSettings
-from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.impersonation import impersonate
-from kubesched.apiserver.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
-from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH, ListWatch
-from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Authorizer, UserInfo, forbidden_message
-from kubesched.apiserver.request import Target, parse_bool, respond, status_response, wants_table
-from kubesched.apiserver.requestinfo import request_attributes
+from kubesched.apiserver.filters import faults as faults_api
+from kubesched.apiserver.filters.fairness import Fairness, FairnessSettings
+from kubesched.apiserver.filters.faults import Faults
+from kubesched.apiserver.filters.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
+from kubesched.apiserver.handlers import discovery, openapi
+from kubesched.apiserver.handlers.bodies import read_object
+from kubesched.apiserver.handlers.listwatch import WATCH_QUEUE_LENGTH, ListWatch
+from kubesched.apiserver.handlers.request import Target, parse_bool, respond, status_response, wants_table
+from kubesched.apiserver.handlers.subresources import Subresources
+from kubesched.apiserver.handlers.tables import table
+from kubesched.apiserver.handlers.virtual import Virtual
+from kubesched.apiserver.handlers.writes import Writes
 from kubesched.apiserver.resources import BY_PATH, OFF_BY_DEFAULT, Resource
-from kubesched.apiserver.subresources import Subresources
-from kubesched.apiserver.tables import table
-from kubesched.apiserver.virtual import Virtual
-from kubesched.apiserver.writes import Writes
 from kubesched.cluster.store import Store
 from kubesched.health import LoopHealth
 

@@ -17,14 +17,14 @@ from aiohttp import web
 
 from kubesched import eventloop
 from kubesched.api.errors import AlreadyExists
-from kubesched.apiserver import bootstrap_policy
-from kubesched.apiserver.authn import Authenticator, load_token_file
-from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.limits import Limits, limited_factory
-from kubesched.apiserver.listwatch import WATCH_QUEUE_LENGTH
+from kubesched.apiserver.auth import bootstrap_policy
+from kubesched.apiserver.auth.authn import Authenticator, load_token_file
+from kubesched.apiserver.filters.faults import Faults
+from kubesched.apiserver.filters.limits import Limits, limited_factory
+from kubesched.apiserver.handlers.listwatch import WATCH_QUEUE_LENGTH
+from kubesched.apiserver.registry.services import kubernetes_service
 from kubesched.apiserver.resources import disabled_versions
 from kubesched.apiserver.server import ApiServer
-from kubesched.apiserver.services import kubernetes_service
 from kubesched.app import datadir
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.datadir import DataDirLock

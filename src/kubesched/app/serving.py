@@ -20,7 +20,7 @@ from aiohttp import web
 from prometheus_client import generate_latest
 
 from kubesched.api.errors import ApiError
-from kubesched.apiserver.authn import bearer_token, token_matches
+from kubesched.apiserver.auth.authn import bearer_token, token_matches
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.delegated_auth import DelegatedAuth
 from kubesched.metrics import METRICS_CONTENT_TYPE, REGISTRY

@@ -173,7 +173,7 @@ def _serve(
 ) -> None:
     from pathlib import Path
 
-    from kubesched.apiserver.limits import Limits
+    from kubesched.apiserver.filters.limits import Limits
     from kubesched.app.apiserver import ServerOptions, run
     from kubesched.controllers.manager import select as select_controllers
     from kubesched.features import FeatureGates

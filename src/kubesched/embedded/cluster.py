@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.apiextensions.registry import store_kind
-from kubesched.apiserver.objects import ServerAdmission, ServerValidation
+from kubesched.apiserver.registry.objects import ServerAdmission, ServerValidation
 from kubesched.client import InProcessClient
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import Clock, VirtualClock

@@ -32,7 +32,7 @@ from aiohttp import web
 from kubesched.api.errors import ApiError, BadRequest
 from kubesched.api.validation import path_segment_errors
 from kubesched.api.watch import DELETED
-from kubesched.apiserver.bodies import read_body
+from kubesched.apiserver.handlers.bodies import read_body
 from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster.loader import YAML_LOADER, check_yaml_structure
 from kubesched.cluster.store import Store

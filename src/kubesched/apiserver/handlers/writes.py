@@ -13,12 +13,17 @@ from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound, Unsup
 from kubesched.api.fields import fields_match
 from kubesched.api.labels import labels_match
 from kubesched.apiextensions import cleanup
-from kubesched.apiserver import customresources, fieldmanager
-from kubesched.apiserver.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
 from kubesched.apiserver.context import ServerContext
-from kubesched.apiserver.ephemeral import prepare_ephemeral, validate_ephemeral
-from kubesched.apiserver.fieldmanager import manager_name
-from kubesched.apiserver.objects import (
+from kubesched.apiserver.handlers import fieldmanager
+from kubesched.apiserver.handlers.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
+from kubesched.apiserver.handlers.fieldmanager import manager_name
+from kubesched.apiserver.handlers.patch import patched as patch_object
+from kubesched.apiserver.handlers.patch import strategic_merge_patch
+from kubesched.apiserver.handlers.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
+from kubesched.apiserver.handlers.strictpatch import go_json, go_value, strict_patch_error
+from kubesched.apiserver.registry import customresources
+from kubesched.apiserver.registry.ephemeral import prepare_ephemeral, validate_ephemeral
+from kubesched.apiserver.registry.objects import (
     StrictPatchError,
     check_meta,
     decode,
@@ -26,11 +31,7 @@ from kubesched.apiserver.objects import (
     prepare_for_update,
     validate,
 )
-from kubesched.apiserver.patch import patched as patch_object
-from kubesched.apiserver.patch import strategic_merge_patch
-from kubesched.apiserver.request import Target, dry_run, int_param, parse_bool, respond, with_warnings
-from kubesched.apiserver.resize import prepare_resize, validate_resize
-from kubesched.apiserver.strictpatch import go_json, go_value, strict_patch_error
+from kubesched.apiserver.registry.resize import prepare_resize, validate_resize
 from kubesched.client.objects import StoreObjects
 from kubesched.clock import rfc3339
 from kubesched.cluster.admission import ResourceQuotaAdmission

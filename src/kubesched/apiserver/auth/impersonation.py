@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from kubesched.api.errors import BadRequest, Forbidden
-from kubesched.apiserver.rbac import Attributes, Authorizer, UserInfo, forbidden_message
+from kubesched.apiserver.auth.rbac import Attributes, Authorizer, UserInfo, forbidden_message
 
 USER = "Impersonate-User"
 GROUP = "Impersonate-Group"

@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from kubesched.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from kubesched.apiserver import protobuf
+from kubesched.apiserver.handlers import protobuf
 from kubesched.cluster.loader import YAML_LOADER, check_yaml_structure
 from kubesched.errors import InputError
 

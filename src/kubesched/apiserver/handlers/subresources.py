@@ -14,13 +14,13 @@ from aiohttp import web
 from kubesched.api import schema
 from kubesched.api.errors import BadRequest, Invalid, MethodNotAllowed, UnsupportedMediaType
 from kubesched.api.selectors import format_label_selector
-from kubesched.apiserver import customresources
-from kubesched.apiserver.authn import AUDIENCES, DEFAULT_EXPIRATION, MAX_EXPIRATION, MIN_EXPIRATION, Authenticator
-from kubesched.apiserver.bodies import decode_json, read_body, read_object
+from kubesched.apiserver.auth.authn import AUDIENCES, DEFAULT_EXPIRATION, MAX_EXPIRATION, MIN_EXPIRATION, Authenticator
 from kubesched.apiserver.context import ServerContext
-from kubesched.apiserver.objects import invalid
-from kubesched.apiserver.patch import patched
-from kubesched.apiserver.request import Target, dry_run, respond, success
+from kubesched.apiserver.handlers.bodies import decode_json, read_body, read_object
+from kubesched.apiserver.handlers.patch import patched
+from kubesched.apiserver.handlers.request import Target, dry_run, respond, success
+from kubesched.apiserver.registry import customresources
+from kubesched.apiserver.registry.objects import invalid
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster.disruption import evict

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api.errors import Conflict
-from kubesched.apiserver.patch import PRIMITIVE_MERGE, merge_key
-from kubesched.apiserver.protobuf import field_shape
+from kubesched.apiserver.handlers.patch import PRIMITIVE_MERGE, merge_key
+from kubesched.apiserver.handlers.protobuf import field_shape
 
 Path = tuple[str, ...]
 # metadata fields that are the server's, never a manager's (fieldmanager's "reset" fields)

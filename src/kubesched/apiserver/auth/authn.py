@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubesched.apiserver.rbac import UserInfo
+from kubesched.apiserver.auth.rbac import UserInfo
 from kubesched.errors import InputError
 
 

@@ -12,7 +12,7 @@ import orjson
 from aiohttp import web
 
 from kubesched.api.errors import ApiError, BadRequest, Invalid
-from kubesched.apiserver.bodies import JSON
+from kubesched.apiserver.handlers.bodies import JSON
 from kubesched.apiserver.resources import Resource
 
 

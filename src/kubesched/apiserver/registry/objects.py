@@ -17,7 +17,7 @@ from kubesched.api.pod import PodInfo, remember_validated
 from kubesched.api.workloads import default_workload
 from kubesched.apiextensions import strategy
 from kubesched.apiextensions.registry import CustomResources
-from kubesched.apiserver import services
+from kubesched.apiserver.registry import services
 from kubesched.apiserver.resources import BY_KIND, Resource
 from kubesched.cluster import validation as object_validation
 from kubesched.cluster.admission import default_containers

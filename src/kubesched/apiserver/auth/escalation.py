@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api.errors import Forbidden, NotFound
-from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
+from kubesched.apiserver.auth.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLE_KINDS = {"Role": "roles", "ClusterRole": "clusterroles"}

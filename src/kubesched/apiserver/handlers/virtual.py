@@ -14,11 +14,11 @@ from aiohttp import web
 from kubesched.api.errors import Invalid, MethodNotAllowed, NotFound
 from kubesched.api.labels import labels_match
 from kubesched.api.usage import container_usage, pod_usage
-from kubesched.apiserver.authn import ADMIN
-from kubesched.apiserver.bodies import read_object
+from kubesched.apiserver.auth.authn import ADMIN
+from kubesched.apiserver.auth.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
 from kubesched.apiserver.context import ServerContext
-from kubesched.apiserver.rbac import PRIVILEGED_GROUP, Attributes, Authorizer, UserInfo
-from kubesched.apiserver.request import Target, respond
+from kubesched.apiserver.handlers.bodies import read_object
+from kubesched.apiserver.handlers.request import Target, respond
 from kubesched.clock import rfc3339
 from kubesched.health import LoopHealth
 

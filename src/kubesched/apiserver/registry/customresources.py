@@ -11,7 +11,7 @@ from kubesched.apiextensions import structural
 from kubesched.apiextensions.definitions import CustomResource
 from kubesched.apiextensions.strategy import CRD_KIND, FieldError, invalid, lookup, prepare_update, scaled
 from kubesched.apiextensions.structural import go_shown
-from kubesched.apiserver.tables import human_duration
+from kubesched.apiserver.handlers.tables import human_duration
 from kubesched.clock import parse_rfc3339
 
 __all__ = [

@@ -20,7 +20,7 @@ from kubesched.api.schema import type_of
 from kubesched.apiextensions.definitions import CustomResource
 from kubesched.apiserver.resources import OFF_BY_DEFAULT, RESOURCES, Resource
 
-_API = Path(__file__).resolve().parent.parent / "api"
+_API = Path(__file__).resolve().parent.parent.parent / "api"
 # package key of schema.json -> the OpenAPI name prefix kube-apiserver uses
 _PREFIX = {
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",

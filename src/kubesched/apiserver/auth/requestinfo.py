@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubesched.api.validation import path_segment_errors
-from kubesched.apiserver.rbac import Attributes, UserInfo
-from kubesched.apiserver.request import parse_bool
+from kubesched.apiserver.auth.rbac import Attributes, UserInfo
+from kubesched.apiserver.handlers.request import parse_bool
 
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 NAMESPACE_SUBRESOURCES = ("status", "finalize")

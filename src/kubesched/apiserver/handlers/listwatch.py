@@ -20,11 +20,11 @@ from kubesched.api.errors import ApiError, BadRequest, Expired
 from kubesched.api.fields import fields_match
 from kubesched.api.labels import labels_match
 from kubesched.api.watch import ADDED, WatchEvent, selected_type
-from kubesched.apiserver import memory
-from kubesched.apiserver.bodies import JSON
 from kubesched.apiserver.context import ServerContext
-from kubesched.apiserver.request import Target, dumps, int_param, parse_bool, respond, wants_table
-from kubesched.apiserver.tables import table
+from kubesched.apiserver.filters import memory
+from kubesched.apiserver.handlers.bodies import JSON
+from kubesched.apiserver.handlers.request import Target, dumps, int_param, parse_bool, respond, wants_table
+from kubesched.apiserver.handlers.tables import table
 from kubesched.cluster.store import StorageError
 
 if TYPE_CHECKING:
