@@ -38,15 +38,16 @@ from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
 from kubesched.embedded.cluster import EmbeddedCluster
+from kubesched.embedded.objects import create_objects
 from kubesched.embedded.service import SchedulerService
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.health import LoopHealth
 from kubesched.kubelet.agent import POD_RUN_SECONDS, TERMINATION_DELAY
 from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class, fake_node
+from kubesched.loading.manifests import validate_manifest
 from kubesched.scheduler.config import KIND, SchedulerConfig
 from kubesched.scheduler.resultstore import NODE_LIMIT
-from kubesched.simulate.runner import create_objects, validate_manifest
 
 log = logging.getLogger("kubesched")
 

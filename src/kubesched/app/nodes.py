@@ -42,7 +42,7 @@ def set_stopped(kubeconfig: str, names: list[str], stop: bool) -> list[str]:
 def load_template(path: str) -> dict[str, Any]:
     """The one Node of a manifest file, validated as a create would be."""
     from kubesched.cluster.loader import load_paths
-    from kubesched.simulate.runner import validate_manifest
+    from kubesched.loading.manifests import validate_manifest
 
     nodes = [m for m in load_paths([path]).manifests if m.kind == "Node"]
     if len(nodes) != 1:

@@ -129,9 +129,9 @@ def drain_command(
 
     from kubesched.cluster.loader import load_paths
     from kubesched.leaderelection.config import parse_duration
+    from kubesched.loading.manifests import split_config, validate_manifest
     from kubesched.planning.drain import build, drain, select_nodes
     from kubesched.planning.output import print_drain
-    from kubesched.simulate.runner import split_config, validate_manifest
 
     try:
         seconds = parse_duration(timeout, "--timeout")

@@ -83,8 +83,8 @@ class Verbosity(click.IntRange):
 def load_config(config_path: str | None, feature_gates: str = "") -> SchedulerConfig:
     """The configuration file (or the defaults), ``--feature-gates`` over its ``featureGates``."""
     from kubesched.features import FeatureGates
+    from kubesched.loading.manifests import split_config
     from kubesched.scheduler.config import default_config
-    from kubesched.simulate.runner import split_config
 
     gates = parse_gates(feature_gates)
     if config_path is None:

@@ -20,10 +20,11 @@ from kubesched.api.errors import ApiError, TooManyRequests
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.loader import Manifest
 from kubesched.embedded.cluster import EmbeddedCluster
+from kubesched.embedded.objects import create_objects
 from kubesched.errors import InputError
 from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class
 from kubesched.scheduler.config import SchedulerConfig
-from kubesched.simulate.runner import create_objects, pending_reason
+from kubesched.simulate.runner import pending_reason
 from kubesched.simulate.usage import node_usage
 
 EVICTION_RETRY = 5.0  # kubectl drain: "(will retry after 5s)"

@@ -299,12 +299,13 @@ def load(
     JSON Lines, every pod at once, the times not replayed) defaults to replay's default policy,
     which counts the pods' GPUs."""
     from kubesched.cluster.loader import load_paths, warn
+    from kubesched.embedded.objects import CONTROLLER_ONLY
     from kubesched.gpus.sharing import request_of_pod, typical_pods
+    from kubesched.loading.manifests import split_config, validate_manifest
     from kubesched.replay import trace
     from kubesched.replay.profiles import DEFAULT_POLICY, policy_config
     from kubesched.replay.runner import load_cluster
     from kubesched.scheduler.config import parse_config
-    from kubesched.simulate.runner import CONTROLLER_ONLY, split_config, validate_manifest
 
     traced = [w for w in workload if Path(w).suffix.lower() in (".csv", ".jsonl", ".ndjson")]
     loaded = load_paths([w for w in workload if w not in traced]).manifests if len(traced) < len(workload) else []

@@ -34,6 +34,7 @@ import numpy as np
 from kubesched.cluster.loader import Manifest, load_paths
 from kubesched.cluster.store import Store
 from kubesched.embedded.cluster import EmbeddedCluster
+from kubesched.embedded.objects import NAMESPACE_LABEL
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.gpus.sharing import (
@@ -47,13 +48,13 @@ from kubesched.gpus.sharing import (
     request_of_pod,
     typical_pods,
 )
+from kubesched.loading.manifests import validate_manifest
 from kubesched.replay import trace
 from kubesched.replay.gangs import GANG_MODES, GangStats, Unit, tune_units, units
 from kubesched.replay.profiles import DEFAULT_POLICY, PAPER_POLICIES, policy_config, typical_pods_arg
 from kubesched.replay.tiebreak import paper_names
 from kubesched.scheduler.config import SchedulerConfig, parse_config
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.simulate.runner import NAMESPACE_LABEL, validate_manifest
 from kubesched.simulate.usage import node_usage
 
 MODES = ("timed", "arrivals")

@@ -11,36 +11,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api import schema
-from kubesched.api.kinds import builtin_kind
 from kubesched.api.pod import DEFAULT_SCHEDULER_NAME
 from kubesched.api.validation_podgroups import pod_group_min_count
-from kubesched.cluster import validation as object_validation
-from kubesched.cluster.loader import Manifest, load_paths, warn
+from kubesched.cluster.loader import load_paths, warn
 from kubesched.cluster.store import Store
 from kubesched.embedded.cluster import EmbeddedCluster
-from kubesched.embedded.objects import CONTROLLER_ONLY, CREATE_ORDER, NAMESPACE_LABEL, create_objects
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
-from kubesched.scheduler.config import API_VERSION, KIND, SchedulerConfig, default_config, parse_config
+from kubesched.loading.manifests import split_config, validate_manifest
 from kubesched.scheduler.parts import Explanation
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.simulate.usage import node_usage
 
-__all__ = [
-    "CONTROLLER_ONLY",
-    "CREATE_ORDER",
-    "MAX_VIRTUAL_SECONDS",
-    "NAMESPACE_LABEL",
-    "create_objects",
-    "pending_reason",
-    "run_to_quiescence",
-    "simulate",
-    "split_config",
-    "validate_manifest",
-]
+__all__ = ["MAX_VIRTUAL_SECONDS", "pending_reason", "run_to_quiescence", "simulate"]
 
 # configuration sections that mean nothing to one in-process scheduler on a virtual clock
 SIMULATE_IGNORES = {
@@ -63,60 +48,6 @@ class SimulationResult:
     # each PodGroup: its gang's minCount (None: basic), its pods bound and its
     # PodGroupInitiallyScheduled condition (GenericWorkload)
     pod_groups: list[dict[str, Any]] = field(default_factory=list)
-
-
-def validate_manifest(m: Manifest, field_validation: str = "Strict") -> list[str]:
-    """Decode and validate a manifest as kube-apiserver would a create (``cluster.validation``),
-    with kubectl's ``--validate`` modes for unknown fields: Strict refuses them, Warn returns
-    them as warnings, Ignore drops them. Kinds the scheduler does not use are only decoded."""
-    try:
-        if schema.type_of(object_validation.group_of(m.obj), m.kind) is None:
-            schema.check_depth(m.obj)
-        obj, unknown = object_validation.decode(object_validation.group_of(m.obj), m.kind, m.obj)
-        if unknown and field_validation == "Strict":
-            raise InputError(schema.unknown_field_message(unknown), field=unknown[0])
-        m.obj = obj
-        if builtin_kind(object_validation.group_of(m.obj), m.kind) is not None:
-            meta = m.obj.get("metadata") or {}
-            if not meta.get("name") and meta.get("generateName"):
-                check = {**m.obj, "metadata": {**meta, "name": f"{meta['generateName']}x"}}
-            else:
-                check = m.obj
-            object_validation.validate(m.kind, check)
-    except InputError as exc:
-        raise exc.located(file=m.file, obj=m.ref) from None
-    if field_validation == "Warn":
-        return [f'{m.file}: {m.ref}: unknown field "{p}"' for p in unknown]
-    return []
-
-
-# kinds that stand for pods only a controller makes (ReplicaSets and StatefulSets are read by
-# PodTopologySpread's default constraints, so they are not warned about)
-def split_config(manifests: list[Manifest], config_path: str | None) -> tuple[SchedulerConfig, list[Manifest]]:
-    """The KubeSchedulerConfiguration (``config_path``'s, else the one among ``manifests``, else
-    the defaults) and the other objects; shared by simulate, size, drain and the CLI's --config."""
-    objects = [m for m in manifests if m.kind != KIND]
-    configs = [m for m in manifests if m.kind == KIND]
-    if config_path is not None:
-        loaded = load_paths([config_path]).manifests
-        docs = [m for m in loaded if m.kind == KIND]
-        if len(docs) != 1:
-            raise InputError(f"expected exactly one {KIND} document, found {len(docs)}", file=config_path)
-        if configs:
-            warn(f"--config {config_path} overrides the {KIND} found in {configs[0].file}")
-        return parse_config(docs[0].obj, config_path), objects
-    if len(configs) > 1:
-        raise InputError(f"more than one {KIND} in the input", file=configs[1].file)
-    if configs:
-        if configs[0].obj.get("apiVersion") != API_VERSION:
-            raise InputError(
-                f"unsupported apiVersion {configs[0].obj.get('apiVersion')!r}, expected {API_VERSION}",
-                file=configs[0].file,
-                obj=KIND,
-                field="apiVersion",
-            )
-        return parse_config(configs[0].obj, configs[0].file), objects
-    return default_config(), objects
 
 
 def pod_group_outcomes(store: Store, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
