@@ -454,3 +454,31 @@ def test_a_selectors_predicate_matches_as_its_terms_do(terms, phase, node):
     matcher = parse_field_selector(",".join(f"{f}{op}{v}" for f, op, v in terms), "Pod")
     obj = {"spec": {"nodeName": node}, "status": {"phase": phase}}
     assert predicate(matcher)(obj) == fields_match(matcher, obj)
+
+
+def test_a_nominated_pod_does_not_hide_the_node_only_filter_that_rejected_the_node():
+    """``RunFilterPluginsWithNominatedPods`` runs every filter, in order, with the nominated pods
+    added: on a cordoned node holding a higher-priority nominated pod the verdict is still
+    NodeUnschedulable's, and preemption is not helpful. kubesched re-filtered such a node as if it
+    had passed (only the filters that read pods) and wrote ``1 Insufficient cpu`` (history 1 of the
+    differential, judged by kube-scheduler v1.37.2)."""
+    c = Cluster(
+        make_node("n0", cpu="2"),
+        make_priority_class("boss", 1000, preemptionPolicy="Never"),  # its failures keep its nomination
+        make_priority_class("low", 10),
+        make_waiting_nominated("nominated", "n0", cpu="1500m", priority_class="boss"),
+        make_pod("bound", cpu="300m", node="n0"),
+    )
+    c.settle()
+
+    def cordon(o: dict[str, Any]) -> dict[str, Any]:
+        taint = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+        return {**o, "spec": {**(o.get("spec") or {}), "unschedulable": True, "taints": [taint]}}
+
+    c.store.mutate("Node", "", "n0", cordon)
+    c.create(make_pod("late", cpu="1500m", priority_class="low"))
+    c.settle()
+    assert message(c, "late") == (
+        "0/1 nodes are available: 1 node(s) were unschedulable. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )

@@ -780,7 +780,11 @@ class Algorithm:
             failed &= ~diagnosis.absent_mask
         rows = self._nominated_rows(pod, queue, failed)
         if len(rows):
-            self._apply_nominated_pods(fwk, state, pod, nodes, queue, diagnosis, failed.copy(), rows)
+            # these rows failed the column pass: every filter runs again, in order, so a node-only
+            # plugin that rejected the node (NodeUnschedulable, a taint) still rejects it first
+            self._apply_nominated_pods(
+                fwk, state, pod, nodes, queue, diagnosis, failed.copy(), rows, passed_before=False
+            )
 
     def _percentage(self, fwk: Framework) -> int:
         own = fwk.profile.percentage_of_nodes_to_score
@@ -796,9 +800,13 @@ class Algorithm:
         diagnosis: Diagnosis,
         passed: np.ndarray,
         rows: np.ndarray,
+        *,
+        passed_before: bool = True,
     ) -> None:
         """``RunFilterPluginsWithNominatedPods`` on ``rows``: a node must also pass with the
-        nominated pods of equal or higher priority added (the plain pass was the column run)."""
+        nominated pods of equal or higher priority added (the plain pass was the column run).
+        ``passed_before``: the rows passed the column pass, so the filters that read only the node
+        need not run again."""
         table = queue.nominated_table
         assert table is not None
         mask = np.zeros(nodes.n, bool)
@@ -809,7 +817,7 @@ class Algorithm:
         extensions = active_extensions(fwk, state)
         sub_state = state.clone() if extensions else state
         add_to(sub, sub_rows, table, slots, fwk, sub_state, pod, extensions=extensions)
-        outcome = fwk.run_filters(sub_state, pod, sub, passed_before=True)
+        outcome = fwk.run_filters(sub_state, pod, sub, passed_before=passed_before)
         if outcome.error is not None:
             raise PluginError(outcome.error)
         failing = np.flatnonzero(outcome.codes != 0)
