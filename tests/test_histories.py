@@ -482,3 +482,29 @@ def test_a_nominated_pod_does_not_hide_the_node_only_filter_that_rejected_the_no
         "0/1 nodes are available: 1 node(s) were unschedulable. "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
+
+
+def test_a_port_two_pods_shared_is_free_once_one_of_them_goes():
+    """A node's used host ports are a set, as upstream's ``HostPortInfo``: two pods placed by
+    another component share hostPort 8080 on n0; once one of them is deleted kube-scheduler
+    (v1.37.2, judged on kube-apiserver) binds a pending pod asking for 8080 to n0, though the
+    other still holds it: ``RemovePod`` removed the port outright. The same in preemption's dry
+    run, where a victim's removal frees a port another pod also holds (history 338)."""
+
+    def on_8080(pod: dict[str, Any]) -> dict[str, Any]:
+        pod["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+        return pod
+
+    c = Cluster(
+        make_node("n0"),
+        on_8080(make_pod("r0", node="n0")),
+        on_8080(make_pod("r7", node="n0")),
+    )
+    c.settle()
+    c.create(on_8080(make_pod("late")))
+    c.settle()
+    assert c.node_of("late") is None
+    assert message(c, "late").startswith("0/1 nodes are available: 1 node(s) didn't have free ports")
+    c.store.delete("Pod", "default", "r0", 0)
+    c.settle()
+    assert c.node_of("late") == "n0"

@@ -356,7 +356,10 @@ class NodeTable:
             self._log_change(row)
 
     def account_ports(self, row: int, pod: PodInfo, sign: int) -> None:
-        """The host ports part of ``add_pod``."""
+        """The host ports part of ``add_pod``. A node's used ports are a set, as upstream's
+        ``HostPortInfo``: a pod's ports are added if absent and removed outright, so removing one
+        of two pods bound to the same port (placed by another component) frees it for the
+        scheduler, in its cache and in preemption's dry run, as kube-scheduler's ``RemovePod``."""
         if pod.host_ports:
             counts = self._port_index()  # built (if it was dropped) before this pod's ports change
             if self._ports_shared and row not in self._ports_owned:
@@ -365,10 +368,13 @@ class NodeTable:
             used = self.node_ports[row]
             for hp in pod.host_ports:
                 triple = (hp.ip, hp.protocol, hp.port)
-                used[triple] += sign
-                if used[triple] <= 0:
+                if (triple in used) == (sign > 0):
+                    continue  # already there, or already gone
+                if sign > 0:
+                    used[triple] = 1
+                else:
                     del used[triple]
-                self._count_port(counts, row, hp.protocol, hp.port, hp.ip, sign)
+                self._count_port(counts, row, hp.protocol, hp.port, hp.ip, 1 if sign > 0 else -1)
 
     def _count_port(
         self, counts: dict[PortKey, dict[str, np.ndarray]], row: int, proto: str, port: int, ip: str, n: int
