@@ -53,7 +53,6 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-@dataclass(init=False, slots=True)
 class AttemptReport:
     """What an attempt shows of itself to the results recorder and ``--explain`` (as
     kube-scheduler-simulator's wrapped plugins record it; upstream keeps none): the Filter
@@ -84,6 +83,7 @@ class AttemptReport:
         return self
 
 
+@dataclass(init=False, slots=True)
 class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
