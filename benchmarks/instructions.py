@@ -55,10 +55,10 @@ CACHE = ROOT / ".cache" / "instructions"
 PHASES: dict[str, tuple[str, ...]] = {
     "queue": ("kubesched.scheduler.queue:SchedulingQueue.pop",),
     "PreFilter": ("kubesched.scheduler.framework.runtime:Framework.run_pre_filter",),
-    "Filter": ("kubesched.scheduler.schedule_pod:Algorithm._find_nodes_that_fit",),
+    "Filter": ("kubesched.scheduler.nodesearch.search:NodeSearch.find_nodes_that_fit",),
     "PreScore": ("kubesched.scheduler.framework.runtime:Framework.run_pre_score",),
     "Score": ("kubesched.scheduler.framework.runtime:Framework.run_score",),
-    "selectHost": ("kubesched.scheduler.schedule_pod:Algorithm._select_host",),
+    "selectHost": ("kubesched.scheduler.select_host:HostPicker.select",),
     "assume": (
         "kubesched.scheduler.schedule_one:ScheduleOne._assume",
         "kubesched.scheduler.cache:Cache.finish_binding",

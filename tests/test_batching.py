@@ -425,7 +425,7 @@ def test_batching_decides_as_a_full_search(cpus: list[int], n_pods: int) -> None
             "featureGates": {OPPORTUNISTIC_BATCHING: on},
         }
         c = Cluster(*nodes, config=config)
-        c.sched.algorithm.tie_break = "name"
+        c.sched.algorithm.picker.tie_break = "name"
         for p in pods:  # one at a time, as a stream of arrivals
             c.create(p)
             c.settle()

@@ -12,8 +12,8 @@ from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import FilterPlugin, NodeVerdicts, PermitPlugin, PerNodeScorePlugin
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.nodesearch import num_feasible_nodes_to_find
 from kubesched.scheduler.plugins import in_tree_registry
-from kubesched.scheduler.schedule_pod import num_feasible_nodes_to_find
 from kubesched.testing import Cluster
 
 
@@ -44,11 +44,11 @@ def test_node_search_rotates_from_where_the_last_cycle_stopped() -> None:
     c.create(make_pod("a", cpu="100m"))
     c.settle()
     # 50 unschedulable nodes were processed before the 100 feasible ones were found.
-    assert c.sched.algorithm.next_start_node_index == 150
+    assert c.sched.algorithm.search.next_start_node_index == 150
     c.create(make_pod("b", cpu="100m"))
     c.settle()
     # starts at n150: 50 feasible, then 50 infeasible (n000-n049), then 50 feasible.
-    assert c.sched.algorithm.next_start_node_index == (150 + 150) % 200
+    assert c.sched.algorithm.search.next_start_node_index == (150 + 150) % 200
 
 
 def test_node_search_follows_node_tree_order_across_zones() -> None:
@@ -60,7 +60,7 @@ def test_node_search_follows_node_tree_order_across_zones() -> None:
     assert c.sched.cache.table.order()[:3].tolist() == [0, 100, 200]
     c.create(make_pod("p", cpu="100m"))
     c.settle()
-    assert c.sched.algorithm.next_start_node_index == 150
+    assert c.sched.algorithm.search.next_start_node_index == 150
     assert c.node_of("p")[0] in "bc"
 
 
@@ -70,12 +70,12 @@ def test_profile_percentage_overrides_the_global_one() -> None:
     c = Cluster(*nodes, config=cfg)
     c.create(make_pod("a", cpu="100m"))
     c.settle()
-    assert c.sched.algorithm.next_start_node_index == 200
+    assert c.sched.algorithm.search.next_start_node_index == 200
     cfg = {"percentageOfNodesToScore": 50, "profiles": [{"percentageOfNodesToScore": 30}]}
     c = Cluster(*nodes, config=cfg)
     c.create(make_pod("a", cpu="100m"))
     c.settle()
-    assert c.sched.algorithm.next_start_node_index == 120
+    assert c.sched.algorithm.search.next_start_node_index == 120
 
 
 def _framework(config: dict) -> object:
@@ -343,21 +343,21 @@ def test_nominated_pods_count_only_where_the_search_reaches(nominated_on: str, n
     # findNodesThatPassFilters reaches it, so the search window decides which nodes it touches.
     nodes = [make_node(f"n{i:03d}", cpu="2") for i in range(200)]
     c = Cluster(*PRIORITIES, *nodes, make_waiting_nominated("big", nominated_on, cpu="2"))
-    assert c.sched.algorithm.next_start_node_index == 0  # "big" found nothing: all 200 processed
+    assert c.sched.algorithm.search.next_start_node_index == 0  # "big" found nothing: all 200 processed
     c.create(make_pod("low", cpu="1"))
     c.settle()
     assert c.node_of("low") not in (None, nominated_on)
-    assert c.sched.algorithm.next_start_node_index == next_start
+    assert c.sched.algorithm.search.next_start_node_index == next_start
 
 
 @pytest.mark.parametrize("fits", [True, False])
 def test_a_small_prefilter_result_is_filtered_on_its_rows_alone_with_the_same_outcome(monkeypatch, fits) -> None:
     """A daemonset-like pod names its node by metadata.name among 40: Filter runs on that row
     only, and placements and messages are those of filtering every row."""
-    from kubesched.scheduler import schedule_pod
+    from kubesched.scheduler.nodesearch import columns
 
     def run(factor: int) -> tuple[str | None, list[str]]:
-        monkeypatch.setattr(schedule_pod, "SMALL_RESULT_FACTOR", factor)
+        monkeypatch.setattr(columns, "SMALL_RESULT_FACTOR", factor)
         nodes = [make_node(f"n{i:02d}", cpu="1") for i in range(40)]
         c = Cluster(*nodes)
         p = make_pod("ds", cpu="500m" if fits else "2")

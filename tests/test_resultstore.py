@@ -309,7 +309,7 @@ def test_the_shape_cache_path_records_what_the_full_path_records() -> None:
     runs = []
     for shape_cache in (True, False):
         c = Cluster(*nodes, config={"percentageOfNodesToScore": 5}, results=True, results_node_limit=8)
-        c.sched.algorithm.use_shape_cache = shape_cache
+        c.sched.algorithm.search.use_shape_cache = shape_cache
         for p in pods:
             c.create(p)
             c.settle()

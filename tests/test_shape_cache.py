@@ -18,7 +18,7 @@ from kubesched.scheduler import nodetable
 from kubesched.scheduler.plugins import in_tree_registry
 from kubesched.testing import Cluster
 
-# one search covers 100 of 300+ nodes: the cache applies (schedule_pod.SHAPE_MIN_SEARCHES_PER_LAP)
+# one search covers 100 of 300+ nodes: the cache applies (nodesearch/shapes.py: SHAPE_MIN_SEARCHES_PER_LAP)
 TEN_PERCENT = {"percentageOfNodesToScore": 10}
 
 
@@ -173,7 +173,7 @@ def run(
     nodes: list[dict[str, Any]], steps: list[tuple[str, int, int]], cache: bool
 ) -> tuple[dict[str, str | None], list[str], Cluster]:
     c = Cluster(*copy.deepcopy(nodes), copy.deepcopy(WEB_SERVICE), config=TEN_PERCENT)
-    c.sched.algorithm.use_shape_cache = cache
+    c.sched.algorithm.search.use_shape_cache = cache
     made: list[str] = []
     for what, a, b in steps:
         if what == "pods":

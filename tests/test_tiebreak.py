@@ -92,13 +92,13 @@ def test_select_host_equals_the_port_on_a_slice_of_a_trace(tmp_path) -> None:
     renamed = sync_cluster_resource_list(names, random.Random(42))
     by_original = {r.split("-", 1)[1]: r for r in renamed}
     algo = Algorithm(0, random.Random(0))
-    algo.break_ties_by(paper_names(names, rng))
+    algo.picker.break_ties_by(paper_names(names, rng))
     draws = np.random.default_rng(3)
     for _ in range(300):
         k = int(draws.integers(2, len(names) + 1))
         feasible = np.sort(draws.choice(nodes.n, size=k, replace=False)).astype(np.int64)
         total = draws.integers(0, 4, size=k).astype(np.int64) * 10  # few distinct values: ties
-        pick = nodes.names[int(feasible[algo._select_host(nodes, feasible, total)])]
+        pick = nodes.names[int(feasible[algo.picker.select(nodes, feasible, total)])]
         scored = [(by_original[nodes.names[int(r)]], int(t)) for r, t in zip(feasible, total, strict=True)]
         expected = select_host(scored)
         assert by_original[pick] == expected

@@ -54,6 +54,13 @@ MODULES = (
     "kubesched.scheduler.framework.shape_cache",
     "kubesched.scheduler.framework.template_memo",
     "kubesched.scheduler.metrics",
+    "kubesched.scheduler.nodesearch.columns",
+    "kubesched.scheduler.nodesearch.hint",
+    "kubesched.scheduler.nodesearch.nominated",
+    "kubesched.scheduler.nodesearch.outcome",
+    "kubesched.scheduler.nodesearch.rotation",
+    "kubesched.scheduler.nodesearch.search",
+    "kubesched.scheduler.nodesearch.shapes",
     "kubesched.scheduler.nodetable",
     "kubesched.scheduler.nominator",
     "kubesched.scheduler.parts",
@@ -75,6 +82,7 @@ MODULES = (
     "kubesched.scheduler.plugins.volumerestrictions",
     "kubesched.scheduler.plugins.volumezone",
     "kubesched.scheduler.podtable",
+    "kubesched.scheduler.prioritize",
     "kubesched.scheduler.queue",
     "kubesched.scheduler.queue_podgroups",
     "kubesched.scheduler.queued",
@@ -82,6 +90,7 @@ MODULES = (
     "kubesched.scheduler.schedule_one_podgroup",
     "kubesched.scheduler.schedule_pod",
     "kubesched.scheduler.scheduler",
+    "kubesched.scheduler.select_host",
 )
 PACKAGE = Path(__file__).resolve().parent
 

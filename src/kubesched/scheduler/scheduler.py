@@ -115,11 +115,14 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         self.metrics.pending_source = self.queue.counts
         self.metrics.unschedulable_source = self._unschedulable_by_plugin
         self.metrics.cache_source = self.cache.counts
-        self.algorithm = Algorithm(config.percentage_of_nodes_to_score, random.Random(seed))
-        self.algorithm.batching = config.feature_gates.enabled(OPPORTUNISTIC_BATCHING)
+        self.algorithm = Algorithm(
+            config.percentage_of_nodes_to_score,
+            random.Random(seed),
+            batching=config.feature_gates.enabled(OPPORTUNISTIC_BATCHING),
+            extenders=self.extenders,
+            node_object=self.cache.node_object,
+        )
         self.nominate_expected = config.feature_gates.enabled(NOMINATED_NODE_NAME_FOR_EXPECTATION)
-        self.algorithm.extenders = self.extenders
-        self.algorithm.node_object = self.cache.node_object
         self.stats = self.metrics.stats  # one tally with the attempt counters
         self.health = LoopHealth()  # the process's, when it has one (``kubesched up``, ``scheduler``)
         self.cluster_generation = 0
@@ -273,9 +276,9 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         """How equal-scored nodes are chosen: upstream's ``random``, ``name``, or ``permutation``
         (by ``names``, a renaming of the nodes)."""
         if names is not None:
-            self.algorithm.break_ties_by(names)
+            self.algorithm.picker.break_ties_by(names)
         else:
-            self.algorithm.tie_break = mode
+            self.algorithm.picker.tie_break = mode
 
     def stop_watching(self, stop: Callable[[Watch], None]) -> None:
         """End the informers' watch with ``stop`` (the store's, in process): a restart of the

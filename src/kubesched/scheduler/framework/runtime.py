@@ -66,7 +66,7 @@ from kubesched.scheduler.framework.point_times import (
     UNRESERVE,
     PointTimes,
 )
-from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapeEntry, ShapePlugin, Window
+from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapePlugin
 from kubesched.scheduler.framework.template_memo import PointMemo, Templates
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
@@ -688,82 +688,6 @@ class Framework:
         if total is None:
             total = np.zeros(len(rows), np.int64)
         return ScoreOutcome(total, by_plugin, raw_by_plugin), None
-
-    def shape_entry(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> ShapeEntry | Status:
-        """For the shape cache: RunFilterPlugins over every node, then PreScore and each Score
-        plugin's raw scores over every node that passed (an error Status when a plugin failed)."""
-        outcome = self.run_filters(state, pod, nodes)
-        if outcome.error is not None:
-            return outcome.error
-        passed = outcome.codes == 0
-        node_ok = self._node_only_ok(state, pod, nodes)
-        rows = np.flatnonzero(passed)
-        pre_score: dict[str, str] = {}
-        st = self.run_pre_score(state, pod, nodes, rows, pre_score)
-        if st is not None:
-            return st
-        fixed = np.zeros(nodes.n, np.int64)
-        summed: list[tuple[ScorePlugin, int, np.ndarray]] = []
-        normalized: list[tuple[ScorePlugin, int, np.ndarray]] = []
-        for p in self.scores:
-            if p.name in state.skip_score:
-                continue
-            raw = np.zeros(nodes.n, np.int64)
-            raw[rows] = p.score_nodes(state, pod, nodes, rows)
-            weight = self.weights[p.name]
-            if type(p).normalize_scores is ScorePlugin.normalize_scores:
-                fixed += raw * weight
-                summed.append((p, weight, raw))
-            else:
-                normalized.append((p, weight, raw))
-        return ShapeEntry(
-            nodes, nodes.epoch, len(nodes.changed), passed, node_ok, fixed, summed, normalized, state, pre_score
-        )
-
-    def shape_refresh(self, entry: ShapeEntry, state: CycleState, pod: PodInfo, rows: np.ndarray) -> Status | None:
-        """For the shape cache: filter and score again the ``rows`` whose pods changed, with this
-        cycle's PreFilter state. Only the filters that read the pods on a node run (those that
-        read only the Node keep their verdicts: a changed Node drops the entry), over the
-        table, whose other rows they leave alone."""
-        table = entry.table
-        outcome = self.run_filters(state, pod, table, passed_before=True)
-        if outcome.error is not None:
-            return outcome.error
-        passed = entry.node_ok[rows] & (outcome.codes[rows] == 0)
-        ok = rows[passed]
-        scores: dict[str, np.ndarray] = {}
-        scorers = entry.scorers()
-        if len(ok):
-            names = {p.name for p in scorers}
-            for pre in self.pre_score:  # those of the entry's scorers (the others skipped then)
-                if pre.name in names:
-                    st = pre.pre_score(state, pod, table, ok)
-                    if st is not None and st.code not in (Code.SUCCESS, Code.SKIP):
-                        return Status(Code.ERROR, (f'running PreScore plugin "{pre.name}": {st.message()}',), pre.name)
-            for p in scorers:
-                scores[p.name] = p.score_nodes(state, pod, table, ok)
-        else:
-            scores = {p.name: np.zeros(0, np.int64) for p in scorers}
-        entry.update(rows, passed, scores)
-        return None
-
-    def _node_only_ok(self, state: CycleState, pod: PodInfo, nodes: NodeTable) -> np.ndarray:
-        """Rows every ``node_only`` Filter plugin passes, each judged on its own."""
-        ok = np.ones(nodes.n, bool)
-        for p in self.filters:
-            if p.node_only and p.name not in state.skip_filter:
-                v = p.filter_nodes(state, pod, nodes)
-                if v is not None:
-                    ok &= v.code == 0
-        return ok
-
-    def score_from_shape(self, entry: ShapeEntry, pod: PodInfo, window: Window) -> np.ndarray:
-        """RunScorePlugins from a shape cache entry: NormalizeScore over the window's nodes and
-        the weighted sum (up to a constant)."""
-        started = perf_counter()
-        total = entry.totals(pod, window)
-        self.point_times.done(SCORE, started, None)
-        return total
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         """RunReservePluginsReserve: the first plugin that fails stops the others."""

@@ -1,0 +1,169 @@
+"""The node search seam (``findNodesThatFitPod``): PreFilter, the node the attempt tries first,
+then the search for feasible nodes and the filter extenders. Every way of searching (the shape
+cache's stored verdicts, fresh column verdicts merged or not, the batch's hint) is chosen here,
+in one place, and answers with one ``SearchOutcome``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.pod import PodInfo
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis
+from kubesched.framework.interface import PreFilterResult
+from kubesched.framework.status import Status
+from kubesched.scheduler.extender import HTTPExtender
+from kubesched.scheduler.framework.point_times import FILTER
+from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.nodesearch.columns import SearchAsk, search_columns
+from kubesched.scheduler.nodesearch.extenders import find_nodes_that_pass_extenders
+from kubesched.scheduler.nodesearch.hint import FILTER_ERROR, hint_fits, rejected_on
+from kubesched.scheduler.nodesearch.outcome import NO_ROWS, SearchOutcome
+from kubesched.scheduler.nodesearch.shapes import search_shapes
+from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.queue import SchedulingQueue
+
+
+def _no_node_object(name: str) -> dict[str, Any] | None:
+    return None
+
+
+class NodeSearch:
+    """``findNodesThatFitPod`` and the state it keeps between cycles: ``nextStartNodeIndex``,
+    where the next search starts. ``batching``: Opportunistic Batching (feature gate
+    OpportunisticBatching, on by default since v1.36); ``use_shape_cache``: the shape cache
+    (same decisions, fewer plugin runs; off only to compare with)."""
+
+    percentage_of_nodes_to_score: int
+    next_start_node_index: int
+    batching: bool
+    use_shape_cache: bool
+    extenders: list[HTTPExtender]
+    node_object: Callable[[str], dict[str, Any] | None]
+
+    def __init__(
+        self,
+        percentage_of_nodes_to_score: int = 0,
+        *,
+        batching: bool = True,
+        extenders: list[HTTPExtender] | None = None,
+        node_object: Callable[[str], dict[str, Any] | None] = _no_node_object,
+    ) -> None:
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+        self.batching = batching
+        self.use_shape_cache = True
+        self.extenders = [] if extenders is None else extenders
+        self.node_object = node_object
+
+    def find_nodes_that_fit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        cycle: int,
+        *,
+        explain: bool = False,
+        report: bool = False,
+    ) -> SearchOutcome | Status:
+        """The feasible rows and the Diagnosis of the others, or a plugin's (or an extender's)
+        Error. ``cycle``: the queue's scheduling cycle (the batch compares it); ``explain``:
+        every node filtered afresh; ``report``: every node's verdict kept (explain, results)."""
+        pre_res, st, plugins = fwk.run_pre_filter(state, pod, nodes)
+        if st is not None:
+            if not st.is_rejected():
+                return st
+            diagnosis = Diagnosis.empty(nodes.names)
+            diagnosis.unschedulable_plugins = set(plugins)
+            diagnosis.absent = Status(st.code, st.reasons, st.plugin)
+            diagnosis.absent_mask = np.ones(nodes.n, bool)
+            diagnosis.pre_filter_msg = st.message()
+            return SearchOutcome(NO_ROWS, diagnosis)
+        signature = None
+        hint = ""
+        if self.batching:
+            # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
+            signature = fwk.sign_pod(pod)
+            hint = fwk.batch.get_node_hint(
+                signature,
+                cycle,
+                lambda name: name in nodes.index,
+                lambda name: rejected_on(fwk, state, pod, nodes, nodes.index[name]),
+            )
+            if hint and not pod.nominated_node_name and hint in nodes.index:
+                row = nodes.index[hint]
+                if hint_fits(fwk, state, pod, nodes, queue, row):
+                    taken = np.array([row], np.int64)
+                    return SearchOutcome(taken, Diagnosis.empty(nodes.names), 0, signature, hint, taken=True)
+        started = perf_counter()
+        found = self._find_nodes_that_pass_filters(
+            fwk, state, pod, nodes, queue, pre_res, plugins, signature is None, hint, explain, report
+        )
+        if isinstance(found, Status):
+            fwk.point_times.done(FILTER, started, FILTER_ERROR)
+            return found
+        fwk.point_times.done(FILTER, started, None)
+        if found.processed:
+            self.next_start_node_index = (self.next_start_node_index + found.processed) % nodes.n
+        found.signature, found.hint = signature, hint
+        if self.extenders and len(found.feasible):
+            kept = find_nodes_that_pass_extenders(
+                self.extenders, self.node_object, pod, nodes, found.feasible, found.diagnosis
+            )
+            if isinstance(kept, Status):
+                return kept
+            found.feasible = kept
+        return found
+
+    def _find_nodes_that_pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        pre_res: PreFilterResult,
+        plugins: set[str],
+        unsigned: bool,
+        hint: str,
+        explain: bool,
+        report: bool,
+    ) -> SearchOutcome | Status:
+        """``findNodesThatPassFilters``: over the shape cache's stored verdicts where they
+        answer for this pod, else over fresh ones. The shape cache keeps no nominated pods, no
+        batch and no extenders, and reports nothing per node unless asked afresh."""
+        percentage = self.percentage(fwk)
+        if (
+            self.use_shape_cache
+            and fwk.shape_static is not None
+            and unsigned
+            and pre_res.all_nodes()
+            and not explain
+            and not pod.nominated_node_name
+            and not self.extenders
+            and (queue.nominated_table is None or not queue.nominated)
+        ):
+            found = search_shapes(fwk, state, pod, nodes, self.next_start_node_index % nodes.n, percentage)
+            if found is not None:
+                return found
+        want_one = not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders)
+        ask = SearchAsk(
+            start=self.next_start_node_index,
+            percentage=percentage,
+            want_one=want_one,
+            tried_first=pod.nominated_node_name or hint,
+            explain=explain,
+            report=report or bool(self.extenders),
+        )
+        return search_columns(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
+
+    def percentage(self, fwk: Framework) -> int:
+        """``percentageOfNodesToScore``: the profile's, else the scheduler's."""
+        own = fwk.profile.percentage_of_nodes_to_score
+        return own if own is not None else self.percentage_of_nodes_to_score
