@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
@@ -52,6 +52,7 @@ from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass, VerdictMerge, has_odd_code
 from kubesched.scheduler.framework.handle import Handle
+from kubesched.scheduler.framework.point_calls import PluginObserver, PointCalls, both
 from kubesched.scheduler.framework.point_times import (
     BIND,
     PERMIT,
@@ -110,26 +111,6 @@ _FRAMEWORK_IDS = itertools.count()
 def _no_reasons(_reason: int) -> tuple[str, ...]:
     """The describer of a filter that rejected no node."""
     return ()
-
-
-# (plugin, extension point, the call's arguments, what it returned, seconds)
-PluginObserver = Callable[[str, str, tuple[Any, ...], Any, float], None]
-
-
-def timed(obs: PluginObserver, plugin: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """One plugin call of an observed cycle, given to ``obs`` with what it returned and took."""
-    started = perf_counter()
-    ret = fn(*args)
-    obs(plugin, point, args, ret, perf_counter() - started)
-    return ret
-
-
-def _both(first: PluginObserver, second: PluginObserver) -> PluginObserver:
-    def observe(plugin: str, point: str, args: tuple[Any, ...], ret: Any, seconds: float) -> None:
-        first(plugin, point, args, ret, seconds)
-        second(plugin, point, args, ret, seconds)
-
-    return observe
 
 
 class Framework:
@@ -199,7 +180,7 @@ class Framework:
         self.scores: list[ScorePlugin] = self.points["score"]  # type: ignore[assignment]
         # per Score plugin: its weight and whether its class has a NormalizeScore (looked up on
         # the class)
-        self._score_plan = [
+        score_plan = [
             (p, self.weights[p.name], type(p).normalize_scores is not ScorePlugin.normalize_scores) for p in self.scores
         ]
         self.reserve: list[ReservePlugin] = self.points["reserve"]  # type: ignore[assignment]
@@ -207,6 +188,20 @@ class Framework:
         self.pre_bind: list[PreBindPlugin] = self.points["preBind"]  # type: ignore[assignment]
         self.bind: list[BindPlugin] = self.points["bind"]  # type: ignore[assignment]
         self.post_bind: list[PostBindPlugin] = self.points["postBind"]  # type: ignore[assignment]
+        # each point's plugins with their bound methods; a watched cycle's, timed (``calls``)
+        self.point_calls = PointCalls.bind_methods(
+            self.pre_filter,
+            self.filters,
+            self.post_filter,
+            self.pre_score,
+            score_plan,
+            self.reserve,
+            self.permit,
+            self.pre_bind,
+            self.bind,
+            self.post_bind,
+        )
+        self._watched: tuple[CycleState, PointCalls] | None = None
         # GenericWorkload: GangScheduling is the one PlacementFeasible plugin (NewFramework)
         gang = self.plugins.get("GangScheduling")
         self.placement_feasible: list[Any] = (
@@ -438,20 +433,18 @@ class Framework:
         narrowing: list[str] = []
         rejected: Status | None = None
         rejectors: set[str] = set()
-        obs = self.observer(state)
-        memo = self.pre_filter_memo if obs is None and state.results is None else None
+        calls = self.calls(state)
+        memo = self.pre_filter_memo if calls is self.point_calls else None  # unwatched cycles only
         plan = memo.plan(self.templates.of(pod), nodes) if memo is not None else None
         if plan is not None and plan.whole is not None:  # every plugin's outcome replayed
             state.skip_filter.update(plan.whole.skips)
             state.replay(plan.whole.writes)
             return result, None, set()
-        for i, p in enumerate(self.pre_filter):
+        for i, (p, call) in enumerate(calls.pre_filter):
             if memo is not None and plan is not None:
-                res, st = memo.call(plan, i, pod, state, p.pre_filter, state, pod, nodes)
-            elif obs is None:
-                res, st = p.pre_filter(state, pod, nodes)
+                res, st = memo.call(plan, i, pod, state, call, state, pod, nodes)
             else:
-                res, st = timed(obs, p.name, "PreFilter", p.pre_filter, state, pod, nodes)
+                res, st = call(state, pod, nodes)
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
@@ -488,15 +481,10 @@ class Framework:
         only the pods on them changed since, so ``node_only`` plugins are not run again."""
         merge = VerdictMerge(nodes.n, len(self.filters))
         skip = state.skip_filter
-        obs = self.observer(state)
-        for i, p in enumerate(self.filters):
+        for i, (p, call) in enumerate(self.calls(state).filter):
             if p.name in skip or (passed_before and p.node_only):
                 continue
-            v = (
-                p.filter_nodes(state, pod, nodes)
-                if obs is None
-                else timed(obs, p.name, "Filter", p.filter_nodes, state, pod, nodes)
-            )
+            v = call(state, pod, nodes)
             if v is not None and merge.add(i, v) == 0:
                 break
         return merge.outcome(self.filter_names)
@@ -509,15 +497,10 @@ class Framework:
         verdicts: list[tuple[int, NodeVerdicts]] = []
         suspect = False
         skip = state.skip_filter
-        obs = self.observer(state)
-        for i, p in enumerate(self.filters):
+        for i, (p, call) in enumerate(self.calls(state).filter):
             if p.name in skip:
                 continue
-            v = (
-                p.filter_nodes(state, pod, nodes)
-                if obs is None
-                else timed(obs, p.name, "Filter", p.filter_nodes, state, pod, nodes)
-            )
+            v = call(state, pod, nodes)
             if v is None:
                 continue
             verdicts.append((i, v))
@@ -547,12 +530,8 @@ class Framework:
         reasons: list[str] = []
         first_rejector = ""
         result = None
-        obs = self.observer(state)
-        for p in self.post_filter:
-            if obs is None:
-                res, st = p.post_filter(state, pod, diagnosis)
-            else:
-                res, st = timed(obs, p.name, "PostFilter", p.post_filter, state, pod, diagnosis)
+        for p, call in self.calls(state).post_filter:
+            res, st = call(state, pod, diagnosis)
             if st is None or st.is_success():
                 return res, Status(Code.SUCCESS, st.reasons if st is not None else (), p.name)
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -611,20 +590,19 @@ class Framework:
         rows: np.ndarray,
         statuses: dict[str, str] | None,
     ) -> Status | None:
-        obs = self.observer(state)
-        memo = self.pre_score_memo if obs is None and statuses is None and state.results is None and len(rows) else None
+        calls = self.calls(state)
+        # the memo: unwatched cycles only, and not where the statuses are kept
+        memo = self.pre_score_memo if calls is self.point_calls and statuses is None and len(rows) else None
         plan = memo.plan(self.templates.of(pod), nodes) if memo is not None else None
         if plan is not None and plan.whole is not None:  # every plugin's outcome replayed
             state.skip_score.update(plan.whole.skips)
             state.replay(plan.whole.writes)
             return None
-        for i, p in enumerate(self.pre_score):
+        for i, (p, call) in enumerate(calls.pre_score):
             if memo is not None and plan is not None:
-                st = memo.call(plan, i, pod, state, p.pre_score, state, pod, nodes, rows)
-            elif obs is None:
-                st = p.pre_score(state, pod, nodes, rows)
+                st = memo.call(plan, i, pod, state, call, state, pod, nodes, rows)
             else:
-                st = timed(obs, p.name, "PreScore", p.pre_score, state, pod, nodes, rows)
+                st = call(state, pod, nodes, rows)
             if statuses is not None:
                 statuses[p.name] = status_word(st)
             if st is None or st.code == Code.SUCCESS:
@@ -651,15 +629,10 @@ class Framework:
         by_plugin: dict[str, np.ndarray] = {}
         raw_by_plugin: dict[str, np.ndarray] = {}
         skip = state.skip_score
-        obs = self.observer(state)
-        for p, weight, normalizes in self._score_plan:
+        for p, weight, normalizes, call in self.calls(state).score:
             if skip and p.name in skip:
                 continue
-            raw = (
-                p.score_nodes(state, pod, nodes, rows)
-                if obs is None
-                else timed(obs, p.name, "Score", p.score_nodes, state, pod, nodes, rows)
-            )
+            raw = call(state, pod, nodes, rows)
             scores = raw
             if normalizes:
                 norm = p.normalize_scores(state, pod, raw)
@@ -697,13 +670,8 @@ class Framework:
         return st
 
     def _run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        obs = self.observer(state)
-        for p in self.reserve:
-            st = (
-                p.reserve(state, pod, node)
-                if obs is None
-                else timed(obs, p.name, "Reserve", p.reserve, state, pod, node)
-            )
+        for p, call in self.calls(state).reserve:
+            st = call(state, pod, node)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return Status(st.code, st.reasons, p.name)
@@ -713,12 +681,8 @@ class Framework:
     def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunReservePluginsUnreserve, in the reverse order of Reserve."""
         started = perf_counter()
-        obs = self.observer(state)
-        for p in reversed(self.reserve):
-            if obs is None:
-                p.unreserve(state, pod, node)
-            else:
-                timed(obs, p.name, "Unreserve", p.unreserve, state, pod, node)
+        for _p, call in self.calls(state).unreserve:
+            call(state, pod, node)
         self.point_times.done(UNRESERVE, started, None)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
@@ -731,12 +695,8 @@ class Framework:
 
     def _run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
         waits: dict[str, float] = {}
-        obs = self.observer(state)
-        for p in self.permit:
-            if obs is None:
-                st, timeout = p.permit(state, pod, node)
-            else:
-                st, timeout = timed(obs, p.name, "Permit", p.permit, state, pod, node)
+        for p, call in self.calls(state).permit:
+            st, timeout = call(state, pod, node)
             if st is None or st.is_success():
                 continue
             if st.is_rejected():
@@ -805,15 +765,10 @@ class Framework:
 
     def _run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         skipped = state.skip_pre_bind
-        obs = self.observer(state)
-        for p in self.pre_bind:
+        for p, call in self.calls(state).pre_bind:
             if p.name in skipped:
                 continue
-            st = (
-                p.pre_bind(state, pod, node)
-                if obs is None
-                else timed(obs, p.name, "PreBind", p.pre_bind, state, pod, node)
-            )
+            st = call(state, pod, node)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return Status(st.code, st.reasons, p.name)
@@ -828,9 +783,8 @@ class Framework:
         return st
 
     def _run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        obs = self.observer(state)
-        for p in self.bind:
-            st = p.bind(state, pod, node) if obs is None else timed(obs, p.name, "Bind", p.bind, state, pod, node)
+        for p, call in self.calls(state).bind:
+            st = call(state, pod, node)
             if st is not None and st.code == Code.SKIP:
                 continue
             if st is not None and not st.is_success():
@@ -841,12 +795,8 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunPostBindPlugins (informational: nothing they return is read)."""
         started = perf_counter()
-        obs = self.observer(state)
-        for p in self.post_bind:
-            if obs is None:
-                p.post_bind(state, pod, node)
-            else:
-                timed(obs, p.name, "PostBind", p.post_bind, state, pod, node)
+        for _p, call in self.calls(state).post_bind:
+            call(state, pod, node)
         self.point_times.done(POST_BIND, started, None)
 
     def observer(self, state: CycleState) -> PluginObserver | None:
@@ -858,7 +808,20 @@ class Framework:
         rec = state.results
         if rec is None:
             return timing
-        return rec.observe if timing is None else _both(timing, rec.observe)
+        return rec.observe if timing is None else both(timing, rec.observe)
+
+    def calls(self, state: CycleState) -> PointCalls:
+        """The plugin calls of this cycle: the bound methods, or, when the cycle is watched,
+        the same timed and handed to its observer (built once per cycle)."""
+        obs = self.observer(state)
+        if obs is None:
+            return self.point_calls
+        last = self._watched
+        if last is not None and last[0] is state:
+            return last[1]
+        watched = self.point_calls.watched(obs)
+        self._watched = (state, watched)
+        return watched
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)
