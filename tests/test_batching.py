@@ -183,7 +183,7 @@ def node(name: str, *, pods: int = 110, cpu: str = "100", labels: dict[str, str]
 
 
 def signature(c: Cluster, obj: dict[str, Any], profile: str = "default-scheduler") -> Any:
-    return c.sched.profiles[profile].sign_pod(pod_info_from(obj))
+    return c.sched.profiles[profile].signer.sign_pod(pod_info_from(obj))
 
 
 def test_the_default_profile_signs_no_pod() -> None:
@@ -277,7 +277,7 @@ def test_profiles_that_cannot_sign() -> None:
     c = Cluster(config=_profiles(), registry=_registry())
     assert signature(c, pod("a")) is not None
     assert signature(c, pod("a", schedulerName="nosign"), "nosign") is None
-    assert c.sched.profiles["nosign"].unsigned == ["NoSign"]
+    assert c.sched.profiles["nosign"].signer.unsigned == ["NoSign"]
     assert signature(c, pod("a", schedulerName="emptysign"), "emptysign") is None
 
 

@@ -331,7 +331,7 @@ def test_which_pods_have_a_shape(name: str, obj: dict[str, Any], extra: list[dic
     info = c.sched._parse_pod(obj)
     state = CycleState()
     fwk.run_pre_filter(state, info, c.sched.cache.table)
-    assert (fwk.shape_of(state, info) is not None) is cached, name
+    assert (fwk.signer.shape_of(state, info) is not None) is cached, name
 
 
 class _Unsigned(FilterPlugin):
@@ -361,7 +361,7 @@ def test_a_plugin_without_a_row_promise_keeps_the_profile_off_the_cache(plugin: 
     config = {"profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]}
     c = Cluster(*[node(i) for i in range(300)], config={**config, **TEN_PERCENT}, registry=registry)
     fwk = c.sched.profiles["default-scheduler"]
-    assert fwk.shape_static is None
+    assert fwk.signer.shape_static is None
     c.create(pod("a"))
     c.settle()
     assert c.node_of("a") is not None

@@ -52,6 +52,7 @@ MODULES = (
     "kubesched.scheduler.framework.point_times",
     "kubesched.scheduler.framework.runtime",
     "kubesched.scheduler.framework.shape_cache",
+    "kubesched.scheduler.framework.signatures",
     "kubesched.scheduler.framework.template_memo",
     "kubesched.scheduler.metrics",
     "kubesched.scheduler.nodesearch.columns",

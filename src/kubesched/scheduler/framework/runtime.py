@@ -10,8 +10,6 @@ rejection in plugin order, which is what upstream's per-node loop yields.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
@@ -25,7 +23,6 @@ from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.events import ALL_EVENTS, ClusterEventWithHint
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
-    MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     BindPlugin,
     EnqueueExtensions,
@@ -43,13 +40,12 @@ from kubesched.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
-    SignPlugin,
 )
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, PluginRef, Profile
+from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, Profile
 from kubesched.scheduler.framework.args import decode_args
-from kubesched.scheduler.framework.batch import OpportunisticBatch, PodSignature
+from kubesched.scheduler.framework.batch import OpportunisticBatch
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass, VerdictMerge, has_odd_code
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.point_calls import PluginObserver, PointCalls, both
@@ -67,27 +63,14 @@ from kubesched.scheduler.framework.point_times import (
     UNRESERVE,
     PointTimes,
 )
-from kubesched.scheduler.framework.shape_cache import ShapeCache, ShapePlugin
+from kubesched.scheduler.framework.profile_plugins import expand, plugins_needed, score_weights
+from kubesched.scheduler.framework.shape_cache import ShapeCache
+from kubesched.scheduler.framework.signatures import PodSigner
 from kubesched.scheduler.framework.template_memo import PointMemo, Templates
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
-
-POINT_TYPES: dict[str, type[Plugin]] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-    "postBind": PostBindPlugin,
-}
 
 
 @dataclass(init=False, slots=True)
@@ -103,9 +86,6 @@ class ScoreOutcome:
         self.total = total
         self.by_plugin = by_plugin
         self.raw_by_plugin = {} if raw_by_plugin is None else raw_by_plugin
-
-
-_FRAMEWORK_IDS = itertools.count()
 
 
 def _no_reasons(_reason: int) -> tuple[str, ...]:
@@ -128,7 +108,7 @@ class Framework:
         profile.multi_point.enabled = [
             p for p in profile.multi_point.enabled if not (p.default and p.name not in registry)
         ]
-        needed = self._plugins_needed(profile)
+        needed = plugins_needed(profile)
         self.plugins: dict[str, Plugin] = {}
         for name in needed:
             factory = registry.get(name)
@@ -158,7 +138,7 @@ class Framework:
                 raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.pluginConfig")
         self.points: dict[str, list[Plugin]] = {}
         for ep in EXTENSION_POINTS:
-            self.points[ep] = self._expand(ep, profile)
+            self.points[ep] = expand(ep, profile, self.plugins)
         if len(self.points["queueSort"]) != 1:
             raise InputError(
                 f"one queue sort plugin required for profile with scheduler name {profile.scheduler_name!r}",
@@ -169,7 +149,7 @@ class Framework:
                 f"at least one bind plugin is needed for profile with scheduler name {profile.scheduler_name!r}",
                 field=f"{profile.field_path}.plugins.bind",
             )
-        self.weights = self._score_weights(profile)
+        self.weights = score_weights(profile, self.plugins)
         self.queue_sort: QueueSortPlugin = self.points["queueSort"][0]  # type: ignore[assignment]
         self.pre_enqueue: list[PreEnqueuePlugin] = self.points["preEnqueue"]  # type: ignore[assignment]
         self.pre_filter: list[PreFilterPlugin] = self.points["preFilter"]  # type: ignore[assignment]
@@ -207,163 +187,18 @@ class Framework:
         self.placement_feasible: list[Any] = (
             [gang] if gang is not None and handle.features.enabled("GenericWorkload") else []
         )
-        self.signers, self.unsigned = self._batchable_plugins()
-        # where a pod keeps this framework's signature of it (a restarted profile's is new)
-        self._sign_key = f"kubesched.signature/{next(_FRAMEWORK_IDS)}"
-        shapes = self._shape_plugins()
-        self.shape_static: list[SignPlugin] | None = shapes[0]
-        self.shape_dynamic: list[ShapePlugin] | None = shapes[1]
-        self.shape_cache = ShapeCache()
         # which template a pod belongs to, and the memo of PreFilter and PreScore outcomes per
         # template (template_memo.py)
         self.templates = Templates()
+        # the batch's signatures and the shape cache's shapes of a pod
+        self.signer = PodSigner(self.points, self.templates, bool(handle.extenders))
+        self.shape_cache = ShapeCache()
         plugins_field = f"{profile.field_path}.plugins"
         self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo", pair=True, field=plugins_field)
         self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo", pair=False, field=plugins_field)
-        # the template of the last pod whose signatures the shape cache took, and them
-        self._shape_last: tuple[int, tuple[Any, ...]] | None = None
         self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)
 
     # -- construction -------------------------------------------------------------------------
-    @staticmethod
-    def _plugins_needed(profile: Profile) -> list[str]:
-        names: dict[str, None] = {}
-        for ep in EXTENSION_POINTS:
-            for p in profile.plugins[ep].enabled:
-                names[p.name] = None
-        for p in profile.multi_point.enabled:
-            names[p.name] = None
-        return list(names)
-
-    def _expand(self, ep: str, profile: Profile) -> list[Plugin]:
-        ptype = POINT_TYPES[ep]
-        pset = profile.plugins[ep]
-        explicit: list[str] = []
-        for p in pset.enabled:
-            if not isinstance(self.plugins[p.name], ptype):
-                raise InputError(
-                    f'plugin "{p.name}" does not extend {ep} plugin', field=f"{profile.field_path}.plugins.{ep}"
-                )
-            if p.name in explicit:
-                raise InputError(
-                    f'plugin "{p.name}" already registered as "{ep}"', field=f"{profile.field_path}.plugins.{ep}"
-                )
-            explicit.append(p.name)
-        if "*" in pset.disabled:
-            return [self.plugins[n] for n in explicit]
-        disabled = set(pset.disabled)
-        overrides: list[str] = []
-        multi: list[str] = []
-        for p in profile.multi_point.enabled:
-            plugin = self.plugins[p.name]
-            if not isinstance(plugin, ptype) or p.name in disabled:
-                continue
-            if p.name in explicit:
-                overrides.append(p.name)
-                continue
-            if p.name in multi:
-                raise InputError(
-                    f'plugin "{p.name}" already registered as "{ep}"', field=f"{profile.field_path}.plugins.multiPoint"
-                )
-            multi.append(p.name)
-        # runtime/framework.go expandMultiPointPlugins: overridden plugins first, in the order of
-        # the extension point's own list; then MultiPoint's; then the rest of the explicit ones.
-        first = [n for n in explicit if n in overrides]
-        ordered = first + multi + [n for n in explicit if n not in overrides]
-        return [self.plugins[n] for n in ordered]
-
-    def _batchable_plugins(self) -> tuple[list[SignPlugin], list[str]]:
-        """``computeBatchablePlugins``: the PreFilter, Filter, PreScore and Score plugins sign a
-        pod; one that cannot (no ``sign_pod``) turns signatures off for the profile. Those whose
-        signing may refuse are asked first: any refusal gives no signature, whatever the order."""
-        signers: dict[str, SignPlugin] = {}
-        unsigned: list[str] = []
-        for ep in ("preFilter", "filter", "preScore", "score"):
-            for p in self.points[ep]:
-                if p.name in signers or p.name in unsigned:
-                    continue
-                if isinstance(p, SignPlugin) or callable(getattr(p, "sign_pod", None)):
-                    signers[p.name] = p  # type: ignore[assignment]
-                else:
-                    unsigned.append(p.name)
-        ordered = sorted(signers.values(), key=lambda p: not getattr(p, "sign_may_refuse", True))
-        return ordered, unsigned
-
-    def sign_pod(self, pod: PodInfo) -> PodSignature | None:
-        """``SignPod``: the scheduler name and every signer's fragments (a later key replaces an
-        earlier one, as in upstream's map); None when a plugin refuses, a plugin cannot sign, or
-        the scheduler has extenders."""
-        if self.unsigned or self.handle.extenders:
-            return None
-        # a signer reads the pod alone: the signature is kept with this version of the pod
-        cached = pod.extra.get(self._sign_key)
-        if cached is not None and cached[0] is pod.obj:
-            return cached[1]
-        signature = self._sign(pod)
-        pod.extra[self._sign_key] = (pod.obj, signature)
-        return signature
-
-    def _sign(self, pod: PodInfo) -> PodSignature | None:
-        parts: dict[str, Any] = {"SchedulerName": pod.scheduler_name}
-        for p in self.signers:
-            fragments, st = p.sign_pod(pod)
-            if st is not None and not st.is_success():
-                return None
-            for f in fragments:
-                parts[f.key] = f.value
-        return tuple(sorted(parts.items()))
-
-    def _shape_plugins(self) -> tuple[list[SignPlugin], list[ShapePlugin]] | tuple[None, None]:
-        """The plugins the shape cache asks: the signature of every ``rows_only`` plugin and
-        ``shape_pod`` where a plugin has it; (None, None) when some PreFilter, Filter, PreScore
-        or Score plugin offers neither (the profile then never uses the cache)."""
-        static: dict[str, SignPlugin] = {}
-        dynamic: dict[str, ShapePlugin] = {}
-        for ep in ("preFilter", "filter", "preScore", "score"):
-            for p in self.points[ep]:
-                rows_only = getattr(type(p), "rows_only", False) and callable(getattr(p, "sign_pod", None))
-                if rows_only:
-                    static[p.name] = p  # type: ignore[assignment]
-                if callable(getattr(p, "shape_pod", None)):
-                    dynamic[p.name] = p  # type: ignore[assignment]
-                elif not rows_only:
-                    return None, None
-        for p in self.scores:
-            if not p.scores_bounded:  # the full path checks each cycle's scores; keep it
-                return None, None
-        return list(static.values()), list(dynamic.values())
-
-    def shape_of(self, state: CycleState, pod: PodInfo) -> Hashable | None:
-        """The pod's shape for the shape cache, after this cycle's PreFilter: the signatures of
-        the ``rows_only`` plugins and every ``shape_pod``'s fragments; None when a plugin's
-        results for this pod read more than each node's own row. The signatures are taken again
-        only for a pod of another template than the previous pod's (template_memo.Templates)."""
-        if self.shape_static is None or self.shape_dynamic is None or self.handle.extenders:
-            return None
-        parts: list[Any] = []
-        for p in self.shape_dynamic:
-            fragments, st = p.shape_pod(state, pod)
-            if st is not None and not st.is_success():
-                return None
-            parts.extend(fragments)
-        template = self.templates.of(pod)
-        last = self._shape_last
-        if last is not None and last[0] == template:
-            static = last[1]
-        else:
-            found: list[Any] = []
-            for signer in self.shape_static:
-                fragments, st = signer.sign_pod(pod)
-                if st is not None and not st.is_success():
-                    found = [None]
-                    break
-                found.extend(fragments)
-            static = tuple(found)
-            self._shape_last = (template, static)
-        if static == (None,):
-            return None
-        return (static, *parts) if parts else static
-
     def _batch_now(self) -> float:
         return float(self.handle.clock.now())
 
@@ -374,22 +209,6 @@ class Framework:
         series = (metrics.batch_attempts if metric == "attempts" else metrics.batch_cache_flushed).series
         key = (profile, label)  # CounterVec.inc, without its call: this runs for every pod
         series[key] = series.get(key, 0.0) + 1.0
-
-    def _score_weights(self, profile: Profile) -> dict[str, int]:
-        weights: dict[str, int] = {}
-        total = 0
-        refs: list[PluginRef] = [*profile.plugins["score"].enabled, *profile.multi_point.enabled]
-        for ref in refs:
-            if not isinstance(self.plugins[ref.name], ScorePlugin) or ref.name in weights:
-                continue
-            w = ref.weight or 1
-            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-                raise InputError(
-                    "total score of Score plugins could overflow", field=f"{profile.field_path}.plugins.score"
-                )
-            weights[ref.name] = w
-            total += w * MAX_NODE_SCORE
-        return weights
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         """Plugin name → events that may help pods it rejected (default: every event)."""

@@ -89,7 +89,7 @@ class NodeSearch:
         hint = ""
         if self.batching:
             # GetNodeHint, asked even for a pod with a nominated node (which is tried instead)
-            signature = fwk.sign_pod(pod)
+            signature = fwk.signer.sign_pod(pod)
             hint = fwk.batch.get_node_hint(
                 signature,
                 cycle,
@@ -141,7 +141,7 @@ class NodeSearch:
         percentage = self.percentage(fwk)
         if (
             self.use_shape_cache
-            and fwk.shape_static is not None
+            and fwk.signer.shape_static is not None
             and unsigned
             and pre_res.all_nodes()
             and not explain

@@ -39,7 +39,7 @@ def search_shapes(
     want = num_feasible_nodes_to_find(percentage, n)
     if want * SHAPE_MIN_SEARCHES_PER_LAP > n:
         return None  # each search covers most nodes: filtering them all each time is cheaper
-    shape = fwk.shape_of(state, pod)
+    shape = fwk.signer.shape_of(state, pod)
     if shape is None:
         return None
     cache = fwk.shape_cache
