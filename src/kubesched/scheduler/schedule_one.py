@@ -20,15 +20,17 @@ from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE, ActionType, Cl
 from kubesched.framework.interface import NOMINATION_CLEARED, NOMINATION_KEPT, NominatingInfo
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
+from kubesched.scheduler.failure import Failure
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod
 from kubesched.scheduler.informers import informed_pod
+from kubesched.scheduler.nodesearch import AttemptReport
 from kubesched.scheduler.parts import Explanation, SchedulerParts
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
-from kubesched.scheduler.schedule_pod import AttemptReport, ScheduleFailure, ScheduleResult
+from kubesched.scheduler.schedule_pod import ScheduleFailure, ScheduleResult
 
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
@@ -83,9 +85,7 @@ class ScheduleOne(SchedulerParts):
             return
         try:
             self.cache.forget_pod(pod.uid)
-            qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-            message = f"{type(exc).__name__}: {exc}"
-            self._handle_failure(qp, Status.error(message), message, NOMINATION_KEPT)
+            self._handle_failure(qp, Failure.error(Status.error(f"{type(exc).__name__}: {exc}")), NOMINATION_KEPT)
         except Exception as again:  # the pod waits for its next update event; the loop goes on
             self.health.error("scheduler", f"Pod {pod.key}", again)
             self.queue.done(pod.uid)
@@ -133,10 +133,9 @@ class ScheduleOne(SchedulerParts):
             self._handle_fit_error(fwk, state, qp, failure.fit)
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - qp.attempt_started)
-        qp.unschedulable_plugins = {NO_NODES_PLUGIN} if failure.no_nodes else set()
-        qp.pending_plugins = set() if not failure.no_nodes else qp.pending_plugins
         st = failure.failure_status()
-        self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, state.results)
+        failed = Failure(st, {NO_NODES_PLUGIN}) if failure.no_nodes else Failure.error(st)
+        self._handle_failure(qp, failed, NOMINATION_CLEARED, state.results)
 
     def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]:
         """A cycle's state, recording the pod's results where they are wanted (``explain``, or
@@ -276,8 +275,7 @@ class ScheduleOne(SchedulerParts):
             fwk.run_unreserve(state, pod, host)
             self.cache.forget_pod(pod.uid)
             self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
-            qp.unschedulable_plugins = {st.plugin} if st.is_rejected() and st.plugin else set()
-            self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, state.results)
+            self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, state.results)
             return
         rec: PodResults | None = state.results
         if rec is not None and rec.write and not rec.written:  # bound by another binder: a patch of its own
@@ -302,11 +300,7 @@ class ScheduleOne(SchedulerParts):
             self.on_bound(pod, host)
 
     def _fail_after_assume(self, qp: QueuedPodInfo, st: Status, results: PodResults | None = None) -> None:
-        if st.is_rejected():
-            qp.unschedulable_plugins = {st.plugin} if st.plugin else set()
-        else:
-            qp.unschedulable_plugins = set()
-        self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, results)
+        self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, results)
 
     def _handle_fit_error(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, err: FitError) -> None:
         nominating = NOMINATION_KEPT
@@ -327,10 +321,9 @@ class ScheduleOne(SchedulerParts):
                 rec.post_filter_result(st.plugin or "", nominated or "", explicit)
         # schedulingAlgorithm's deferred observation: filters, scores and PostFilter, a failure too
         self.metrics.algorithm_duration.observe(time.perf_counter() - qp.attempt_started)
-        qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
-        qp.pending_plugins = set(err.diagnosis.pending_plugins)
         message = str(err)  # counts every node's reasons: formatted once
-        self._handle_failure(qp, Status(Code.UNSCHEDULABLE, (message,)), message, nominating, state.results)
+        failed = Failure.no_fit(Status(Code.UNSCHEDULABLE, (message,)), err)
+        self._handle_failure(qp, failed, nominating, state.results)
 
     def _write_results(self, pod: PodInfo, rec: PodResults, current: dict[str, Any] | None = None) -> None:
         """The simulator's storereflector: the attempt's results and history in one patch."""
@@ -344,15 +337,19 @@ class ScheduleOne(SchedulerParts):
     def _handle_failure(
         self,
         qp: QueuedPodInfo,
-        st: Status,
-        message: str,
+        failure: Failure,
         nominating: NominatingInfo,
         results: PodResults | None = None,
     ) -> None:
-        """``handleSchedulingFailure``: requeue, record FailedScheduling, patch PodScheduled=False
-        and the nomination as ``nominating`` says."""
+        """``handleSchedulingFailure``: the plugins the pod waits on taken from ``failure``,
+        requeue, record FailedScheduling, patch PodScheduled=False and the nomination as
+        ``nominating`` says."""
         pod = qp.pod
-        rejected = st.is_rejected()
+        qp.unschedulable_plugins = failure.unschedulable
+        if failure.pending is not None:
+            qp.pending_plugins = failure.pending
+        message = failure.message
+        rejected = failure.status.is_rejected()
         seconds = time.perf_counter() - qp.attempt_started
         if rejected:
             self.metrics.pod_unschedulable(pod.scheduler_name, seconds)

@@ -22,6 +22,7 @@ from kubesched.clock import rfc3339
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NOMINATION_CLEARED, NominatingInfo
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.failure import Failure
 from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
 from kubesched.scheduler.queue import QueuedPodInfo
@@ -262,29 +263,27 @@ class ScheduleOnePodGroup(ScheduleOne):
             pst = pod_outcome.status if pod_outcome is not None else outcome.unattempted
             if status is not None and status.code == Code.ERROR:
                 st = pst if pst is not None and pst.code == Code.ERROR else status
-                qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-                self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, _results(pod_outcome))
+                self._handle_failure(qp, Failure.error(st), NOMINATION_CLEARED, _results(pod_outcome))
             elif pod_outcome is not None and pst is None:
-                qp.unschedulable_plugins, qp.pending_plugins = set(), set()
                 if status is None:
+                    qp.unschedulable_plugins, qp.pending_plugins = set(), set()
                     self._prepare_for_binding(fwk, pod_outcome.state, qp, pod_outcome.host)
                 elif outcome.waiting_on_preemption:  # back to wait for the victims to go
                     nominated = outcome.nominations.get(qp.uid)
                     self._handle_failure(
-                        qp, status, status.message(), NominatingInfo.of(nominated), _results(pod_outcome)
+                        qp, Failure(status, set(), set()), NominatingInfo.of(nominated), _results(pod_outcome)
                     )
                 else:
-                    st = _unschedulable(status.message())
-                    self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED, _results(pod_outcome))
+                    failed = Failure(_unschedulable(status.message()), set(), set())
+                    self._handle_failure(qp, failed, NOMINATION_CLEARED, _results(pod_outcome))
             else:
                 st = pst if pst is not None else _unschedulable()
                 if pod_outcome is not None:
-                    qp.unschedulable_plugins = pod_outcome.unschedulable_plugins
-                    qp.pending_plugins = pod_outcome.pending_plugins
+                    failed = Failure(st, pod_outcome.unschedulable_plugins, pod_outcome.pending_plugins)
                 else:
-                    qp.unschedulable_plugins, qp.pending_plugins = set(), set()
+                    failed = Failure(st, set(), set())
                 self._handle_failure(
-                    qp, st, st.message(), NominatingInfo.of(outcome.nominations.get(qp.uid)), _results(pod_outcome)
+                    qp, failed, NominatingInfo.of(outcome.nominations.get(qp.uid)), _results(pod_outcome)
                 )
         seconds = time.perf_counter() - started
         if status is None:
@@ -309,8 +308,7 @@ class ScheduleOnePodGroup(ScheduleOne):
             if qp.pod.scheduler_name not in self.profiles:
                 self.queue.done(qp.uid)
                 continue
-            qp.unschedulable_plugins, qp.pending_plugins = set(), set()
-            self._handle_failure(qp, st, st.message(), NOMINATION_CLEARED)
+            self._handle_failure(qp, Failure.error(st), NOMINATION_CLEARED)
         if update_condition:
             self._update_pod_group_condition(group, "False", "SchedulerError", st.message())
         group.failed_at_generation = self.cluster_generation
