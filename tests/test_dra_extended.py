@@ -186,7 +186,7 @@ def test_requests_and_mappings(init, containers, requests, mappings) -> None:
 def test_the_special_claim_is_deleted_past_its_finalizer_even_from_a_stale_copy() -> None:
     """``deleteClaim``: the delete-protection finalizer comes off first (retried with the latest
     version on a conflict), so the delete removes the claim instead of only marking it."""
-    from kubesched.scheduler.plugins.dynamicresources.plugin import FINALIZER, _delete_claim
+    from kubesched.scheduler.plugins.dynamicresources.claims import FINALIZER, delete_claim as _delete_claim
 
     c = Cluster(gpu_class())
     claim = {
@@ -256,6 +256,6 @@ def test_a_claim_a_prior_cycle_left_is_found_by_its_owner_and_deleted() -> None:
 def test_malformed_claim_metadata_is_no_extended_resource_claim(metadata: Any) -> None:
     """The claim informer's handler indexes extended-resource claims by owner; malformed metadata
     (as a cluster that does not validate might deliver) is skipped, not raised."""
-    from kubesched.scheduler.plugins.dynamicresources.plugin import _special_owner
+    from kubesched.scheduler.plugins.dynamicresources.claims import special_owner as _special_owner
 
     assert _special_owner({"metadata": metadata}) is None

@@ -24,30 +24,23 @@ DynamicResourceAllocation gate is on (GA since v1.34).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
 
-from kubesched.api.errors import ApiError, Conflict
+from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
-from kubesched.clock import parse_rfc3339, rfc3339
-from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
-    EnqueueExtensions,
     FilterPlugin,
     Memo,
     NodeVerdicts,
     PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -58,11 +51,27 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
-from kubesched.leaderelection.config import parse_duration
 from kubesched.scheduler.listers import Listers as SchedulerListers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator, nodekeys
 from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
+from kubesched.scheduler.plugins.dynamicresources.binding import ClaimBinding
+from kubesched.scheduler.plugins.dynamicresources.claims import (
+    ClaimMissing,
+    add_shares,
+    allocation_of,
+    binding_failure,
+    binding_ready,
+    delete_claim,
+    extended_names,
+    first_available,
+    rank_score,
+    request_with_class,
+    reserved_for,
+    resource_claims,
+    special_owner,
+    uid_of,
+)
 from kubesched.scheduler.plugins.dynamicresources.extended import (
     CLAIM_ANNOTATION,
     SPECIAL_CLAIM_NAME,
@@ -70,206 +79,20 @@ from kubesched.scheduler.plugins.dynamicresources.extended import (
     requests_and_mappings,
     resolver_for,
 )
+from kubesched.scheduler.plugins.dynamicresources.queueing import ClaimQueueing
+from kubesched.scheduler.plugins.dynamicresources.state import (
+    _REASONS,
+    API_UNSUPPORTED,
+    CLAIM_NOT_CREATED,
+    IN_USE,
+    RESERVED_FOR_MAX,
+    STATE_KEY,
+    STATE_NOT_FOUND,
+    DraState,
+    ExtendedClaim,
+)
 from kubesched.scheduler.plugins.helper import default_normalize_score
 from kubesched.scheduler.plugins.nodeaffinity import match_terms
-
-RESOURCE_CLAIM = "ResourceClaim"
-DEVICE_CLASS = "DeviceClass"
-RESOURCE_SLICE = "ResourceSlice"
-
-STATE_KEY = "DynamicResources"
-# framework.ErrNotFound: what CycleState.Read returns for a key never written
-STATE_NOT_FOUND = "not found"
-CANNOT_ALLOCATE = "cannot allocate all claims"
-NOT_AVAILABLE = "resourceclaim not available on the node"
-IN_USE = "resourceclaim in use"
-# resourceclaim.ErrClaimNotFound / ErrAPIUnsupported (k8s.io/dynamic-resource-allocation/resourceclaim)
-CLAIM_NOT_CREATED = "ResourceClaim not created yet"
-API_UNSUPPORTED = "none of the supported fields are set"
-# resourceclaim.ResourceClaimReservedForMaxSize
-RESERVED_FOR_MAX = 256
-# extendeddynamicresources.go: a special claim left from a prior cycle with requests in it
-CANNOT_SCHEDULE_EXTENDED = "cannot schedule extended resource claim"
-# the reasons of Filter verdicts (reason ids)
-_REASONS = {1: (CANNOT_ALLOCATE,), 2: (NOT_AVAILABLE,), 3: (CANNOT_SCHEDULE_EXTENDED,)}
-
-
-@dataclass(slots=True)
-class _State:
-    """stateData: the pod's claims, one per ``spec.resourceClaims`` entry (empty without any),
-    those to allocate, and the chosen devices once Reserve ran."""
-
-    claims: list[Mapping[str, Any]] = field(default_factory=list)
-    plans: list[ClaimPlan] = field(default_factory=list)
-    allocated_on: list[Any] = field(default_factory=list)  # per claim: allocation node selector terms or None
-    unavailable: set[int] = field(default_factory=set)
-    allocations: dict[str, dict[str, Any]] = field(default_factory=dict)  # claim uid -> status.allocation
-    ext: _Extended | None = None  # extended resources backed by DRA (KEP-5004)
-
-    def clone(self) -> _State:
-        """A shallow copy (upstream's Clone shares the pointer; preemption's dry runs here copy
-        the fields, as ``copy.copy`` did, at a tenth of its cost)."""
-        return _State(self.claims, self.plans, self.allocated_on, self.unavailable, self.allocations, self.ext)
-
-
-@dataclass(slots=True)
-class _Extended:
-    """The pod's special claim for its extended resources backed by DRA: from a prior cycle
-    (``prior``: it has a real name) or in memory (``<extended-resources>``), and per pattern of
-    resources left to DRA by the nodes (bit i: the i-th resource has no node allocatable) the
-    node-specific claim, its request mappings and its allocation plan."""
-
-    claim: dict[str, Any]
-    resources: list[tuple[str, int]]
-    prior: bool
-    pod: Mapping[str, Any] = field(default_factory=dict)
-    variants: dict[int, tuple[dict[str, Any], list[dict[str, str]], ClaimPlan | None]] = field(default_factory=dict)
-    chosen: int = 0  # the variant of the node Reserve was called for
-    created: dict[str, Any] | None = None  # the claim PreBind wrote
-
-    @property
-    def uid(self) -> str:
-        return _uid(self.claim)
-
-
-class _ClaimMissing(Exception):
-    pass
-
-
-def _extended_names(pod: PodInfo) -> bool:
-    """Whether the pod requests any resource of a domain-prefixed name (an extended resource)."""
-    return any("/" in r for r in pod.requests)
-
-
-def _resource_claims(pod: PodInfo) -> list[Any]:
-    spec = pod.obj.get("spec") or {}
-    claims = spec.get("resourceClaims")
-    return claims if isinstance(claims, list) else []
-
-
-FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer
-CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
-
-
-BINDING_TIMEOUT = 600.0  # DynamicResourcesBindingTimeoutDefault
-BINDING_POLL_SECONDS = 5.0
-
-
-def _allocation(claim: Mapping[str, Any]) -> Mapping[str, Any]:
-    return (claim.get("status") or {}).get("allocation") or {}
-
-
-def _results(allocation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list((allocation.get("devices") or {}).get("results") or [])
-
-
-def _device_conditions(claim: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Mapping[str, Any]] | None:
-    """``getAllocatedDeviceStatus``: the conditions of the result's device in the claim's status."""
-    key = (result.get("driver"), result.get("pool"), result.get("device"))
-    for d in (claim.get("status") or {}).get("devices") or []:
-        if (d.get("driver"), d.get("pool"), d.get("device")) == key:
-            return {str(c.get("type")): c for c in d.get("conditions") or [] if isinstance(c, Mapping)}
-    return None
-
-
-def binding_ready(claim: Mapping[str, Any]) -> bool:
-    """``isClaimReadyForBinding``: every binding condition of every allocated device True."""
-    if not _allocation(claim):
-        return False
-    for r in _results(_allocation(claim)):
-        if not r.get("bindingConditions"):
-            continue
-        conditions = _device_conditions(claim, r)
-        if conditions is None:
-            return False
-        if not all((conditions.get(c) or {}).get("status") == "True" for c in r["bindingConditions"]):
-            return False
-    return True
-
-
-def binding_failure(claim: Mapping[str, Any]) -> str | None:
-    """A binding failure condition that is True, as upstream's error names it; None if none is."""
-    for r in _results(_allocation(claim)):
-        if not r.get("bindingConditions"):
-            continue
-        conditions = _device_conditions(claim, r) or {}
-        for name in r.get("bindingFailureConditions") or []:
-            c = conditions.get(name)
-            if c is not None and c.get("status") == "True":
-                meta = claim.get("metadata") or {}
-                return f'claim={meta.get("name")}, reason={c.get("reason", "")}, message="{c.get("message", "")}"'
-    return None
-
-
-def _with_finalizer(client: Any, claim: Mapping[str, Any]) -> dict[str, Any]:
-    """``bindClaim``: a claim the scheduler allocates gets the delete-protection finalizer (an
-    Update) before its status is written; the resourceclaim controller removes it once the claim
-    is deallocated."""
-    meta = claim.get("metadata") or {}
-    finalizers = list(meta.get("finalizers") or [])
-    if FINALIZER in finalizers:
-        return dict(claim)
-    return dict(client.update_claim({**claim, "metadata": {**meta, "finalizers": [*finalizers, FINALIZER]}}))
-
-
-def _delete_claim(client: Any, claim: Mapping[str, Any]) -> None:
-    """``deleteClaim``: the finalizer removed first (retried on conflict with the latest
-    version), then the delete."""
-    meta = claim.get("metadata") or {}
-    ns, name = str(meta.get("namespace")), str(meta.get("name"))
-    current: Mapping[str, Any] = claim
-    for attempt in range(CONFLICT_RETRIES):
-        finalizers = list((current.get("metadata") or {}).get("finalizers") or [])
-        if FINALIZER not in finalizers:
-            break
-        finalizers.remove(FINALIZER)
-        try:
-            client.update_claim({**current, "metadata": {**current["metadata"], "finalizers": finalizers}})
-            break
-        except Conflict:
-            if attempt == CONFLICT_RETRIES - 1:
-                raise
-            current = client.get("ResourceClaim", ns, name)
-    client.delete_claim(ns, name)
-
-
-def _add_shares(
-    out: dict[int, dict[str, Fraction]],
-    source: Mapping[tuple[str, str, str], Mapping[str, Fraction]],
-    table: DeviceTable,
-) -> None:
-    """Add what ``source`` consumes of each shared device to ``out``, by device row."""
-    for key, amounts in source.items():
-        i = table.index.get(key)
-        if i is None:
-            continue
-        mine = out.setdefault(i, {})
-        for name, amount in amounts.items():
-            mine[name] = mine.get(name, Fraction(0)) + amount
-
-
-def _special_owner(claim: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """The controller reference of an extended-resource claim (annotated), or None (malformed
-    metadata included: this runs in the claim informer's handler)."""
-    meta = claim.get("metadata") if claim is not None else None
-    if not isinstance(meta, Mapping):
-        return None
-    annotations = meta.get("annotations")
-    if not isinstance(annotations, Mapping) or annotations.get(CLAIM_ANNOTATION) != "true":
-        return None
-    refs = meta.get("ownerReferences")
-    for r in refs if isinstance(refs, list) else ():
-        if isinstance(r, Mapping) and r.get("controller") and r.get("uid"):
-            return r
-    return None
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
-
-
-def _reserved_for(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list((claim.get("status") or {}).get("reservedFor") or [])
 
 
 class DynamicResources(
@@ -278,19 +101,19 @@ class DynamicResources(
     FilterPlugin,
     PostFilterPlugin,
     ReservePlugin,
-    PreBindPlugin,
+    ClaimBinding,
     ScorePlugin,
-    EnqueueExtensions,
+    ClaimQueueing,
     SignPlugin,
 ):
     name = "DynamicResources"
     # a pod without claims or extended resources skips; the empty state PreFilter writes for it
     # is replayed as a shallow copy, and no later point changes it (they all return early)
-    pre_filter_memo = Memo(skip_only=True, when=lambda pod: not _resource_claims(pod) and not _extended_names(pod))
+    pre_filter_memo = Memo(skip_only=True, when=lambda pod: not resource_claims(pod) and not extended_names(pod))
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
         """``SignPod`` (KEP-5598): pods with resource claims are not signable (k/k#134986)."""
-        if _resource_claims(pod):
+        if resource_claims(pod):
             return [], Status(Code.UNSCHEDULABLE, ("pods with dra resource claims are not signable",))
         return [], None
 
@@ -359,13 +182,13 @@ class DynamicResources(
         """The claim informer's handler: the tally of allocated devices follows every change,
         and a written allocation in flight is released once the informer shows it."""
         for claim in (old, new):
-            ref = _special_owner(claim)
+            ref = special_owner(claim)
             if ref is None or claim is None:
                 continue
             owner = str(ref["uid"])
             if claim is new:
                 self._special[owner] = claim
-            elif _uid(self._special.get(owner) or {}) == _uid(claim):
+            elif uid_of(self._special.get(owner) or {}) == uid_of(claim):
                 del self._special[owner]
         for claim, sign in ((old, -1), (new, 1)):
             if claim is None:
@@ -383,7 +206,7 @@ class DynamicResources(
                 if not any(mine.values()):
                     self._shared.pop(key, None)
         self._held_version += 1
-        uid = _uid(new if new is not None else old or {})
+        uid = uid_of(new if new is not None else old or {})
         caught_up = (
             new is None  # deleted
             or (new.get("status") or {}).get("allocation")  # our allocation is in
@@ -410,7 +233,7 @@ class DynamicResources(
             return base
         out = {i: dict(amounts) for i, amounts in base.items()}
         for c in in_flight:
-            _add_shares(out, allocator.shared_capacity([c]), table)
+            add_shares(out, allocator.shared_capacity([c]), table)
         return out
 
     def _allocated_mask(self, table: DeviceTable, exclude: set[str]) -> np.ndarray:
@@ -448,15 +271,15 @@ class DynamicResources(
                 if isinstance(status, Mapping) and status.get("name") == entry.get("name"):
                     name = status.get("resourceClaimName")
                     return str(name) if name else None
-            raise _ClaimMissing(f'pod "{pod.namespace}/{pod.name}": {CLAIM_NOT_CREATED}')
-        raise _ClaimMissing(
+            raise ClaimMissing(f'pod "{pod.namespace}/{pod.name}": {CLAIM_NOT_CREATED}')
+        raise ClaimMissing(
             f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{entry.get("name")}": {API_UNSUPPORTED}'
         )
 
     def _pod_claims(self, pod: PodInfo) -> list[Mapping[str, Any]]:
-        """``foreachPodResourceClaim``: every claim of the pod, or _ClaimMissing saying which is not there."""
+        """``foreachPodResourceClaim``: every claim of the pod, or ClaimMissing saying which is not there."""
         out = []
-        for entry in _resource_claims(pod):
+        for entry in resource_claims(pod):
             if not isinstance(entry, Mapping):
                 continue
             name = self._claim_name(pod, entry)
@@ -464,14 +287,14 @@ class DynamicResources(
                 continue
             claim = self._lookup(pod.namespace, name)
             if claim is None:
-                raise _ClaimMissing(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+                raise ClaimMissing(f'could not find ResourceClaim "{pod.namespace}/{name}"')
             meta = claim.get("metadata") or {}
             if meta.get("deletionTimestamp"):
-                raise _ClaimMissing(f'resourceclaim "{name}" is being deleted')
+                raise ClaimMissing(f'resourceclaim "{name}" is being deleted')
             if entry.get("resourceClaimTemplateName") and not any(
                 r.get("uid") == pod.uid and r.get("controller") for r in meta.get("ownerReferences") or []
             ):  # resourceclaim.IsForPod
-                raise _ClaimMissing(
+                raise ClaimMissing(
                     f"ResourceClaim {pod.namespace}/{name} was not created for pod "
                     f"{pod.namespace}/{pod.name} (pod is not owner)"
                 )
@@ -480,11 +303,11 @@ class DynamicResources(
 
     # -- PreEnqueue -------------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        if not _resource_claims(pod):
+        if not resource_claims(pod):
             return None
         try:
             self._pod_claims(pod)
-        except _ClaimMissing as exc:
+        except ClaimMissing as exc:
             return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))  # statusUnschedulable
         return None
 
@@ -492,21 +315,21 @@ class DynamicResources(
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTableView
     ) -> tuple[PreFilterResult | None, Status | None]:
-        s = _State()
+        s = DraState()
         state.write(STATE_KEY, s)  # written before anything can fail, for PostFilter
         extended = self._extended_requests(pod)
-        if not _resource_claims(pod) and not extended:
+        if not resource_claims(pod) and not extended:
             return None, Status.of(Code.SKIP)
         try:
             claims = self._pod_claims(pod)
-        except _ClaimMissing as exc:
+        except ClaimMissing as exc:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
         if not claims and not extended:
             return None, Status.of(Code.SKIP)
         classes = self._classes()
         for claim in claims:
             status = claim.get("status") or {}
-            reserved = _reserved_for(claim)
+            reserved = reserved_for(claim)
             mine = any(r.get("uid") == pod.uid for r in reserved)
             if status.get("allocation"):
                 if not mine and len(reserved) >= RESERVED_FOR_MAX:  # !CanBeReserved && !IsReservedForPod
@@ -515,7 +338,7 @@ class DynamicResources(
                 s.allocated_on.append(terms if (status["allocation"] or {}).get("nodeSelector") else None)
                 continue
             s.allocated_on.append(None)
-            if _uid(claim) in self.in_flight and _uid(claim) not in self._written:
+            if uid_of(claim) in self.in_flight and uid_of(claim) not in self._written:
                 meta = claim.get("metadata") or {}
                 return None, Status.of(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -524,7 +347,7 @@ class DynamicResources(
             try:
                 plan = allocator.plan_claim(claim, classes)
             except KeyError as missing:
-                request = _request_with_class(claim, str(missing.args[0]))
+                request = request_with_class(claim, str(missing.args[0]))
                 return None, Status.of(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     f"request {request}: device class {missing.args[0]} does not exist",
@@ -537,7 +360,7 @@ class DynamicResources(
 
     def _extended_requests(self, pod: PodInfo) -> list[tuple[str, int]]:
         """``preFilterExtendedResources``: the pod's extended resources a DeviceClass provides."""
-        if not _extended_names(pod):
+        if not extended_names(pod):
             return []
         resolver = resolver_for(self.handle)
         if not resolver:
@@ -548,14 +371,14 @@ class DynamicResources(
             if q > 0 and is_dra_extended_resource_name(r) and resolver.class_for(r) is not None
         )
 
-    def _special_claim(self, pod: PodInfo, resources: list[tuple[str, int]]) -> _Extended:
+    def _special_claim(self, pod: PodInfo, resources: list[tuple[str, int]]) -> ExtendedClaim:
         """The claim left by a prior cycle (``findExtendedResourceClaim``: annotated, controlled by
         the pod), or a new one in memory with no requests yet."""
         c = self._special.get(pod.uid)  # indexed by its controller's uid
-        ref = _special_owner(c)
+        ref = special_owner(c)
         same_pod = ref is not None and ref.get("name") == pod.name
         if c is not None and same_pod and (c.get("metadata") or {}).get("namespace") == pod.namespace:
-            return _Extended(dict(c), resources, prior=True, pod=pod.obj)
+            return ExtendedClaim(dict(c), resources, prior=True, pod=pod.obj)
         claim = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
@@ -571,9 +394,9 @@ class DynamicResources(
             },
             "spec": {},
         }
-        return _Extended(claim, resources, prior=False, pod=pod.obj)
+        return ExtendedClaim(claim, resources, prior=False, pod=pod.obj)
 
-    def _patterns(self, s: _State, nodes: NodeTableView) -> np.ndarray:
+    def _patterns(self, s: DraState, nodes: NodeTableView) -> np.ndarray:
         """Per row, which of the pod's extended resources the node leaves to DRA (no allocatable)
         as bits, the node-specific claim of each pattern made once (``filterExtendedResources``)."""
         assert s.ext is not None
@@ -598,7 +421,7 @@ class DynamicResources(
 
     # -- Filter ------------------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
-        s: _State | None = state.get(STATE_KEY)
+        s: DraState | None = state.get(STATE_KEY)
         if s is None or (not s.claims and s.ext is None):
             return None
         n = len(nodes.names)
@@ -610,7 +433,7 @@ class DynamicResources(
         # allocated claims whose devices failed to bind, or did not bind in time: available
         # nowhere, so that PostFilter deallocates them (DRADeviceBindingConditions)
         for i, claim in enumerate(s.claims):
-            if not _allocation(claim):
+            if not allocation_of(claim):
                 continue
             if binding_failure(claim) is not None or (not binding_ready(claim) and self._binding_timed_out(claim)):
                 code[code == 0] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -650,7 +473,7 @@ class DynamicResources(
         """For every row, whether all claims to allocate fit there (counts, then the search)."""
         table = self.devices()
         n = len(nodes.names)
-        exclude = {_uid(p.claim) for p in plans}
+        exclude = {uid_of(p.claim) for p in plans}
         taken = self._allocated_mask(table, exclude)
         fits = np.ones(n, bool)
         groups: dict[Any, int] = {}
@@ -724,7 +547,7 @@ class DynamicResources(
     def post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status | None]:
-        s: _State | None = state.get(STATE_KEY)
+        s: DraState | None = state.get(STATE_KEY)
         if s is None:
             return None, Status.of(Code.ERROR, STATE_NOT_FOUND)
         if not s.claims and s.ext is None:
@@ -732,7 +555,7 @@ class DynamicResources(
         client = self.handle.client if self.handle is not None else None
         for index in sorted(s.unavailable):
             claim = s.claims[index]
-            reserved = _reserved_for(claim)
+            reserved = reserved_for(claim)
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 status = {
                     k: v for k, v in (claim.get("status") or {}).items() if k not in ("allocation", "reservedFor")
@@ -747,7 +570,7 @@ class DynamicResources(
             # the special claim of a prior cycle is deleted, for the next attempt to start anew
             try:
                 if client is not None:
-                    _delete_claim(client, s.ext.claim)
+                    delete_claim(client, s.ext.claim)
             except ApiError as exc:
                 return None, Status.of(Code.ERROR, exc.message)
             return None, Status.of(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
@@ -763,15 +586,15 @@ class DynamicResources(
         allocation there would satisfy with its i-th subrequest, 8 − i points
         (FirstAvailableDeviceRequestMaxSize); 0 everywhere when no claim is allocated here."""
         out = np.zeros(len(rows), np.int64)
-        s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.plans or not any(_first_available(c) for c in s.claims):
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None or not s.plans or not any(first_available(c) for c in s.claims):
             return out
         table = self.devices()
-        taken = self._allocated_mask(table, {_uid(p.claim) for p in s.plans})
-        shared = self._shared_use(table, {_uid(p.claim) for p in s.plans})
+        taken = self._allocated_mask(table, {uid_of(p.claim) for p in s.plans})
+        shared = self._shared_use(table, {uid_of(p.claim) for p in s.plans})
         # claims allocated before this cycle count the same on every node
         fixed = sum(
-            _rank_score(c, ((c.get("status") or {}).get("allocation") or {}))
+            rank_score(c, ((c.get("status") or {}).get("allocation") or {}))
             for c in s.claims
             if (c.get("status") or {}).get("allocation")
         )
@@ -786,7 +609,7 @@ class DynamicResources(
             if chosen is None:
                 continue
             out[i] = fixed + sum(
-                _rank_score(plan.claim, allocator.allocation_result(plan, devices, table, name, self._fractional))
+                rank_score(plan.claim, allocator.allocation_result(plan, devices, table, name, self._fractional))
                 for plan, devices in zip(s.plans, chosen, strict=True)
             )
         return out
@@ -796,7 +619,7 @@ class DynamicResources(
 
     # -- Reserve / Unreserve ------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s: _State | None = state.get(STATE_KEY)
+        s: DraState | None = state.get(STATE_KEY)
         if s is None:
             return None
         plans = list(s.plans)
@@ -812,8 +635,8 @@ class DynamicResources(
         if not plans:
             return None
         table = self.devices()
-        taken = self._allocated_mask(table, {_uid(p.claim) for p in plans})
-        shared = self._shared_use(table, {_uid(p.claim) for p in plans})
+        taken = self._allocated_mask(table, {uid_of(p.claim) for p in plans})
+        shared = self._shared_use(table, {uid_of(p.claim) for p in plans})
         labels = self._node_labels(node_name)
         try:
             chosen = allocator.allocate_node(plans, table, taken, node_name, labels, shared, self._fractional)
@@ -823,12 +646,12 @@ class DynamicResources(
             return Status.of(Code.ERROR, "claim allocation not found for node")
         for plan, devices in zip(plans, chosen, strict=True):
             alloc = allocator.allocation_result(plan, devices, table, node_name, self._fractional)
-            s.allocations[_uid(plan.claim)] = alloc
-            self.in_flight[_uid(plan.claim)] = alloc  # SignalClaimPendingAllocation
+            s.allocations[uid_of(plan.claim)] = alloc
+            self.in_flight[uid_of(plan.claim)] = alloc  # SignalClaimPendingAllocation
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        s: _State | None = state.get(STATE_KEY)
+        s: DraState | None = state.get(STATE_KEY)
         if s is None:
             return
         for uid in list(s.allocations):
@@ -838,7 +661,7 @@ class DynamicResources(
             client = self.handle.client if self.handle is not None else None
             try:
                 if client is not None:
-                    _delete_claim(client, s.ext.created)
+                    delete_claim(client, s.ext.created)
             except ApiError:
                 pass  # a later attempt's PostFilter finds and deletes it
             s.ext.created = None
@@ -847,286 +670,3 @@ class DynamicResources(
         nodes = self.handle.snapshot.table if self.handle is not None else None
         row = nodes.index.get(node_name) if nodes is not None else None
         return nodes.specs[row].labels if nodes is not None and row is not None else {}
-
-    # -- PreBind ------------------------------------------------------------------------------------
-    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        """Skip for a pod without claims."""
-        s: _State | None = state.get(STATE_KEY)
-        if s is None or (not s.claims and s.ext is None):
-            return Status(Code.SKIP)
-        return None
-
-    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        """``bindClaim``: each claim gets its allocation (if the scheduler made it) and the pod in
-        ``reservedFor``, through the status subresource."""
-        s: _State | None = state.get(STATE_KEY)
-        if s is None or (not s.claims and s.ext is None):
-            return None
-        client = self.handle.client if self.handle is not None else None
-        if client is None:
-            return None
-        consumer = {"resource": "pods", "name": pod.name, "uid": pod.uid}
-        if s.ext is not None and s.ext.chosen:
-            st = self._bind_extended(s, pod, client, consumer)
-            if st is not None:
-                return st
-        for claim in s.claims:
-            if any(r.get("uid") == pod.uid for r in _reserved_for(claim)):
-                continue
-            uid = _uid(claim)
-            meta = claim.get("metadata") or {}
-            allocation = s.allocations.get(uid)
-            try:
-                if allocation is not None:
-                    claim = _with_finalizer(client, claim)
-                status = dict(claim.get("status") or {})
-                if allocation is not None:
-                    status["allocation"] = allocation
-                if status.get("allocation") and not status["allocation"].get("allocationTimestamp"):
-                    # when the binding conditions' timeout started (DRADeviceBindingConditions)
-                    status["allocation"] = {**status["allocation"], "allocationTimestamp": self._now()}
-                status["reservedFor"] = [*_reserved_for(claim), consumer]
-                client.update_claim_status(dict(claim), status)
-            except ApiError as exc:  # Unreserve gives the devices back
-                return Status.of(
-                    Code.ERROR, f"add reservation to claim {meta.get('namespace')}/{meta.get('name')}: {exc.message}"
-                )
-            if allocation is not None:
-                self._written.add(uid)
-                seen = self._lookup(str(meta.get("namespace")), str(meta.get("name")))
-                if seen is not None and (seen.get("status") or {}).get("allocation"):
-                    self.in_flight.pop(uid, None)  # the informer was faster than this thread
-                    self._written.discard(uid)
-        return self._wait_for_binding_conditions(s, pod, node_name, client)
-
-    def _wait_for_binding_conditions(self, s: _State, pod: PodInfo, node_name: str, client: Any) -> Status | None:
-        """DRADeviceBindingConditions (beta, on since v1.36): when an allocated device has
-        binding conditions, PreBind waits (``bindingTimeout``, 10 minutes by default) until the
-        claim's device status has them all True, and fails at once when a failure condition is
-        True; the next attempt's Filter then leaves the claim for PostFilter to deallocate."""
-        waiting = [
-            c
-            for c in s.claims
-            if any(r.get("bindingConditions") for r in _results(s.allocations.get(_uid(c)) or _allocation(c)))
-        ]
-        if not waiting:
-            return None
-        client.record_event(
-            "Normal",
-            "BindingConditionsPending",
-            "Scheduling",
-            pod.obj,
-            f"waiting for binding conditions for device on node {node_name}",
-        )
-        deadline = time.monotonic() + self._binding_timeout()
-        while True:
-            try:
-                current = [
-                    client.get("ResourceClaim", str(c["metadata"].get("namespace")), str(c["metadata"]["name"]))
-                    for c in waiting
-                ]
-            except ApiError as exc:
-                return Status.error(exc.message)
-            failed = next((f for c in current if (f := binding_failure(c)) is not None), None)
-            if failed is not None:
-                return Status.error(f"device binding failed: {failed}")
-            if all(binding_ready(c) for c in current):
-                return None
-            if time.monotonic() >= deadline or not client.settle(BINDING_POLL_SECONDS):
-                return Status.error("device binding timeout: context deadline exceeded")
-
-    def _binding_timed_out(self, claim: Mapping[str, Any]) -> bool:
-        """``isClaimTimeout``: a device with binding conditions, allocated longer ago than the
-        binding timeout."""
-        alloc = _allocation(claim)
-        stamp = alloc.get("allocationTimestamp")
-        if not stamp or not any(r.get("bindingConditions") for r in _results(alloc)):
-            return False
-        clock = getattr(self.handle, "clock", None)
-        now = clock.now() if clock is not None else time.time()
-        try:
-            return parse_rfc3339(str(stamp)) + self._binding_timeout() < now
-        except ValueError:
-            return False
-
-    def _binding_timeout(self) -> float:
-        raw = (self.args or {}).get("bindingTimeout") if isinstance(self.args, Mapping) else None
-        if raw is None:
-            return BINDING_TIMEOUT
-        try:
-            return parse_duration(raw, "bindingTimeout")
-        except InputError:
-            return BINDING_TIMEOUT
-
-    def _now(self) -> str:
-        clock = getattr(self.handle, "clock", None)
-        return rfc3339(clock.now() if clock is not None else time.time())
-
-    def _bind_extended(self, s: _State, pod: PodInfo, client: Any, consumer: dict[str, Any]) -> Status | None:
-        """``bindClaim`` of the special claim: created now (its name generated), given its
-        allocation and the pod in ``reservedFor``, and named with the request mappings in the
-        pod's ``status.extendedResourceClaimStatus``."""
-        assert s.ext is not None
-        variant, mappings, _plan = s.ext.variants[s.ext.chosen]
-        temp = s.ext.uid
-        allocation = s.allocations.get(temp)
-        meta = variant["metadata"]
-        body = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {
-                "namespace": meta["namespace"],
-                "generateName": meta["generateName"],
-                "ownerReferences": meta["ownerReferences"],
-                "annotations": meta["annotations"],
-            },
-            "spec": variant["spec"],
-        }
-        try:
-            created = client.create_claim(body)
-            s.ext.created = created
-            if allocation is not None:
-                created = s.ext.created = _with_finalizer(client, created)
-            status = {"allocation": allocation, "reservedFor": [consumer]}
-            client.update_claim_status(created, status)
-        except ApiError as exc:
-            return Status.of(Code.ERROR, f"create claim for extended resources {meta['namespace']}/: {exc.message}")
-        uid = _uid(created)
-        if allocation is not None:  # the allocation in flight now belongs to the real claim
-            self.in_flight.pop(temp, None)
-            s.allocations.pop(temp, None)
-            s.allocations[uid] = allocation
-            self.in_flight[uid] = allocation
-            self._written.add(uid)
-            seen = self._lookup(str(meta["namespace"]), str(created["metadata"]["name"]))
-            if seen is not None and (seen.get("status") or {}).get("allocation"):
-                self.in_flight.pop(uid, None)
-                self._written.discard(uid)
-        if not mappings:
-            return Status.of(
-                Code.ERROR,
-                f"nil or empty request mappings, no update of pod {pod.namespace}/{pod.name} "
-                "ExtendedResourceClaimStatus",
-            )
-        try:
-            client.patch_pod_status_fields(
-                pod.namespace,
-                pod.name,
-                {
-                    "extendedResourceClaimStatus": {
-                        "requestMappings": mappings,
-                        "resourceClaimName": created["metadata"]["name"],
-                    }
-                },
-            )
-        except ApiError as exc:
-            return Status.of(
-                Code.ERROR, f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {exc.message}"
-            )
-        return None
-
-    # -- queueing ---------------------------------------------------------------------------------
-    def _claim_refs(self, pod: PodInfo) -> set[str]:
-        """The names of the claims the pod references, as far as they are known (kept on the
-        PodInfo: a new version of the pod is a new PodInfo)."""
-        cached = pod.extra.get(STATE_KEY)
-        if cached is not None and cached[0] is pod.obj:  # ``extra`` is shared by evolve()d versions
-            return cached[1]
-        names: set[str] = set()
-        statuses = {
-            s.get("name"): s.get("resourceClaimName")
-            for s in (pod.obj.get("status") or {}).get("resourceClaimStatuses") or []
-            if isinstance(s, Mapping)
-        }
-        for entry in _resource_claims(pod):
-            if isinstance(entry, Mapping):
-                name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
-                if name:
-                    names.add(str(name))
-        pod.extra[STATE_KEY] = (pod.obj, names)
-        return names
-
-    def _after_claim_change(self, pod: PodInfo, old: Any, new: Any) -> bool:
-        """``isSchedulableAfterClaimChange``: a claim of the pod's created or with a new status,
-        or any claim deallocated (devices freed), once every claim of the pod exists."""
-        if not isinstance(new, Mapping):
-            return True
-        meta = new.get("metadata") or {}
-        deallocated = (
-            isinstance(old, Mapping)
-            and bool((old.get("status") or {}).get("allocation"))
-            and not (new.get("status") or {}).get("allocation")
-        )
-        uses = meta.get("namespace") == pod.namespace and meta.get("name") in self._claim_refs(pod)
-        if not deallocated and not uses:
-            return False  # QueueSkip: an unrelated claim
-        try:
-            self._pod_claims(pod)
-        except _ClaimMissing:
-            return False
-        if deallocated or old is None:
-            return True
-        return (old.get("status") or {}) != (new.get("status") or {})
-
-    def _after_pod_change(self, pod: PodInfo, _old: Any, new: Any) -> bool:
-        """``isSchedulableAfterPodChange``: the pod's own update gave it its generated claims."""
-        if not isinstance(new, PodInfo) or new.uid != pod.uid:
-            return False
-        try:
-            self._pod_claims(new)
-        except _ClaimMissing:
-            return False
-        return True
-
-    def events_to_register(self) -> list[ClusterEventWithHint]:
-        # A claim's availability may depend on node labels (ResourceSlices' node selectors);
-        # with queueing hints on, UpdateNodeTaint is not needed (v1.36's EventsToRegister).
-        # Claims, classes and slices: any add or update may make the pod schedulable.
-        return [
-            # (allocatable too: a node's extended resources decide what is left to DRA)
-            ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE)
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE), self._after_claim_change
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM), self._after_pod_change
-            ),
-            ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
-        ]
-
-
-def _request_with_class(claim: Mapping[str, Any], class_name: str) -> str:
-    for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
-        if (r.get("exactly") or {}).get("deviceClassName") == class_name:
-            return str(r.get("name"))
-        for sub in r.get("firstAvailable") or []:
-            if sub.get("deviceClassName") == class_name:
-                return f"{r.get('name')}/{sub.get('name')}"
-    return "?"
-
-
-FIRST_AVAILABLE_MAX = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
-
-
-def _first_available(claim: Mapping[str, Any]) -> bool:
-    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
-    return any(isinstance(r, Mapping) and r.get("firstAvailable") for r in requests)
-
-
-def _rank_score(claim: Mapping[str, Any], allocation: Mapping[str, Any]) -> int:
-    """A claim's part of the score: 8 − i for each firstAvailable request its allocation
-    satisfies with the i-th subrequest."""
-    chosen = {
-        str(r.get("request"))
-        for r in (allocation.get("devices") or {}).get("results") or ()
-        if "/" in str(r.get("request"))
-    }
-    score = 0
-    for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
-        for i, sub in enumerate(req.get("firstAvailable") or ()):
-            if f"{req.get('name')}/{sub.get('name')}" in chosen:
-                score += FIRST_AVAILABLE_MAX - i
-    return score
