@@ -186,7 +186,8 @@ def test_requests_and_mappings(init, containers, requests, mappings) -> None:
 def test_the_special_claim_is_deleted_past_its_finalizer_even_from_a_stale_copy() -> None:
     """``deleteClaim``: the delete-protection finalizer comes off first (retried with the latest
     version on a conflict), so the delete removes the claim instead of only marking it."""
-    from kubesched.scheduler.plugins.dynamicresources.claims import FINALIZER, delete_claim as _delete_claim
+    from kubesched.scheduler.plugins.dynamicresources.claims import FINALIZER
+    from kubesched.scheduler.plugins.dynamicresources.claims import delete_claim as _delete_claim
 
     c = Cluster(gpu_class())
     claim = {

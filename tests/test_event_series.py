@@ -310,7 +310,7 @@ def test_up_runs_the_rounds_without_another_event():
     ],
 )
 def test_events_table_last_seen_as_printers_go(event, last_seen):
-    from kubesched.apiserver.handlers.tables import _event_row
+    from kubesched.apiserver.handlers.printers.core import _event_row
 
     row = _event_row({"type": "Warning", "reason": "R", "involvedObject": {"kind": "Pod", "name": "p"}, **event}, 100.0)
     assert row[0] == last_seen and row[3] == "pod/p"
