@@ -57,7 +57,7 @@ import numpy as np
 
 from kubesched.app import gc_settings
 from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
+from kubesched.client.object_client import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.store import Store

@@ -876,7 +876,7 @@ def test_binding_conditions_nobody_reports_time_out() -> None:
 
 
 def _eviction_cluster(tolerations: list[dict[str, Any]] | None = None) -> tuple[Cluster, Any]:
-    from kubesched.client.objects import StoreObjects
+    from kubesched.client.object_client import StoreObjects
     from kubesched.controllers.manager import ControllerManager
 
     claim = one_gpu_claim(False)

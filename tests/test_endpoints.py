@@ -114,7 +114,7 @@ def test_kubectl_columns(server: Server) -> None:
 def test_a_malformed_service_is_logged_and_other_namespaces_go_on() -> None:
     """A pod whose named container port is not a number (a store written past validation) fails
     its namespace's sync, which is counted and retried; another namespace's Endpoints are made."""
-    from kubesched.client.objects import StoreObjects
+    from kubesched.client.object_client import StoreObjects
     from kubesched.clock import VirtualClock
     from kubesched.cluster import admission
     from kubesched.cluster.store import Store
@@ -179,7 +179,7 @@ def test_endpoints_hold_at_most_1000_addresses(ready, not_ready, kept_ready, kep
 
 
 def test_a_service_of_1200_pods_has_truncated_endpoints_and_its_annotation() -> None:
-    from kubesched.client.objects import StoreObjects
+    from kubesched.client.object_client import StoreObjects
     from kubesched.clock import VirtualClock
     from kubesched.cluster import admission
     from kubesched.cluster.store import Store

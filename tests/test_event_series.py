@@ -13,7 +13,7 @@ from tests.live import Server
 
 from kubesched.client import InProcessClient
 from kubesched.client.eventseries import FINISH_TIME, REFRESH_TIME, EventSeriesCache, event_key
-from kubesched.cluster.events import EventRecorder
+from kubesched.cluster.event_conversion import EventRecorder
 from kubesched.cluster.store import Store
 
 POD = {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "7"}}

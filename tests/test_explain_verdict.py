@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.explain import verdict
+from kubesched.attempt_table import verdict
 
 PASS = {"NodeResourcesFit": "passed", "TaintToleration": "passed"}
 CPU = {"NodeResourcesFit": "Insufficient cpu"}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.client.objects import StoreObjects
+from kubesched.client.object_client import StoreObjects
 from kubesched.controllers.job import TRACKING_FINALIZER, JobController
 from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.testing import Cluster

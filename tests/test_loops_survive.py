@@ -279,7 +279,7 @@ def test_up_restarted_on_a_malformed_object_runs_every_loop_and_reports_them(tmp
 def test_an_idle_cluster_has_no_stuck_loop():
     """A loop with nothing to do is healthy: the device-taint-eviction loop recorded a good sync
     only when it had work, so an idle cluster's ``/readyz`` failed a minute after its start."""
-    from kubesched.client.objects import StoreObjects
+    from kubesched.client.object_client import StoreObjects
     from kubesched.controllers.manager import ALL, ControllerManager
 
     cluster = Cluster(node("n1"))

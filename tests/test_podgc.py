@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.client.objects import StoreObjects
+from kubesched.client.object_client import StoreObjects
 from kubesched.controllers.manager import WORKLOAD_CONTROLLERS, ControllerManager, select
 from kubesched.testing import Cluster
 

@@ -17,7 +17,7 @@ from kubesched.api.watch import WatchEvent
 from kubesched.apiserver.auth import authn
 from kubesched.apiserver.auth.bootstrap_policy import rule, urls
 from kubesched.apiserver.auth.rbac import Attributes, UserInfo, forbidden_message, rule_allows
-from kubesched.client.objects import StoreObjects
+from kubesched.client.object_client import StoreObjects
 from kubesched.clock import VirtualClock
 from kubesched.cluster.store import Store
 from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController

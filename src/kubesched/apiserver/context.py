@@ -20,7 +20,7 @@ from kubesched.api.watch import WatchEvent
 from kubesched.apiserver.handlers.request import Target
 from kubesched.apiserver.handlers.tables import Printer
 from kubesched.apiserver.registry import customresources
-from kubesched.cluster.events import from_core, to_core
+from kubesched.cluster.event_conversion import from_core, to_core
 from kubesched.cluster.store import Store
 
 if TYPE_CHECKING:

@@ -261,7 +261,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         if head == "metrics" and len(parts) == 1 and request.method in ("GET", "HEAD"):
             from prometheus_client import generate_latest
 
-            from kubesched.metrics import METRICS_CONTENT_TYPE
+            from kubesched.leaderelection.leader_metric import METRICS_CONTENT_TYPE
 
             body = b"".join(generate_latest(r) for r in self.metrics_registries)
             return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})

@@ -38,7 +38,7 @@ from kubesched.controllers.manager import ALL as ALL_CONTROLLERS
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
 from kubesched.embedded.cluster import EmbeddedCluster
-from kubesched.embedded.objects import create_objects
+from kubesched.embedded.populate import create_objects
 from kubesched.embedded.service import SchedulerService
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates

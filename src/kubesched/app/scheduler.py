@@ -96,8 +96,8 @@ def run(
     from kubesched.app.serving import WATCHDOG_TOLERANCE, SchedulerServer
     from kubesched.client.remote import RemoteClient
     from kubesched.leaderelection.elector import Callbacks, LeaderElector
+    from kubesched.leaderelection.leader_metric import LEADER_ELECTION_MASTER_STATUS
     from kubesched.leaderelection.leaselock import LeaseLock
-    from kubesched.metrics import LEADER_ELECTION_MASTER_STATUS
     from kubesched.scheduler.binding import ThreadedBinding
     from kubesched.scheduler.scheduler import Scheduler
 

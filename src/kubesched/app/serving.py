@@ -23,7 +23,7 @@ from kubesched.api.errors import ApiError
 from kubesched.apiserver.auth.authn import bearer_token, token_matches
 from kubesched.app.certs import ensure_certs, server_context
 from kubesched.app.delegated_auth import DelegatedAuth
-from kubesched.metrics import METRICS_CONTENT_TYPE, REGISTRY
+from kubesched.leaderelection.leader_metric import METRICS_CONTENT_TYPE, REGISTRY
 
 log = logging.getLogger("kubesched.scheduler")
 Check = Callable[[], str | None]  # None: healthy; else why not

@@ -42,7 +42,7 @@ def explain(
     from rich.console import Console
 
     from kubesched.app import explain as live
-    from kubesched.explain import pending_message, print_attempt
+    from kubesched.attempt_table import pending_message, print_attempt
 
     ns, _, name = pod.rpartition("/")
     ns = ns or namespace or "default"

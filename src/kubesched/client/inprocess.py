@@ -15,7 +15,7 @@ from kubesched.api.watch import Selection, Watch
 from kubesched.client.eventseries import EventSeriesCache
 from kubesched.clock import rfc3339
 from kubesched.cluster.disruption import evict
-from kubesched.cluster.events import EventRecorder, to_core
+from kubesched.cluster.event_conversion import EventRecorder, to_core
 from kubesched.cluster.store import StorageError, Store
 
 log = logging.getLogger("kubesched.client")

@@ -39,7 +39,7 @@ from kubesched.client.eventwriter import EventWriter
 from kubesched.client.ratelimit import TokenBucket
 from kubesched.client.rest import api_error, checked, http_error, no_env_lookups, path_segment, send_json
 from kubesched.clock import EPOCH_UNIX, rfc3339
-from kubesched.cluster.events import EventRecorder
+from kubesched.cluster.event_conversion import EventRecorder
 from kubesched.cluster.store import is_namespaced, not_found
 
 log = logging.getLogger("kubesched.client")

@@ -15,9 +15,9 @@ from kubesched.api.errors import ApiError
 from kubesched.api.names import SAFE_ALPHABET
 from kubesched.api.watch import DELETED, WatchEvent
 from kubesched.api.workloads import default_pod_template, pruned
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.clock import parse_rfc3339
-from kubesched.controllers.events import Recorder
+from kubesched.controllers.recorder import Recorder
 from kubesched.controllers.workqueue import Later, Retries
 from kubesched.health import LoopHealth, describe
 

@@ -12,7 +12,7 @@ from typing import Any
 from kubesched.api.errors import ApiError
 from kubesched.api.selectors import parse_label_selector
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.errors import InputError
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from kubesched.api.watch import WatchEvent
 from kubesched.apiextensions import cleanup
 from kubesched.apiextensions.definitions import KIND
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.controllers.workqueue import Later
 from kubesched.health import LoopHealth, describe
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.disruption_target import with_disruption_target
-from kubesched.controllers.events import Recorder
+from kubesched.controllers.recorder import Recorder
 from kubesched.controllers.workqueue import Later
 from kubesched.health import LoopHealth
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import ApiError
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.cluster.disruption import budget_status
 
 

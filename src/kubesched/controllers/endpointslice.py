@@ -13,7 +13,7 @@ from typing import Any
 
 from kubesched.api.errors import AlreadyExists, Forbidden, NotFound
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.controllers.base import owner_reference
 from kubesched.controllers.endpoints import ready, resolve_port, selected_pods, target_ref
 from kubesched.controllers.workqueue import Retries

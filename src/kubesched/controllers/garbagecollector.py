@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED, WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.cluster.store import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, is_namespaced
 from kubesched.controllers.workqueue import Retries
 from kubesched.health import LoopHealth, describe

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from kubesched.api.watch import Watch, WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.cluster.store import KNOWN_KINDS
 from kubesched.controllers.base import Controller, OwnerIndex
 from kubesched.controllers.clusterroleaggregation import ClusterRoleAggregationController

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.cluster.store import KNOWN_KINDS, is_namespaced, resource_name
 from kubesched.controllers.workqueue import Later, Retries

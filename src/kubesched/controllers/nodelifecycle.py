@@ -17,10 +17,10 @@ from kubesched.api.errors import ApiError
 from kubesched.api.podindex import PodsByNode
 from kubesched.api.selectors import Taint, Toleration
 from kubesched.api.watch import DELETED, WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.disruption_target import with_disruption_target
-from kubesched.controllers.events import Recorder
+from kubesched.controllers.recorder import Recorder
 from kubesched.controllers.workqueue import Later, Retries, every
 from kubesched.health import LoopHealth
 

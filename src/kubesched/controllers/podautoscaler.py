@@ -20,9 +20,9 @@ from kubesched.api.quantity import milli_value, value
 from kubesched.api.selectors import format_label_selector, parse_label_selector
 from kubesched.api.usage import pod_usage
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.clock import rfc3339
-from kubesched.controllers.events import Recorder
+from kubesched.controllers.recorder import Recorder
 from kubesched.controllers.workqueue import Retries, every
 from kubesched.errors import InputError
 from kubesched.health import LoopHealth, describe

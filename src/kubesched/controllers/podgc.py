@@ -13,7 +13,7 @@ from typing import Any
 
 from kubesched.api.errors import ApiError
 from kubesched.api.watch import DELETED, WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.clock import parse_rfc3339, rfc3339
 from kubesched.controllers.workqueue import Retries, every
 from kubesched.health import LoopHealth, describe

@@ -15,7 +15,7 @@ from typing import Any
 from kubesched.api.errors import ApiError
 from kubesched.api.names import generate_name
 from kubesched.api.watch import DELETED
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 

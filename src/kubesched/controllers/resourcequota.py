@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.cluster import quota
 from kubesched.controllers.workqueue import Retries
 from kubesched.health import LoopHealth, describe

@@ -10,7 +10,7 @@ from typing import Any
 
 from kubesched.api.errors import AlreadyExists, Forbidden
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.controllers.workqueue import Retries
 from kubesched.health import LoopHealth, describe
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from kubesched.api.errors import AlreadyExists, Forbidden
 from kubesched.api.watch import WatchEvent
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.controllers.workqueue import Retries
 from kubesched.health import LoopHealth, describe
 

@@ -44,7 +44,7 @@ from kubesched.api.volumes import (
     volume_fits_claim,
 )
 from kubesched.api.watch import DELETED
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.errors import InputError
 
 ZONE_LABEL = "topology.kubernetes.io/zone"

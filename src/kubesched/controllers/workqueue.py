@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from kubesched.client.objects import ObjectClient
+from kubesched.client.object_client import ObjectClient
 from kubesched.health import LoopHealth
 
 BASE_DELAY = 0.005  # ItemExponentialFailureRateLimiter's base delay

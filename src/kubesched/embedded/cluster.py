@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.apiextensions.registry import store_kind
-from kubesched.apiserver.registry.objects import ServerAdmission, ServerValidation
+from kubesched.apiserver.registry.strategy import ServerAdmission, ServerValidation
 from kubesched.client import InProcessClient
-from kubesched.client.objects import StoreObjects
+from kubesched.client.object_client import StoreObjects
 from kubesched.clock import Clock, VirtualClock
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest
@@ -25,7 +25,7 @@ from kubesched.cluster.store import Backend, Store
 from kubesched.controllers.manager import SCHEDULING_LOOPS, WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
-from kubesched.embedded.objects import create_as_given, create_objects
+from kubesched.embedded.populate import create_as_given, create_objects
 from kubesched.embedded.service import SchedulerService
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError

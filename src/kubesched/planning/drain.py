@@ -20,7 +20,7 @@ from kubesched.api.errors import ApiError, TooManyRequests
 from kubesched.cluster.disruption import evict
 from kubesched.cluster.loader import Manifest
 from kubesched.embedded.cluster import EmbeddedCluster
-from kubesched.embedded.objects import create_objects
+from kubesched.embedded.populate import create_objects
 from kubesched.errors import InputError
 from kubesched.kubelet.node import ATTACH_LIMIT, default_storage_class
 from kubesched.scheduler.config import SchedulerConfig

@@ -299,7 +299,7 @@ def load(
     JSON Lines, every pod at once, the times not replayed) defaults to replay's default policy,
     which counts the pods' GPUs."""
     from kubesched.cluster.loader import load_paths, warn
-    from kubesched.embedded.objects import CONTROLLER_ONLY
+    from kubesched.embedded.populate import CONTROLLER_ONLY
     from kubesched.gpus.sharing import request_of_pod, typical_pods
     from kubesched.loading.manifests import split_config, validate_manifest
     from kubesched.replay import trace

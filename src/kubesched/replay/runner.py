@@ -34,7 +34,7 @@ import numpy as np
 from kubesched.cluster.loader import Manifest, load_paths
 from kubesched.cluster.store import Store
 from kubesched.embedded.cluster import EmbeddedCluster
-from kubesched.embedded.objects import NAMESPACE_LABEL
+from kubesched.embedded.populate import NAMESPACE_LABEL
 from kubesched.errors import InputError
 from kubesched.features import FeatureGates
 from kubesched.gpus.sharing import (

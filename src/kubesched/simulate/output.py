@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kubesched.explain import print_attempt
+from kubesched.attempt_table import print_attempt
 from kubesched.scheduler.parts import Explanation
 from kubesched.scheduler.resultstore import parse
 from kubesched.simulate.runner import SimulationResult

@@ -9,8 +9,8 @@ from typing import Any
 
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
+from kubesched.attempt_table import pending_message, verdict
 from kubesched.errors import InputError
-from kubesched.explain import pending_message, verdict
 from kubesched.scheduler.resultstore import HISTORY, PREFIX, parse
 from kubesched.scheduler.scheduler import Scheduler
 

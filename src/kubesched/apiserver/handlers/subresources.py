@@ -20,7 +20,7 @@ from kubesched.apiserver.handlers.bodies import decode_json, read_body, read_obj
 from kubesched.apiserver.handlers.patch import patched
 from kubesched.apiserver.handlers.request import Target, dry_run, respond, success
 from kubesched.apiserver.registry import customresources
-from kubesched.apiserver.registry.objects import invalid
+from kubesched.apiserver.registry.strategy import invalid
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster.disruption import evict

@@ -23,7 +23,8 @@ from kubesched.apiserver.handlers.request import Target, dry_run, int_param, par
 from kubesched.apiserver.handlers.strictpatch import go_json, go_value, strict_patch_error
 from kubesched.apiserver.registry import customresources
 from kubesched.apiserver.registry.ephemeral import prepare_ephemeral, validate_ephemeral
-from kubesched.apiserver.registry.objects import (
+from kubesched.apiserver.registry.resize import prepare_resize, validate_resize
+from kubesched.apiserver.registry.strategy import (
     StrictPatchError,
     check_meta,
     decode,
@@ -31,8 +32,7 @@ from kubesched.apiserver.registry.objects import (
     prepare_for_update,
     validate,
 )
-from kubesched.apiserver.registry.resize import prepare_resize, validate_resize
-from kubesched.client.objects import StoreObjects
+from kubesched.client.object_client import StoreObjects
 from kubesched.clock import rfc3339
 from kubesched.cluster.admission import ResourceQuotaAdmission
 from kubesched.cluster.quota import UPDATE_CHARGED

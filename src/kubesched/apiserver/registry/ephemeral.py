@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from kubesched.api.pod_defaults import default_pod_spec
-from kubesched.apiserver.registry.objects import cause_reason, invalid_causes
+from kubesched.apiserver.registry.strategy import cause_reason, invalid_causes
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.cluster import validation as object_validation
 from kubesched.errors import InputError

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesched.apiserver.registry.objects import cause_reason, invalid_causes, pod_qos
+from kubesched.apiserver.registry.strategy import cause_reason, invalid_causes, pod_qos
 from kubesched.apiserver.resources import BY_PATH
 from kubesched.cluster import validation as object_validation
 from kubesched.errors import InputError
