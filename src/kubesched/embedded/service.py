@@ -54,8 +54,8 @@ class SchedulerService:
             seed=0,
             write_results=self.write_results,
             results_node_limit=self.results_node_limit,
+            health=self.health,
         )
-        sched.health = self.health
         self.health.register("scheduler")
         old = self.scheduler.metrics.registry if self.scheduler is not None else None
         self.scheduler = sched

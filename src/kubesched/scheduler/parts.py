@@ -5,7 +5,6 @@ mixin with type-only stubs does not compile)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +65,6 @@ class SchedulerParts:
     nominate_expected: bool  # NominatedNodeNameForExpectation: nominatedNodeName before a slow binding
     results_node_limit: int
     last_message: dict[str, str]
-    on_bound: Callable[[PodInfo, str], None] | None
     _pod_infos: dict[str, PodInfo]
     _custom_events: dict[str, str]
 

@@ -296,8 +296,6 @@ class ScheduleOne(SchedulerParts):
             "Normal", "Scheduled", "Binding", pod.obj, f"Successfully assigned {pod.key} to {host}"
         )
         fwk.run_post_bind(state, pod, host)
-        if self.on_bound is not None:
-            self.on_bound(pod, host)
 
     def _fail_after_assume(self, qp: QueuedPodInfo, st: Status, results: PodResults | None = None) -> None:
         self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, results)

@@ -67,6 +67,7 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         binding: Binding | None = None,
         write_results: bool = False,
         results_node_limit: int = NODE_LIMIT,
+        health: LoopHealth | None = None,
     ) -> None:
         self.client = client
         self.binding: Binding = binding if binding is not None else InlineBinding()
@@ -124,7 +125,8 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         )
         self.nominate_expected = config.feature_gates.enabled(NOMINATED_NODE_NAME_FOR_EXPECTATION)
         self.stats = self.metrics.stats  # one tally with the attempt counters
-        self.health = LoopHealth()  # the process's, when it has one (``kubesched up``, ``scheduler``)
+        # the process's loops' health, when it has one (``kubesched up``, ``scheduler``)
+        self.health = health if health is not None else LoopHealth()
         self.cluster_generation = 0
         self.explain_keys = explain or set()
         self.write_results = write_results
@@ -134,7 +136,6 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         self._watch: Watch | None = None
         self._pod_infos: dict[str, PodInfo] = {}
         self._custom_events: dict[str, str] = {}  # a watched custom kind -> its event resource
-        self.on_bound: Callable[[PodInfo, str], None] | None = None
 
     # -- wiring -------------------------------------------------------------------------------
     def _framework_for(self, pod: PodInfo) -> Framework | None:
