@@ -139,16 +139,7 @@ class NodeSearch:
         answer for this pod, else over fresh ones. The shape cache keeps no nominated pods, no
         batch and no extenders, and reports nothing per node unless asked afresh."""
         percentage = self.percentage(fwk)
-        if (
-            self.use_shape_cache
-            and fwk.signer.shape_static is not None
-            and unsigned
-            and pre_res.all_nodes()
-            and not explain
-            and not pod.nominated_node_name
-            and not self.extenders
-            and (queue.nominated_table is None or not queue.nominated)
-        ):
+        if self._shapes_answer(fwk, pod, queue, pre_res, unsigned, explain):
             found = search_shapes(fwk, state, pod, nodes, self.next_start_node_index % nodes.n, percentage)
             if found is not None:
                 return found
@@ -162,6 +153,30 @@ class NodeSearch:
             report=report or bool(self.extenders),
         )
         return search_columns(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
+
+    def _shapes_answer(
+        self,
+        fwk: Framework,
+        pod: PodInfo,
+        queue: SchedulingQueue,
+        pre_res: PreFilterResult,
+        unsigned: bool,
+        explain: bool,
+    ) -> bool:
+        """Whether the shape cache's stored verdicts answer for this pod: the profile's plugins
+        all give shapes, and the cycle reads nothing the entries do not keep (no batch
+        signature, no PreFilterResult narrowing the nodes, no fresh explanation, no nominated
+        node or nominated pods to add, no extenders)."""
+        return (
+            self.use_shape_cache
+            and fwk.signer.shape_static is not None
+            and unsigned
+            and pre_res.all_nodes()
+            and not explain
+            and not pod.nominated_node_name
+            and not self.extenders
+            and (queue.nominated_table is None or not queue.nominated)
+        )
 
     def percentage(self, fwk: Framework) -> int:
         """``percentageOfNodesToScore``: the profile's, else the scheduler's."""
