@@ -22,10 +22,14 @@ class Nominator:
     nominated_table: PodTable | None  # the cache's PodTable of nominated pods, when wired
     _nominated_node: dict[str, str]
 
-    def _init_nominator(self) -> None:
+    def _init_nominator(
+        self,
+        on_nominated: Callable[[PodInfo | str, str | None], None] | None,
+        nominated_table: PodTable | None,
+    ) -> None:
         self.nominated = {}
-        self.on_nominated = None
-        self.nominated_table = None
+        self.on_nominated = on_nominated
+        self.nominated_table = nominated_table
         self._nominated_node = {}
 
     def add_nominated(self, pod: PodInfo, node: str) -> None:

@@ -36,6 +36,7 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
 )
 from kubesched.framework.status import Status
+from kubesched.scheduler.podtable import PodTable
 from kubesched.scheduler.queue_podgroups import PodGroupQueueing, QueuedPodGroupInfo
 from kubesched.scheduler.queued import QueuedPodInfo
 
@@ -68,7 +69,12 @@ class SchedulingQueue(PodGroupQueueing):
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff: bool = True,
         pod_groups: bool = False,
+        on_nominated: Callable[[PodInfo | str, str | None], None] | None = None,
+        nominated_table: PodTable | None = None,
+        on_incoming: Callable[[str, str], None] | None = None,
     ) -> None:
+        """``on_nominated``: told of every nomination change (the cache's nominated-pod columns,
+        ``nominated_table``, follow them); ``on_incoming``: told of every pod entering a queue."""
         self.clock = clock
         self.pop_from_backoff = pop_from_backoff
         if sort_key is None:
@@ -103,10 +109,10 @@ class SchedulingQueue(PodGroupQueueing):
         self._pods: dict[str, Entity] = {}  # uid → entry, wherever it is (not in flight)
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
-        self._init_nominator()
+        self._init_nominator(on_nominated, nominated_table)
         self._init_pod_groups(pod_groups)  # GenericWorkload: members queue as their group
         # told of every pod entering a queue: (queue, event label) (scheduler_queue_incoming_pods_total)
-        self.on_incoming: Callable[[str, str], None] | None = None
+        self.on_incoming = on_incoming
 
     # -- sizes --------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -105,14 +105,14 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             max_backoff=config.pod_max_backoff_seconds,
             pop_from_backoff=config.feature_gates.enabled(SCHEDULER_POP_FROM_BACKOFF_Q),
             pod_groups=self.pod_groups_enabled,
+            on_nominated=self.cache.set_nominated,
+            nominated_table=self.cache.nominated_table,
+            on_incoming=self.metrics.queue_incoming.inc,
         )
         self._events_by_profile = {
             name: {**f.events_to_register(), NO_NODES_PLUGIN: NO_NODES_EVENTS} for name, f in self.profiles.items()
         }
         self.handle.queue = self.queue
-        self.queue.on_nominated = self.cache.set_nominated
-        self.queue.nominated_table = self.cache.nominated_table
-        self.queue.on_incoming = self.metrics.queue_incoming.inc
         self.metrics.pending_source = self.queue.counts
         self.metrics.unschedulable_source = self._unschedulable_by_plugin
         self.metrics.cache_source = self.cache.counts
