@@ -17,10 +17,7 @@ import json
 import tracemalloc
 from typing import Any
 
-from kubesched.client import InProcessClient
-from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
-from kubesched.cluster.store import Store
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -72,13 +69,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="retry rounds of the unschedulable pods")
     args = parser.parse_args()
     # no watch history: the store's copies of past versions would be counted where they were made
-    store = Store(VirtualClock(), history=1)
-    admission.install(store)
+    # the embedded cluster as the throughput benchmarks build it (bound pods left bound)
+    cluster = EmbeddedCluster(config=default_config(), loops=False, start=False, bound_pods_run=False, history=1)
+    store = cluster.store
     for i in range(args.nodes):
         store.create("Node", node(i))
     tracemalloc.start(64)
-    sched = Scheduler(InProcessClient(store), default_config(), store.clock)
-    per_node, _ = traced(sched.start, sched)
+    sched = cluster.sched
+    per_node, _ = traced(cluster.start, sched)
 
     # the manifests are made outside the measures: the store keeps them
     bound = [pod(f"bound-{i}", f"node-{i % args.nodes}") for i in range(args.pods)]
@@ -99,10 +97,7 @@ def main() -> None:
         drain()
 
     def drain() -> None:
-        while True:
-            sched.process_events()
-            if not sched.schedule_one():
-                break
+        sched.drain()
 
     per_scheduled, _ = traced(schedule, sched)
 
@@ -112,8 +107,7 @@ def main() -> None:
         for event in store.list("Event")[0]:
             store.delete("Event", event["metadata"]["namespace"], event["metadata"]["name"])
         store.clock.advance_to(store.clock.now() + 400)  # past the longest backoff and the 5 min leftover flush
-        sched.queue.flush_unschedulable_leftover()
-        sched.queue.flush_backoff_completed()
+        sched.flush(unschedulable=True)
 
     huge = [pod(f"huge-{i}", cpu="64") for i in range(args.failing)]
     fresh.clear()

@@ -1,4 +1,5 @@
-"""scheduler_perf-style throughput runs for kubesched, in process on the embedded cluster.
+"""scheduler_perf-style throughput runs for kubesched, in process on the embedded cluster
+(``embedded_cluster``: as ``simulate`` builds it, bound pods left bound as in scheduler_perf).
 
     python benchmarks/scheduler_perf.py SchedulingBasic --nodes 5000 --pods 10000
 
@@ -24,11 +25,9 @@ import bare_port
 from kubesched.api.errors import ApiError
 from kubesched.api.node_features import registry_replaced
 from kubesched.app import gc_settings
-from kubesched.client import InProcessClient
 from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
 from kubesched.cluster.store import Store
-from kubesched.embedded.virtual import useful_retry
+from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.scheduler.config import SchedulerConfig, default_config, parse_config
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -83,40 +82,11 @@ def pod(
     }
 
 
-Churn = Callable[[], None]
-
-
-def drain(sched: Scheduler, churn: Churn | None = None) -> int:
-    done = 0
-    while True:
-        if churn is not None:
-            churn()
-        sched.process_events()
-        if not sched.schedule_one():
-            sched.process_events()
-            if not sched.queue.has_active():
-                return done
-        done += 1
-
-
-def drain_in_time(sched: Scheduler, clock: VirtualClock, churn: Churn | None = None) -> None:
-    """Schedule until quiescent, letting virtual time pass for backoffs and graceful deletes."""
-    while True:
-        drain(sched, churn)
-        # (a pod group that failed against the cluster as it is would fail again: not waited for)
-        backoff = sched.queue.next_backoff_expiry(useful_retry(sched))
-        nxt = [t for t in (clock.next_timer(), backoff) if t is not None]
-        if not nxt:
-            return
-        clock.advance_to(max(min(nxt), clock.now()))
-        sched.process_events()
-        sched.queue.flush_backoff_completed()
-
-
 class WallClockChurn:
     """scheduler_perf's ``churn`` opcode in ``create`` mode: one more pod from a template every
     ``interval`` seconds of wall time while the measured pods are being scheduled. Meanwhile the
-    virtual clock follows wall time, so backoffs and grace periods run out as on a live scheduler."""
+    virtual clock follows wall time, so backoffs and grace periods run out as on a live scheduler.
+    Synced before each scheduling step, as the loops beside the scheduler are."""
 
     def __init__(
         self,
@@ -134,10 +104,10 @@ class WallClockChurn:
         self.wall0, self.virtual0 = time.perf_counter(), self.clock.now()
         self.next_at = self.wall0 + self.interval
 
-    def __call__(self) -> None:
+    def sync(self) -> None:
         now = time.perf_counter()
         self.clock.advance_to(max(self.clock.now(), self.virtual0 + now - self.wall0))
-        self.sched.queue.flush_backoff_completed()
+        self.sched.flush(unschedulable=False)
         if now >= self.next_at:
             made = self.make(self.created)
             if "ops" in made:  # the churn opcode in recreate mode: deletes and creates of any kind
@@ -157,6 +127,15 @@ class WallClockChurn:
             self.next_at += self.interval
 
 
+def embedded_cluster(config: SchedulerConfig | None = None, *, loops: bool = False) -> EmbeddedCluster:
+    """What every workload runs on: the embedded cluster as ``simulate`` builds it (the API
+    server's defaulting and validation, then admission; ``loops``: the claim, volume and
+    disruption loops beside the scheduler), except that a bound pod stays bound, as in upstream's
+    scheduler_perf, whose cluster runs no kubelet. Its scheduler lists and watches once the
+    workload's cluster objects exist."""
+    return EmbeddedCluster(config=config or default_config(), loops=loops, start=False, bound_pods_run=False)
+
+
 def run_workload(
     nodes: int,
     init: Iterable[dict[str, Any]],
@@ -170,21 +149,22 @@ def run_workload(
     measure: Callable[[Callable[[], None]], None] = lambda work: work(),
 ) -> dict[str, Any]:
     """Create the nodes (and ``objects``), schedule ``init`` unmeasured, then time ``measured``
-    (with ``churn``: pods from a template created every so many seconds meanwhile). ``measure``
-    runs the measured scheduling (``instructions.py`` counts its instructions there)."""
-    store = Store(VirtualClock())
-    admission.install(store)
+    (with ``churn``: pods from a template created every so many seconds meanwhile), each run to
+    quiescence by the embedded cluster's virtual-time driver. ``measure`` runs the measured
+    scheduling (``instructions.py`` counts its instructions there)."""
+    cluster = embedded_cluster(config)
+    store = cluster.store
     for kind, obj in objects:
         store.create(kind, obj)
     for i in range(nodes):
         store.create("Node", node(i, zones, zone_names))
-    clock = store.clock
+    clock = cluster.clock
     assert isinstance(clock, VirtualClock)
-    sched = Scheduler(InProcessClient(store), config or default_config(), clock)
-    sched.start()
+    sched = cluster.sched
+    cluster.start()
     for p in init:
         store.create("Pod", p)
-    drain_in_time(sched, clock)
+    cluster.run_to_quiescence()
     churner = WallClockChurn(store, sched, clock, *churn) if churn is not None else None
     for p in measured:
         store.create("Pod", p)
@@ -193,7 +173,7 @@ def run_workload(
     started = time.perf_counter()
     if churner is not None:
         churner.start()
-    measure(lambda: drain_in_time(sched, clock, churner))
+    measure(lambda: cluster.run_to_quiescence(also=[churner] if churner is not None else ()))
     seconds = time.perf_counter() - started
     scheduled = sched.stats.scheduled - before
     extra = churner.created if churner is not None else 0

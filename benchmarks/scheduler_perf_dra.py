@@ -56,15 +56,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.app import gc_settings
-from kubesched.client import InProcessClient
-from kubesched.client.object_client import StoreObjects
-from kubesched.clock import VirtualClock
-from kubesched.cluster import admission
-from kubesched.cluster.store import Store
-from kubesched.controllers.resourceclaim import ResourceClaimController
-from kubesched.scheduler.config import default_config
 from kubesched.scheduler.plugins.dynamicresources import allocator
-from kubesched.scheduler.scheduler import Scheduler
+from scheduler_perf import embedded_cluster
 
 DRIVER = "test-driver.cdi.k8s.io"
 RESOURCE = "resource.k8s.io/v1"
@@ -318,9 +311,13 @@ def extended_pod(ns: str, i: int, resource_prefix: str, classes: int) -> dict[st
 
 
 class Cluster:
+    """A workload's cluster: the embedded cluster as the other workloads' (``scheduler_perf.
+    embedded_cluster``), with the loops beside the scheduler (the resource claim controller makes
+    the claims of templates), the nodes' ResourceSlices and the DeviceClasses."""
+
     def __init__(self, nodes: int, slices: Callable[[int], list[dict[str, Any]]], classes: list[dict]) -> None:
-        self.store = Store(VirtualClock())
-        admission.install(self.store)
+        self.embedded = embedded_cluster(loops=True)
+        self.store = self.embedded.store
         for ns in ("init", "test"):
             self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         for i in range(nodes):
@@ -329,30 +326,12 @@ class Cluster:
                 self.store.create("ResourceSlice", s)
         for c in classes:
             self.store.create("DeviceClass", c)
-        self.claims = ResourceClaimController(StoreObjects(self.store))
-        clock = self.store.clock
-        assert isinstance(clock, VirtualClock)
-        self.clock = clock
-        self.sched = Scheduler(InProcessClient(self.store), default_config(), clock)
-        self.sched.start()
+        self.sched = self.embedded.sched
+        self.embedded.start()
 
     def drain(self) -> None:
         """Schedule until quiescent, letting virtual time pass for backoffs."""
-        while True:
-            while True:
-                self.claims.sync()
-                self.sched.process_events()
-                if not self.sched.schedule_one():
-                    self.claims.sync()
-                    self.sched.process_events()
-                    if not self.sched.queue.has_active():
-                        break
-            nxt = [t for t in (self.clock.next_timer(), self.sched.queue.next_backoff_expiry()) if t is not None]
-            if not nxt:
-                return
-            self.clock.advance_to(max(min(nxt), self.clock.now()))
-            self.sched.process_events()
-            self.sched.queue.flush_backoff_completed()
+        self.embedded.run_to_quiescence()
 
     def bound(self, ns: str) -> int:
         return sum(1 for p in self.store.list("Pod", ns)[0] if (p.get("spec") or {}).get("nodeName"))

@@ -115,7 +115,7 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
                 continue
     cluster.create({**pod, "spec": spec, "status": {"phase": "Pending"}})
     sched = cluster.sched
-    sched.start()
+    cluster.start()
     sched.process_events()
     for obj, node in nominated:  # as the queue's nominator has them, not to be scheduled here
         sched.nominate(pod_info_from(obj), node)

@@ -58,7 +58,9 @@ class EmbeddedCluster:
     refused, ``pods`` the pods made); ``prepare`` is called with the store before anything else
     runs (the server's own objects). ``config`` None: no scheduler here. ``start``: list and watch
     at once (else ``run_to_quiescence`` starts the scheduler). ``clock``, ``backend``, ``history``,
-    ``seed`` None, ``wake``: a real-time cluster's store (``kubesched up``)."""
+    ``seed`` None, ``wake``: a real-time cluster's store (``kubesched up``). ``bound_pods_run``
+    False: a bound pod stays as the binding left it, as in upstream's scheduler_perf, whose
+    cluster runs no kubelet (the benchmarks)."""
 
     def __init__(
         self,
@@ -88,11 +90,13 @@ class EmbeddedCluster:
         health: LoopHealth | None = None,
         wake: Callable[[], None] | None = None,
         prepare: Callable[[Store], None] | None = None,
+        bound_pods_run: bool = True,
     ) -> None:
         self.clock: Clock = clock if clock is not None else VirtualClock()
         self.health = health or LoopHealth()
         self.store = Store(self.clock, seed=seed, backend=backend, history=history)
-        if not workloads:  # no kubelet starts a bound pod: the binding does (the input's bound pods too)
+        if not workloads and bound_pods_run:
+            # no kubelet starts a bound pod: the binding does (the input's bound pods too)
             self.store.on_bind = instant.started
         else:  # a kubelet ends a graceful deletion (the hollow one, unless told not to run), never the store
             self.store.ends_graceful_deletions = False
@@ -130,6 +134,7 @@ class EmbeddedCluster:
         if self.controllers.volumes is not None:  # VolumeBinding's PreBind waits for the PV controller
             self.client.settlers.append(self.controllers.volumes.sync)
         self._sched: Scheduler | None = None
+        self._started = False
         if config is not None:
             self._sched = Scheduler(
                 self.client,
@@ -143,13 +148,19 @@ class EmbeddedCluster:
                 explain=explain,
             )
             if start:
-                self._sched.start()
+                self.start()
 
     @property
     def sched(self) -> Scheduler:
         """The scheduler of a virtual-time cluster."""
         assert self._sched is not None, "this cluster was built without a scheduler (config None)"
         return self._sched
+
+    def start(self) -> None:
+        """The scheduler's informers list and watch (once)."""
+        if not self._started:
+            self.sched.start()
+            self._started = True
 
     def create(self, *objects: dict[str, Any]) -> None:
         """Create objects of the cluster's state by apiVersion and kind (a custom resource once its
@@ -205,6 +216,7 @@ class EmbeddedCluster:
         """Schedule until nothing more can happen (``embedded.virtual``), the loops beside the
         scheduler (and ``also``: anything with a ``sync``) synced before each step."""
         assert isinstance(self.clock, VirtualClock)
+        self.start()
         run_to_quiescence(self.sched, self.clock, limit=limit, controllers=[*self.loops, *also], progress=progress)
 
     def scheduler_service(

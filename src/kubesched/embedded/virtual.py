@@ -56,7 +56,8 @@ def run_to_quiescence(
     controllers: list[Any] | None = None,
     progress: Progress | None = None,
 ) -> None:
-    sched.start()
+    """Drive a started scheduler (and ``controllers``, synced before each step) until quiescent
+    or until virtual time passes ``limit``."""
     cycles = 0
     stuck = 0  # consecutive attempts that ended in an error while nothing else changed
     while True:
