@@ -104,15 +104,70 @@ async def serve(opts: ServerOptions) -> None:
 
 
 async def _serve(opts: ServerOptions) -> None:
+    """kube-apiserver's Run, with the cluster around it: the embedded cluster (store, controllers,
+    kubelet), the API server listening, the restartable scheduler and the UI, announced once
+    every port is bound; then, on SIGINT/SIGTERM, everything stopped in reverse."""
     loop = asyncio.get_running_loop()
     changed = asyncio.Event()  # the kubelet's and the controllers' wake-up
     health = LoopHealth()
     ca, crt, key = ensure_certs(opts.data_dir, opts.host)
+    cluster, made_default = _cluster(opts, WallClock(loop), health, changed, ca.read_text())
+    store = cluster.store
+    token = load_or_create_token(opts.data_dir)
+    server = _api_server(opts, store, token, health)
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    runner, listener = await _listen(opts, server, crt, key)
+    address = f"{opts.host}:{opts.port}"
+    kubeconfig = opts.data_dir / "kubeconfig"
+    write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
+    tasks = [asyncio.create_task(cluster.run(stop, changed))]
+    service: SchedulerService | None = None
+    ui_runner: web.AppRunner | None = None
+    ui_line = ""
+    if opts.scheduler is not None:
+        service = _scheduler_service(opts, cluster, server)
+        service.start()
+        tasks.append(asyncio.create_task(event_rounds(service.client, stop)))
+        if opts.ui_port:
+            ui_runner, ui_line = await _serve_ui(opts, store, service, token, address, ca, crt, key, kubeconfig)
+    # announced once every port is bound
+    first = f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}"
+    if made_default:
+        first += (
+            f"; {made_default} hollow nodes of 4 CPU, 32Gi (node-0 to node-{made_default - 1}), "
+            "`kubesched node add` makes more"
+        )
+    print(first, flush=True)
+    if ui_line:
+        print(ui_line, flush=True)
+    await stop.wait()
+    if service is not None:
+        await service.stop()
+    server.close_watches()
+    for t in tasks:
+        t.cancel()
+    for t in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await t
+    listener.close()
+    if ui_runner is not None:
+        await ui_runner.cleanup()
+    await runner.cleanup()
+    store.close()
+
+
+def _cluster(
+    opts: ServerOptions, clock: WallClock, health: LoopHealth, changed: asyncio.Event, root_ca: str
+) -> tuple[EmbeddedCluster, int]:
+    """The embedded cluster of ``up`` (its scheduler is the restartable service), with the
+    server's own objects made before any loop runs; and how many default nodes were made."""
     made_default = [0]
 
     def prepare(store: Store) -> None:
-        """The server's own objects before any loop runs: its nodes, the hollow CSI driver's
-        class, the PATHs' objects, the ``kubernetes`` Service, RBAC's bootstrap policy."""
+        """The server's own objects: its nodes, the hollow CSI driver's class, the PATHs'
+        objects, the ``kubernetes`` Service, RBAC's bootstrap policy."""
         for i in range(opts.nodes or 0):
             with contextlib.suppress(AlreadyExists):
                 store.create("Node", fake_node(f"node-{i}"))
@@ -129,8 +184,8 @@ async def _serve(opts: ServerOptions) -> None:
         bootstrap_policy.install(store)
 
     cluster = EmbeddedCluster(
-        config=None,  # the scheduler of ``up`` is the restartable service below
-        clock=WallClock(loop),
+        config=None,  # the scheduler of ``up`` is the restartable service
+        clock=clock,
         seed=None,
         backend=SQLiteBackend(opts.data_dir / "state.db"),
         history=opts.history,
@@ -140,33 +195,39 @@ async def _serve(opts: ServerOptions) -> None:
         termination_delay=opts.pod_termination_delay,
         run_seconds=opts.pod_run_seconds,
         attach_limit=opts.attach_limit,
-        root_ca=ca.read_text(),
+        root_ca=root_ca,
         node_monitor_grace=opts.node_monitor_grace,
         terminated_pod_gc_threshold=opts.terminated_pod_gc_threshold,
         health=health,
         wake=changed.set,
         prepare=prepare,
     )
-    store = cluster.store
-    token = load_or_create_token(opts.data_dir)
+    return cluster, made_default[0]
+
+
+def _api_server(opts: ServerOptions, store: Store, token: str, health: LoopHealth) -> ApiServer:
+    """The API server over the store, with its authenticators (the server's token, service
+    account tokens, ``--token-auth-file``)."""
     static = load_token_file(opts.token_auth_file) if opts.token_auth_file else {}
     authenticator = Authenticator(token, load_or_create_signing_key(opts.data_dir), store, static)
-    address = f"{opts.host}:{opts.port}"
-    server = ApiServer(
+    return ApiServer(
         store,
         token,
         authenticator=authenticator,
-        address=address,
+        address=f"{opts.host}:{opts.port}",
         faults=Faults() if opts.fault_injection else None,
         limits=opts.limits,
         watch_queue_length=opts.watch_queue_length,
         health=health,
         off=disabled_versions(opts.feature_gates.enabled),
     )
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
 
+
+async def _listen(
+    opts: ServerOptions, server: ApiServer, crt: Path, key: Path
+) -> tuple[web.AppRunner, asyncio.AbstractServer]:
+    """The API server on ``--host``:``--port`` over TLS, with its connection limits."""
+    loop = asyncio.get_running_loop()
     runner = web.AppRunner(
         server.app,
         access_log=None,
@@ -188,86 +249,71 @@ async def _serve(opts: ServerOptions) -> None:
         ssl_handshake_timeout=10.0,
         ssl_shutdown_timeout=5.0,  # a closed connection whose peer never answers TLS close_notify
     )
-    kubeconfig = opts.data_dir / "kubeconfig"
-    write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
-    tasks = [asyncio.create_task(cluster.run(stop, changed))]
-    service: SchedulerService | None = None
-    ui_runner: web.AppRunner | None = None
-    if opts.scheduler is not None:
+    return runner, listener
 
-        def swap_metrics(old: Any, new: Any) -> None:
-            if old is not None and old in server.metrics_registries:
-                server.metrics_registries.remove(old)
-            server.metrics_registries.append(new)
 
-        service = cluster.scheduler_service(
-            opts.scheduler,
-            write_results=opts.write_results,
-            results_node_limit=opts.results_node_limit,
-            on_metrics=swap_metrics,
-        )
-        service.start()
-        tasks.append(asyncio.create_task(event_rounds(service.client, stop)))
-    ui_line = ""
-    if service is not None and opts.ui_port:
-        from kubesched.ui.server import UiServer
-        from kubesched.ui.session import is_loopback
+def _scheduler_service(opts: ServerOptions, cluster: EmbeddedCluster, server: ApiServer) -> SchedulerService:
+    """``up``'s restartable scheduler, its metrics served by the API server's /metrics."""
+    assert opts.scheduler is not None
 
-        tls = not is_loopback(opts.host)  # beyond loopback the UI is served over TLS, as the API is
-        ui = UiServer(
-            store,
-            service,
-            token,
-            f"https://{address}",
-            ca,
-            config_path=opts.config_path,
-            host=opts.host,
-            port=opts.ui_port,
-            secure=tls,
+    def swap_metrics(old: Any, new: Any) -> None:
+        if old is not None and old in server.metrics_registries:
+            server.metrics_registries.remove(old)
+        server.metrics_registries.append(new)
+
+    return cluster.scheduler_service(
+        opts.scheduler,
+        write_results=opts.write_results,
+        results_node_limit=opts.results_node_limit,
+        on_metrics=swap_metrics,
+    )
+
+
+async def _serve_ui(
+    opts: ServerOptions,
+    store: Store,
+    service: SchedulerService,
+    token: str,
+    address: str,
+    ca: Path,
+    crt: Path,
+    key: Path,
+    kubeconfig: Path,
+) -> tuple[web.AppRunner, str]:
+    """The web UI on ``--ui-port`` (over TLS beyond loopback), and the line announcing it."""
+    from kubesched.ui.server import UiServer
+    from kubesched.ui.session import is_loopback
+
+    tls = not is_loopback(opts.host)  # beyond loopback the UI is served over TLS, as the API is
+    ui = UiServer(
+        store,
+        service,
+        token,
+        f"https://{address}",
+        ca,
+        config_path=opts.config_path,
+        host=opts.host,
+        port=opts.ui_port,
+        secure=tls,
+    )
+    ui_runner = web.AppRunner(ui.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+    await ui_runner.setup()
+    try:
+        site = web.TCPSite(
+            ui_runner,
+            opts.host,
+            opts.ui_port,
+            reuse_address=True,
+            ssl_context=server_context(crt, key) if tls else None,
         )
-        ui_runner = web.AppRunner(ui.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-        await ui_runner.setup()
-        try:
-            site = web.TCPSite(
-                ui_runner,
-                opts.host,
-                opts.ui_port,
-                reuse_address=True,
-                ssl_context=server_context(crt, key) if tls else None,
-            )
-            await site.start()
-        except OSError as exc:
-            kubeconfig.unlink(missing_ok=True)  # nothing was announced: leave no kubeconfig behind
-            raise InputError(
-                f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): "
-                f"{os.strerror(exc.errno) if exc.errno else exc}"
-            ) from None
-        base = f"{'https' if tls else 'http'}://{opts.host}:{opts.ui_port}"
-        ui_line = f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}"
-    # announced once every port is bound
-    first = f"kubesched: API server on https://{address}; run: export KUBECONFIG={kubeconfig.resolve()}"
-    if made_default[0]:
-        first += (
-            f"; {made_default[0]} hollow nodes of 4 CPU, 32Gi (node-0 to node-{made_default[0] - 1}), "
-            "`kubesched node add` makes more"
-        )
-    print(first, flush=True)
-    if ui_line:
-        print(ui_line, flush=True)
-    await stop.wait()
-    if service is not None:
-        await service.stop()
-    server.close_watches()
-    for t in tasks:
-        t.cancel()
-    for t in tasks:
-        with contextlib.suppress(asyncio.CancelledError):
-            await t
-    listener.close()
-    if ui_runner is not None:
-        await ui_runner.cleanup()
-    await runner.cleanup()
-    store.close()
+        await site.start()
+    except OSError as exc:
+        kubeconfig.unlink(missing_ok=True)  # nothing was announced: leave no kubeconfig behind
+        raise InputError(
+            f"cannot listen on {opts.host}:{opts.ui_port} (--ui-port): {os.strerror(exc.errno) if exc.errno else exc}"
+        ) from None
+    base = f"{'https' if tls else 'http'}://{opts.host}:{opts.ui_port}"
+    return ui_runner, f"kubesched: web UI on {base}; log in once at {ui.login_url(base)}"
 
 
 async def event_rounds(client: InProcessClient, stop: asyncio.Event) -> None:
