@@ -24,13 +24,18 @@ from kubesched.scheduler.nodetable import NodeTable
 log = logging.getLogger("kubesched.scheduler")
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Prioritized:
     """Each feasible node's total score (in the order of the search's feasible rows) and, when
     asked, the attempt's report of every plugin's scores."""
 
     total: np.ndarray
     report: AttemptReport | None
+
+    def __init__(self, total: np.ndarray, report: AttemptReport | None) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.total = total
+        self.report = report
 
 
 def prioritize_nodes(

@@ -1,7 +1,8 @@
 """Each extension point's plugins with the method the runtime calls on each, bound once when
 the profile is built. A cycle whose plugin calls are watched from outside (sampled plugin
 metrics, the attempt's results, as kube-scheduler-simulator wraps every plugin) gets the same
-lists with each call timed and handed to the observer, so the runtime has one path per point."""
+lists with each call timed and handed to the observer (the lists are built once; the cycle's
+observer is set on their relay), so the runtime has one path per point."""
 
 from __future__ import annotations
 
@@ -30,11 +31,24 @@ P = TypeVar("P")
 Calls = list[tuple[P, Callable[..., Any]]]
 
 
-def timed(obs: PluginObserver, plugin: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """One plugin call of an observed cycle, given to ``obs`` with what it returned and took."""
+class ObserverRelay:
+    """The observer of the cycle being run, set by the runtime before it calls a point's plugins,
+    so that the watched lists are built once per profile, not once per cycle."""
+
+    __slots__ = ("target",)
+
+    def __init__(self) -> None:
+        self.target: PluginObserver | None = None
+
+
+def relayed(relay: ObserverRelay, plugin: str, point: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """One plugin call of a watched cycle, given to the observer that was the relay's when the
+    call began (a nested cycle may set another meanwhile)."""
+    target = relay.target
     started = perf_counter()
     ret = fn(*args)
-    obs(plugin, point, args, ret, perf_counter() - started)
+    if target is not None:
+        target(plugin, point, args, ret, perf_counter() - started)
     return ret
 
 
@@ -52,8 +66,8 @@ def _bound(plugins: Sequence[Any], method: str) -> list[tuple[Any, Callable[...,
     return [(p, getattr(p, method)) for p in plugins]
 
 
-def _watched(calls: list[tuple[Any, Callable[..., Any]]], obs: PluginObserver, point: str) -> list[Any]:
-    return [(p, partial(timed, obs, p.name, point, call)) for p, call in calls]
+def _watched(calls: list[tuple[Any, Callable[..., Any]]], relay: ObserverRelay, point: str) -> list[Any]:
+    return [(p, partial(relayed, relay, p.name, point, call)) for p, call in calls]
 
 
 class PointCalls:
@@ -128,18 +142,18 @@ class PointCalls:
             _bound(post_bind, "post_bind"),
         )
 
-    def watched(self, obs: PluginObserver) -> PointCalls:
-        """The same calls, each timed and handed to ``obs``."""
+    def watched(self, relay: ObserverRelay) -> PointCalls:
+        """The same calls, each timed and handed to the relay's observer."""
         return PointCalls(
-            _watched(self.pre_filter, obs, "PreFilter"),
-            _watched(self.filter, obs, "Filter"),
-            _watched(self.post_filter, obs, "PostFilter"),
-            _watched(self.pre_score, obs, "PreScore"),
-            [(p, w, n, partial(timed, obs, p.name, "Score", call)) for p, w, n, call in self.score],
-            _watched(self.reserve, obs, "Reserve"),
-            _watched(self.unreserve, obs, "Unreserve"),
-            _watched(self.permit, obs, "Permit"),
-            _watched(self.pre_bind, obs, "PreBind"),
-            _watched(self.bind, obs, "Bind"),
-            _watched(self.post_bind, obs, "PostBind"),
+            _watched(self.pre_filter, relay, "PreFilter"),
+            _watched(self.filter, relay, "Filter"),
+            _watched(self.post_filter, relay, "PostFilter"),
+            _watched(self.pre_score, relay, "PreScore"),
+            [(p, w, n, partial(relayed, relay, p.name, "Score", call)) for p, w, n, call in self.score],
+            _watched(self.reserve, relay, "Reserve"),
+            _watched(self.unreserve, relay, "Unreserve"),
+            _watched(self.permit, relay, "Permit"),
+            _watched(self.pre_bind, relay, "PreBind"),
+            _watched(self.bind, relay, "Bind"),
+            _watched(self.post_bind, relay, "PostBind"),
         )

@@ -48,7 +48,7 @@ from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.batch import OpportunisticBatch
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass, VerdictMerge, has_odd_code
 from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.point_calls import PluginObserver, PointCalls, both
+from kubesched.scheduler.framework.point_calls import ObserverRelay, PluginObserver, PointCalls, both
 from kubesched.scheduler.framework.point_times import (
     BIND,
     PERMIT,
@@ -181,7 +181,9 @@ class Framework:
             self.bind,
             self.post_bind,
         )
-        self._watched: tuple[CycleState, PointCalls] | None = None
+        # the same calls timed, handed to the observer of the cycle being run (``calls``)
+        self._relay = ObserverRelay()
+        self._watched = self.point_calls.watched(self._relay)
         # GenericWorkload: GangScheduling is the one PlacementFeasible plugin (NewFramework)
         gang = self.plugins.get("GangScheduling")
         self.placement_feasible: list[Any] = (
@@ -631,16 +633,14 @@ class Framework:
 
     def calls(self, state: CycleState) -> PointCalls:
         """The plugin calls of this cycle: the bound methods, or, when the cycle is watched,
-        the same timed and handed to its observer (built once per cycle)."""
+        the same timed (built once), handed to this cycle's observer through the relay."""
+        if state.results is None and not state.record_plugin_metrics:
+            return self.point_calls  # unwatched: most cycles
         obs = self.observer(state)
         if obs is None:
             return self.point_calls
-        last = self._watched
-        if last is not None and last[0] is state:
-            return last[1]
-        watched = self.point_calls.watched(obs)
-        self._watched = (state, watched)
-        return watched
+        self._relay.target = obs
+        return self._watched
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)

@@ -29,7 +29,7 @@ from kubesched.scheduler.queue import SchedulingQueue
 SMALL_RESULT_FACTOR = 16
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class SearchAsk:
     """What a search is asked besides the pod: where the rotation starts, how many nodes to
     find, the node the attempt tried first (nominated, else the batch's hint), and what the
@@ -42,6 +42,17 @@ class SearchAsk:
     tried_first: str
     explain: bool
     report: bool
+
+    def __init__(
+        self, start: int, percentage: int, want_one: bool, tried_first: str, explain: bool, report: bool
+    ) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.start = start
+        self.percentage = percentage
+        self.want_one = want_one
+        self.tried_first = tried_first
+        self.explain = explain
+        self.report = report
 
 
 def search_columns(
