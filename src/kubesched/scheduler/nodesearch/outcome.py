@@ -43,13 +43,13 @@ class SearchOutcome:
 
     feasible: np.ndarray
     diagnosis: Diagnosis
-    rejected: int
-    signature: PodSignature | None
-    hint: str
-    taken: bool
-    shape: ShapeEntry | None
-    window: Window | None
-    processed: int
+    rejected: int = -1
+    signature: PodSignature | None = None
+    hint: str = ""
+    taken: bool = False
+    shape: ShapeEntry | None = None
+    window: Window | None = None
+    processed: int = 0
 
     def __init__(
         self,
