@@ -1,7 +1,10 @@
 """State machines: queue backoff, moves on cluster events, gating; cache assume/confirm/forget."""
 
-from helpers import make_node, pod
+import pytest
+
+from helpers import make_node, make_pod, pod
 from kubesched.api.node import node_info_from
+from kubesched.api.pod import pod_info_from
 from kubesched.clock import VirtualClock
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Code, Status
@@ -138,6 +141,39 @@ def test_gated_pod_waits_until_gates_are_removed() -> None:
     assert q.where(gated.uid) == "gated" and q.pop() is None
     q.update(pod("p"))
     assert q.where(gated.uid) == "active"
+
+
+def _nominated(name: str, node: str):
+    obj = make_pod(name)
+    if node:
+        obj["status"] = {"nominatedNodeName": node}
+    return pod_info_from(obj)
+
+
+@pytest.mark.parametrize(
+    ("before", "in_memory", "after", "held"),
+    [
+        # UpdateNominatedPod (backend/queue/nominator.go): the status decides when it names a
+        # node before or after the update
+        ("n1", "n1", "", ""),  # cleared by another component (a preemptor's clearNominatedNodeName)
+        ("n1", "n1", "n2", "n2"),  # changed
+        ("", "", "n2", "n2"),  # added
+        # neither names one: a nomination made in memory and not written back yet is kept
+        ("", "n1", "", "n1"),
+        ("", "", "", ""),
+    ],
+)
+def test_an_update_moves_the_nomination_as_the_status_says(before, in_memory, after, held) -> None:
+    q = make_queue(VirtualClock())
+    old = _nominated("p", before)
+    q.add(old)
+    if in_memory and not before:
+        q.add_nominated(old, in_memory)
+    assert q.nominated_node_of(old.uid) == in_memory
+    new = _nominated("p", after)
+    q.update(new, None, old)
+    assert q.nominated_node_of(new.uid) == held
+    assert q.nominated_pods_for_node(held) == ([new] if held else [])
 
 
 def test_nominator_tracks_one_node_per_pod() -> None:

@@ -278,8 +278,7 @@ class SchedulingQueue(PodGroupQueueing):
             return
         assert isinstance(qp, QueuedPodInfo)
         qp.pod = pod
-        if pod.nominated_node_name:
-            self.add_nominated(pod, pod.nominated_node_name)
+        self._update_nominated(old, pod)
         if qp.where == ACTIVE:
             self._detach(qp)
             self._to_active(qp)
@@ -289,6 +288,19 @@ class SchedulingQueue(PodGroupQueueing):
                 self._to_active(qp)
         elif qp.where == UNSCHEDULABLE and event is not None and self._worth_requeuing(qp, event, old, pod):
             self._move(qp, str(event))
+
+    def _update_nominated(self, old: PodInfo | None, pod: PodInfo) -> None:
+        """``UpdateNominatedPod``: the nomination follows the pod's status when it was added,
+        changed or removed there; with none before or after, a nomination held in memory only
+        (made by this scheduler, not yet written back) is kept, for the new version of the pod."""
+        if pod.nominated_node_name:
+            self.add_nominated(pod, pod.nominated_node_name)
+        elif old is not None and old.nominated_node_name:
+            self.delete_nominated(pod.uid)
+        else:
+            node = self.nominated_node_of(pod.uid)
+            if node:
+                self.add_nominated(pod, node)
 
     def delete(self, uid: str) -> None:
         self._take_member(uid)

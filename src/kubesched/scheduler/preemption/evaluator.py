@@ -470,8 +470,10 @@ class Evaluator:
         nominator = self.handle.nominator
         if nominator is None:
             return
+        # clearNominatedNodeName (executor.go): a patch of each pod's status alone; the nominator
+        # forgets the nomination when the informer delivers the update, one pod at a time, so a
+        # pod retried on its own update still sees the others' nominations, as upstream's does
         for other in list(nominator.nominated_pods_for_node(c.node)):
             if other.priority < pod.priority and other.uid != pod.uid:
-                nominator.delete_nominated(other.uid)
                 with contextlib.suppress(ApiError):
                     client.patch_pod_status(other.namespace, other.name, None, "")
