@@ -8,6 +8,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import kubesched.framework as framework
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,3 +88,22 @@ def test_the_guide_complete_plugin_and_its_test_run():
     exec(compile(test_code, "test_least_pods.py", "exec"), namespace)
     cluster = namespace["cluster"]
     assert cluster.node_of("p") == "b"
+
+
+def test_the_testing_helpers_run_the_guides_plugin_which_has_no_prefilter_prescore_or_normalize():
+    """``Cluster.filter_verdicts`` and ``plugin_scores``, which the guide names, on its LeastPods
+    (Filter and Score only): the verdicts and the raw scores, the raw ones standing as normalized."""
+    guide = (ROOT / "docs" / "plugins.md").read_text()
+    complete = guide.split("<!-- complete plugin -->", 1)[1]
+    plugin_code = re.search(r"```python\n(.*?)```", complete, re.S).group(1)
+    test_code = re.search(r"```python\n(from kubesched\.testing.*?)```", guide, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(plugin_code, "least_pods.py", "exec"), namespace)
+    exec(compile(test_code, "test_least_pods.py", "exec"), namespace)
+    cluster = namespace["cluster"]
+    probe = {"kind": "Pod", "metadata": {"name": "q", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}}
+    assert cluster.filter_verdicts("LeastPods", probe) == {"a": (3, "node(s) in maintenance"), "b": (0, "")}
+    raw, normalized = cluster.plugin_scores("LeastPods", probe)
+    assert raw == normalized == {"a": 100, "b": 90}  # b holds "p": one of its 10 pods
+    with pytest.raises(TypeError, match="'PrioritySort' is not a Score plugin"):
+        cluster.plugin_scores("PrioritySort", probe)

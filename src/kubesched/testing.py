@@ -13,6 +13,7 @@ import numpy as np
 from kubesched.api.pod import pod_info_from
 from kubesched.embedded.cluster import EmbeddedCluster
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code
 from kubesched.scheduler.binding import Binding
@@ -81,10 +82,11 @@ class Cluster(EmbeddedCluster):
         """PreFilter + Filter of ``plugin`` for ``pod``: (code, first reason) per node, (0, "") passing;
         a PreFilter that rejects the pod gives every node its status."""
         pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.node_table(), CycleState()
-        _, st = pl.pre_filter(state, info, nodes)
+        st = pl.pre_filter(state, info, nodes)[1] if isinstance(pl, PreFilterPlugin) else None
         if st is not None and not st.is_success() and st.code != Code.SKIP:
             return dict.fromkeys(nodes.names, (int(st.code), st.reasons[0] if st.reasons else ""))
-        v = None if st is not None and st.code == Code.SKIP else pl.filter_nodes(state, info, nodes)
+        skipped = st is not None and st.code == Code.SKIP
+        v = pl.filter_nodes(state, info, nodes) if isinstance(pl, FilterPlugin) and not skipped else None
         if v is None:
             return dict.fromkeys(nodes.names, (0, ""))
         return {
@@ -92,12 +94,18 @@ class Cluster(EmbeddedCluster):
         }
 
     def plugin_scores(self, plugin: str, pod: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]] | None:
-        """(raw, normalized) scores of ``plugin`` with every node feasible; None when PreScore skips."""
+        """(raw, normalized) scores of ``plugin`` with every node feasible (normalized: the raw ones
+        for a plugin without NormalizeScore); None when its PreScore skips. A plugin that is no
+        Score plugin is an error naming it."""
         pl, info, nodes, state = self._plugin(plugin), pod_info_from(pod), self.sched.node_table(), CycleState()
+        if not isinstance(pl, ScorePlugin):
+            raise TypeError(f"plugin {plugin!r} is not a Score plugin")
         rows = np.arange(nodes.n)
-        st = pl.pre_score(state, info, nodes, rows)
+        st = pl.pre_score(state, info, nodes, rows) if isinstance(pl, PreScorePlugin) else None
         if st is not None and st.code == Code.SKIP:
             return None
         raw = pl.score_nodes(state, info, nodes, rows)
         norm = pl.normalize_scores(state, info, raw.copy())
+        if norm is None:
+            norm = raw
         return dict(zip(nodes.names, raw.tolist(), strict=True)), dict(zip(nodes.names, norm.tolist(), strict=True))
