@@ -132,3 +132,31 @@ def test_a_dry_cycle_counts_pods_nominated_to_a_node(priority: int, selected: st
     assert out["selected-node"] == selected
     if not selected:
         assert out["filter-result"]["n1"]["NodeResourcesFit"] == "Insufficient cpu"
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (
+            {"schedulerName": "gpu-scheduler"},
+            'it is for scheduler "gpu-scheduler", and no profile of the configuration is (default-scheduler)',
+        ),
+        (
+            {"schedulingGates": [{"name": "example.com/quota"}, {"name": "example.com/review"}]},
+            "it is held by its scheduling gates (example.com/quota, example.com/review)",
+        ),
+    ],
+)
+def test_a_dry_cycle_that_never_tries_the_pod_says_why(change: dict, why: str) -> None:
+    from kubesched.app.explain import dry_run
+    from kubesched.errors import InputError
+    from kubesched.scheduler.config import default_config
+
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    node = {"metadata": {"name": "n1", "uid": "u-n1"}, "status": {"allocatable": alloc, "capacity": alloc}}
+    target = make_pod("target", "1")
+    target["metadata"] |= {"namespace": "default", "uid": "u-t"}
+    target["spec"] |= change
+    with pytest.raises(InputError) as err:
+        dry_run(target, {"Node": [node], "Pod": [target]}, default_config())
+    assert str(err.value) == f"pod default/target: the dry cycle did not reach a scheduling attempt: {why}"

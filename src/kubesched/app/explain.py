@@ -84,9 +84,10 @@ def from_annotations(pod: dict[str, Any]) -> list[dict[str, Any]]:
     return history or [latest]
 
 
-def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfig) -> dict[str, Any] | None:
-    """One scheduling cycle of ``pod`` against the snapshot, the pod pending again; None when
-    the attempt never ran (the pod is gated, or no profile schedules it)."""
+def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfig) -> dict[str, Any]:
+    """One scheduling cycle of ``pod`` against the snapshot, the pod pending again. An
+    InputError says why when the attempt never ran: no profile schedules the pod (another
+    scheduler's), or it is held before the queue (scheduling gates, a PreEnqueue plugin)."""
     from kubesched.api.errors import ApiError
     from kubesched.api.pod import pod_info_from
     from kubesched.embedded.cluster import EmbeddedCluster
@@ -122,7 +123,30 @@ def dry_run(pod: dict[str, Any], objects: dict[str, Any], config: SchedulerConfi
     sched.drain()
     history = sched.explanations.get(key)
     if not history:
-        return None
+        raise InputError(f"pod {key}: the dry cycle did not reach a scheduling attempt: {_why_not_tried(pod, sched)}")
     out = explain_dict(history[-1])
     out["selected-node"] = out.pop("selectedNode", None) or ""
     return out
+
+
+def _why_not_tried(pod: dict[str, Any], sched: Any) -> str:
+    """Why the scheduler never tried ``pod``: another scheduler's, or held before the queue."""
+    scheduler_name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+    if scheduler_name not in sched.profiles:
+        profiles = ", ".join(sorted(sched.profiles))
+        return f'it is for scheduler "{scheduler_name}", and no profile of the configuration is ({profiles})'
+    gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or () if isinstance(g, dict)]
+    if gates:
+        return f"it is held by its scheduling gates ({', '.join(str(g) for g in gates)})"
+    uid = (pod.get("metadata") or {}).get("uid")
+    for qp in sched.gated_pods():
+        if getattr(qp, "uid", None) == uid or getattr(getattr(qp, "pod", None), "key", "") == _key(pod):
+            status = getattr(qp, "gated_status", None)
+            reason = f": {status.message()}" if status is not None and status.message() else ""
+            return f"PreEnqueue plugin {qp.gating_plugin or '?'} holds it{reason}"
+    return "it never left the queue"
+
+
+def _key(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
