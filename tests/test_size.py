@@ -90,6 +90,8 @@ def test_the_command(tmp_path: Path) -> None:
     # 4 web pods of 900m fit a 4-cpu node: 23 need 6; 8 fit an 8-cpu node: 3
     assert by["m5-xlarge"]["nodes"] == 6 and by["m5-2xlarge"]["nodes"] == 3
     assert (doc["nodes"], doc["template"]) == (6, "m5-xlarge")  # 6 × 0.192 < 3 × 0.5
+    assert (doc["cost"], by["m5-xlarge"]["cost"]) == (1.152, 1.152)  # not 1.1520000000000001
+    assert '"cost": 1.152,' in r.stdout
     short = by["m5-xlarge"]["pendingWithOneFewer"]
     assert len(short) == 3 and all("Insufficient cpu" in p["message"] for p in short)
     assert by["m5-xlarge"]["unplaceable"] == []

@@ -91,7 +91,8 @@ class Sizing:
 
     @property
     def cost(self) -> float | None:
-        return None if self.answer is None else self.answer * self.template.cost
+        """The answer's cost, to a millionth: 6 × 0.192 is 1.152, not 1.1520000000000001."""
+        return None if self.answer is None else round(self.answer * self.template.cost, 6)
 
 
 class _Cut(Exception):
