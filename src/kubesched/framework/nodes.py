@@ -61,9 +61,15 @@ class NodeTableView(Protocol):
         has it."""
         ...
 
-    def label_value_code(self, key: str, value: str) -> int: ...
+    def label_value_code(self, key: str, value: str) -> int:
+        """The code ``label_codes(key)`` gives rows whose label ``key`` is ``value``; -2 when no
+        node has that value (no row's code equals it)."""
+        ...
 
-    def label_values(self, key: str) -> dict[str, int]: ...
+    def label_values(self, key: str) -> dict[str, int]:
+        """Every value the label ``key`` takes on some node, with its code in ``label_codes``
+        (read only; empty when no node has the label)."""
+        ...
 
     def match_requirement(self, req: Requirement) -> np.ndarray:
         """bool per row: the node's labels satisfy a node selector requirement."""
