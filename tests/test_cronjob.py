@@ -79,6 +79,10 @@ def test_a_job_per_minute_and_the_history_limit(cluster) -> None:
     assert job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"] == "2026-01-01T00:05:00Z"
     reasons = {e.get("reason") for e in cluster.store.list("Event", "default")[0]}
     assert {"SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"} <= reasons
+    # the deleted Jobs took their pods with them (background propagation, as realJobControl
+    # deletes; batch/v1's default would orphan them): only the kept Jobs' pods remain
+    pods = [p["metadata"]["name"] for p in cluster.store.list("Pod", "default")[0]]
+    assert {name.rsplit("-", 1)[0] for name in pods} == set(made), pods  # no orphan left behind
 
 
 def test_a_schedule_that_never_fires_makes_no_job_and_no_error(cluster) -> None:
@@ -106,6 +110,12 @@ def test_forbid_replace_and_suspend(cluster) -> None:
     assert jobs(cluster, "paused") == []
     active = cluster.store.get("CronJob", "default", "replace")["status"]["active"]
     assert [a["name"] for a in active] == [job_name("replace", 180)]
+    replaced = {
+        p["metadata"]["name"].rsplit("-", 1)[0]
+        for p in cluster.store.list("Pod", "default")[0]
+        if p["metadata"]["name"].startswith("replace-") and not p["metadata"].get("deletionTimestamp")
+    }
+    assert replaced == {job_name("replace", 180)}  # the replaced Jobs' pods are gone or going
 
 
 @pytest.fixture(scope="module")

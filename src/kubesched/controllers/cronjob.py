@@ -18,6 +18,9 @@ from kubesched.controllers.base import Controller, owner_reference
 
 SCHEDULED_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 MAX_MISSED = 100  # upstream gives up listing missed times past this many (TooManyMissedTimes)
+# realJobControl.DeleteJob (pkg/controller/cronjob/injection.go): a Job goes with its pods (batch/v1
+# would orphan them by default)
+BACKGROUND = "Background"
 
 
 def job_name(cron_job: str, due: float) -> str:
@@ -102,7 +105,7 @@ class CronJobController(Controller):
         if policy == "Replace":
             for j in running:
                 with contextlib.suppress(ApiError):
-                    self.client.delete("Job", ns, j["metadata"]["name"], uid=j["metadata"].get("uid"))
+                    self.client.delete("Job", ns, j["metadata"]["name"], propagation=BACKGROUND)
                 self.recorder.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {j['metadata']['name']}")
             status["active"] = []
         template = spec.get("jobTemplate") or {}
@@ -173,7 +176,7 @@ class CronJobController(Controller):
             )
             for job in done[: max(0, len(done) - limit)]:
                 with contextlib.suppress(ApiError):
-                    self.client.delete("Job", ns, job["metadata"]["name"], uid=job["metadata"].get("uid"))
+                    self.client.delete("Job", ns, job["metadata"]["name"], propagation=BACKGROUND)
                     self.recorder.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {job['metadata']['name']}")
 
     def _write_status(self, ns: str, name: str, status: dict[str, Any], before: dict[str, Any]) -> None:
