@@ -251,3 +251,27 @@ def test_sweep_columns_read_as_measures() -> None:
     for title in ("ALLOCATED % AT 100 %", "ALLOCATED % AT 130 %", "FRAGMENTED % AT 100 %", "FRAGMENTED % AT 130 %"):
         assert title in head
     assert "PCT" not in head
+
+
+def test_a_sweep_cell_says_how_many_runs_reached_its_measure() -> None:
+    """A run whose workload never arrives at the load has no figure there: the mean is over the
+    runs that have one, and the cell and the JSON say how many of them."""
+    import io
+
+    from kubesched.replay.output import print_sweep, summarize
+
+    keys = ("allocatedPctAt100", "allocatedPctAtLoad")
+    rows = [
+        {"workload": "w", "policy": "FGD", "allocatedPctAt100": 90.0, "allocatedPctAtLoad": 75.72},
+        {"workload": "w", "policy": "FGD", "allocatedPctAt100": 92.0, "allocatedPctAtLoad": None},
+        {"workload": "w", "policy": "FGD", "allocatedPctAt100": 94.0, "allocatedPctAtLoad": None},
+    ]
+    (entry,) = summarize(rows, keys)
+    assert (entry["runs"], entry["allocatedPctAt100Runs"], entry["allocatedPctAtLoadRuns"]) == (3, 3, 1)
+    assert (entry["allocatedPctAt100"], entry["allocatedPctAtLoad"]) == (92.0, 75.72)
+    out = io.StringIO()
+    print_sweep([entry], keys, out, 130)
+    line = out.getvalue().splitlines()[1]
+    assert "92.00 ± 2.00" in line and "(3 of 3" not in line
+    assert "75.72 ± 0.00 (1 of 3 runs)" in line
+

@@ -75,7 +75,9 @@ def replay_json(result: ReplayResult, timing: bool = False) -> str:
 
 
 def summarize(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Mean and standard deviation of ``keys`` per (workload, policy, gangs) over seeds."""
+    """Mean and standard deviation of ``keys`` per (workload, policy, gangs) over the seeds'
+    runs that reached the measure (a run whose workload never arrives at 130 % has none there):
+    ``<key>Runs`` says how many, of ``runs``."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["workload"], r["policy"], r.get("gangs") or "none"), []).append(r)
@@ -88,6 +90,7 @@ def summarize(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             vals = [r[k] for r in rs if r.get(k) is not None]
             entry[k] = round(statistics.fmean(vals), 3) if vals else None
             entry[k + "Std"] = round(statistics.stdev(vals), 3) if len(vals) > 1 else 0.0
+            entry[k + "Runs"] = len(vals)
         out.append(entry)
     return out
 
@@ -113,7 +116,16 @@ def print_sweep(summary: list[dict[str, Any]], keys: Sequence[str], out: TextIO,
                 e["policy"],
                 *([e.get("gangs", "none")] if gangs else []),
                 e["runs"],
-                *(("-" if e[k] is None else f"{e[k]:.2f} ± {e[k + 'Std']:.2f}") for k in keys),
+                *(_cell(e, k) for k in keys),
             ]
         )
     _table(rows, out)
+
+
+def _cell(entry: dict[str, Any], key: str) -> str:
+    """``mean ± sd``, with how many of the runs it averages when some never reached the measure."""
+    if entry[key] is None:
+        return "-"
+    text = f"{entry[key]:.2f} ± {entry[key + 'Std']:.2f}"
+    reached = entry.get(key + "Runs", entry["runs"])
+    return text if reached == entry["runs"] else f"{text} ({reached} of {entry['runs']} runs)"

@@ -70,6 +70,13 @@ def write_sweep_report(
     }
     load_pct = round(float(params.get("load") or 1.3) * 100)
     columns = [("workload", "workload"), ("policy", "policy"), ("runs", "runs")]
+    # the means over fewer runs than the row has: runs that never reached that measure
+    partial = [
+        f"{e['workload']} {e['policy']}, {column_title(k, load_pct).lower()}: {e[k + 'Runs']} of {e['runs']}"
+        for e in summary
+        for k in SUMMARY_KEYS
+        if e.get(k + "Runs", e["runs"]) != e["runs"]
+    ]
     for key in SUMMARY_KEYS:
         title = column_title(key, load_pct).lower()
         columns += [(key, title), (key + "Std", "± sd")]
@@ -80,7 +87,8 @@ def write_sweep_report(
             "Summary (mean over seeds, % of the cluster's GPUs)",
             columns,
             summary,
-            note="Each ± sd column is the standard deviation over seeds of the column before it.",
+            note="Each ± sd column is the standard deviation over seeds of the column before it."
+            + (" Means over the runs that reached the measure only: " + "; ".join(partial) + "." if partial else ""),
         ),
     )
     run_columns = [("workload", "workload"), ("policy", "policy"), ("seed", "seed")]
