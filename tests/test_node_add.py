@@ -77,3 +77,14 @@ def test_node_add(cluster) -> None:
     assert taken.returncode == 2
     assert taken.stderr.strip().endswith('nodes "node-0" already exists')
     assert names(kubeconfig) == ["big-1", "node-0", "node-1", "node-2", "node-3", "node-4", "node-5"]
+
+
+def test_the_node_commands_start_without_the_scheduler() -> None:
+    """``kubesched node add/stop/start`` make a request or two: they import the client and the
+    hollow node's shape, never the scheduler (whose imports made each take over a second)."""
+    probe = (
+        "import sys, kubesched.cli.cmd_node, kubesched.app.nodes; "
+        "print(sorted(m for m in sys.modules if m.startswith(('kubesched.scheduler', 'kubesched.app.scheduler'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -77,7 +77,7 @@ def test_the_scheduler_command_limits_its_clients_as_configured(tmp_path: Any, m
         raise Stop
 
     monkeypatch.setattr(remote, "RemoteClient", fake_client)
-    monkeypatch.setattr(app, "_check_kubeconfig", lambda path: None)
+    monkeypatch.setattr(app, "check_kubeconfig", lambda path: None)
     config = parse_config(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",

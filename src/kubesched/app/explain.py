@@ -17,7 +17,8 @@ from kubernetes_asyncio import config as k8s_config
 
 from kubesched import eventloop
 from kubesched.apiserver.resources import BY_KIND
-from kubesched.app.scheduler import INFORMER_KINDS, _check_kubeconfig
+from kubesched.app.kubeconfig import check_kubeconfig
+from kubesched.app.scheduler import INFORMER_KINDS
 from kubesched.errors import InputError
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.resultstore import HISTORY, parse
@@ -62,7 +63,7 @@ async def _fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> 
 
 
 def fetch(kubeconfig: str, namespace: str, name: str, snapshot: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    _check_kubeconfig(kubeconfig)
+    check_kubeconfig(kubeconfig)
     try:
         return eventloop.run(_fetch(kubeconfig, namespace, name, snapshot))
     except InputError:

@@ -1,5 +1,7 @@
 """The kubeconfig ``kubesched up`` / ``apiserver`` write for kubectl and the clients, and the
-bearer token they require (kept in the data directory, so a restart keeps it valid)."""
+bearer token they require (kept in the data directory, so a restart keeps it valid); and the
+check of a kubeconfig a command is pointed at (a light module: ``kubesched node`` and
+``explain`` start without the scheduler's imports)."""
 
 from __future__ import annotations
 
@@ -59,3 +61,15 @@ def write_kubeconfig(path: Path, server: str, token: str, ca_pem: bytes, name: s
     # written aside and renamed: a client polling for the file never reads half of it, and a link
     # planted at either name is replaced, never followed
     write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+
+
+def check_kubeconfig(path: str) -> None:
+    """One clear line for a kubeconfig that is missing or is not one, before the client reads it."""
+    if not Path(path).is_file():
+        raise InputError("kubeconfig not found", file=path)
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a kubeconfig: {str(exc).splitlines()[0]}", file=path) from None
+    if not isinstance(doc, dict) or not doc.get("clusters"):
+        raise InputError("not a kubeconfig: expected a mapping with clusters, users and contexts", file=path)

@@ -14,7 +14,7 @@ from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
 from kubesched import eventloop
-from kubesched.app.scheduler import _check_kubeconfig
+from kubesched.app.kubeconfig import check_kubeconfig
 from kubesched.errors import InputError
 from kubesched.kubelet.node import STOPPED_ANNOTATION, fake_node
 
@@ -96,7 +96,7 @@ def add_nodes(kubeconfig: str, names: list[str], count: int, template: dict[str,
 
 def _run(kubeconfig: str, work: Callable[[], Coroutine[Any, Any, list[str]]]) -> list[str]:
     """Run requests against the API server of ``kubeconfig``; an unreachable one is an InputError."""
-    _check_kubeconfig(kubeconfig)
+    check_kubeconfig(kubeconfig)
     try:
         return eventloop.run(work())
     except InputError:

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.app.kubeconfig import check_kubeconfig
 from kubesched.client.connection import check_in_cluster, in_cluster_token, service_account_dir
 from kubesched.clock import RealClock
 from kubesched.errors import InputError
@@ -31,18 +32,6 @@ from kubesched.scheduler.resultstore import NODE_LIMIT
 log = logging.getLogger("kubesched.scheduler")
 INFORMER_KINDS = ("Node", "Pod", *LISTED_KINDS, "PodDisruptionBudget")
 SYNC_TIMEOUT = 60.0
-
-
-def _check_kubeconfig(path: str) -> None:
-    """One clear line for a kubeconfig that is missing or is not one, before the client reads it."""
-    if not Path(path).is_file():
-        raise InputError("kubeconfig not found", file=path)
-    try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"not a kubeconfig: {str(exc).splitlines()[0]}", file=path) from None
-    if not isinstance(doc, dict) or not doc.get("clusters"):
-        raise InputError("not a kubeconfig: expected a mapping with clusters, users and contexts", file=path)
 
 
 def leader_election_config(config: SchedulerConfig, flags: dict[str, Any] | None = None) -> LeaderElectionConfig:
@@ -105,7 +94,7 @@ def run(
     if kubeconfig is None:
         check_in_cluster()  # the pod's service account, as rest.InClusterConfig
     else:
-        _check_kubeconfig(kubeconfig)
+        check_kubeconfig(kubeconfig)
     source = kubeconfig or str(service_account_dir())
     stop, wake = threading.Event(), threading.Event()
 
