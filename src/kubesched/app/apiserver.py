@@ -111,6 +111,7 @@ async def _serve(opts: ServerOptions) -> None:
     changed = asyncio.Event()  # the kubelet's and the controllers' wake-up
     health = LoopHealth()
     ca, crt, key = ensure_certs(opts.data_dir, opts.host)
+    kept = (opts.data_dir / "state.db").exists()  # a cluster from an earlier run, restarted
     cluster, made_default = _cluster(opts, WallClock(loop), health, changed, ca.read_text())
     store = cluster.store
     token = load_or_create_token(opts.data_dir)
@@ -140,6 +141,15 @@ async def _serve(opts: ServerOptions) -> None:
             "`kubesched node add` makes more"
         )
     print(first, flush=True)
+    if kept:
+        again = ""
+        if opts.paths:
+            again = f"; {' '.join(opts.paths)} applied again (objects that exist were left as they are)"
+        print(
+            f"kubesched: the cluster kept in {opts.data_dir} from its last run{again}; "
+            f"`kubesched down --data-dir {opts.data_dir} --delete` starts afresh",
+            flush=True,
+        )
     if ui_line:
         print(ui_line, flush=True)
     await stop.wait()

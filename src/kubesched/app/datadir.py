@@ -9,8 +9,12 @@ import contextlib
 import fcntl
 import logging
 import os
+import re
+import shutil
+import signal
 import stat
 import sys
+import time
 from pathlib import Path
 
 from kubesched.errors import InputError
@@ -112,3 +116,62 @@ def write_private(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+
+
+# what a data directory of ours holds: ``down --delete`` removes no directory without one of these
+STATE_FILE = "state.db"
+
+
+def holder(data_dir: Path) -> int | None:
+    """The PID of the server holding ``data_dir``'s lock; None when none does."""
+    path = data_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"cannot open the lock: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:  # held: a server runs on it
+            text = os.pread(fd, 512, 0).decode(errors="replace")
+            found = re.match(r"process (\d+)", text)
+            if found is None:
+                raise InputError(f"in use by {text.strip() or 'another process'}", file=str(data_dir)) from None
+            return int(found.group(1))
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def stop_server(data_dir: Path, timeout: float = 30.0) -> int | None:
+    """Stop the server running on ``data_dir`` as Ctrl-C does (SIGTERM: every acknowledged write
+    is already stored) and wait for it to let go of the directory; its PID, or None when none ran."""
+    pid = holder(data_dir)
+    if pid is None:
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while holder(data_dir) is not None:
+        if time.monotonic() > deadline:
+            raise InputError(f"process {pid} did not stop within {timeout:.0f}s", file=str(data_dir))
+        time.sleep(0.05)
+    return pid
+
+
+def delete(data_dir: Path) -> bool:
+    """Remove a stopped server's data directory (the cluster's state, kubeconfig and keys);
+    False when there is none. A directory that is not one of ours is refused, not removed."""
+    if not data_dir.exists():
+        return False
+    if not data_dir.is_dir() or data_dir.is_symlink():
+        raise InputError("not a data directory", file=str(data_dir))
+    if not (data_dir / LOCK_FILE).exists() and not (data_dir / STATE_FILE).exists():
+        raise InputError("holds no kubesched state (no lock, no state.db): not removed", file=str(data_dir))
+    if holder(data_dir) is not None:
+        raise InputError("a server runs on it: stop it first", file=str(data_dir))
+    shutil.rmtree(data_dir)
+    return True

@@ -33,6 +33,7 @@ for command in (
     cmd_replay.sweep,
     cmd_servers.apiserver,
     cmd_servers.up,
+    cmd_servers.down,
     cmd_scheduler.scheduler,
     cmd_explain.explain,
     cmd_plan.size_command,

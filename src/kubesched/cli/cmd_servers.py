@@ -269,3 +269,24 @@ def up(
         ui_port=ui_port,
         **flags,
     )
+
+
+@click.command()
+@click.option("--data-dir", default=".kubesched", show_default=True, help="The data directory of the server to stop.")
+@click.option("--delete", is_flag=True, help="Also remove the data directory: the next `up` starts an empty cluster.")
+def down(data_dir: str, delete: bool) -> None:
+    """Stop the `kubesched up` (or `apiserver`) running on --data-dir, as Ctrl-C would; with
+    --delete, remove its state, kubeconfig and keys too, as `kind delete cluster` does."""
+    from pathlib import Path
+
+    from kubesched.app import datadir
+
+    path = Path(data_dir)
+    try:
+        pid = datadir.stop_server(path)
+        click.echo(f"kubesched: stopped process {pid} on {path}" if pid else f"kubesched: no server runs on {path}")
+        if delete:
+            gone = datadir.delete(path)
+            click.echo(f"kubesched: deleted {path}" if gone else f"kubesched: {path} does not exist")
+    except InputError as exc:
+        fail(exc)
