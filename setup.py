@@ -26,6 +26,12 @@ sys.path.insert(0, str(SRC / "kubesched"))
 from compiled import MANIFEST, MODULES  # noqa: E402  (compiled.py imports nothing of kubesched)
 
 sys.path.pop(0)
+sys.path.insert(0, str(ROOT))
+try:  # the compiled hot path kept from an earlier install of the same sources (build_cache.py)
+    import build_cache
+except ImportError:  # an sdist without it: every install compiles
+    build_cache = None  # type: ignore[assignment]
+sys.path.pop(0)
 
 
 def source(module: str) -> Path:
@@ -57,12 +63,26 @@ class CompileHotPath(build_ext):
     setup.py is loaded, so pip's several calls into setup.py type-check the modules once."""
 
     def finalize_options(self) -> None:
-        self.distribution.ext_modules = compile_plan()
+        # the same sources compiled before: their compiled modules are copied, nothing compiles
+        self.cache_key = cache_key()
+        cache = build_cache.folder() if build_cache is not None and self.cache_key else None
+        self.cached = cache is not None and (cache / self.cache_key / build_cache.FILES).is_file()
+        self.distribution.ext_modules = [] if self.cached else compile_plan()
         super().finalize_options()
         # one C compiler per CPU: the groups (and each module's small shim) build side by side
         self.parallel = max(1, os.cpu_count() or 1)
 
     def run(self) -> None:
+        root = SRC if self.inplace else Path(self.build_lib)
+        if self.cached:
+            remove_stale()
+            if build_cache.restore(build_cache.folder(), self.cache_key, root) is not None:
+                write_manifest(root / "kubesched")
+                print("kubesched: these sources' hot path was compiled before: copied from the cache", file=sys.stderr)
+            else:  # removed or unreadable since finalize_options: pure Python, said
+                remove_stale()
+                print("kubesched: the cached hot path could not be read; installing pure Python", file=sys.stderr)
+            return
         if not self.extensions:
             return
         try:
@@ -73,7 +93,22 @@ class CompileHotPath(build_ext):
             self.extensions = []
             return
         # an editable install builds in place (the source tree); a wheel from build_lib
-        write_manifest(SRC / "kubesched" if self.inplace else Path(self.build_lib) / "kubesched")
+        write_manifest(root / "kubesched")
+        if build_cache is not None and self.cache_key:
+            built = [Path(self.get_ext_fullpath(e.name)) for e in self.extensions]
+            build_cache.store(build_cache.folder(), self.cache_key, root, built)
+
+
+def cache_key() -> str:
+    """The build cache's key for this build, or "" when nothing would compile (pure Python)."""
+    if build_cache is None or os.environ.get("KUBESCHED_PURE_PYTHON"):
+        return ""
+    if platform.python_implementation() != "CPython":
+        return ""
+    try:
+        return build_cache.key(SRC / "kubesched")
+    except OSError:
+        return ""
 
 
 @functools.cache
