@@ -308,7 +308,12 @@ def test_rounds_of_hostile_and_routine_traffic_never_stop_the_cluster(tmp_path):
                 request(server, "PATCH", f"/api/v1/nodes/{name}", patch, content_type="application/merge-patch+json")
             time.sleep(rng.uniform(0.5, 2.0))  # the controllers, kubelet and scheduler race the next round
             canaries_converge(server, n, stopped)
-        # the deleted Jobs left no pod behind, Terminating or not
+        # the deleted Jobs left no pod behind, Terminating or not, once the stopped kubelets run again:
+        # as on kube-apiserver, a bound pod's graceful deletion ends only when its kubelet confirms it
+        for name in sorted(stopped):
+            patch = {"metadata": {"annotations": {"kubesched.io/kubelet-stopped": None}}}
+            request(server, "PATCH", f"/api/v1/nodes/{name}", patch, content_type="application/merge-patch+json")
+        stopped.clear()
         _, pods = request(server, "GET", "/api/v1/namespaces/default/pods")
         left = [p["metadata"]["name"] for p in pods["items"] if p["metadata"]["name"].startswith("job-")]
         deadline = time.monotonic() + 30
