@@ -20,6 +20,7 @@ from kubesched.scheduler.extender import HTTPExtender
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.nodesearch import AttemptReport, NodeSearch, SearchOutcome
+from kubesched.scheduler.nodesearch.search import no_node_object
 from kubesched.scheduler.nodesearch.shapes import shape_report
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.prioritize import prioritize_nodes
@@ -67,19 +68,12 @@ class ScheduleFailure:
         return self.status
 
 
-def _no_node_object(name: str) -> dict[str, Any] | None:
-    return None
-
-
 class Algorithm:
     """``schedulePod`` and what it keeps between cycles: the node search (with its rotating
     start index) and the host picker (with its tie-break random stream)."""
 
     search: NodeSearch
     picker: HostPicker
-    extenders: list[HTTPExtender]
-    node_object: Callable[[str], dict[str, Any] | None]
-    batching: bool
 
     def __init__(
         self,
@@ -88,13 +82,12 @@ class Algorithm:
         *,
         batching: bool = True,
         extenders: list[HTTPExtender] | None = None,
-        node_object: Callable[[str], dict[str, Any] | None] = _no_node_object,
+        node_object: Callable[[str], dict[str, Any] | None] = no_node_object,
     ) -> None:
-        self.extenders = [] if extenders is None else extenders
-        self.node_object = node_object
-        self.batching = batching
+        # the node search holds the batching switch, the extenders and the Node lookup; the
+        # steps after it read them there
         self.search = NodeSearch(
-            percentage_of_nodes_to_score, batching=batching, extenders=self.extenders, node_object=node_object
+            percentage_of_nodes_to_score, batching=batching, extenders=extenders, node_object=node_object
         )
         self.picker = HostPicker(rng)
 
@@ -126,16 +119,17 @@ class Algorithm:
             return ScheduleFailure(fit=FitError(pod, nodes.n, found.diagnosis))
         if len(feasible) == 1:  # upstream runs no PreScore or Score for a single feasible node
             chosen = nodes.names[int(feasible[0])]
-            if self.batching:
+            if self.search.batching:
                 fwk.batch.store_schedule_results(found.signature, found.hint, chosen, None, cycle)
             kept = self._single_report(fwk, state, pod, nodes, found, chosen) if report else None
             return ScheduleResult(chosen, found.evaluated(), 1, kept)
-        scored = prioritize_nodes(fwk, state, pod, nodes, found, self.extenders, self.node_object, report=report)
+        search = self.search
+        scored = prioritize_nodes(fwk, state, pod, nodes, found, search.extenders, search.node_object, report=report)
         if isinstance(scored, Status):
             return ScheduleFailure(status=scored)
         pick = self.picker.select(nodes, feasible, scored.total)
         chosen = nodes.names[int(feasible[pick])]
-        if self.batching:
+        if search.batching:
             rest = self.picker.sorted_rest(nodes, feasible, scored.total, pick, found.signature)
             fwk.batch.store_schedule_results(found.signature, found.hint, chosen, rest, cycle)
         return ScheduleResult(chosen, found.evaluated(), len(feasible), scored.report)

@@ -28,7 +28,8 @@ from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.queue import SchedulingQueue
 
 
-def _no_node_object(name: str) -> dict[str, Any] | None:
+def no_node_object(name: str) -> dict[str, Any] | None:
+    """The Node lookup of a scheduler without extenders that need Node objects."""
     return None
 
 
@@ -51,7 +52,7 @@ class NodeSearch:
         *,
         batching: bool = True,
         extenders: list[HTTPExtender] | None = None,
-        node_object: Callable[[str], dict[str, Any] | None] = _no_node_object,
+        node_object: Callable[[str], dict[str, Any] | None] = no_node_object,
     ) -> None:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
