@@ -160,3 +160,23 @@ def test_a_dry_cycle_that_never_tries_the_pod_says_why(change: dict, why: str) -
     with pytest.raises(InputError) as err:
         dry_run(target, {"Node": [node], "Pod": [target]}, default_config())
     assert str(err.value) == f"pod default/target: the dry cycle did not reach a scheduling attempt: {why}"
+
+
+def test_a_dry_cycle_held_by_a_preenqueue_plugin_names_it() -> None:
+    """A pod whose ResourceClaim does not exist never leaves the queue: DynamicResources'
+    PreEnqueue holds it, and the message says so with the plugin's reason."""
+    from kubesched.app.explain import dry_run
+    from kubesched.errors import InputError
+    from kubesched.scheduler.config import default_config
+
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    node = {"metadata": {"name": "n1", "uid": "u-n1"}, "status": {"allocatable": alloc, "capacity": alloc}}
+    target = make_pod("target", "1")
+    target["metadata"] |= {"namespace": "default", "uid": "u-t"}
+    target["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "missing"}]
+    with pytest.raises(InputError) as err:
+        dry_run(target, {"Node": [node], "Pod": [target]}, default_config())
+    assert "the dry cycle did not reach a scheduling attempt: PreEnqueue plugin DynamicResources holds it: " in str(
+        err.value
+    )
+    assert "missing" in str(err.value)

@@ -141,13 +141,8 @@ def _why_not_tried(pod: dict[str, Any], sched: Any) -> str:
         return f"it is held by its scheduling gates ({', '.join(str(g) for g in gates)})"
     uid = (pod.get("metadata") or {}).get("uid")
     for qp in sched.gated_pods():
-        if getattr(qp, "uid", None) == uid or getattr(getattr(qp, "pod", None), "key", "") == _key(pod):
+        if qp.uid == uid:
             status = getattr(qp, "gated_status", None)
             reason = f": {status.message()}" if status is not None and status.message() else ""
-            return f"PreEnqueue plugin {qp.gating_plugin or '?'} holds it{reason}"
+            return f"PreEnqueue plugin {getattr(qp, 'gating_plugin', '') or '?'} holds it{reason}"
     return "it never left the queue"
-
-
-def _key(pod: dict[str, Any]) -> str:
-    meta = pod.get("metadata") or {}
-    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
