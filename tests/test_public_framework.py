@@ -77,8 +77,9 @@ def test_the_plugin_guide_uses_only_public_names():
     assert names and names <= set(framework.__all__), sorted(names - set(framework.__all__))
 
 
-def test_the_guide_complete_plugin_and_its_test_run():
-    """The guide's one-file plugin, then its testing snippet, executed as a reader would."""
+def _guide_cluster():
+    """The guide's one-file plugin, then its testing snippet, executed as a reader would: the
+    snippet's cluster."""
     guide = (ROOT / "docs" / "plugins.md").read_text()
     complete = guide.split("<!-- complete plugin -->", 1)[1]
     plugin_code = re.search(r"```python\n(.*?)```", complete, re.S).group(1)
@@ -86,21 +87,19 @@ def test_the_guide_complete_plugin_and_its_test_run():
     namespace: dict = {}
     exec(compile(plugin_code, "least_pods.py", "exec"), namespace)
     exec(compile(test_code, "test_least_pods.py", "exec"), namespace)
-    cluster = namespace["cluster"]
+    return namespace["cluster"]
+
+
+def test_the_guide_complete_plugin_and_its_test_run():
+    """The guide's one-file plugin, then its testing snippet, executed as a reader would."""
+    cluster = _guide_cluster()
     assert cluster.node_of("p") == "b"
 
 
 def test_the_testing_helpers_run_the_guides_plugin_which_has_no_prefilter_prescore_or_normalize():
     """``Cluster.filter_verdicts`` and ``plugin_scores``, which the guide names, on its LeastPods
     (Filter and Score only): the verdicts and the raw scores, the raw ones standing as normalized."""
-    guide = (ROOT / "docs" / "plugins.md").read_text()
-    complete = guide.split("<!-- complete plugin -->", 1)[1]
-    plugin_code = re.search(r"```python\n(.*?)```", complete, re.S).group(1)
-    test_code = re.search(r"```python\n(from kubesched\.testing.*?)```", guide, re.S).group(1)
-    namespace: dict = {}
-    exec(compile(plugin_code, "least_pods.py", "exec"), namespace)
-    exec(compile(test_code, "test_least_pods.py", "exec"), namespace)
-    cluster = namespace["cluster"]
+    cluster = _guide_cluster()
     probe = {"kind": "Pod", "metadata": {"name": "q", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}}
     assert cluster.filter_verdicts("LeastPods", probe) == {"a": (3, "node(s) in maintenance"), "b": (0, "")}
     raw, normalized = cluster.plugin_scores("LeastPods", probe)

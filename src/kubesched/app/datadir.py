@@ -152,8 +152,12 @@ def stop_server(data_dir: Path, timeout: float = 30.0) -> int | None:
     pid = holder(data_dir)
     if pid is None:
         return None
-    with contextlib.suppress(ProcessLookupError):
+    try:
         os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass  # ended meanwhile
+    except PermissionError:
+        raise InputError(f"process {pid} holds it and is not this user's to stop", file=str(data_dir)) from None
     deadline = time.monotonic() + timeout
     while holder(data_dir) is not None:
         if time.monotonic() > deadline:
