@@ -147,7 +147,7 @@ class Server:
             self.last_headers = err.headers
         if raw:
             return code, payload
-        assert ctype == "application/json", (code, ctype, payload[:200])
+        assert (ctype or "").split(";")[0] == "application/json", (code, ctype, payload[:200])
         return code, json.loads(payload)
 
 

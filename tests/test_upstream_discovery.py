@@ -56,6 +56,10 @@ NOT_SERVED = {
 ADDED = {"metrics.k8s.io/v1beta1 nodes", "metrics.k8s.io/v1beta1 pods"}
 
 
+AGGREGATED = {"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}
+PODGROUP_CRD = yaml.safe_load((EXAMPLES / "crd" / "podgroup-crd.yaml").read_text())
+
+
 def served(get: Any) -> dict[str, tuple[Any, ...]]:
     """Every ``<groupVersion> <resource>`` of the legacy and group discovery documents, with its
     kind, verbs, short names and categories."""
@@ -73,27 +77,120 @@ def served(get: Any) -> dict[str, tuple[Any, ...]]:
     return out
 
 
+def documents(get: Any, leave_out: set[str]) -> dict[str, Any]:
+    """The discovery documents whole, in their order: ``/apis``, each group version's
+    ``APIResourceList`` and the aggregated ``/api`` and ``/apis``, without the resources named in
+    ``leave_out`` (and a group or version left with none)."""
+    docs: dict[str, Any] = {}
+    groups = []
+    for group in get("/apis")["groups"]:
+        versions = []
+        for v in group["versions"]:
+            listed = get(f"/apis/{v['groupVersion']}")
+            listed["resources"] = [
+                r for r in listed["resources"] if f"{v['groupVersion']} {r['name']}" not in leave_out
+            ]
+            if listed["resources"]:
+                docs[v["groupVersion"]] = listed
+                versions.append(v)
+        if versions:
+            groups.append({**group, "versions": versions})
+    docs["/apis"] = groups
+    core = get("/api/v1")
+    core["resources"] = [r for r in core["resources"] if f"v1 {r['name']}" not in leave_out]
+    docs["v1"] = core
+    for root in ("/api", "/apis"):
+        items = []
+        for group in get(root, AGGREGATED)["items"]:
+            name = group["metadata"].get("name", "")
+            versions = []
+            for v in group["versions"]:
+                gv = f"{name}/{v['version']}" if name else v["version"]
+                kept = []
+                for r in v["resources"]:
+                    if f"{gv} {r['resource']}" in leave_out:
+                        continue
+                    subs = [
+                        s
+                        for s in r.get("subresources") or []
+                        if f"{gv} {r['resource']}/{s['subresource']}" not in leave_out
+                    ]
+                    kept.append(
+                        {**r, "subresources": subs} if subs else {k: x for k, x in r.items() if k != "subresources"}
+                    )
+                if kept:
+                    versions.append({**v, "resources": kept})
+            if versions:
+                items.append({**group, "versions": versions})
+        docs[f"aggregated {root}"] = items
+    return docs
+
+
+def api_resources(kubectl: Any, leave_out: set[str]) -> list[str]:
+    """``kubectl api-resources -o wide``, a line per resource, without those named in ``leave_out``."""
+    lines = kubectl("api-resources", "-o", "wide").stdout.splitlines()
+    rows = [line.split() for line in lines[1:]]
+    keep = [
+        line for line, row in zip(lines[1:], rows, strict=True) if not any(f"{gv} {row[0]}" in leave_out for gv in row)
+    ]
+    return [" ".join(line.split()) for line in [lines[0], *keep]]
+
+
+def _get(request: Any) -> Any:
+    def get(path: str, headers: dict[str, str] | None = None) -> Any:
+        code, body = request("GET", path, headers=headers)
+        assert code == 200, (path, body)
+        return body
+
+    return get
+
+
 @pytest.mark.parametrize(
     ("upstream_flags", "ours"),
     [((), []), (AS_KUBESCHED, ["--feature-gates", "GenericWorkload=true"])],
     ids=["default", "GenericWorkload"],
 )
 def test_discovery_is_kube_apiservers_group_by_group(tmp_path, upstream_flags, ours):
+    """Each side with scheduler-plugins' PodGroup CRD installed: its group placed as kube-aggregator
+    places a CRD's, its resource hashed by its storage version."""
     plane = ControlPlane(tmp_path / "upstream", args=upstream_flags).start()
     server = Server(tmp_path / "data", args=ours).start()
     try:
-        theirs = served(lambda path: plane.request("GET", path)[1])
-        mine = served(lambda path: server.request("GET", path)[1])
+        for request in (plane.request, server.request):
+            assert request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", PODGROUP_CRD)[0] == 201
+        for request in (plane.request, server.request):
+            wait_for(
+                lambda r=request: (
+                    "scheduling.x-k8s.io/v1alpha1"
+                    in r("GET", "/apis/scheduling.x-k8s.io")[1].get("preferredVersion", {}).get("groupVersion", "")
+                ),
+                30,
+            )
+        theirs_get, mine_get = _get(plane.request), _get(server.request)
+        theirs, mine = served(theirs_get), served(mine_get)
+        assert set(theirs) - set(mine) == NOT_SERVED
+        assert set(mine) - set(theirs) == ADDED
+        differing = {k: (theirs[k], mine[k]) for k in set(theirs) & set(mine) if theirs[k] != mine[k]}
+        assert differing == {}
+        gated = {k for k in theirs if k.startswith("scheduling.k8s.io/v1beta1 ")}
+        assert bool(gated) is bool(upstream_flags)  # off by default, on with the gate (and runtime-config)
+        assert gated <= set(mine)
+        # the documents whole: order, response kinds, storage version hashes, aggregated and not
+        expected, got = documents(theirs_get, NOT_SERVED), documents(mine_get, ADDED)
+        assert list(expected) == list(got)
+        for name in expected:
+            assert got[name] == expected[name], name
+        if KUBECTL is not None:
+            env = {**os.environ, "HOME": temp_home()}
+
+            def ours_kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+                cmd = [str(KUBECTL), "--kubeconfig", str(server.kubeconfig), *args]
+                return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, check=True)
+
+            assert api_resources(ours_kubectl, ADDED) == api_resources(plane.kubectl, NOT_SERVED)
     finally:
         server.stop()
         plane.stop()
-    assert set(theirs) - set(mine) == NOT_SERVED
-    assert set(mine) - set(theirs) == ADDED
-    differing = {k: (theirs[k], mine[k]) for k in set(theirs) & set(mine) if theirs[k] != mine[k]}
-    assert differing == {}
-    gated = {k for k in theirs if k.startswith("scheduling.k8s.io/v1beta1 ")}
-    assert bool(gated) is bool(upstream_flags)  # off by default, on with the gate (and runtime-config)
-    assert gated <= set(mine)
 
 
 @pytest.mark.skipif(KUBECTL is None, reason="no kubectl (scripts/build_upstream.sh builds v1.37.2)")

@@ -202,8 +202,9 @@ RESOURCES: tuple[Resource, ...] = (
     Resource(
         "resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False, "devicetaintrule", (), (), ("status",)
     ),
-    # workload-aware scheduling (GenericWorkload, beta in v1.37): served here always, where
-    # kube-apiserver needs --runtime-config=scheduling.k8s.io/v1beta1=true and the gate
+    # workload-aware scheduling (GenericWorkload, beta and off in v1.37): served only with the gate
+    # on (apiserver/resources.GATED), as kube-apiserver serves them with it and
+    # --runtime-config=scheduling.k8s.io/v1beta1=true
     Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload", True, "workload"),
     Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", True, "podgroup", (), (), ("status",)),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclass", ("sc",)),

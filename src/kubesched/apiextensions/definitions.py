@@ -54,6 +54,7 @@ class CustomResource:
     scale: Scale | None
     crd_name: str
     versions: tuple[str, ...] = field(default=())  # every served version, preferred first
+    storage_version: str = ""  # the version whose storage is true (discovery's storageVersionHash)
 
     @property
     def group_kind(self) -> str:
@@ -455,6 +456,7 @@ def served(crd: dict[str, Any]) -> list[CustomResource]:
     name = str((crd.get("metadata") or {}).get("name") or "")
     versions = [v for v in _versions(crd) if isinstance(v, dict) and v.get("served")]
     order = tuple(str(v.get("name")) for v in versions)
+    storage = next((str(v.get("name")) for v in _versions(crd) if isinstance(v, dict) and v.get("storage")), "")
     out = []
     for v in versions:
         subresources = v.get("subresources") or {}
@@ -485,5 +487,5 @@ def served(crd: dict[str, Any]) -> list[CustomResource]:
         )
         columns = tuple(v.get("additionalPrinterColumns") or (AGE_COLUMN,))
         schema = (v.get("schema") or {}).get("openAPIV3Schema") or {}
-        out.append(CustomResource(resource, schema, columns, "status" in subresources, scale, name, order))
+        out.append(CustomResource(resource, schema, columns, "status" in subresources, scale, name, order, storage))
     return out

@@ -29,6 +29,7 @@ from kubesched.api.errors import (
     Unauthorized,
 )
 from kubesched.api.watch import WatchEvent
+from kubesched.apiextensions.definitions import CustomResource
 from kubesched.apiextensions.registry import CustomResources
 from kubesched.apiserver.auth.authn import ADMIN, Authenticator, token_matches
 from kubesched.apiserver.auth.escalation import EscalationCheck
@@ -49,7 +50,7 @@ from kubesched.apiserver.handlers.subresources import Subresources
 from kubesched.apiserver.handlers.tables import table
 from kubesched.apiserver.handlers.virtual import Virtual
 from kubesched.apiserver.handlers.writes import Writes
-from kubesched.apiserver.resources import BY_PATH, OFF_BY_DEFAULT, Resource
+from kubesched.apiserver.resources import BY_PATH, OFF_BY_DEFAULT
 from kubesched.cluster.store import Store
 from kubesched.health import LoopHealth
 
@@ -326,8 +327,8 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             return respond(discovery.api_versions(self.address))
         return respond(discovery.api_group_list(self._custom_resources(), self.off))
 
-    def _custom_resources(self) -> list[Resource]:
-        return [cr.resource for cr in self.custom.all()]
+    def _custom_resources(self) -> list[CustomResource]:
+        return list(self.custom.all())
 
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts[1:] == ["v2"]:
