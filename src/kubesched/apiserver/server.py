@@ -383,7 +383,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             if method in ("GET", "HEAD"):
                 if parse_bool(q.get("watch")):
                     return await self._watch(request, t)
-                return self._list(request, t)
+                return await self._list(request, t)
             if method == "POST":
                 return await self._create(request, t)
             if method == "DELETE" and "deletecollection" in t.resource.verbs:
