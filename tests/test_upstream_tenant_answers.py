@@ -427,13 +427,25 @@ SELECTOR_CASES = [
     ("a byte over", _claim("over", [_driver_is(10 * 1024 + 1)])),
     ("no cel", _claim("no-cel", [{}])),
     ("two over", _claim("two-over", [_driver_is(20_000), _driver_is(10 * 1024 + 1)])),
+    # what cel-go's checker refuses when the claim is written, word for word
+    ("an undefined field", _claim("undefined", [_cel("device.foo == 1")])),
+    ("no overload", _claim("overload", [_cel("device.driver == 1")])),
+    ("an undeclared name", _claim("undeclared", [_cel("device.driver == 'x' || bar(1)")])),
+    ("a string result", _claim("not-bool", [_cel("device.driver")])),
+    ("a map result", _claim("map-result", [_cel("device.attributes")])),
+    ("a quantity compared", _claim("quantity", [_cel("device.capacity['a'].b == 1")])),
+    ("a domain compared", _claim("domain", [_cel("device.attributes.exists(d, d == 1)")])),
+    ("a member overload", _claim("member", [_cel("device.driver.startsWith(1)")])),
+    ("an attribute's unknown type", _claim("unknown", [_cel("device.attributes['a'].b")])),
+    ("two refused", _claim("two-refused", [_cel("device.foo"), _driver_is(10 * 1024 + 1)])),
 ]
 
 
 @pytest.mark.parametrize(("case", "claim"), SELECTOR_CASES, ids=[c[0] for c in SELECTOR_CASES])
 def test_a_claims_device_selectors_are_bounded_as_kube_apiserver_bounds_them(sides, case, claim) -> None:
     """A tenant's ResourceClaim is compiled and evaluated by the scheduler for every device it
-    looks at: its selectors' expressions are at most 10 KiB (``CELSelectorExpressionMaxLength``)."""
+    looks at: its selectors' expressions are at most 10 KiB (``CELSelectorExpressionMaxLength``),
+    costed, and type-checked as cel-go checks them (a bool or an attribute's unknown type)."""
     answers = []
     for side in sides:
         code, body = side.request("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", claim)
@@ -443,5 +455,7 @@ def test_a_claims_device_selectors_are_bounded_as_kube_apiserver_bounds_them(sid
         answers.append((code, body.get("reason"), body.get("message"), causes))
     theirs, ours = answers
     assert ours == theirs
-    refused = {"a byte over", "no cel", "two over", "four nested loops"}
+    refused = {"a byte over", "no cel", "two over", "four nested loops", "an undefined field", "no overload"}
+    refused |= {"an undeclared name", "a string result", "a map result", "a quantity compared", "a domain compared"}
+    refused |= {"a member overload", "two refused"}
     assert theirs[0] == (422 if case in refused else 201)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kubesched.errors import InputError
+from kubesched.errors import InputError, go_quote
 
 # resource.CELSelectorExpressionMaxLength (pkg/apis/resource/types.go): bytes, as Go's len()
 SELECTOR_MAX_LENGTH = 10 * 1024
@@ -54,12 +54,14 @@ def validate_device_selectors(
     obj: dict[str, Any],
     old: dict[str, Any] | None = None,
     cost: Callable[[str], int | None] | None = None,
+    compile_problem: Callable[[str], str | None] | None = None,
 ) -> None:
     """Raise InputError naming each selector without a CEL expression or with one too long. On an
     update, an expression the stored object holds already is not checked again (``opts.stored``:
     it was valid when stored; a claim's status write never fails for its selectors). ``cost``: a
     selector's estimated cost (cel-go's model over DRA's declared ``device``), refused past
-    ``CELSelectorExpressionMaxCost``."""
+    ``CELSelectorExpressionMaxCost``; ``compile_problem``: why cel-go's checker refuses one, which
+    is then not costed (``validateCELSelector``)."""
     stored = {
         str((sel.get("cel") or {}).get("expression"))
         for _, sel in device_selectors(kind, old or {})
@@ -77,6 +79,10 @@ def validate_device_selectors(
         if len(expression.encode()) > SELECTOR_MAX_LENGTH:
             causes.append((f"{path}.cel.expression", f"Too long: may not be more than {SELECTOR_MAX_LENGTH} bytes"))
             continue  # too long to compile
+        refused = compile_problem(expression) if compile_problem is not None else None
+        if refused is not None:
+            causes.append((f"{path}.cel.expression", f"Invalid value: {go_quote(expression)}: {refused}"))
+            continue
         estimate = cost(expression) if cost is not None else None
         if estimate is not None and estimate > SELECTOR_MAX_COST:
             causes.append((f"{path}.cel.expression", "Forbidden: too complex, exceeds cost limit"))

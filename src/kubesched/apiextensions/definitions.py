@@ -210,8 +210,8 @@ def validate(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list[Fie
         status_on = "status" in (v.get("subresources") or {})
         structural_errors = _structural_errors(schema, status_on)
         errors.extend(structural_errors)
-        if not structural_errors:  # upstream costs rules only on a schema CEL can type
-            errors.extend(cel_crd.cost_errors(schema, "spec.validation.openAPIV3Schema"))
+        if not structural_errors:  # upstream types and costs rules only on a schema CEL can type
+            errors.extend(cel_crd.cel_errors(schema, "spec.validation.openAPIV3Schema"))
         for j, column in enumerate(v.get("additionalPrinterColumns") or []):
             if not isinstance(column, dict):
                 continue
@@ -394,7 +394,9 @@ def _walk(schema: Schema, path: str, errors: list[FieldError]) -> None:
             rules.compiled(text)
         except rules.RuleError as exc:  # (the parser's words are cel-python's, not cel-go's)
             errors.append(
-                FieldError(at, "FieldValueInvalid", f"Invalid value: {_go_rule(rule)}: compilation failed: {exc}")
+                FieldError(
+                    at, "FieldValueInvalid", f"Invalid value: {cel_crd.go_rule(rule)}: compilation failed: {exc}"
+                )
             )
     for key, sub in (schema.get("properties") or {}).items():
         if not isinstance(sub, dict):
@@ -432,20 +434,6 @@ def _walk(schema: Schema, path: str, errors: list[FieldError]) -> None:
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         _walk(extra, f"{path}.additionalProperties", errors)
-
-
-def _go_rule(rule: dict[str, Any]) -> str:
-    """A ValidationRule as ``field.Invalid`` prints the internal Go struct (JSON, HTML-escaped)."""
-    shown = {
-        "Rule": rule.get("rule", ""),
-        "Message": rule.get("message", ""),
-        "MessageExpression": rule.get("messageExpression", ""),
-        "Reason": rule.get("reason"),
-        "FieldPath": rule.get("fieldPath", ""),
-        "OptionalOldSelf": rule.get("optionalOldSelf"),
-    }
-    text = json.dumps(shown, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def served(crd: dict[str, Any]) -> list[CustomResource]:

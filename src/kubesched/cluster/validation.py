@@ -16,7 +16,7 @@ from kubesched.api.validation_dra import validate_device_selectors
 from kubesched.api.validation_podgroups import validate_pod_group, validate_scheduling_workload
 from kubesched.api.validation_workloads import VALIDATORS as WORKLOAD_VALIDATORS
 from kubesched.api.validation_workloads import validate_workload
-from kubesched.apiextensions.cel.dra import selector_cost
+from kubesched.apiextensions.cel.dra import selector_cost, selector_problem
 from kubesched.cluster.disruption import validate_budget
 from kubesched.cluster.store import is_namespaced
 
@@ -97,5 +97,5 @@ def validate(kind: str, obj: dict[str, Any], *, meta: bool = True, old: dict[str
     elif kind in WORKLOAD_VALIDATORS:
         validate_workload(kind, obj)
     elif kind in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
-        validate_device_selectors(kind, obj, old, selector_cost)
+        validate_device_selectors(kind, obj, old, selector_cost, selector_problem)
     return None

@@ -1,15 +1,17 @@
-"""The estimated cost of a CRD's rules, checked when the CRD is written
-(``apiextensions/validation/validation.go``): each rule's cost times how often it can run
-(``maxCardinality``) against the per-rule limit, and all of them against the CRD's, with
-upstream's messages."""
+"""A CRD's rules checked when the CRD is written (``apiextensions/validation/validation.go`` and
+``schema/cel/compilation.go``): each rule and messageExpression type-checked as cel-go checks it
+(``checker.py``), its estimated cost times how often it can run (``maxCardinality``) against the
+per-rule limit, and all of them against the CRD's, with upstream's messages."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
+from kubesched.apiextensions.cel import checker
 from kubesched.apiextensions.cel.cost import estimated_cost
-from kubesched.apiextensions.cel.decls import decl_type
+from kubesched.apiextensions.cel.decls import Decl, decl_type
 from kubesched.apiextensions.cel.limits import CRD_LIMIT, MAX_REQUEST_SIZE_BYTES, MAX_UINT64, PER_EXPRESSION_LIMIT
 from kubesched.apiextensions.structural import FieldError
 
@@ -56,16 +58,61 @@ def _embedded(schema: dict[str, Any]) -> bool:
     return bool(schema.get("x-kubernetes-embedded-resource"))
 
 
-_COSTED = (("rule", "estimated rule cost"), ("messageExpression", "estimated messageExpression cost"))
 _CONTRIBUTED = "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
 
 
-def cost_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
-    """The rules whose estimated cost exceeds the per-rule limit, then, if all of them together
-    exceed the CRD's, the most expensive (up to four, each 1% of the limit or more) and the total."""
+def go_rule(rule: dict[str, Any]) -> str:
+    """A ValidationRule as ``field.Invalid`` prints the internal Go struct (JSON, HTML-escaped)."""
+    shown = {
+        "Rule": rule.get("rule", ""),
+        "Message": rule.get("message", ""),
+        "MessageExpression": rule.get("messageExpression", ""),
+        "Reason": rule.get("reason"),
+        "FieldPath": rule.get("fieldPath", ""),
+        "OptionalOldSelf": rule.get("optionalOldSelf"),
+    }
+    text = json.dumps(shown, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _compiled(text: str, decl: Decl, wants: str) -> str | None:
+    """Why cel-go's checker refuses ``text`` (``compilation failed: …``, or that it does not evaluate
+    to ``wants``), None when it passes or does not parse (a parse failure is reported on its own)."""
+    try:
+        found, out = checker.problems(text, decl)
+    except Exception:
+        return None
+    if found:
+        return f"compilation failed: {found}"
+    if out.name not in (wants, "dyn", "error"):
+        return "cel expression must evaluate to a bool" if wants == "bool" else "must evaluate to a string"
+    return None
+
+
+def cel_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
+    """``compileRule`` and the cost checks of ``validation.go``, rule by rule: a rule's estimated cost
+    over the per-rule limit, a rule cel-go's checker refuses, then its messageExpression refused or
+    over the limit; then, if all of them together exceed the CRD's limit, the most expensive (up to
+    four, each 1% of the limit or more) and the total."""
     errors: list[FieldError] = []
     total = 0
     expensive: list[tuple[int, str]] = []
+
+    def costed(text: str, what: str, where: str, times: int, decl: Decl) -> None:
+        nonlocal total
+        try:
+            base = estimated_cost(text, decl)
+        except Exception:
+            return  # not parsed: reported as a compilation failure
+        cost = 0 if base == 0 else min(base * times, MAX_UINT64)
+        if cost > PER_EXPRESSION_LIMIT:
+            errors.append(
+                FieldError(where, "FieldValueForbidden", f"Forbidden: {cost_message(what, cost, PER_EXPRESSION_LIMIT)}")
+            )
+        total = min(total + cost, MAX_UINT64)
+        if cost >= CRD_LIMIT // 100:
+            expensive.append((cost, where))
+
     for node, at, cardinality, root in _nodes(schema, path, 1, True):
         rules = node.get("x-kubernetes-validations")
         if not rules:
@@ -75,22 +122,25 @@ def cost_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
             continue
         times = cardinality if cardinality is not None else MAX_REQUEST_SIZE_BYTES // (decl.min_size + 1)
         for i, rule in enumerate(rules):
-            for key, what in _COSTED:
-                text = rule.get(key) if isinstance(rule, dict) else None
-                if not isinstance(text, str) or not text:
-                    continue
-                try:
-                    base = estimated_cost(text, decl)
-                except Exception:
-                    continue  # not parsed: reported as a compilation failure
-                cost = 0 if base == 0 else min(base * times, MAX_UINT64)
-                where = f"{at}.x-kubernetes-validations[{i}].{key}"
-                if cost > PER_EXPRESSION_LIMIT:
-                    message = cost_message(what, cost, PER_EXPRESSION_LIMIT)
-                    errors.append(FieldError(where, "FieldValueForbidden", f"Forbidden: {message}"))
-                total = min(total + cost, MAX_UINT64)
-                if cost >= CRD_LIMIT // 100:
-                    expensive.append((cost, where))
+            if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str) or not rule["rule"].strip():
+                continue
+            where = f"{at}.x-kubernetes-validations[{i}]"
+            refused = _compiled(rule["rule"], decl, "bool")
+            if refused is not None:
+                errors.append(
+                    FieldError(f"{where}.rule", "FieldValueInvalid", f"Invalid value: {go_rule(rule)}: {refused}")
+                )
+                continue
+            costed(rule["rule"], "estimated rule cost", f"{where}.rule", times, decl)
+            message = rule.get("messageExpression")
+            if not isinstance(message, str) or not message:
+                continue
+            refused = _compiled(message, decl, "string")
+            if refused is not None:
+                shown = f"Invalid value: {go_rule(rule)}: messageExpression {refused}"
+                errors.append(FieldError(f"{where}.messageExpression", "FieldValueInvalid", shown))
+                continue
+            costed(message, "estimated messageExpression cost", f"{where}.messageExpression", times, decl)
     if total > CRD_LIMIT:
         expensive.sort(key=lambda x: -x[0])
         for _, where in expensive[:4]:

@@ -31,6 +31,7 @@ class Decl:
     fields: dict[str, Decl] = field(default_factory=dict)
     elem: Decl | None = None
     key: Decl | None = None
+    type_name: str = ""  # the checker's name of an opaque type (DRA's google.protobuf.Any, kubernetes.Quantity)
 
 
 def _max_string(schema: dict[str, Any]) -> int:

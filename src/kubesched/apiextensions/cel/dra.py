@@ -1,4 +1,5 @@
-"""The cost of a DRA device selector (``k8s.io/dynamic-resource-allocation/cel``, ``compile.go``):
+"""A DRA device selector type-checked and costed as kube-apiserver compiles it
+(``k8s.io/dynamic-resource-allocation/cel``, ``compile.go``):
 the ``device`` variable declared as upstream declares it, every map and string bounded by the
 ResourceSlice limits (32 attributes or capacities per domain and device, domains of 63 bytes, ids of
 32, attribute values of 64), costed by the same cel-go model as CRD rules. kube-apiserver refuses a
@@ -7,14 +8,15 @@ selector whose estimate exceeds ``CELSelectorExpressionMaxCost``
 
 from __future__ import annotations
 
+from kubesched.apiextensions.cel import checker
 from kubesched.apiextensions.cel.cost import estimated_cost
 from kubesched.apiextensions.cel.decls import Decl
 
 _PER_DEVICE = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 _DOMAIN = Decl("string", max_elements=63)  # DeviceMaxDomainLength
 _ID = Decl("string", max_elements=32)  # DeviceMaxIDLength
-_ATTRIBUTE = Decl("dyn", max_elements=64)  # DeviceAttributeMaxValueLength
-_QUANTITY = Decl("dyn", max_elements=0)
+_ATTRIBUTE = Decl("dyn", max_elements=64, type_name=checker.ANY)  # DeviceAttributeMaxValueLength
+_QUANTITY = Decl("dyn", max_elements=0, type_name="kubernetes.Quantity")
 DEVICE = Decl(
     "object",
     fields={
@@ -37,3 +39,18 @@ def selector_cost(expression: str) -> int | None:
         return estimated_cost(expression, DEVICE, roots=("device",))
     except Exception:  # a parse error: no estimate
         return None
+
+
+def selector_problem(expression: str) -> str | None:
+    """Why kube-apiserver refuses to compile a selector (``compile.go``: cel-go's checker, then the
+    output type, a bool or an attribute's unknown type), None when it compiles or does not parse
+    (a parse error is not judged here)."""
+    try:
+        found, out = checker.problems(expression, DEVICE, ("device",))
+    except Exception:
+        return None
+    if found:
+        return f"compilation failed: {found}"
+    if out.name not in ("bool", "dyn", "error", checker.ANY):
+        return f"must evaluate to bool or the unknown type, not {out}"
+    return None

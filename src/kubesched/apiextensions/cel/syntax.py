@@ -20,6 +20,8 @@ class Node:
     # comp:
     iter_var: str = ""
     accu_var: str = ""
+    macro: str = ""  # comp: the macro it expands (all, exists, exists_one, map, filter)
+    pos: int = 0  # the offset cel-go's errors point at: an operator, a '.', a call's '(', else the start
 
 
 ACCU = "@result"
@@ -29,38 +31,61 @@ def _comp(iter_var: str, rng: Node, accu_init: Node, cond: Node, step: Node, res
     return Node("comp", kids=[rng, accu_init, cond, step, result], iter_var=iter_var, accu_var=ACCU)
 
 
-def _call(fn: str, *args: Node) -> Node:
-    return Node("call", fn, list(args))
+def _call(fn: str, *args: Node, pos: int = 0) -> Node:
+    return Node("call", fn, list(args), pos=pos)
 
 
-def _lit(v: Any, t: str) -> Node:
-    return Node("lit", v, lit_type=t)
+def _lit(v: Any, t: str, pos: int = 0) -> Node:
+    return Node("lit", v, lit_type=t, pos=pos)
 
 
-def _ident(name: str) -> Node:
-    return Node("ident", name)
+def _ident(name: str, pos: int = 0) -> Node:
+    return Node("ident", name, pos=pos)
 
 
-def _macro(name: str, target: Node, args: list[Node]) -> Node | None:
-    """cel-go's ``parser/macro.go`` expansions of the member macros."""
+def _at(node: Node, pos: int) -> Node:
+    """The nodes a macro made (position -1) placed at ``pos`` (the macro call's '('), as cel-go's
+    macro expander places the nodes it makes; the caller's own nodes keep theirs."""
+    node.pos = pos
+    for kid in node.kids:
+        if kid.pos < 0:
+            _at(kid, pos)
+    return node
+
+
+def _macro(name: str, target: Node, args: list[Node], pos: int = 0) -> Node | None:
+    """cel-go's ``parser/macro.go`` expansions of the member macros; the nodes they make are at the
+    call's position."""
+    made = _macro_nodes(name, target, args)
+    if made is None:
+        return None
+    made.macro = name
+    return _at(made, pos)
+
+
+def _macro_nodes(name: str, target: Node, args: list[Node]) -> Node | None:
     if len(args) != 2 or args[0].kind != "ident":
         return None
     v, p = args[0].value, args[1]
-    accu = _ident(ACCU)
+    accu = _ident(ACCU, -1)
+    m = -1  # placed by _at
     if name == "all":
-        return _comp(v, target, _lit(True, "bool"), _call("@not_strictly_false", accu), _call("_&&_", accu, p), accu)
+        step = _call("_&&_", accu, p, pos=m)
+        return _comp(v, target, _lit(True, "bool", m), _call("@not_strictly_false", accu, pos=m), step, accu)
     if name == "exists":
-        cond = _call("@not_strictly_false", _call("!_", accu))
-        return _comp(v, target, _lit(False, "bool"), cond, _call("_||_", accu, p), accu)
+        cond = _call("@not_strictly_false", _call("!_", accu, pos=m), pos=m)
+        return _comp(v, target, _lit(False, "bool", m), cond, _call("_||_", accu, p, pos=m), accu)
     if name == "exists_one":
-        step = _call("_?_:_", p, _call("_+_", accu, _lit(1, "int")), _ident(ACCU))
-        return _comp(v, target, _lit(0, "int"), _lit(True, "bool"), step, _call("_==_", _ident(ACCU), _lit(1, "int")))
+        step = _call("_?_:_", p, _call("_+_", accu, _lit(1, "int", m), pos=m), _ident(ACCU, m), pos=m)
+        result = _call("_==_", _ident(ACCU, m), _lit(1, "int", m), pos=m)
+        return _comp(v, target, _lit(0, "int", m), _lit(True, "bool", m), step, result)
     if name == "map":
-        step = _call("_+_", accu, Node("list", kids=[p]))
-        return _comp(v, target, Node("list"), _lit(True, "bool"), step, _ident(ACCU))
+        step = _call("_+_", accu, Node("list", kids=[p], pos=m), pos=m)
+        return _comp(v, target, Node("list", pos=m), _lit(True, "bool", m), step, _ident(ACCU, m))
     if name == "filter":
-        step = _call("_?_:_", p, _call("_+_", accu, Node("list", kids=[_ident(v)])), _ident(ACCU))
-        return _comp(v, target, Node("list"), _lit(True, "bool"), step, _ident(ACCU))
+        kept = _call("_+_", accu, Node("list", kids=[_ident(v, m)], pos=m), pos=m)
+        step = _call("_?_:_", p, kept, _ident(ACCU, m), pos=m)
+        return _comp(v, target, Node("list", pos=m), _lit(True, "bool", m), step, _ident(ACCU, m))
     return None
 
 
@@ -110,65 +135,98 @@ def _literal(token: Any) -> Node:
     return _lit(s, "string")
 
 
-def convert(tree: Any) -> Node:
-    """celpy's lark parse tree as cel-go's AST (macros expanded)."""
+def _start(x: Any) -> int:
+    at = x.start_pos if hasattr(x, "start_pos") else getattr(x.meta, "start_pos", None)
+    return int(at or 0)
+
+
+def _end(x: Any) -> int:
+    at = x.end_pos if hasattr(x, "end_pos") else getattr(x.meta, "end_pos", None)
+    return int(at or 0)
+
+
+def _next(text: str, at: int) -> int:
+    """The offset of the first character from ``at`` that is not white space or a comment: where
+    the operator, '.', '[' or '(' that follows a parsed part stands."""
+    while at < len(text):
+        if text[at].isspace():
+            at += 1
+        elif text.startswith("//", at):
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end
+        else:
+            break
+    return at
+
+
+def convert(tree: Any, text: str = "") -> Node:
+    """celpy's lark parse tree as cel-go's AST (macros expanded), each node at the offset cel-go's
+    errors point at when ``text``, the expression parsed, is given."""
     from lark import Token
+
+    def go(x: Any) -> Node:
+        return convert(x, text)
+
+    def after(x: Any) -> int:
+        return _next(text, _end(x)) if text else 0
 
     kids = [c for c in tree.children if c is not None]
     rule = tree.data
     if rule == "expr":
         if len(kids) == 1:
-            return convert(kids[0])
-        return _call("_?_:_", *(convert(k) for k in kids))
+            return go(kids[0])
+        return _call("_?_:_", *(go(k) for k in kids), pos=after(kids[0]))
     if rule in ("conditionalor", "conditionaland"):
         if len(kids) == 1:
-            return convert(kids[0])
-        return _call("_||_" if rule == "conditionalor" else "_&&_", convert(kids[0]), convert(kids[1]))
+            return go(kids[0])
+        fn = "_||_" if rule == "conditionalor" else "_&&_"
+        return _call(fn, go(kids[0]), go(kids[1]), pos=after(kids[0]))
     if rule in ("relation", "addition", "multiplication"):
         if len(kids) == 1:
-            return convert(kids[0])
+            return go(kids[0])
         op = kids[0]
-        return _call(_BINARY[op.data], convert(op.children[0]), convert(kids[1]))
+        return _call(_BINARY[op.data], go(op.children[0]), go(kids[1]), pos=after(op.children[0]))
     if rule == "unary":
         if len(kids) == 1:
-            return convert(kids[0])
-        return _call("!_" if kids[0].data == "unary_not" else "-_", convert(kids[1]))
+            return go(kids[0])
+        return _call("!_" if kids[0].data == "unary_not" else "-_", go(kids[1]), pos=_start(tree))
     if rule in ("member", "primary"):
-        return convert(kids[0])
+        return go(kids[0])
     if rule == "member_dot":
-        operand = convert(kids[0])
-        return Node("select", str(kids[1]), [operand])
+        return Node("select", str(kids[1]), [go(kids[0])], pos=after(kids[0]))
     if rule == "member_dot_arg":
-        target, name = convert(kids[0]), str(kids[1])
-        args = [convert(k) for k in kids[2].children] if len(kids) > 2 else []
-        expanded = _macro(name, target, args)
+        target, name = go(kids[0]), str(kids[1])
+        args = [go(k) for k in kids[2].children] if len(kids) > 2 else []
+        pos = after(kids[1])
+        expanded = _macro(name, target, args, pos)
         if expanded is not None:
             return expanded
-        return Node("call", name, [target, *args], target=True)
+        return Node("call", name, [target, *args], target=True, pos=pos)
     if rule == "member_index":
-        return _call("_[_]", convert(kids[0]), convert(kids[1]))
+        return _call("_[_]", go(kids[0]), go(kids[1]), pos=after(kids[0]))
     if rule == "member_object":
         inits = kids[1].children if len(kids) > 1 else []
-        return Node("struct", kids=[convert(k) for k in inits if not isinstance(k, Token)])
-    if rule == "ident":
-        return _ident(str(kids[0]))
-    if rule == "dot_ident":
-        return _ident(str(kids[0]))
+        return Node("struct", kids=[go(k) for k in inits if not isinstance(k, Token)], pos=_start(tree))
+    if rule in ("ident", "dot_ident"):
+        return _ident(str(kids[0]), _start(kids[0]))
     if rule in ("ident_arg", "dot_ident_arg"):
         name = str(kids[0])
-        args = [convert(k) for k in kids[1].children] if len(kids) > 1 else []
+        args = [go(k) for k in kids[1].children] if len(kids) > 1 else []
+        pos = after(kids[0])
         if name == "has" and len(args) == 1 and args[0].kind == "select":
             sel = args[0]
-            return Node("select", sel.value, sel.kids, test_only=True)
-        return Node("call", name, args)
+            return Node("select", sel.value, sel.kids, test_only=True, pos=pos)
+        return Node("call", name, args, pos=pos)
     if rule == "paren_expr":
-        return convert(kids[0])
+        return go(kids[0])
     if rule == "list_lit":
-        return Node("list", kids=[convert(k) for k in kids[0].children] if kids else [])
+        return Node("list", kids=[go(k) for k in kids[0].children] if kids else [], pos=_start(tree))
     if rule == "map_lit":
-        return Node("map", kids=[convert(k) for k in kids[0].children] if kids else [])
+        return Node("map", kids=[go(k) for k in kids[0].children] if kids else [], pos=_start(tree))
     if rule == "literal":
-        return _literal(kids[0])
+        node = _literal(kids[0])
+        node.pos = _start(kids[0])
+        return node
     raise ValueError(f"unknown CEL parse node {rule}")
 
 
@@ -184,4 +242,4 @@ def parse_tree(expression: str) -> Any:
 @functools.lru_cache(maxsize=4096)
 def parse(expression: str) -> Node:
     """The expression's AST (``ValueError`` and lark's errors when it does not parse)."""
-    return convert(parse_tree(expression))
+    return convert(parse_tree(expression), expression)

@@ -1,0 +1,548 @@
+"""cel-go's type checker (``checker/checker.go``) for a CRD's rules, as kube-apiserver runs it when the
+CRD is written (``apiextensions-apiserver/pkg/apiserver/schema/cel/compilation.go``): fields a schema
+does not declare, operators applied to types they have no overload for, names nothing declares, and
+a rule that is not a bool or a messageExpression that is not a string, each with cel-go's words and
+the ``ERROR: <input>:line:col:`` snippet it prints.
+
+It refuses only what cel-go refuses: where it cannot tell (a ``dyn`` value, a library function whose
+arguments it does not check) it lets the rule through, to fail when it runs if it must."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubesched.apiextensions.cel.decls import Decl
+from kubesched.apiextensions.cel.syntax import ACCU, Node, parse
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    """A CEL type: ``int``, ``list(string)``, a schema object's declared fields, ``dyn``; ``error``
+    after a reported error, which like ``dyn`` matches anything so that one mistake is reported once."""
+
+    name: str
+    elem: Type | None = None  # list: the element; map: the value
+    key: Type | None = None  # map
+    decl: Decl | None = field(default=None, compare=False)  # object: its declared fields
+    path: str = field(default="", compare=False)  # object: how messages name it
+
+    def __str__(self) -> str:
+        if self.name == "list":
+            return f"list({self.elem})"
+        if self.name == "map":
+            return f"map({self.key}, {self.elem})"
+        return self.path if self.name == "object" else self.name
+
+
+DYN, ERROR, BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL, TYPE = (
+    Type(n) for n in ("dyn", "error", "bool", "int", "uint", "double", "string", "bytes", "null", "type")
+)
+TIMESTAMP, DURATION = Type("timestamp"), Type("duration")
+NUMBERS = ("int", "uint", "double")
+# types that match any other: dyn, an error already reported, and DRA's attribute values (the
+# "unknown type" of an attribute, declared as google.protobuf.Any)
+ANY = "google.protobuf.Any"
+_OPEN = ("dyn", "error", ANY)
+
+
+def of_decl(decl: Decl | None, path: str = "selfType") -> Type:
+    """The CEL type of a schema node's ``DeclType``; an object is named by its path from ``self``
+    (kube-apiserver's names add a random number to ``selfType``: ``selfType57131015.spec``)."""
+    if decl is None:
+        return DYN
+    if decl.type_name:
+        return Type(decl.type_name)
+    if decl.kind == "list":
+        return Type("list", of_decl(decl.elem, path))
+    if decl.kind == "map":
+        return Type("map", of_decl(decl.elem, path), STRING)
+    if decl.kind == "object":
+        return Type("object", decl=decl, path=path)
+    return Type(decl.kind)
+
+
+# the names kube-apiserver's CEL environment declares for a CRD's rules, besides the variables:
+# the standard library, the type names, Kubernetes' libraries (apiserver/pkg/cel/library: lists,
+# regex, urls, quantity, ip, cidr, format, semver, authz-free) and the cel-go extensions it adds
+# (strings, sets, optional types, two-variable comprehensions, math, encoders)
+_TYPE_NAMES = {"int", "uint", "double", "string", "bytes", "bool", "null_type", "list", "map", "type", "dyn"}
+_FUNCTIONS = {
+    "size",
+    "matches",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "bool",
+    "duration",
+    "timestamp",
+    "dyn",
+    "type",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getMonth",
+    "getSeconds",
+    # cel-go ext.Strings
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "lowerAscii",
+    "upperAscii",
+    "replace",
+    "split",
+    "substring",
+    "trim",
+    "join",
+    "format",
+    "quote",
+    "reverse",
+    # Kubernetes' lists, regex and URL libraries
+    "isSorted",
+    "sum",
+    "min",
+    "max",
+    "find",
+    "findAll",
+    "url",
+    "isURL",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
+    # quantity
+    "quantity",
+    "isQuantity",
+    "sign",
+    "isInteger",
+    "asInteger",
+    "asApproximateFloat",
+    "add",
+    "sub",
+    "compareTo",
+    "isLessThan",
+    "isGreaterThan",
+    # ip and cidr
+    "ip",
+    "isIP",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "isGlobalUnicast",
+    "isCanonical",
+    "cidr",
+    "isCIDR",
+    "containsIP",
+    "containsCIDR",
+    "prefixLength",
+    "masked",
+    # format and semver
+    "validate",
+    "named",
+    "semver",
+    "isSemver",
+    "major",
+    "minor",
+    "patch",
+    # optional types, lists and two-variable comprehensions
+    "hasValue",
+    "value",
+    "orValue",
+    "or",
+    "optMap",
+    "optFlatMap",
+    "slice",
+    "flatten",
+    "distinct",
+    "sort",
+    "sortBy",
+    "range",
+    "first",
+    "last",
+    "all",
+    "exists",
+    "exists_one",
+    "existsOne",
+    "map",
+    "filter",
+    "transformList",
+    "transformMap",
+    "transformMapEntry",
+}
+# functions named under a namespace (``sets.contains(a, b)``, ``optional.of(x)``)
+_NAMESPACES = {"sets", "math", "base64", "optional", "strings", "format", "lists"}
+_STRING_TESTS = ("startsWith", "endsWith", "contains", "matches")
+_RETURNS = {
+    "int": INT,
+    "uint": UINT,
+    "double": DOUBLE,
+    "string": STRING,
+    "bytes": BYTES,
+    "bool": BOOL,
+    "duration": DURATION,
+    "timestamp": TIMESTAMP,
+    "type": TYPE,
+    "lowerAscii": STRING,
+    "upperAscii": STRING,
+    "trim": STRING,
+    "replace": STRING,
+    "substring": STRING,
+    "charAt": STRING,
+    "quote": STRING,
+    "join": STRING,
+    "split": Type("list", STRING),
+    "isURL": BOOL,
+    "isQuantity": BOOL,
+    "isIP": BOOL,
+    "isCIDR": BOOL,
+    "isSemver": BOOL,
+    "isSorted": BOOL,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    offset: int
+    message: str
+
+
+class Checker:
+    """One expression's check, ``self`` (and ``oldSelf``) of type ``root``."""
+
+    def __init__(self, text: str, root: Type, variables: tuple[str, ...] = ("self", "oldSelf")) -> None:
+        self.text = text
+        self.root = root
+        self.problems: list[Problem] = []
+        self.scopes: list[dict[str, Type]] = [dict.fromkeys(variables, root)]
+
+    def report(self, node: Node, message: str) -> Type:
+        self.problems.append(Problem(node.pos, message))
+        return ERROR
+
+    def no_overload(self, node: Node, fn: str, *args: Type, target: Type | None = None) -> Type:
+        shown = ", ".join(str(a) for a in args)
+        applied = f"{target}.({shown})" if target is not None else f"({shown})"
+        return self.report(node, f"found no matching overload for '{fn}' applied to '{applied}'")
+
+    def check(self, e: Node) -> Type:
+        if e.kind == "lit":
+            return Type(e.lit_type) if e.lit_type else DYN
+        if e.kind == "ident":
+            return self._ident(e)
+        if e.kind == "select":
+            return self._select(e)
+        if e.kind == "list":
+            return self._list(e)
+        if e.kind == "map":
+            return self._map(e)
+        if e.kind == "comp":
+            return self._comp(e)
+        if e.kind == "call":
+            return self._call(e)
+        for kid in e.kids:
+            self.check(kid)
+        return DYN
+
+    def _ident(self, e: Node) -> Type:
+        for scope in reversed(self.scopes):
+            if e.value in scope:
+                return scope[e.value]
+        if e.value in _TYPE_NAMES:
+            return TYPE
+        return self.report(e, f"undeclared reference to '{e.value}' (in container '')")
+
+    def _select(self, e: Node) -> Type:
+        operand = e.kids[0]
+        if operand.kind == "ident" and operand.value in _NAMESPACES and not self._declared(operand.value):
+            return DYN  # a namespaced name, not a field
+        t = self.check(operand)
+        if t.name in _OPEN:
+            out = t
+        elif t.name == "object":
+            assert t.decl is not None
+            if e.value not in t.decl.fields:
+                return self.report(e, f"undefined field '{e.value}'")
+            out = of_decl(t.decl.fields[e.value], f"{t.path}.{e.value}")
+        elif t.name == "map":
+            out = t.elem or DYN
+        else:
+            return self.report(e, f"type '{t}' does not support field selection")
+        return BOOL if e.test_only else out
+
+    def _declared(self, name: str) -> bool:
+        return any(name in scope for scope in self.scopes)
+
+    def _list(self, e: Node) -> Type:
+        first: Type | None = None
+        for kid in e.kids:
+            t = self.check(kid)
+            if first is None or first.name in _OPEN:
+                first = t
+            elif t.name not in _OPEN and not _same(first, t):
+                self.report(kid, f"expected type '{first}' but found '{t}'")
+        return Type("list", first if first is not None else DYN)
+
+    def _map(self, e: Node) -> Type:
+        """A map literal's keys and values (its nodes alternate: key, value, key, ...)."""
+        seen: list[Type | None] = [None, None]
+        for i, kid in enumerate(e.kids):
+            t = self.check(kid)
+            first = seen[i % 2]
+            if first is None or first.name in _OPEN:
+                seen[i % 2] = t
+            elif t.name not in _OPEN and not _same(first, t):
+                self.report(kid, f"expected type '{first}' but found '{t}'")
+        return Type("map", seen[1] or DYN, seen[0] or DYN)
+
+    def _comp(self, e: Node) -> Type:
+        rng, init, cond, step, result = e.kids
+        over = self.check(rng)
+        if over.name == "list":
+            var = over.elem or DYN
+        elif over.name == "map":
+            var = over.key or DYN
+        elif over.name in _OPEN:
+            var = DYN
+        else:
+            self.report(
+                rng,
+                f"expression of type '{over}' cannot be the range of a comprehension (must be list, map, or dynamic)",
+            )
+            var = DYN
+        accu = {"all": BOOL, "exists": BOOL, "exists_one": INT}.get(e.macro)
+        if e.macro == "filter":
+            accu = Type("list", var)
+        accu = accu or self.check(init)
+        self.scopes.append({e.iter_var: var, ACCU: accu})
+        try:
+            self.check(cond)
+            stepped = self.check(step)
+            if e.macro == "map":
+                self.scopes[-1][ACCU] = stepped
+            return self.check(result)
+        finally:
+            self.scopes.pop()
+
+    def _call(self, e: Node) -> Type:
+        fn = e.value
+        named = e.target and e.kids[0].kind == "ident" and e.kids[0].value in _NAMESPACES
+        if named and not self._declared(e.kids[0].value):
+            for arg in e.kids[1:]:
+                self.check(arg)
+            return DYN
+        args = [self.check(k) for k in e.kids]
+        if fn in ("_&&_", "_||_"):
+            for kid, t in zip(e.kids, args, strict=True):
+                if t.name not in (*_OPEN, "bool"):
+                    self.report(kid, f"expected type 'bool' but found '{t}'")
+            return BOOL
+        if fn == "@not_strictly_false":
+            return BOOL
+        if any(t.name == "error" for t in args):
+            return _OPERATOR_RESULTS.get(fn, ERROR)
+        if fn in _OPERATORS:
+            out = _OPERATORS[fn](*args)
+            return out if out is not None else self.no_overload(e, fn, *args)
+        if fn == "size":
+            if len(args) == 1 and args[0].name in ("string", "bytes", "list", "map", *_OPEN):
+                return INT
+            if e.target:
+                return self.no_overload(e, fn, *args[1:], target=args[0])
+            return self.no_overload(e, fn, *args)
+        if e.target and fn in _STRING_TESTS and args[0].name == "string":
+            if len(args) != 2 or args[1].name not in ("string", *_OPEN):
+                return self.no_overload(e, fn, *args[1:], target=args[0])
+            if fn == "matches":
+                self._regex(e.kids[1])
+            return BOOL
+        if not e.target and fn == "matches" and len(args) == 2 and args[1].name == "string":
+            self._regex(e.kids[1])
+            return BOOL
+        if fn not in _FUNCTIONS:
+            return self.report(e, f"undeclared reference to '{fn}' (in container '')")
+        if fn == "dyn":
+            return DYN
+        return _RETURNS.get(fn, BOOL if fn in _STRING_TESTS else DYN)
+
+    def _regex(self, arg: Node) -> None:
+        """A literal pattern is compiled when the rule is (cel-go's ``matches`` validator, RE2)."""
+        if arg.kind != "lit" or arg.lit_type != "string":
+            return
+        from kubesched.apiextensions import patterns
+
+        try:
+            patterns.compiled(str(arg.value))
+        except patterns.PatternError:
+            self.report(arg, "invalid matches argument")
+
+
+def _same(a: Type, b: Type) -> bool:
+    """Whether two types are one for an overload taking (A, A): ``dyn`` and an empty literal's
+    element type match anything; objects are compared by nothing they can tell apart here."""
+    if a.name in _OPEN or b.name in _OPEN:
+        return True
+    if a.name != b.name:
+        return False
+    if a.name in ("list", "map"):
+        return _same(a.elem or DYN, b.elem or DYN) and _same(a.key or DYN, b.key or DYN)
+    return True
+
+
+def _equality(a: Type, b: Type) -> Type | None:
+    if a.name == "null" or b.name == "null":
+        other = b if a.name == "null" else a
+        return None if other.name in (*NUMBERS, "string", "bool") else BOOL
+    return BOOL if _same(a, b) else None
+
+
+def _ordering(a: Type, b: Type) -> Type | None:
+    if a.name in _OPEN or b.name in _OPEN:
+        return BOOL
+    if a.name in NUMBERS and b.name in NUMBERS:  # cross-type numeric comparisons are on
+        return BOOL
+    if a.name == b.name and a.name in ("string", "bytes", "bool", "timestamp", "duration"):
+        return BOOL
+    return None
+
+
+def _open(a: Type, b: Type) -> Type | None:
+    if a.name in _OPEN:
+        return b if b.name not in _OPEN else DYN
+    if b.name in _OPEN:
+        return a
+    return None
+
+
+def _add(a: Type, b: Type) -> Type | None:
+    if (out := _open(a, b)) is not None:
+        return out
+    if a.name == b.name and a.name in (*NUMBERS, "string", "bytes", "duration"):
+        return a
+    if a.name == b.name == "list":
+        return a if (a.elem or DYN).name not in _OPEN else b
+    if {a.name, b.name} == {"timestamp", "duration"}:
+        return TIMESTAMP
+    return None
+
+
+def _subtract(a: Type, b: Type) -> Type | None:
+    if (out := _open(a, b)) is not None:
+        return out
+    if a.name == b.name and a.name in (*NUMBERS, "duration"):
+        return a
+    if a.name == "timestamp" and b.name == "timestamp":
+        return DURATION
+    if a.name == "timestamp" and b.name == "duration":
+        return TIMESTAMP
+    return None
+
+
+def _arithmetic(a: Type, b: Type) -> Type | None:
+    if (out := _open(a, b)) is not None:
+        return out
+    return a if a.name == b.name and a.name in NUMBERS else None
+
+
+def _modulo(a: Type, b: Type) -> Type | None:
+    if (out := _open(a, b)) is not None:
+        return out
+    return a if a.name == b.name and a.name in ("int", "uint") else None
+
+
+def _index(a: Type, b: Type) -> Type | None:
+    if a.name in _OPEN:
+        return DYN
+    if a.name == "list" and b.name in ("int", *_OPEN):
+        return a.elem or DYN
+    if a.name == "map" and _same(a.key or DYN, b):
+        return a.elem or DYN
+    return None
+
+
+def _in(a: Type, b: Type) -> Type | None:
+    if b.name in _OPEN:
+        return BOOL
+    if b.name == "list" and _same(a, b.elem or DYN):
+        return BOOL
+    if b.name == "map" and _same(a, b.key or DYN):
+        return BOOL
+    return None
+
+
+def _not(a: Type) -> Type | None:
+    return BOOL if a.name in ("bool", *_OPEN) else None
+
+
+def _negate(a: Type) -> Type | None:
+    return a if a.name in ("int", "double", *_OPEN) else None
+
+
+def _conditional(c: Type, a: Type, b: Type) -> Type | None:
+    if c.name not in ("bool", *_OPEN) or not _same(a, b):
+        return None
+    return a if a.name not in _OPEN else b
+
+
+_OPERATORS: dict[str, Callable[..., Type | None]] = {
+    "_==_": _equality,
+    "_!=_": _equality,
+    "_<_": _ordering,
+    "_<=_": _ordering,
+    "_>_": _ordering,
+    "_>=_": _ordering,
+    "_+_": _add,
+    "_-_": _subtract,
+    "_*_": _arithmetic,
+    "_/_": _arithmetic,
+    "_%_": _modulo,
+    "_[_]": _index,
+    "@in": _in,
+    "!_": _not,
+    "-_": _negate,
+    "_?_:_": _conditional,
+}
+# what an operator yields when an argument is already an error (nothing more is reported)
+_OPERATOR_RESULTS = {
+    "_==_": BOOL,
+    "_!=_": BOOL,
+    "_<_": BOOL,
+    "_<=_": BOOL,
+    "_>_": BOOL,
+    "_>=_": BOOL,
+    "@in": BOOL,
+    "!_": BOOL,
+}
+
+
+def _snippet(text: str, offset: int, message: str) -> str:
+    """cel-go's ``Error.ToDisplayString``: the location, the message, the line and a caret."""
+    line_no = text.count("\n", 0, offset) + 1
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    column = offset - line_start
+    return f"ERROR: <input>:{line_no}:{column + 1}: {message}\n | {line}\n | {'.' * column}^"
+
+
+def problems(text: str, root: Decl | None, variables: tuple[str, ...] = ("self", "oldSelf")) -> tuple[str, Type]:
+    """The errors cel-go's checker reports for ``text`` with ``variables`` declared as ``root`` (a
+    CRD rule's ``self`` and ``oldSelf``, DRA's ``device``): one display string, empty when there are
+    none, and the expression's type."""
+    checker = Checker(text, of_decl(root, variables[0] if variables[0] != "self" else "selfType"), variables)
+    out = checker.check(parse(text))
+    found = sorted(checker.problems, key=lambda p: p.offset)
+    return "\n".join(_snippet(text, p.offset, p.message) for p in found), out
