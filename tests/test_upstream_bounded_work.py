@@ -437,3 +437,78 @@ def test_rules_are_type_checked_as_cel_go_checks_them(sides, rule: str | dict[st
 
 def _unnumbered(verdict: dict[str, Any]) -> dict[str, Any]:
     return json.loads(re.sub(r"selfType[0-9]+", "selfType", json.dumps(verdict)))
+
+
+# the shapes of Gateway API's HTTPRoute rules (kubernetes-sigs/gateway-api, config/crd/standard), which
+# kubesched refused before: a property named ``namespace`` that rules spell ``__namespace__``, a
+# conditional ending in the literal ``true`` around ``size()``, and timeouts compared as durations
+_NS_UNIQUE = (
+    "self.all(p1, self.exists_one(p2, p1.name == p2.name && (((!has(p1.__namespace__) || p1.__namespace__ == '') "
+    "&& (!has(p2.__namespace__) || p2.__namespace__ == '')) || (has(p1.__namespace__) && has(p2.__namespace__) "
+    "&& p1.__namespace__ == p2.__namespace__))))"
+)
+ROUTE_SPEC = {
+    "type": "object",
+    "properties": {
+        "parentRefs": {
+            "type": "array",
+            "maxItems": 32,
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "maxLength": 253},
+                    "namespace": {"type": "string", "maxLength": 63},
+                },
+            },
+            "x-kubernetes-validations": [{"rule": _NS_UNIQUE, "message": "parentRefs must be unique"}],
+        },
+        "backendRef": {
+            "type": "object",
+            "properties": {
+                "group": {"type": "string", "maxLength": 253},
+                "kind": {"type": "string", "maxLength": 63},
+                "port": {"type": "integer"},
+            },
+            "x-kubernetes-validations": [
+                {"rule": "(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true", "message": "port"}
+            ],
+        },
+        "timeouts": {
+            "type": "object",
+            "properties": {
+                "request": {"type": "string", "maxLength": 20},
+                "backendRequest": {"type": "string", "maxLength": 20},
+            },
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!(has(self.request) && has(self.backendRequest) && duration(self.request) != "
+                    "duration('0s') && duration(self.backendRequest) > duration(self.request))",
+                    "message": "backendRequest timeout cannot be longer than request timeout",
+                }
+            ],
+        },
+    },
+}
+
+
+def test_gateway_api_shaped_rules_are_written_and_enforced_as_kube_apiserver_does(sides) -> None:
+    root = {"type": "object", "properties": {"spec": ROUTE_SPEC}}
+    path = "/apis/bounded.example.com/v1/namespaces/default/routes"
+    for side in sides:
+        assert side.request("POST", CRDS, crd("routes", root))[0] == 201
+        served(side, path)
+    refs = [{"name": "gw", "namespace": "infra"}, {"name": "gw"}]
+    specs = {
+        "fine": {"parentRefs": refs, "backendRef": {"group": "", "kind": "Service", "port": 80}},
+        "twice": {"parentRefs": [*refs, {"name": "gw", "namespace": "infra"}]},
+        "no-port": {"backendRef": {"group": "", "kind": "Service"}},
+        "other-kind": {"backendRef": {"group": "x.io", "kind": "Bucket"}},
+        "slow": {"timeouts": {"request": "10s", "backendRequest": "1m"}},
+        "unbounded": {"timeouts": {"request": "0s", "backendRequest": "1m"}},
+    }
+    for name, spec in specs.items():
+        obj = {"apiVersion": "bounded.example.com/v1", "kind": "Route", "metadata": {"name": name}, "spec": spec}
+        expected, got = (answer(side, "POST", path, obj) for side in sides)
+        assert got == expected, name
+        assert expected["code"] == (422 if name in ("twice", "no-port", "slow") else 201), (name, expected)

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubesched.apiextensions.cel import runtime
 from kubesched.apiextensions.cel.cost import estimated_cost
-from kubesched.apiextensions.cel.decls import Decl, decl_type
+from kubesched.apiextensions.cel.decls import Decl, decl_type, escape
 from kubesched.apiextensions.cel.limits import PER_CALL_LIMIT, RUNTIME_BUDGET
 from kubesched.apiextensions.structural import FieldError, field_schema, go_shown
 
@@ -75,6 +75,48 @@ def _decl(schema: dict[str, Any], root: bool) -> Decl | None:
     return decl
 
 
+_ESCAPING: dict[int, tuple[dict[str, Any], bool]] = {}
+
+
+def _needs_escaping(schema: Any) -> bool:
+    """Whether a property below this schema node is spelled otherwise in a rule (``escape``)."""
+    if not isinstance(schema, dict):
+        return False
+    hit = _ESCAPING.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_ESCAPING) > 4096:
+        _ESCAPING.clear()
+    props = schema.get("properties") or {}
+    needed = any(escape(name) != name for name in props) or any(
+        _needs_escaping(sub) for sub in (*props.values(), schema.get("items"), schema.get("additionalProperties"))
+    )
+    _ESCAPING[id(schema)] = (schema, needed)
+    return needed
+
+
+def escaped(schema: Any, value: Any) -> Any:
+    """A value as rules see it: each declared property under the name a rule spells it by
+    (``self.__namespace__`` for ``namespace``); the value itself when no name needs it."""
+    if not _needs_escaping(schema):
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if k in props:
+                name = escape(k)
+                if name is not None:
+                    out[name] = escaped(props[k], v)
+            else:
+                out[k] = escaped(extra, v) if isinstance(extra, dict) else v
+        return out
+    if isinstance(value, list):
+        return [escaped(schema.get("items"), v) for v in value]
+    return value
+
+
 def _truth(result: Any) -> bool | None:
     """A rule's result as a bool, None when it is not one."""
     return result if isinstance(result, bool) else None
@@ -105,9 +147,9 @@ def check(
         transition = uses_old_self(expression)
         if transition and not has_old:
             continue
-        activation = {"self": value}
+        activation = {"self": escaped(schema, value)}
         if transition:
-            activation["oldSelf"] = old
+            activation["oldSelf"] = escaped(schema, old)
         try:
             program = compiled(expression)
         except RuleError:

@@ -396,6 +396,8 @@ _RESULT_TYPES = {
     "double": "double",
     "string": "string",
     "bytes": "bytes",
+    "duration": "duration",
+    "timestamp": "timestamp",
     "lowerAscii": "string",
     "upperAscii": "string",
     "trim": "string",

@@ -34,6 +34,62 @@ class Decl:
     type_name: str = ""  # the checker's name of an opaque type (DRA's google.protobuf.Any, kubernetes.Quantity)
 
 
+# CEL's reserved words: a property so named is ``__name__`` in a rule (apiserver/pkg/cel/escaping.go)
+_RESERVED = frozenset(
+    [
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ]
+)
+_ESCAPES = {".": "__dot__", "-": "__dash__", "/": "__slash__"}
+
+
+def escape(name: str) -> str | None:
+    """A property's name as a rule spells it (``Escape``): a reserved word as ``__namespace__``,
+    ``__`` as ``__underscores__``, ``.``, ``-`` and ``/`` as ``__dot__``, ``__dash__`` and
+    ``__slash__``; None for a name a rule cannot reach (it starts with a digit or holds another
+    character), which is then not declared."""
+    if not name or "0" <= name[0] <= "9":
+        return None
+    if name in _RESERVED:
+        return f"__{name}__"
+    out: list[str] = []
+    i = 0
+    while i < len(name):
+        if name.startswith("__", i):
+            out.append("__underscores__")
+            i += 2
+            continue
+        c = name[i]
+        if c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif c.isascii() and (c.isalnum() or c == "_"):
+            out.append(c)
+        else:
+            return None
+        i += 1
+    return "".join(out)
+
+
 def _max_string(schema: dict[str, Any]) -> int:
     """``estimateMaxStringLengthPerRequest``."""
     if schema.get("x-kubernetes-int-or-string"):
@@ -87,9 +143,10 @@ def decl_type(schema: Any, root: bool = False) -> Decl | None:
         min_size = 2
         for name, prop in (schema.get("properties") or {}).items():
             ft = decl_type(prop, bool(isinstance(prop, dict) and prop.get("x-kubernetes-embedded-resource")))
-            if ft is None:
+            spelled = escape(name)
+            if ft is None or spelled is None:
                 continue
-            fields[name] = ft
+            fields[spelled] = ft
             if name in required and "default" not in prop:
                 min_size += len(name) + ft.min_size + 4
         return Decl("object", 0, min_size, fields=fields)

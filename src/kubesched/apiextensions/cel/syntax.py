@@ -236,7 +236,39 @@ def parse_tree(expression: str) -> Any:
     parse), with each node's span in the text."""
     from celpy.celparser import CELParser
 
-    return CELParser().parse(expression)
+    tree = CELParser().parse(expression)
+    _fill_spans(tree, expression, 0)
+    return tree
+
+
+def _fill_spans(node: Any, text: str, cursor: int) -> int:
+    """Give every token and node of the tree its span in ``text``: celpy's parser leaves the
+    keyword literals (``true``, ``false``, ``null``) without one, and the nodes that end with them
+    without an end, so a rule such as ``size(x) == 0 ? y : true`` would be cut short. Returns where
+    ``node`` ends."""
+    from lark import Tree
+
+    if not isinstance(node, Tree):
+        if getattr(node, "start_pos", None) is None:
+            at = _next(text, cursor)
+            node.start_pos, node.end_pos = at, at + len(str(node))
+        return int(node.end_pos)
+    start = None
+    for kid in node.children:
+        if kid is None:
+            continue
+        if start is None and not isinstance(kid, Tree) and getattr(kid, "start_pos", None) is None:
+            start = _next(text, cursor)
+        cursor = _fill_spans(kid, text, cursor)
+        if start is None:
+            start = _start(kid)
+    meta = node.meta
+    if getattr(meta, "start_pos", None) is None:
+        meta.start_pos = start if start is not None else cursor
+    if getattr(meta, "end_pos", None) is None or meta.end_pos < cursor:
+        meta.end_pos = cursor
+    meta.empty = False
+    return max(cursor, int(meta.end_pos))
 
 
 @functools.lru_cache(maxsize=4096)
