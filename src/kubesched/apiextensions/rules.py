@@ -13,7 +13,7 @@ from typing import Any
 
 from kubesched.apiextensions.cel import runtime
 from kubesched.apiextensions.cel.cost import estimated_cost
-from kubesched.apiextensions.cel.decls import Decl, decl_type, escape
+from kubesched.apiextensions.cel.decls import RESERVED, Decl, decl_type, escape
 from kubesched.apiextensions.cel.limits import PER_CALL_LIMIT, RUNTIME_BUDGET
 from kubesched.apiextensions.structural import FieldError, field_schema, go_shown
 
@@ -109,6 +109,8 @@ def escaped(schema: Any, value: Any) -> Any:
                 name = escape(k)
                 if name is not None:
                     out[name] = escaped(props[k], v)
+                if k in RESERVED:  # also reached by its own name (recognizeKeywordAsFieldName)
+                    out[k] = out[f"__{k}__"]
             else:
                 out[k] = escaped(extra, v) if isinstance(extra, dict) else v
         return out

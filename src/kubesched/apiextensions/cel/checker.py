@@ -274,9 +274,10 @@ class Checker:
             out = t
         elif t.name == "object":
             assert t.decl is not None
-            if e.value not in t.decl.fields:
+            found = t.decl.member(e.value)
+            if found is None:
                 return self.report(e, f"undefined field '{e.value}'")
-            out = of_decl(t.decl.fields[e.value], f"{t.path}.{e.value}")
+            out = of_decl(found, f"{t.path}.{e.value}")
         elif t.name == "map":
             out = t.elem or DYN
         else:

@@ -102,7 +102,7 @@ class Coster:
             elif name == "@keys":
                 node = node.key
             else:
-                node = node.fields.get(name) if node.kind == "object" else None
+                node = node.member(name) if node.kind == "object" else None
         return node
 
     def type_of(self, e: Node) -> str:
@@ -227,8 +227,9 @@ class Coster:
 
     def _select(self, e: Node) -> Range:
         operand = e.kids[0]
-        if e.test_only:
-            return self.cost(operand)  # PresenceTestHasCost(false): has() adds nothing
+        if e.test_only:  # PresenceTestHasCost(false): has() adds nothing, and yields a bool
+            self.types[id(e)] = "bool"
+            return self.cost(operand)
         total = self.cost(operand)
         if self.type_of(operand) in ("map", "object"):  # a field of a map or an object costs one
             total = total.add(fixed(1))

@@ -33,9 +33,18 @@ class Decl:
     key: Decl | None = None
     type_name: str = ""  # the checker's name of an opaque type (DRA's google.protobuf.Any, kubernetes.Quantity)
 
+    def member(self, name: str) -> Decl | None:
+        """An object's field as a rule names it: a reserved word finds its escaped field too
+        (``self.namespace`` or ``self.__namespace__``, ``DeclTypeProvider.FindStructFieldType``
+        with ``recognizeKeywordAsFieldName``)."""
+        found = self.fields.get(name)
+        if found is None and name in RESERVED:
+            found = self.fields.get(f"__{name}__")
+        return found
+
 
 # CEL's reserved words: a property so named is ``__name__`` in a rule (apiserver/pkg/cel/escaping.go)
-_RESERVED = frozenset(
+RESERVED = frozenset(
     [
         "true",
         "false",
@@ -70,7 +79,7 @@ def escape(name: str) -> str | None:
     character), which is then not declared."""
     if not name or "0" <= name[0] <= "9":
         return None
-    if name in _RESERVED:
+    if name in RESERVED:
         return f"__{name}__"
     out: list[str] = []
     i = 0
