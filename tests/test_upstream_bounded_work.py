@@ -522,3 +522,69 @@ def test_gateway_api_shaped_rules_are_written_and_enforced_as_kube_apiserver_doe
         expected, got = (answer(side, "POST", path, obj) for side in sides)
         assert got == expected, name
         assert expected["code"] == (422 if name in ("twice", "reserved", "no-port", "slow") else 201), (name, expected)
+
+
+# Kubernetes' CEL libraries and cel-go's string extensions at run time: each rule guarded by the case
+# it belongs to, each case an object whose answer (admitted, refused, or the evaluation's error) is
+# kube-apiserver's
+LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("self.s.split(',').size() == 2", {"s": "a,b"}),
+    ("self.s.split(',').size() == 2", {"s": "a"}),
+    ("self.s.lowerAscii() == 'abc' && self.s.upperAscii() == 'ABC'", {"s": "aBc"}),
+    ("self.s.upperAscii() == 'äBC'", {"s": "äbc"}),
+    ("self.s.substring(1) == 'bc' && self.s.substring(0, 1) == 'a'", {"s": "abc"}),
+    ("self.s.substring(5) == ''", {"s": "abc"}),
+    ("self.s.charAt(3) == '' && self.s.charAt(1) == 'b'", {"s": "abc"}),
+    ("self.s.indexOf('b') == 1 && self.s.lastIndexOf('b') == 3 && self.s.indexOf('z') == -1", {"s": "abab"}),
+    ("self.s.trim() == 'a' && self.s.replace(' ', '_') == '_a_'", {"s": " a "}),
+    ("self.items.join('-') == 'a-b' && self.items.isSorted()", {"items": ["a", "b"]}),
+    ("self.items.isSorted()", {"items": ["b", "a"]}),
+    ("self.nums.sum() == 6 && self.nums.min() == 1 && self.nums.max() == 3", {"nums": [3, 1, 2]}),
+    ("self.nums.indexOf(2) == 1", {"nums": [1, 2, 2]}),
+    ("self.s.findAll('[0-9]') == ['1', '2'] && self.s.find('[a-z]+') == 'a'", {"s": "a1b2"}),
+    ("isIP(self.s)", {"s": "10.0.0.1"}),
+    ("isIP(self.s)", {"s": "10.0.0.01"}),
+    ("ip(self.s).family() == 6 && ip(self.s).isLoopback()", {"s": "::1"}),
+    ("cidr('10.0.0.0/8').containsIP(self.s) && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", {"s": "10.1.2.3"}),
+    ("cidr(self.s).prefixLength() == 16 && isCIDR(self.s)", {"s": "192.168.0.0/16"}),
+    (
+        "isURL(self.s) && url(self.s).getHostname() == 'x.io' && url(self.s).getPort() == '8080'",
+        {"s": "https://x.io:8080/p"},
+    ),
+    ("isURL(self.s)", {"s": "not a url"}),
+    (
+        "quantity(self.s).isLessThan(quantity('1Gi')) && quantity(self.s).compareTo(quantity('512Mi')) == 0",
+        {"s": "512Mi"},
+    ),
+    ("isQuantity(self.s)", {"s": "12x"}),
+    ("quantity(self.s).add(quantity('1Gi')).isGreaterThan(quantity('1Gi'))", {"s": "1k"}),
+    ("quantity(self.s).isInteger() && quantity(self.s).asInteger() == 2000", {"s": "2k"}),
+]
+LIBRARY_SPEC = {
+    "type": "object",
+    "properties": {
+        "case": {"type": "integer"},
+        "s": {"type": "string", "maxLength": 64},
+        "items": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
+        "nums": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+    },
+    "x-kubernetes-validations": [
+        {"rule": f"!has(self.case) || self.case != {i} || ({rule})"} for i, (rule, _) in enumerate(LIBRARY_CASES)
+    ],
+}
+
+
+def test_library_functions_evaluate_as_kube_apiserver_evaluates_them(sides) -> None:
+    root = {"type": "object", "properties": {"spec": LIBRARY_SPEC}}
+    path = "/apis/bounded.example.com/v1/namespaces/default/libs"
+    for side in sides:
+        assert side.request("POST", CRDS, crd("libs", root))[0] == 201
+        served(side, path)
+    codes = []
+    for i, (rule, values) in enumerate(LIBRARY_CASES):
+        obj = {"apiVersion": "bounded.example.com/v1", "kind": "Lib", "metadata": {"name": f"c{i}"}}
+        obj["spec"] = {"case": i, **values}
+        expected, got = (answer(side, "POST", path + "?dryRun=All", obj) for side in sides)
+        assert got == expected, (rule, values)
+        codes.append(expected["code"])
+    assert codes.count(201) >= 15 and codes.count(422) >= 5, codes  # the table holds both kinds

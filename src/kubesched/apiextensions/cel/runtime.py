@@ -12,10 +12,12 @@ a function that counts as CEL does."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import cel as rust_cel
+from kubesched.apiextensions.cel import library
 from kubesched.apiextensions.cel.cost import Range
 from kubesched.apiextensions.cel.syntax import Node, parse_tree
 
@@ -38,10 +40,13 @@ class Program:
     expression: str
     ast: Node
     runnable: Any
+    functions: tuple[str, ...] = ()  # the library functions it calls (``library.py``)
 
     def run(self, activation: dict[str, Any]) -> Any:
         context = rust_cel.Context()
         context.add_function("__cel_size", _size)
+        for name in self.functions:
+            context.add_function(name, library.FUNCTIONS[name])
         for name, value in activation.items():
             context.add_variable(name, value)
         try:
@@ -56,7 +61,24 @@ class Program:
             text = str(exc)
             raise EvalError("no such overload" if "overload" in text.lower() else text) from None
         except Exception as exc:  # the binding's RuntimeError, IndexError, ValueError
-            raise EvalError(str(exc)) from None
+            text = str(exc)
+            said = _LIBRARY_ERROR.search(text)
+            if said is not None:  # a library function's own words
+                raise EvalError(said.group(1)) from None
+            if "Python function call failed" in text:  # arguments it has no overload for
+                raise EvalError("no such overload") from None
+            raise EvalError(text) from None
+
+
+# how the runtime reports an exception a library function raised
+_LIBRARY_ERROR = re.compile(r"Python function call failed: LibraryError: (.*)\. Check function arguments")
+
+
+def _calls(node: Node) -> set[str]:
+    found = {node.value} if node.kind == "call" and node.value in library.NAMES else set()
+    for kid in node.kids:
+        found |= _calls(kid)
+    return found
 
 
 def _size(value: Any) -> int:
@@ -84,7 +106,7 @@ def compile_rule(expression: str) -> Program:
         runnable = rust_cel.compile(_counted_sizes(tree, expression))
     except Exception as exc:
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    return Program(expression, ast, runnable)
+    return Program(expression, ast, runnable, tuple(sorted(_calls(ast))))
 
 
 def _counted_sizes(tree: Any, text: str) -> str:

@@ -1,0 +1,396 @@
+"""The functions kube-apiserver's CEL environment adds for CRD rules, at run time: cel-go's string
+extensions (``ext.Strings``: ``split``, ``substring``, ``lowerAscii``...) and Kubernetes' libraries
+(``apiserver/pkg/cel/library``: lists, regex, URLs, IPs and CIDRs, quantities), each a function the
+runtime calls with a member call's target first. An IP, CIDR, URL or quantity is carried as a map
+with one key naming its kind, so values of one kind compare equal as upstream's do."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from kubesched.api.quantity import QuantityError, parse_quantity
+
+
+class LibraryError(Exception):
+    """An evaluation error a library function raises, worded as upstream's."""
+
+
+# -- strings (cel-go ext/strings.go) ------------------------------------------------------------
+
+
+def _check_index(i: int, size: int) -> None:
+    if i < 0 or i > size:
+        raise LibraryError(f"index out of range: {i}")
+
+
+def char_at(s: str, i: int) -> str:
+    _check_index(i, len(s))
+    return s[i] if i < len(s) else ""
+
+
+def index_of(target: Any, x: Any, offset: int = 0) -> int:
+    if isinstance(target, list):  # the lists library's indexOf
+        return next((i for i, v in enumerate(target) if v == x), -1)
+    _check_index(offset, len(target))
+    return target.find(x, offset)
+
+
+def last_index_of(target: Any, x: Any, offset: int | None = None) -> int:
+    if isinstance(target, list):
+        return next((i for i in range(len(target) - 1, -1, -1) if target[i] == x), -1)
+    if offset is None:
+        return target.rfind(x)
+    _check_index(offset, len(target))
+    return target.rfind(x, 0, offset + len(x))
+
+
+def _ascii(s: str, upper: bool) -> str:
+    return "".join((c.upper() if upper else c.lower()) if c.isascii() else c for c in s)
+
+
+def replace(s: str, old: str, new: str, n: int = -1) -> str:
+    return s.replace(old, new, n)
+
+
+def split(s: str, sep: str, n: int = -1) -> list[str]:
+    if n == 0:
+        return []
+    if sep == "":
+        parts = list(s)
+        return parts if n < 0 or n >= len(parts) else [*parts[: n - 1], "".join(parts[n - 1 :])]
+    return s.split(sep, n - 1 if n > 0 else -1)
+
+
+def substring(s: str, start: int, end: int | None = None) -> str:
+    stop = len(s) if end is None else end
+    if start < 0 or start > len(s):
+        raise LibraryError(f"index out of range: {start}")
+    if stop < 0 or stop > len(s):
+        raise LibraryError(f"index out of range: {stop}")
+    if start > stop:
+        raise LibraryError(f"invalid substring range. start: {start}, end: {stop}")
+    return s[start:stop]
+
+
+def join(items: list[str], sep: str = "") -> str:
+    return sep.join(items)
+
+
+# -- lists (library/lists.go) -------------------------------------------------------------------
+
+
+def is_sorted(items: list[Any]) -> bool:
+    return all(items[i] <= items[i + 1] for i in range(len(items) - 1))
+
+
+def total(items: list[Any]) -> Any:
+    return sum(items, 0)
+
+
+def least(items: list[Any]) -> Any:
+    if not items:
+        raise LibraryError("min called on empty list")
+    return min(items)
+
+
+def greatest(items: list[Any]) -> Any:
+    if not items:
+        raise LibraryError("max called on empty list")
+    return max(items)
+
+
+# -- regex (library/regex.go), RE2 as kube-apiserver matches -------------------------------------
+
+
+def _regex(pattern: str) -> Any:
+    from kubesched.apiextensions import patterns
+
+    try:
+        return patterns.compiled(pattern)
+    except patterns.PatternError as exc:
+        raise LibraryError(f"error parsing regexp: {exc}") from None
+
+
+def find(s: str, pattern: str) -> str:
+    m = _regex(pattern).search(s)
+    return m.group(0) if m else ""
+
+
+def find_all(s: str, pattern: str, n: int = -1) -> list[str]:
+    found = [m.group(0) for m in _regex(pattern).finditer(s)]
+    return found if n < 0 else found[:n]
+
+
+# -- IPs and CIDRs (library/ip.go, cidr.go) ----------------------------------------------------
+
+
+def _parse_ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``netip.ParseAddr`` as the library accepts it: no zone, no IPv4-mapped IPv6, no leading zeros."""
+    if "%" in text:
+        return None
+    try:
+        addr = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return None
+    return addr
+
+
+def ip(text: str) -> dict[str, str]:
+    addr = _parse_ip(text)
+    if addr is None:
+        raise LibraryError(f"IP Address {text!r} parse error during conversion from string: ParseAddr({text!r})")
+    return {"@ip": str(addr)}
+
+
+def is_ip(text: str) -> bool:
+    return _parse_ip(text) is not None
+
+
+def _addr(value: Any) -> Any:
+    if isinstance(value, dict) and "@ip" in value:
+        return ipaddress.ip_address(value["@ip"])
+    if isinstance(value, str):
+        return ipaddress.ip_address(ip(value)["@ip"])
+    raise LibraryError("no such overload")
+
+
+def _network(value: Any) -> Any:
+    if isinstance(value, dict) and "@cidr" in value:
+        return ipaddress.ip_network(value["@cidr"], strict=False)
+    if isinstance(value, str):
+        return ipaddress.ip_network(cidr(value)["@cidr"], strict=False)
+    raise LibraryError("no such overload")
+
+
+def _parse_cidr(text: str) -> Any:
+    if "%" in text or "/" not in text:
+        return None
+    try:
+        net = ipaddress.ip_interface(text)
+    except ValueError:
+        return None
+    if isinstance(net.ip, ipaddress.IPv6Address) and net.ip.ipv4_mapped is not None:
+        return None
+    return net
+
+
+def cidr(text: str) -> dict[str, str]:
+    net = _parse_cidr(text)
+    if net is None:
+        raise LibraryError(f"network address {text!r} parse error during conversion from string")
+    return {"@cidr": str(net)}
+
+
+def is_cidr(text: str) -> bool:
+    return _parse_cidr(text) is not None
+
+
+def family(value: Any) -> int:
+    return _addr(value).version if "@ip" in value else _network(value).version
+
+
+def contains_ip(net: Any, addr: Any) -> bool:
+    return _addr(addr) in _network(net)
+
+
+def contains_cidr(net: Any, other: Any) -> bool:
+    inner = _network(other)
+    outer = _network(net)
+    return inner.version == outer.version and inner.subnet_of(outer)
+
+
+def prefix_length(net: Any) -> int:
+    return int(_network(net).prefixlen)
+
+
+def masked(net: Any) -> dict[str, str]:
+    return {"@cidr": str(_network(net))}
+
+
+def cidr_ip(net: Any) -> dict[str, str]:
+    if isinstance(net, dict) and "@cidr" in net:
+        return {"@ip": str(ipaddress.ip_interface(net["@cidr"]).ip)}
+    return ip(net)  # ``ip(string)``
+
+
+def _ip_test(name: str) -> Callable[[Any], bool]:
+    def test(value: Any) -> bool:
+        addr = _addr(value)
+        if name == "isGlobalUnicast":
+            return not (
+                addr.is_multicast or addr.is_loopback or addr.is_link_local or addr.is_unspecified
+            ) and addr != ipaddress.ip_address("255.255.255.255")
+        if name == "isLinkLocalMulticast":
+            net = "224.0.0.0/24" if addr.version == 4 else "ff02::/16"
+            return addr in ipaddress.ip_network(net)
+        return bool(
+            {
+                "isUnspecified": addr.is_unspecified,
+                "isLoopback": addr.is_loopback,
+                "isLinkLocalUnicast": addr.is_link_local and not addr.is_multicast,
+            }[name]
+        )
+
+    return test
+
+
+# -- URLs (library/urls.go) ---------------------------------------------------------------------
+
+
+def _parse_url(text: str) -> Any:
+    """``url.Parse`` as the library takes it: an absolute URI or an absolute path."""
+    parts = urlsplit(text)
+    if not parts.scheme and not text.startswith("/"):
+        return None
+    if any(c in text for c in " \t\n"):
+        return None
+    return parts
+
+
+def url(text: str) -> dict[str, str]:
+    if _parse_url(text) is None:
+        raise LibraryError(f"URL parse error during conversion from string: parse {text!r}: invalid URI for request")
+    return {"@url": text}
+
+
+def is_url(text: str) -> bool:
+    return _parse_url(text) is not None
+
+
+def _url(value: Any) -> Any:
+    if isinstance(value, dict) and "@url" in value:
+        return urlsplit(value["@url"])
+    raise LibraryError("no such overload")
+
+
+def get_host(value: Any) -> str:
+    return str(_url(value).netloc.rpartition("@")[2])
+
+
+def get_hostname(value: Any) -> str:
+    host = get_host(value)
+    if host.startswith("["):
+        return host[1 : host.find("]")]
+    return host.rpartition(":")[0] if ":" in host else host
+
+
+def get_port(value: Any) -> str:
+    host = get_host(value)
+    tail = host[host.find("]") + 1 :] if host.startswith("[") else host
+    return tail.rpartition(":")[2] if ":" in tail else ""
+
+
+def get_query(value: Any) -> dict[str, list[str]]:
+    return {k: v for k, v in parse_qs(_url(value).query, keep_blank_values=True).items()}
+
+
+# -- quantities (library/quantity.go) ---------------------------------------------------------
+
+
+def _amount(value: Any) -> Fraction:
+    if isinstance(value, dict) and "@quantity" in value:
+        return parse_quantity(value["@quantity"])
+    if isinstance(value, bool):
+        raise LibraryError("no such overload")
+    if isinstance(value, int):
+        return Fraction(value)
+    raise LibraryError("no such overload")
+
+
+_QUANTITY_SHAPE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+
+
+def quantity(text: str) -> dict[str, str]:
+    try:
+        parse_quantity(text)
+    except QuantityError:
+        raise LibraryError(f"quantities must match the regular expression '{_QUANTITY_SHAPE}'") from None
+    return {"@quantity": text}
+
+
+def is_quantity(text: str) -> bool:
+    try:
+        parse_quantity(text)
+    except QuantityError:
+        return False
+    return True
+
+
+def _compare(a: Any, b: Any) -> int:
+    x, y = _amount(a), _amount(b)
+    return (x > y) - (x < y)
+
+
+def _from(amount: Fraction) -> dict[str, str]:
+    if amount.denominator == 1:
+        return {"@quantity": str(amount.numerator)}
+    return {"@quantity": f"{float(amount)!r}"}
+
+
+def as_integer(value: Any) -> int:
+    amount = _amount(value)
+    if amount.denominator != 1 or not -(2**63) <= amount.numerator < 2**63:
+        raise LibraryError("cannot convert value to integer")
+    return amount.numerator
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "charAt": char_at,
+    "indexOf": index_of,
+    "lastIndexOf": last_index_of,
+    "lowerAscii": lambda s: _ascii(s, False),
+    "upperAscii": lambda s: _ascii(s, True),
+    "replace": replace,
+    "split": split,
+    "substring": substring,
+    "trim": lambda s: s.strip(),
+    "join": join,
+    "reverse": lambda s: s[::-1],
+    "isSorted": is_sorted,
+    "sum": total,
+    "min": least,
+    "max": greatest,
+    "find": find,
+    "findAll": find_all,
+    "ip": cidr_ip,
+    "isIP": is_ip,
+    "cidr": cidr,
+    "isCIDR": is_cidr,
+    "family": family,
+    "containsIP": contains_ip,
+    "containsCIDR": contains_cidr,
+    "prefixLength": prefix_length,
+    "masked": masked,
+    "isUnspecified": _ip_test("isUnspecified"),
+    "isLoopback": _ip_test("isLoopback"),
+    "isLinkLocalMulticast": _ip_test("isLinkLocalMulticast"),
+    "isLinkLocalUnicast": _ip_test("isLinkLocalUnicast"),
+    "isGlobalUnicast": _ip_test("isGlobalUnicast"),
+    "url": url,
+    "isURL": is_url,
+    "getScheme": lambda u: _url(u).scheme,
+    "getHost": get_host,
+    "getHostname": get_hostname,
+    "getPort": get_port,
+    "getEscapedPath": lambda u: _url(u).path,
+    "getQuery": get_query,
+    "quantity": quantity,
+    "isQuantity": is_quantity,
+    "sign": lambda q: _compare(q, 0),
+    "isInteger": lambda q: _amount(q).denominator == 1 and -(2**63) <= _amount(q).numerator < 2**63,
+    "asInteger": as_integer,
+    "asApproximateFloat": lambda q: float(_amount(q)),
+    "add": lambda a, b: _from(_amount(a) + _amount(b)),
+    "sub": lambda a, b: _from(_amount(a) - _amount(b)),
+    "compareTo": _compare,
+    "isLessThan": lambda a, b: _compare(a, b) < 0,
+    "isGreaterThan": lambda a, b: _compare(a, b) > 0,
+}
+# the names of the library's functions a rule may call (the checker's and the cost model's view)
+NAMES = frozenset(FUNCTIONS)
