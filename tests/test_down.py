@@ -76,3 +76,32 @@ def test_delete_refuses_a_directory_that_is_not_a_clusters(tmp_path: Path) -> No
     r = down(other, "--delete")
     assert r.returncode != 0 and "holds no kubesched state (no lock, no state.db): not removed" in r.stderr
     assert (other / "a.jpg").exists()
+
+
+def test_detach_leaves_up_running_and_reports_a_start_that_fails(tmp_path: Path) -> None:
+    """``up --detach`` returns once the server has announced itself, which then serves until
+    ``down``; a second ``--detach`` on the same directory is refused before it starts (the first
+    one's log left as it is); a server that exits while starting is reported with the log's last
+    lines, and exits 2."""
+    data = tmp_path / "cluster"
+    port = str(free_port())
+    cmd = [*KUBESCHED, "up", "--data-dir", str(data), "--port", port, "--ui-port", "0", "--detach"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    first, last = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
+    assert first.startswith(f"kubesched: API server on https://127.0.0.1:{port}")
+    assert last.startswith("kubesched: running in the background as process ")
+    kubeconfig = yaml.safe_load((data / "kubeconfig").read_text())
+    assert kubeconfig["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{port}"
+    log = (data / "server.log").read_text()
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 2
+    assert again.stderr.startswith(f"kubesched: error: {data}: the data directory is in use by process ")
+    assert (data / "server.log").read_text().startswith(log)
+    stopped = down(data)
+    assert stopped.returncode == 0 and stopped.stdout.startswith("kubesched: stopped process ")
+    bad = [*KUBESCHED, "up", "--data-dir", str(data), "--port", port, "--detach", "--config", str(tmp_path / "no.yaml")]
+    failed = subprocess.run(bad, capture_output=True, text=True, timeout=180)
+    assert failed.returncode == 2
+    assert failed.stderr.startswith(f"kubesched: error: {data / 'server.log'}: the server exited with code 2")
+    assert "no.yaml" in failed.stderr

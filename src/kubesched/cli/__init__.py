@@ -15,6 +15,7 @@ from kubesched.cli import (
     cmd_scheduler,
     cmd_servers,
     cmd_simulate,
+    cmd_snapshot,
 )
 
 
@@ -39,6 +40,7 @@ for command in (
     cmd_plan.size_command,
     cmd_plan.drain_command,
     cmd_plan.diff_command,
+    cmd_snapshot.snapshot,
     cmd_node.node,
     cmd_config.config,
 ):

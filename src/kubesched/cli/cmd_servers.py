@@ -3,6 +3,7 @@ its hollow kubelets, controllers and web UI; the server options declared once fo
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -136,6 +137,12 @@ _server_flags = [
         "those users get what RBAC grants them.",
     ),
     click.option(
+        "--detach",
+        is_flag=True,
+        default=False,
+        help="Run in the background once it is up (its output in DATA_DIR/server.log); `kubesched down` stops it.",
+    ),
+    click.option(
         "--fault-injection",
         is_flag=True,
         default=False,
@@ -179,6 +186,16 @@ def _serve(
     from kubesched.features import FeatureGates
     from kubesched.scheduler.resultstore import NODE_LIMIT
 
+    if flags.pop("detach"):
+        from kubesched.app.detach import run_detached
+
+        argv = [a for a in sys.argv[1:] if a != "--detach"]
+        try:
+            for line in run_detached(Path(flags["data_dir"]), argv):
+                click.echo(line)
+        except InputError as exc:
+            fail(exc)
+        return
     setup_logging()
     try:
         scheduler = load_config(config_path, feature_gates) if with_scheduler else None

@@ -41,10 +41,11 @@ def in_cluster_token() -> str:
     return (service_account_dir() / "token").read_text().strip()
 
 
-async def api_client(kubeconfig: str | None) -> k8s.ApiClient:
-    """A kubernetes_asyncio client for the kubeconfig, or in-cluster when it is None."""
+async def api_client(kubeconfig: str | None, context: str | None = None) -> k8s.ApiClient:
+    """A kubernetes_asyncio client for the kubeconfig (its ``context``, else its current one), or
+    in-cluster when it is None."""
     if kubeconfig is not None:
-        return await new_client_from_config(config_file=kubeconfig)
+        return await new_client_from_config(config_file=kubeconfig, context=context)
     check_in_cluster()
     base = service_account_dir()
     cfg = k8s.Configuration()

@@ -1,0 +1,61 @@
+"""``kubesched snapshot``: a live cluster's state, as kube-scheduler reads it, into one file."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import click
+
+from kubesched.cli.options import fail
+from kubesched.errors import InputError
+
+
+@click.command("snapshot")
+@click.option("--kubeconfig", default=None, help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
+@click.option("--context", default=None, help="The kubeconfig context to read (default: its current one).")
+@click.option("-o", "--output", "output", default="-", show_default=True, help="The file to write; - for stdout.")
+@click.option(
+    "--page",
+    type=click.IntRange(min=1),
+    default=500,
+    show_default=True,
+    help="Objects per list request (paged with continue tokens, as kubectl's --chunk-size).",
+)
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+def snapshot(kubeconfig: str | None, context: str | None, output: str, page: int, quiet: bool) -> None:
+    """Read everything the scheduler reads from a cluster (nodes, pods, namespaces, priority and
+    runtime classes, budgets, storage, DRA, the owners topology spread looks at) at one
+    resourceVersion, and write it as manifests every planning command reads:
+    ``kubesched simulate SNAPSHOT EXTRA.yaml``."""
+    import os
+
+    from rich.progress import Progress, TextColumn
+
+    from kubesched.snapshot import reader, writer
+
+    if kubeconfig is None:
+        kubeconfig = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
+    bar = Progress(TextColumn("{task.description}"), transient=True, disable=quiet or not sys.stderr.isatty())
+    task = bar.add_task("connecting")
+
+    def shown(listed: reader.Listed, n: int) -> None:
+        bar.update(task, description=f"listing {listed.plural}: {n}")
+
+    try:
+        with bar:
+            snap = reader.take(kubeconfig, context, page=page, progress=shown)
+    except InputError as exc:
+        fail(exc)
+    try:
+        target = contextlib.nullcontext(sys.stdout) if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        fail(InputError(f"cannot write the snapshot: {exc.strerror}", file=output))
+    with target as out:
+        n = writer.write(snap, out)
+    if not quiet:
+        for line in writer.header(snap):
+            click.echo(line, err=True)
+        if output != "-":
+            click.echo(f"{n} objects written to {output}", err=True)
