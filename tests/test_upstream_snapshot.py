@@ -188,6 +188,17 @@ def test_a_snapshot_holds_the_cluster_as_the_scheduler_reads_it(plane, tmp_path)
     }
     kinds = [d["kind"] for d in docs]
     assert kinds.index("Namespace") < kinds.index("Node") < kinds.index("Pod")
+    assert text.splitlines()[-1].startswith("# ") and "4 pods" in text.splitlines()[-2]  # what it holds closes it
+    # a .json name: one List with the same objects, read back in one decode
+    as_json = tmp_path / "snapshot.json"
+    cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(as_json), "--quiet"]
+    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+    listed = json.loads(as_json.read_text())
+    assert listed["kind"] == "List" and listed["metadata"]["resourceVersion"]
+    assert [(d["kind"], d["metadata"]["name"]) for d in listed["items"]] == [
+        (d["kind"], d["metadata"]["name"]) for d in docs
+    ]
+    assert not list(tmp_path.glob("*.part"))
 
 
 def test_simulate_on_a_snapshot_places_pods_where_kube_scheduler_does(plane, tmp_path) -> None:

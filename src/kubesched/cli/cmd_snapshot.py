@@ -15,16 +15,24 @@ from kubesched.errors import InputError
 @click.command("snapshot")
 @click.option("--kubeconfig", default=None, help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
 @click.option("--context", default=None, help="The kubeconfig context to read (default: its current one).")
-@click.option("-o", "--output", "output", default="-", show_default=True, help="The file to write; - for stdout.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    default="-",
+    show_default=True,
+    help="The file to write (YAML; a .json name writes one List, faster to read back); - for stdout.",
+)
 @click.option(
     "--page",
+    "page_size",
     type=click.IntRange(min=1),
     default=500,
     show_default=True,
     help="Objects per list request (paged with continue tokens, as kubectl's --chunk-size).",
 )
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def snapshot(kubeconfig: str | None, context: str | None, output: str, page: int, quiet: bool) -> None:
+def snapshot(kubeconfig: str | None, context: str | None, output: str, page_size: int, quiet: bool) -> None:
     """Read everything the scheduler reads from a cluster (nodes, pods, namespaces, priority and
     runtime classes, budgets, storage, DRA, the owners topology spread looks at) at one
     resourceVersion, and write it as manifests every planning command reads:
@@ -39,23 +47,31 @@ def snapshot(kubeconfig: str | None, context: str | None, output: str, page: int
         kubeconfig = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
     bar = Progress(TextColumn("{task.description}"), transient=True, disable=quiet or not sys.stderr.isatty())
     task = bar.add_task("connecting")
-
-    def shown(listed: reader.Listed, n: int) -> None:
-        bar.update(task, description=f"listing {listed.plural}: {n}")
-
+    partial = f"{output}.part"  # renamed when complete: a failed read leaves no half a snapshot
     try:
-        with bar:
-            snap = reader.take(kubeconfig, context, page=page, progress=shown)
-    except InputError as exc:
-        fail(exc)
-    try:
-        target = contextlib.nullcontext(sys.stdout) if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
+        target = contextlib.nullcontext(sys.stdout) if output == "-" else open(partial, "w", encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
         fail(InputError(f"cannot write the snapshot: {exc.strerror}", file=output))
     with target as out:
-        n = writer.write(snap, out)
+        sink = writer.Writer(out, as_json=output.endswith(".json"))
+
+        def page(snap: reader.Snapshot, listed: reader.Listed, items: list[dict[str, object]]) -> None:
+            sink.page(snap, listed, items)
+            bar.update(task, description=f"listing {listed.plural}: {snap.counts[listed.plural]}")
+
+        try:
+            with bar:
+                snap = reader.take(kubeconfig, context, page, page=page_size)
+        except InputError as exc:
+            if output != "-":
+                out.close()
+                os.unlink(partial)
+            fail(exc)
+        sink.close(snap)
+    if output != "-":
+        os.replace(partial, output)
     if not quiet:
-        for line in writer.header(snap):
+        for line in [writer.origin(snap), *writer.summary(snap)]:
             click.echo(line, err=True)
         if output != "-":
-            click.echo(f"{n} objects written to {output}", err=True)
+            click.echo(f"{sink.written} objects written to {output}", err=True)
