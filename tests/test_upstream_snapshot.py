@@ -201,26 +201,34 @@ def test_a_snapshot_holds_the_cluster_as_the_scheduler_reads_it(plane, tmp_path)
     assert not list(tmp_path.glob("*.part"))
 
 
-def test_simulate_on_a_snapshot_places_pods_where_kube_scheduler_does(plane, tmp_path) -> None:
-    snap, extra = tmp_path / "snapshot.yaml", tmp_path / "extra.yaml"
-    done = subprocess.run(
-        [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(snap), "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def simulated(plane: ControlPlane, tmp_path: Path, *flags: str) -> dict[str, tuple[str | None, str | None]]:
+    """``simulate SNAPSHOT EXTRA.yaml`` on a snapshot taken with ``flags``: each extra pod's node or message."""
+    snap, extra = tmp_path / f"snapshot{len(flags)}.yaml", tmp_path / "extra.yaml"
+    cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(snap), "--quiet", *flags]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     extra.write_text(yaml.safe_dump_all(EXTRA))
     done = subprocess.run(
         [*KUBESCHED, "simulate", str(snap), str(extra), "-o", "json"], capture_output=True, text=True, timeout=120
     )
     assert done.returncode in (0, 1), done.stderr
-    result = json.loads(done.stdout)
-    ours = {
-        p["name"]: (p["nodeName"], p["message"])
-        for p in result["pods"]
-        if p["name"] in {e["metadata"]["name"] for e in EXTRA}
-    }
+    names = {e["metadata"]["name"] for e in EXTRA}
+    return {p["name"]: (p["nodeName"], p["message"]) for p in json.loads(done.stdout)["pods"] if p["name"] in names}
+
+
+def test_an_anonymized_snapshot_places_pods_as_the_plain_one_does(plane, tmp_path) -> None:
+    """Before kube-scheduler places the extra pods on the real cluster (the next test): the same
+    answers on the anonymized snapshot, the nodes under their hashed names."""
+    from kubesched.snapshot.anonymize import Anonymizer
+
+    plain, hidden = simulated(plane, tmp_path), simulated(plane, tmp_path, "--anonymize")
+    rename = Anonymizer().node
+    assert hidden == {name: (rename(node) if node else None, message) for name, (node, message) in plain.items()}
+    assert plain["e1"] == ("n0", None) and hidden["e1"][0] != "n0"
+
+
+def test_simulate_on_a_snapshot_places_pods_where_kube_scheduler_does(plane, tmp_path) -> None:
+    ours = simulated(plane, tmp_path)
     theirs = upstream_placements(plane, tmp_path)
     assert ours == theirs
     assert theirs["e1"] == ("n0", None)  # the finished pod does not hold its node

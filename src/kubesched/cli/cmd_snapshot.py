@@ -31,8 +31,16 @@ from kubesched.errors import InputError
     show_default=True,
     help="Objects per list request (paged with continue tokens, as kubectl's --chunk-size).",
 )
+@click.option(
+    "--anonymize",
+    is_flag=True,
+    help="Names of namespaces, nodes, objects and images as stable hashes; what the scheduler does not read "
+    "(annotations, commands, environments, addresses) dropped; labels kept.",
+)
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def snapshot(kubeconfig: str | None, context: str | None, output: str, page_size: int, quiet: bool) -> None:
+def snapshot(
+    kubeconfig: str | None, context: str | None, output: str, page_size: int, anonymize: bool, quiet: bool
+) -> None:
     """Read everything the scheduler reads from a cluster (nodes, pods, namespaces, priority and
     runtime classes, budgets, storage, DRA, the owners topology spread looks at) at one
     resourceVersion, and write it as manifests every planning command reads:
@@ -42,6 +50,7 @@ def snapshot(kubeconfig: str | None, context: str | None, output: str, page_size
     from rich.progress import Progress, TextColumn
 
     from kubesched.snapshot import reader, writer
+    from kubesched.snapshot.anonymize import Anonymizer
 
     if kubeconfig is None:
         kubeconfig = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
@@ -53,7 +62,7 @@ def snapshot(kubeconfig: str | None, context: str | None, output: str, page_size
     except OSError as exc:
         fail(InputError(f"cannot write the snapshot: {exc.strerror}", file=output))
     with target as out:
-        sink = writer.Writer(out, as_json=output.endswith(".json"))
+        sink = writer.Writer(out, output.endswith(".json"), Anonymizer() if anonymize else None)
 
         def page(snap: reader.Snapshot, listed: reader.Listed, items: list[dict[str, object]]) -> None:
             sink.page(snap, listed, items)

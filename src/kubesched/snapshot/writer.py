@@ -11,6 +11,7 @@ from typing import IO, Any
 import orjson
 import yaml
 
+from kubesched.snapshot.anonymize import Anonymizer
 from kubesched.snapshot.normalize import for_create
 from kubesched.snapshot.reader import Listed, Snapshot
 
@@ -42,9 +43,10 @@ def summary(snap: Snapshot) -> list[str]:
 class Writer:
     """Writes pages to ``out`` as they are read; ``close`` ends the file."""
 
-    def __init__(self, out: IO[str], as_json: bool = False) -> None:
+    def __init__(self, out: IO[str], as_json: bool = False, anonymizer: Anonymizer | None = None) -> None:
         self.out = out
         self.as_json = as_json
+        self.anonymizer = anonymizer
         self.written = 0
         self._started = False
 
@@ -57,6 +59,8 @@ class Writer:
                 self.out.write(f"# {origin(snap)}\n")
         for obj in items:
             doc = for_create(obj)
+            if self.anonymizer is not None:
+                doc = self.anonymizer.apply(doc)
             if self.as_json:
                 self.out.write(("," if self.written else "") + orjson.dumps(doc).decode() + "\n")
             else:
