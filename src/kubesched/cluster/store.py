@@ -352,6 +352,30 @@ class Store:
     def try_get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self._objects.get(kind, {}).get((namespace if is_namespaced(kind) else "", name))
 
+    def list_at(self, kind: str, namespace: str | None, revision: int) -> list[dict[str, Any]]:
+        """The objects of ``kind`` as they were at ``revision`` (a list with
+        ``resourceVersionMatch=Exact``, which kube-apiserver reads from etcd at that revision):
+        the current ones with every later write of that kind undone from the log, newest first.
+        A revision the log no longer reaches is ``Expired``."""
+        if revision < self.compacted_rev:
+            raise Expired(f"too old resource version: {revision} ({self.compacted_rev + 1})")
+        objs = dict(self._objects.get(kind, {}))
+        for ev in reversed(self._history):
+            if ev.resource_version <= revision:
+                break
+            if ev.kind != kind:
+                continue
+            key = key_of(kind, ev.obj)
+            if ev.type == ADDED:
+                objs.pop(key, None)
+            elif ev.type == MODIFIED and ev.old is not None:
+                objs[key] = ev.old
+            elif ev.type == DELETED:
+                objs[key] = ev.old if ev.old is not None else ev.obj
+        if namespace is None:
+            return list(objs.values())
+        return [o for (ns, _), o in objs.items() if ns == namespace]
+
     def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
         objs = self._objects.get(kind, {})
         if namespace is None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from kubesched.api.errors import ApiError, BadRequest, Expired
+from kubesched.api.errors import ApiError, BadRequest, Expired, Invalid
 from kubesched.api.fields import fields_match
 from kubesched.api.labels import labels_match
 from kubesched.api.watch import ADDED, WatchEvent, selected_type
@@ -75,23 +75,32 @@ class ListWatch(ServerContext):
     async def _list(self, request: web.Request, t: Target) -> web.StreamResponse:
         labels, fields = self._selectors(request, t)
         q = request.query
+        check_list_options(q)
+        exact: int | None = None
         if q.get("resourceVersion"):
             asked = resource_version(q["resourceVersion"])
             if asked > self.store.resource_version:  # storage.NewTooLargeResourceVersionError
                 raise TooLargeResourceVersion(asked, self.store.resource_version)
+            if q.get("resourceVersionMatch") == "Exact":
+                exact = asked
+        token = q.get("continue")
+        start, at = decode_continue(token, self.store.compacted_rev) if token else (0, exact)
+        namespace = self._ns(t) if t.namespace is not None else None
         # the objects as of ``rv``: a write while the list is read replaces an object in the store,
-        # never changes the one this list holds
-        objs, rv = self.store.list(t.resource.stored, self._ns(t) if t.namespace is not None else None)
+        # never changes the one this list holds. A list at an older revision (Exact, or the next
+        # page of a list, which kube-apiserver reads from etcd at the first page's revision) is
+        # the store's state then.
+        if at is not None and at < self.store.resource_version:
+            objs, rv = self.store.list_at(t.resource.stored, namespace, at), at
+        else:
+            objs, rv = self.store.list(t.resource.stored, namespace)
         matched: list[dict[str, Any]] = []
         for i in range(0, len(objs), LIST_SLICE):
             if i:
                 await asyncio.sleep(0)
             matched += [o for o in objs[i : i + LIST_SLICE] if labels_match(labels, o) and fields_match(fields, o)]
         matched.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", o["metadata"].get("name", "")))
-        start, list_rv = 0, rv
-        token = q.get("continue")
-        if token:
-            start, list_rv = decode_continue(token, self.store.compacted_rev)
+        list_rv = rv
         limit_text = q.get("limit")
         limit = int_param(limit_text, "limit") if limit_text else 0
         cont = None
@@ -292,6 +301,40 @@ class ListWatch(ServerContext):
             with contextlib.suppress(ConnectionResetError, TimeoutError):
                 await asyncio.wait_for(resp.write_eof(), WATCH_WRITE_STALL)
         return resp
+
+
+def check_list_options(q: Any) -> None:
+    """``ValidateListOptions`` for a list: resourceVersionMatch only with a resourceVersion, never
+    with continue, Exact or NotOlderThan, and Exact not at "0"; a 422 on ``ListOptions.meta.k8s.io``."""
+    match = q.get("resourceVersionMatch")
+    if not match:
+        return
+    causes: list[tuple[str, str]] = []
+    if not q.get("resourceVersion"):
+        causes.append(
+            ("FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")
+        )
+    if q.get("continue"):
+        causes.append(("FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden when continue is provided"))
+    if match not in ("Exact", "NotOlderThan"):
+        supported = 'supported values: "Exact", "NotOlderThan", ""'
+        causes.append(("FieldValueNotSupported", f"Unsupported value: {json.dumps(match)}: {supported}"))
+    if match == "Exact" and q.get("resourceVersion") == "0":
+        causes.append(
+            ("FieldValueForbidden", 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        )
+    if not causes:
+        return
+    listed = [f"resourceVersionMatch: {m}" for _, m in causes]
+    shown = listed[0] if len(listed) == 1 else "[" + ", ".join(listed) + "]"
+    raise Invalid(
+        f'ListOptions.meta.k8s.io "" is invalid: {shown}',
+        details={
+            "group": "meta.k8s.io",
+            "kind": "ListOptions",
+            "causes": [{"reason": r, "message": m, "field": "resourceVersionMatch"} for r, m in causes],
+        },
+    )
 
 
 def resource_version(text: str) -> int:
