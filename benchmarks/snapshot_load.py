@@ -85,7 +85,10 @@ def main() -> None:
     manifest(args.nodes, args.pods, root / "cluster.json")
     started = time.perf_counter()
     up = [*KUBESCHED, "apiserver", str(root / "cluster.json"), "--data-dir", str(data), "--port", str(free_port())]
-    subprocess.run([*up, "--no-kubelet", "--detach"], check=True, stdout=subprocess.DEVNULL)
+    # no kubelet heartbeats the nodes: without the node lifecycle controller they stay Ready (else it
+    # taints them after 50 s and evicts every pod, a churn no snapshot of a real cluster meets)
+    quiet = ["--no-kubelet", "--controllers", "*,-node-lifecycle"]
+    subprocess.run([*up, *quiet, "--detach"], check=True, stdout=subprocess.DEVNULL)
     results: dict[str, object] = {
         "nodes": args.nodes,
         "pods": args.pods,

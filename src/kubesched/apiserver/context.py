@@ -6,7 +6,7 @@ the checks of a body's kind and namespace against its path."""
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ class ServerContext:
     _closing: asyncio.Event
     _wakes: set[asyncio.Event]
     _encoded: deque[WatchEvent]  # the events whose watch lines are kept (listwatch.py)
+    _paged: OrderedDict[tuple[Any, ...], list[dict[str, Any]]]  # paged lists' matches (listwatch.py)
 
     def _out(self, t: Target, obj: dict[str, Any]) -> dict[str, Any]:
         """The stored object as this endpoint's version presents it (a custom resource's other

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -108,6 +108,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self._closing = asyncio.Event()
         self._wakes: set[asyncio.Event] = set()
         self._encoded: deque[WatchEvent] = deque()
+        self._paged: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
         # Prometheus registries /metrics serves (the in-process scheduler's, under `kubesched up`)
         self.metrics_registries: list[Any] = []
 

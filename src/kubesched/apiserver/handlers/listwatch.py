@@ -52,6 +52,8 @@ WATCH_WRITE_STALL = 10.0
 # of more items than this is sent as it is encoded, as kube-apiserver streams a collection's items
 # (StreamingCollectionEncodingToJSON, beta and on since v1.33)
 LIST_SLICE = 500
+# paged lists whose matches are kept for their next pages (``_keep_pages``)
+PAGED_LISTS = 8
 
 
 class _WatchEnded(Exception):
@@ -86,20 +88,12 @@ class ListWatch(ServerContext):
         token = q.get("continue")
         start, at = decode_continue(token, self.store.compacted_rev) if token else (0, exact)
         namespace = self._ns(t) if t.namespace is not None else None
-        # the objects as of ``rv``: a write while the list is read replaces an object in the store,
-        # never changes the one this list holds. A list at an older revision (Exact, or the next
-        # page of a list, which kube-apiserver reads from etcd at the first page's revision) is
-        # the store's state then.
-        if at is not None and at < self.store.resource_version:
-            objs, rv = self.store.list_at(t.resource.stored, namespace, at), at
+        selected = (t.resource.stored, namespace, q.get("labelSelector") or "", q.get("fieldSelector") or "")
+        matched = self._paged.get((*selected, at)) if token else None
+        if matched is not None:  # the next page of a list whose matches are kept: no list, no sort
+            rv = at if at is not None else self.store.resource_version
         else:
-            objs, rv = self.store.list(t.resource.stored, namespace)
-        matched: list[dict[str, Any]] = []
-        for i in range(0, len(objs), LIST_SLICE):
-            if i:
-                await asyncio.sleep(0)
-            matched += [o for o in objs[i : i + LIST_SLICE] if labels_match(labels, o) and fields_match(fields, o)]
-        matched.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", o["metadata"].get("name", "")))
+            matched, rv = await self._matched(t.resource.stored, namespace, at, labels, fields)
         list_rv = rv
         limit_text = q.get("limit")
         limit = int_param(limit_text, "limit") if limit_text else 0
@@ -107,6 +101,7 @@ class ListWatch(ServerContext):
         if limit and limit > 0 and start + limit < len(matched):
             cont = encode_continue(list_rv, start + limit)
             page = matched[start : start + limit]
+            self._keep_pages((*selected, list_rv), matched)
         else:
             page = matched[start:]
         if wants_table(request.headers.get("Accept", "")):
@@ -128,6 +123,35 @@ class ListWatch(ServerContext):
         if len(page) <= LIST_SLICE or request.method == "HEAD":
             return respond({**head, "items": [self._out(t, o) for o in page]})
         return await self._stream_list(request, t, head, page)
+
+    async def _matched(
+        self, kind: str, namespace: str | None, at: int | None, labels: Any, fields: Any
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The objects a list selects, by namespace and name, and the revision they are of. The
+        objects as of that revision: a write while the list is read replaces an object in the
+        store, never changes the one this list holds. A list at an older revision (Exact, or the
+        next page of a list, which kube-apiserver reads from etcd at the first page's revision)
+        is the store's state then."""
+        if at is not None and at < self.store.resource_version:
+            objs, rv = self.store.list_at(kind, namespace, at), at
+        else:
+            objs, rv = self.store.list(kind, namespace)
+        matched: list[dict[str, Any]] = []
+        for i in range(0, len(objs), LIST_SLICE):
+            if i:
+                await asyncio.sleep(0)
+            matched += [o for o in objs[i : i + LIST_SLICE] if labels_match(labels, o) and fields_match(fields, o)]
+        matched.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace") or "", o["metadata"].get("name", "")))
+        return matched, rv
+
+    def _keep_pages(self, key: tuple[Any, ...], matched: list[dict[str, Any]]) -> None:
+        """Keep a paged list's matches for its next pages (as etcd serves each page as a range
+        read from the last key, not by listing and sorting everything again): the last
+        ``PAGED_LISTS`` lists, each a list of the objects it holds (no copies)."""
+        self._paged[key] = matched
+        self._paged.move_to_end(key)
+        while len(self._paged) > PAGED_LISTS:
+            self._paged.popitem(last=False)
 
     async def _stream_list(
         self, request: web.Request, t: Target, head: dict[str, Any], page: list[dict[str, Any]]
