@@ -274,4 +274,3 @@ def test_a_sweep_cell_says_how_many_runs_reached_its_measure() -> None:
     line = out.getvalue().splitlines()[1]
     assert "92.00 ± 2.00" in line and "(3 of 3" not in line
     assert "75.72 ± 0.00 (1 of 3 runs)" in line
-
