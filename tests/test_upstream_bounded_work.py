@@ -373,6 +373,8 @@ TYPED_RULES = [
     "self.replicas + self.image == 1",
     "self.tags[0] == 1",
     "self.nope.x == 1 || self.replicas == 'x'",
+    "self.replicas <=",
+    "self.replicas > 1 &&",
     "self.image.matches('[')",
     "self.tags.exists_one(t, t == 1)",
     "int(self.image) > 1",

@@ -438,6 +438,7 @@ SELECTOR_CASES = [
     ("a member overload", _claim("member", [_cel("device.driver.startsWith(1)")])),
     ("an attribute's unknown type", _claim("unknown", [_cel("device.attributes['a'].b")])),
     ("two refused", _claim("two-refused", [_cel("device.foo"), _driver_is(10 * 1024 + 1)])),
+    ("a syntax error", _claim("syntax", [_cel("device.driver ==")])),
 ]
 
 
@@ -457,5 +458,5 @@ def test_a_claims_device_selectors_are_bounded_as_kube_apiserver_bounds_them(sid
     assert ours == theirs
     refused = {"a byte over", "no cel", "two over", "four nested loops", "an undefined field", "no overload"}
     refused |= {"an undeclared name", "a string result", "a map result", "a quantity compared", "a domain compared"}
-    refused |= {"a member overload", "two refused"}
+    refused |= {"a member overload", "two refused", "a syntax error"}
     assert theirs[0] == (422 if case in refused else 201)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubesched.apiextensions.cel.decls import Decl
-from kubesched.apiextensions.cel.syntax import ACCU, Node, parse
+from kubesched.apiextensions.cel.syntax import ACCU, Node, parse, snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -529,16 +529,6 @@ _OPERATOR_RESULTS = {
 }
 
 
-def _snippet(text: str, offset: int, message: str) -> str:
-    """cel-go's ``Error.ToDisplayString``: the location, the message, the line and a caret."""
-    line_no = text.count("\n", 0, offset) + 1
-    line_start = text.rfind("\n", 0, offset) + 1
-    line_end = text.find("\n", offset)
-    line = text[line_start : line_end if line_end >= 0 else len(text)]
-    column = offset - line_start
-    return f"ERROR: <input>:{line_no}:{column + 1}: {message}\n | {line}\n | {'.' * column}^"
-
-
 def problems(text: str, root: Decl | None, variables: tuple[str, ...] = ("self", "oldSelf")) -> tuple[str, Type]:
     """The errors cel-go's checker reports for ``text`` with ``variables`` declared as ``root`` (a
     CRD rule's ``self`` and ``oldSelf``, DRA's ``device``): one display string, empty when there are
@@ -546,4 +536,4 @@ def problems(text: str, root: Decl | None, variables: tuple[str, ...] = ("self",
     checker = Checker(text, of_decl(root, variables[0] if variables[0] != "self" else "selfType"), variables)
     out = checker.check(parse(text))
     found = sorted(checker.problems, key=lambda p: p.offset)
-    return "\n".join(_snippet(text, p.offset, p.message) for p in found), out
+    return "\n".join(snippet(text, p.offset, p.message) for p in found), out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from kubesched.apiextensions.cel import checker
 from kubesched.apiextensions.cel.cost import estimated_cost
 from kubesched.apiextensions.cel.decls import Decl
+from kubesched.apiextensions.cel.syntax import syntax_error
 
 _PER_DEVICE = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
 _DOMAIN = Decl("string", max_elements=63)  # DeviceMaxDomainLength
@@ -42,13 +43,13 @@ def selector_cost(expression: str) -> int | None:
 
 
 def selector_problem(expression: str) -> str | None:
-    """Why kube-apiserver refuses to compile a selector (``compile.go``: cel-go's checker, then the
-    output type, a bool or an attribute's unknown type), None when it compiles or does not parse
-    (a parse error is not judged here)."""
+    """Why kube-apiserver refuses to compile a selector (``compile.go``: the parser, cel-go's
+    checker, then the output type, a bool or an attribute's unknown type), None when it compiles.
+    A parse error is shaped as cel-go's, without the list of what it expected."""
     try:
         found, out = checker.problems(expression, DEVICE, ("device",))
-    except Exception:
-        return None
+    except Exception as exc:  # celpy's CELParseError, lark's errors
+        return f"compilation failed: {syntax_error(expression, exc)}"
     if found:
         return f"compilation failed: {found}"
     if out.name not in ("bool", "dyn", "error", checker.ANY):

@@ -19,7 +19,7 @@ from typing import Any
 import cel as rust_cel
 from kubesched.apiextensions.cel import library
 from kubesched.apiextensions.cel.cost import Range
-from kubesched.apiextensions.cel.syntax import Node, parse_tree
+from kubesched.apiextensions.cel.syntax import Node, parse_tree, syntax_error
 
 __all__ = ["CompileError", "EvalError", "Program", "ValueSizes", "compile_rule"]
 
@@ -98,7 +98,7 @@ def compile_rule(expression: str) -> Program:
     try:
         tree = parse_tree(expression)
     except Exception as exc:  # celpy's CELParseError and lark's errors
-        raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+        raise CompileError(syntax_error(expression, exc)) from None
     from kubesched.apiextensions.cel.syntax import convert
 
     try:

@@ -230,6 +230,43 @@ def convert(tree: Any, text: str = "") -> Node:
     raise ValueError(f"unknown CEL parse node {rule}")
 
 
+def snippet(text: str, offset: int, message: str) -> str:
+    """cel-go's ``Error.ToDisplayString``: the location, the message, the line and a caret."""
+    line_no = text.count("\n", 0, offset) + 1
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    column = offset - line_start
+    return f"ERROR: <input>:{line_no}:{column + 1}: {message}\n | {line}\n | {'.' * column}^"
+
+
+# what cel-go's parser says it expected where an operand must come (after an operator, at the start)
+_AN_OPERAND = (
+    "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"
+)
+
+
+def syntax_error(text: str, exc: BaseException) -> str:
+    """A parse failure in cel-go's shape: where, ``Syntax error: mismatched input 'X'`` (the
+    token the parser did not expect, ``<EOF>`` at the end) or ``token recognition error at: 'X'``
+    (a character no token starts with), the line and a caret; what cel-go says it expected only where
+    an operand was (its grammar's names elsewhere are not reproduced)."""
+    cause = exc.__cause__ or exc.__context__ or exc
+    token = getattr(cause, "token", None)
+    char = getattr(cause, "char", None)
+    if token is not None:
+        at_end = getattr(token, "type", "") == "$END"
+        offset = len(text) if at_end else int(getattr(token, "start_pos", 0) or 0)
+        shown = "<EOF>" if at_end else str(token)
+        expected = set(getattr(cause, "expected", None) or ())
+        wanted = f" expecting {_AN_OPERAND}" if "BOOL_LIT" in expected else ""
+        return snippet(text, offset, f"Syntax error: mismatched input '{shown}'{wanted}")
+    if char is not None:
+        offset = int(getattr(cause, "pos_in_stream", 0) or 0)
+        return snippet(text, offset, f"Syntax error: token recognition error at: '{char}'")
+    return f"ERROR: <input>: Syntax error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+
 @functools.lru_cache(maxsize=4096)
 def parse_tree(expression: str) -> Any:
     """celpy's lark parse tree of the expression (celpy's and lark's errors when it does not
