@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.live import KUBESCHED, wait_for
-from tests.upstream import ControlPlane
+from tests.upstream import ROOT, ControlPlane
 
 SCHEDULER = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -189,15 +189,27 @@ def test_a_snapshot_holds_the_cluster_as_the_scheduler_reads_it(plane, tmp_path)
     kinds = [d["kind"] for d in docs]
     assert kinds.index("Namespace") < kinds.index("Node") < kinds.index("Pod")
     assert text.splitlines()[-1].startswith("# ") and "4 pods" in text.splitlines()[-2]  # what it holds closes it
-    # a .json name: one List with the same objects, read back in one decode
+    # a .json name: one List with the same objects, read back in one decode; the scheduler's
+    # configuration given is checked and written first (a bad one refused before anything is read)
     as_json = tmp_path / "snapshot.json"
     cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(as_json), "--quiet"]
-    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+    config = ROOT / "examples" / "planning" / "most-allocated.yaml"
+    assert subprocess.run([*cmd, "--config", str(config)], capture_output=True, timeout=120).returncode == 0
     listed = json.loads(as_json.read_text())
     assert listed["kind"] == "List" and listed["metadata"]["resourceVersion"]
-    assert [(d["kind"], d["metadata"]["name"]) for d in listed["items"]] == [
+    assert listed["items"][0] == yaml.safe_load(config.read_text())
+    assert [(d["kind"], d["metadata"]["name"]) for d in listed["items"][1:]] == [
         (d["kind"], d["metadata"]["name"]) for d in docs
     ]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 200\n"
+    )
+    done = subprocess.run(
+        [*cmd, "-o", str(tmp_path / "never.json"), "--config", str(bad)], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and done.stderr.startswith("kubesched: error: ") and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "never.json").exists()
     assert not list(tmp_path.glob("*.part"))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from kubesched.cli.options import fail
+from kubesched.cli.options import fail, load_config
 from kubesched.errors import InputError
 
 
@@ -37,9 +37,21 @@ from kubesched.errors import InputError
     help="Names of namespaces, nodes, objects and images as stable hashes; what the scheduler does not read "
     "(annotations, commands, environments, addresses) dropped; labels kept.",
 )
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    help="The cluster's KubeSchedulerConfiguration: checked, and written first, so planning commands use it.",
+)
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def snapshot(
-    kubeconfig: str | None, context: str | None, output: str, page_size: int, anonymize: bool, quiet: bool
+    kubeconfig: str | None,
+    context: str | None,
+    output: str,
+    page_size: int,
+    anonymize: bool,
+    config_path: str | None,
+    quiet: bool,
 ) -> None:
     """Read everything the scheduler reads from a cluster (nodes, pods, namespaces, priority and
     runtime classes, budgets, storage, DRA, the owners topology spread looks at) at one
@@ -54,6 +66,16 @@ def snapshot(
 
     if kubeconfig is None:
         kubeconfig = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
+    first = []
+    if config_path is not None:  # checked before the cluster is read: a bad one is one line, no file
+        from kubesched.cluster.loader import load_paths
+        from kubesched.scheduler.config import KIND
+
+        try:
+            load_config(config_path)
+            first = [m.obj for m in load_paths([config_path]).manifests if m.kind == KIND]
+        except InputError as exc:
+            fail(exc)
     bar = Progress(TextColumn("{task.description}"), transient=True, disable=quiet or not sys.stderr.isatty())
     task = bar.add_task("connecting")
     partial = f"{output}.part"  # renamed when complete: a failed read leaves no half a snapshot
@@ -62,7 +84,7 @@ def snapshot(
     except OSError as exc:
         fail(InputError(f"cannot write the snapshot: {exc.strerror}", file=output))
     with target as out:
-        sink = writer.Writer(out, output.endswith(".json"), Anonymizer() if anonymize else None)
+        sink = writer.Writer(out, output.endswith(".json"), Anonymizer() if anonymize else None, first)
 
         def page(snap: reader.Snapshot, listed: reader.Listed, items: list[dict[str, object]]) -> None:
             sink.page(snap, listed, items)

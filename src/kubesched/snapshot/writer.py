@@ -43,10 +43,17 @@ def summary(snap: Snapshot) -> list[str]:
 class Writer:
     """Writes pages to ``out`` as they are read; ``close`` ends the file."""
 
-    def __init__(self, out: IO[str], as_json: bool = False, anonymizer: Anonymizer | None = None) -> None:
+    def __init__(
+        self,
+        out: IO[str],
+        as_json: bool = False,
+        anonymizer: Anonymizer | None = None,
+        first: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.out = out
         self.as_json = as_json
         self.anonymizer = anonymizer
+        self.first = first or []  # documents before the cluster's (the scheduler's configuration)
         self.written = 0
         self._started = False
 
@@ -57,16 +64,21 @@ class Writer:
                 self.out.write('{"apiVersion":"v1","kind":"List","items":[\n')
             else:
                 self.out.write(f"# {origin(snap)}\n")
+            for doc in self.first:
+                self._write(doc)
         for obj in items:
             doc = for_create(obj)
             if self.anonymizer is not None:
                 doc = self.anonymizer.apply(doc)
-            if self.as_json:
-                self.out.write(("," if self.written else "") + orjson.dumps(doc).decode() + "\n")
-            else:
-                self.out.write("---\n")
-                self.out.write(yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True))
-            self.written += 1
+            self._write(doc)
+
+    def _write(self, doc: dict[str, Any]) -> None:
+        if self.as_json:
+            self.out.write(("," if self.written else "") + orjson.dumps(doc).decode() + "\n")
+        else:
+            self.out.write("---\n")
+            self.out.write(yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True))
+        self.written += 1
 
     def close(self, snap: Snapshot) -> None:
         if self.as_json:
