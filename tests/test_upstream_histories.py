@@ -18,7 +18,7 @@ from tests.random_histories import History, Step, make_history, shrunk
 from tests.upstream import ControlPlane, both_schedulers
 
 SEED = 66
-HISTORIES = 10
+HISTORIES = 6
 
 
 # what ``kubesched up`` runs beside its scheduler for the histories: no node lifecycle, pod garbage
@@ -26,7 +26,7 @@ HISTORIES = 10
 # kube-scheduler here (the histories' own steps do their work: taints, budgets' verdicts, claims
 # released), and no hollow kubelet (the kubelet step stops terminating pods)
 UP_ARGS = ["--no-kubelet", "--controllers", "*,-node-lifecycle,-pod-garbage-collector,-disruption,-resourceclaim"]
-UP_HISTORIES = 3
+UP_HISTORIES = 2
 
 
 @pytest.fixture(scope="module")
