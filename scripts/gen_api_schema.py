@@ -140,36 +140,15 @@ def read(repo: str, path: str, ref: str = REF) -> str:
     ).stdout
 
 
-DOCS: dict[str, dict[str, str]] = {}  # struct key -> {"": the type's doc, json name: the field's doc}
-# struct key -> the json names OpenAPI lists as required: openapi-gen's rule, a field without
-# ``omitempty`` and not marked ``+optional`` (or one marked ``+required``)
-REQUIRED: dict[str, set[str]] = {}
-
-
-def _doc(comment: list[str]) -> str:
-    """A Go doc comment as the OpenAPI description: marker lines (``+optional``) and TODOs out."""
-    lines = []
-    for c in comment:
-        text = c.strip()[2:].strip()
-        if text.startswith("+") or text.startswith("---") or text.lower().startswith("todo"):
-            continue
-        lines.append(text)
-    return " ".join(x for x in lines if x).strip()
-
-
 def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
     aliases = {"": pkg}
     for alias, imp in re.findall(r'^\s*(\w+)?\s*"([^"]+)"$', text, re.M):
         if imp in IMPORTS:
             aliases[alias or imp.rsplit("/", 1)[-1]] = IMPORTS[imp]
     current = None
-    comment: list[str] = []
     for line in text.splitlines():
         if line.strip().startswith("//"):
-            comment.append(line)
             continue
-        markers = " ".join(comment)
-        doc, comment = _doc(comment), []
         if current is None:
             m = _TYPE.match(line)
             if not m:
@@ -178,7 +157,6 @@ def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
             if rest.startswith("struct {"):
                 current = f"{pkg}.{name}"
                 structs[current] = {"fields": {}, "inline": []}
-                DOCS.setdefault(current, {})[""] = doc
                 if rest.strip() == "struct{}" or rest.endswith("}"):
                     current = None
             else:
@@ -197,11 +175,6 @@ def parse(text: str, pkg: str, structs: dict, named: dict) -> None:
                 structs[current]["inline"].append((gotype, aliases))
                 continue
             structs[current]["fields"][jname] = (gotype, aliases)
-            if doc:
-                DOCS.setdefault(current, {})[jname] = doc
-            optional = "+optional" in markers or ",omitempty" in tag or ",omitzero" in tag
-            if "+required" in markers or "+k8s:required" in markers or not optional:
-                REQUIRED.setdefault(current, set()).add(jname)
             continue
         m = _EMBED.match(line)
         if m:
@@ -282,30 +255,6 @@ def main(api: str, machinery: str, apiextensions: str, ref: str = REF) -> None:
     target = Path(__file__).resolve().parent.parent / "src/kubesched/api/schema.json"
     target.write_text(json.dumps(doc, indent=0, sort_keys=False, separators=(",", ":")) + "\n")
     print(f"{target}: {len(out)} types", file=sys.stderr)
-    # the descriptions ``kubectl explain`` shows, for the same types and their inlined fields
-    docs: dict[str, dict[str, str]] = {}
-    for key in out:
-        merged: dict[str, str] = {}
-        todo = [key]
-        while todo:
-            k = todo.pop(0)
-            merged = {**DOCS.get(k, {}), **merged} if k != key else {**merged, **DOCS.get(k, {})}
-            for gotype, aliases in structs[k]["inline"]:
-                inner = qualify(gotype.lstrip("*"), aliases)
-                if inner in structs:
-                    todo.append(inner)
-        merged[""] = DOCS.get(key, {}).get("", "")
-        docs[key] = {f: d for f, d in merged.items() if f == "" or f in out[key]}
-    required = {key: sorted(REQUIRED.get(key, set()) & set(out[key])) for key in out}
-    target = Path(__file__).resolve().parent.parent / "src/kubesched/api/descriptions.json"
-    body = {
-        "source": doc["source"],
-        "types": dict(sorted(docs.items())),
-        "required": {k: v for k, v in sorted(required.items()) if v},
-    }
-    target.write_text(json.dumps(body, separators=(",", ":")) + "\n")
-    print(f"{target}: {len(docs)} types", file=sys.stderr)
-
 
 if __name__ == "__main__":
     main(*sys.argv[1:5])

@@ -1,7 +1,9 @@
-"""Discovery judged group by group against kube-apiserver v1.37.2: every group version, resource and
-subresource ``kubesched apiserver`` lists, with its kind, verbs, short names and categories, is what
-kube-apiserver lists with the same feature gates, but for the resources named here (each listed in
-docs/cluster.md with the reason). With the default gates, scheduling.k8s.io/v1beta1 is not served
+"""Discovery and OpenAPI judged group by group against kube-apiserver v1.37.2: every group version,
+resource and subresource ``kubesched apiserver`` lists, with its kind, verbs, short names and
+categories, is what kube-apiserver lists with the same feature gates, but for the resources named
+here (each listed in docs/cluster.md with the reason); ``/openapi/v2`` and every ``/openapi/v3``
+document are kube-apiserver's without those resources' paths, a CRD's included, and ``kubectl
+explain`` reads the same. With the default gates, scheduling.k8s.io/v1beta1 is not served
 (GenericWorkload is beta and off), so a CRD's PodGroup is what ``kubectl get podgroup`` finds."""
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,8 @@ import pytest
 import yaml
 from tests.live import Server, kubectl_binaries, temp_home, wait_for
 from tests.upstream import AS_KUBESCHED, ControlPlane
+
+from kubesched.apiserver.openapi.prune import keep_paths, resource_of
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KUBECTL = kubectl_binaries().get("1.37")
@@ -54,6 +59,9 @@ NOT_SERVED = {
 # served by kubesched, by kube-apiserver only through an aggregated metrics-server: the metrics API
 # `kubectl top` reads, built in (docs/cluster.md)
 ADDED = {"metrics.k8s.io/v1beta1 nodes", "metrics.k8s.io/v1beta1 pods"}
+# documented by kube-apiserver's OpenAPI, not served here: its log files and the service account
+# issuer's discovery (docs/cluster.md)
+NOT_SERVED_PATHS = ("/logs/", "/.well-known/", "/openid/")
 
 
 AGGREGATED = {"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}
@@ -188,9 +196,78 @@ def test_discovery_is_kube_apiservers_group_by_group(tmp_path, upstream_flags, o
                 return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, check=True)
 
             assert api_resources(ours_kubectl, ADDED) == api_resources(plane.kubectl, NOT_SERVED)
+        compare_openapi(plane, server, theirs, explain=not upstream_flags)
     finally:
         server.stop()
         plane.stop()
+
+
+def upstream_served(theirs: dict[str, tuple[Any, ...]]) -> Callable[[str], bool]:
+    """Whether a path of kube-apiserver's OpenAPI is one this server serves: not a resource named in
+    NOT_SERVED, not a group or group version all of whose resources are, not NOT_SERVED_PATHS."""
+    versions: dict[str, set[str]] = {}
+    for key in theirs:
+        gv, resource = key.split()
+        versions.setdefault(gv, set()).add(resource)
+    gone = {gv for gv, rs in versions.items() if all(f"{gv} {r}" in NOT_SERVED for r in rs)}
+    groups = {gv.split("/")[0] for gv in versions if "/" in gv}
+    gone_groups = {g for g in groups if all(gv in gone for gv in versions if gv.startswith(g + "/"))}
+
+    def served(path: str) -> bool:
+        if path.startswith(NOT_SERVED_PATHS):
+            return False
+        found = resource_of(path)
+        if found is not None:
+            return f"{found[0]} {found[1]}" not in NOT_SERVED and found[0] not in gone
+        parts = path.strip("/").split("/")
+        if parts[0] == "apis" and len(parts) == 2:
+            return parts[1] not in gone_groups
+        if parts[0] == "apis" and len(parts) == 3:
+            return f"{parts[1]}/{parts[2]}" not in gone
+        return True
+
+    return served
+
+
+def compare_openapi(plane: ControlPlane, server: Server, theirs: dict[str, tuple[Any, ...]], explain: bool) -> None:
+    """``/openapi/v3``'s entries and each document, and ``/openapi/v2``, against kube-apiserver's less
+    what is not served here; a document nothing was taken from hashes as upstream's. ``explain``:
+    also ``kubectl explain`` of a built-in kind and of the CRD's, recursively."""
+    served = upstream_served(theirs)
+    index = {k: v["serverRelativeURL"] for k, v in plane.request("GET", "/openapi/v3")[1]["paths"].items()}
+    mine = {k: v["serverRelativeURL"] for k, v in server.request("GET", "/openapi/v3")[1]["paths"].items()}
+    assert set(mine) == {e for e in index if served(f"/{e}/")}
+    for entry, url in mine.items():
+        expected = plane.request("GET", f"/openapi/v3/{entry}")[1]
+        kept = keep_paths(expected, served)
+        code, got = server.request("GET", url)
+        assert code == 200, (entry, got)
+        assert got == kept, entry
+        if kept is expected:  # nothing taken out: the same bytes, so the same hash
+            assert url == index[entry], entry
+    expected_v2 = keep_paths(plane.request("GET", "/openapi/v2")[1], served)
+    got_v2 = server.request("GET", "/openapi/v2")[1]
+    assert list(got_v2) == list(expected_v2)
+    for section in ("paths", "definitions", "parameters"):
+        assert list(got_v2[section]) == list(expected_v2[section]), section
+        assert got_v2[section] == expected_v2[section], section
+    assert got_v2 == expected_v2
+    if KUBECTL is None or not explain:
+        return
+    env = {**os.environ, "HOME": temp_home()}
+    for args in (("pods.spec",), ("deployments", "--recursive"), ("podgroups", "--recursive")):
+        outputs = [
+            subprocess.run(
+                [str(KUBECTL), "--kubeconfig", str(cfg), "explain", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+                check=True,
+            ).stdout
+            for cfg in (plane.kubeconfig, server.kubeconfig)
+        ]
+        assert outputs[1] == outputs[0], args
 
 
 @pytest.mark.skipif(KUBECTL is None, reason="no kubectl (scripts/build_upstream.sh builds v1.37.2)")

@@ -55,6 +55,8 @@ class CustomResource:
     crd_name: str
     versions: tuple[str, ...] = field(default=())  # every served version, preferred first
     storage_version: str = ""  # the version whose storage is true (discovery's storageVersionHash)
+    list_kind: str = ""
+    selectable_fields: tuple[str, ...] = ()  # the version's selectableFields' JSON paths
 
     @property
     def group_kind(self) -> str:
@@ -475,5 +477,11 @@ def served(crd: dict[str, Any]) -> list[CustomResource]:
         )
         columns = tuple(v.get("additionalPrinterColumns") or (AGE_COLUMN,))
         schema = (v.get("schema") or {}).get("openAPIV3Schema") or {}
-        out.append(CustomResource(resource, schema, columns, "status" in subresources, scale, name, order, storage))
+        selectable = tuple(str(f.get("jsonPath") or "") for f in v.get("selectableFields") or () if isinstance(f, dict))
+        list_kind = str(names.get("listKind") or f"{resource.kind}List")
+        out.append(
+            CustomResource(
+                resource, schema, columns, "status" in subresources, scale, name, order, storage, list_kind, selectable
+            )
+        )
     return out

@@ -38,6 +38,13 @@ def respond(body: Any, status: int = 200, content_type: str = JSON) -> web.Respo
     return resp
 
 
+def respond_encoded(body: bytes, content_type: str = JSON) -> web.Response:
+    """A 200 with a body already encoded as JSON (the OpenAPI documents, kept as bytes)."""
+    resp = web.Response(body=body, status=200)
+    resp.headers["Content-Type"] = content_type
+    return resp
+
+
 def status_response(err: ApiError) -> web.Response:
     return respond(err.status(), err.code)
 
