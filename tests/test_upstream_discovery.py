@@ -66,6 +66,73 @@ NOT_SERVED_PATHS = ("/logs/", "/.well-known/", "/openid/")
 
 AGGREGATED = {"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}
 PODGROUP_CRD = yaml.safe_load((EXAMPLES / "crd" / "podgroup-crd.yaml").read_text())
+# a cluster-scoped CRD with what publishing a schema changes: a kind starting with a vowel ("an"),
+# int-or-string, nullable, defaults, embedded and preserved objects, CEL rules, selectable fields,
+# the scale subresource; its key order in the document is what kube-openapi writes
+SHAPES_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "instances.shapes.example.com"},
+    "spec": {
+        "group": "shapes.example.com",
+        "scope": "Cluster",
+        "names": {"kind": "Instance", "plural": "instances", "shortNames": ["inst"]},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "selectableFields": [{"jsonPath": ".spec.size"}],
+                "subresources": {
+                    "status": {},
+                    "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+                },
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "description": "An instance of every schema shape.",
+                        "required": ["spec"],
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "required": ["size"],
+                                "x-kubernetes-validations": [
+                                    {"message": "too big", "rule": "self.replicas <= 10", "reason": "FieldValueInvalid"}
+                                ],
+                                "properties": {
+                                    "replicas": {"type": "integer", "format": "int32", "default": 1, "minimum": 0},
+                                    "size": {"type": "string", "enum": ["small", "large"], "nullable": True},
+                                    "port": {"x-kubernetes-int-or-string": True},
+                                    "template": {
+                                        "type": "object",
+                                        "x-kubernetes-embedded-resource": True,
+                                        "x-kubernetes-preserve-unknown-fields": True,
+                                    },
+                                    "labels": {
+                                        "type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                        "maxProperties": 8,
+                                    },
+                                    "ports": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {"name": {"type": "string", "maxLength": 15}},
+                                        },
+                                    },
+                                },
+                            },
+                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
 
 
 def served(get: Any) -> dict[str, tuple[Any, ...]]:
@@ -159,18 +226,20 @@ def _get(request: Any) -> Any:
     ids=["default", "GenericWorkload"],
 )
 def test_discovery_is_kube_apiservers_group_by_group(tmp_path, upstream_flags, ours):
-    """Each side with scheduler-plugins' PodGroup CRD installed: its group placed as kube-aggregator
-    places a CRD's, its resource hashed by its storage version."""
+    """Each side with scheduler-plugins' PodGroup CRD and SHAPES_CRD installed: their groups placed as
+    kube-aggregator places a CRD's, their resources hashed by their storage version, their OpenAPI
+    documents byte for byte kube-apiserver's."""
     plane = ControlPlane(tmp_path / "upstream", args=upstream_flags).start()
     server = Server(tmp_path / "data", args=ours).start()
     try:
         for request in (plane.request, server.request):
-            assert request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", PODGROUP_CRD)[0] == 201
+            for crd in (PODGROUP_CRD, SHAPES_CRD):
+                assert request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)[0] == 201
         for request in (plane.request, server.request):
             wait_for(
-                lambda r=request: (
-                    "scheduling.x-k8s.io/v1alpha1"
-                    in r("GET", "/apis/scheduling.x-k8s.io")[1].get("preferredVersion", {}).get("groupVersion", "")
+                lambda r=request: all(
+                    gv in r("GET", "/openapi/v3")[1]["paths"]
+                    for gv in ("apis/scheduling.x-k8s.io/v1alpha1", "apis/shapes.example.com/v1")
                 ),
                 30,
             )
@@ -243,7 +312,7 @@ def compare_openapi(plane: ControlPlane, server: Server, theirs: dict[str, tuple
         code, got = server.request("GET", url)
         assert code == 200, (entry, got)
         assert got == kept, entry
-        if kept is expected:  # nothing taken out: the same bytes, so the same hash
+        if kept is expected:  # nothing taken out: the same bytes, so the same hash (a CRD's too)
             assert url == index[entry], entry
     expected_v2 = keep_paths(plane.request("GET", "/openapi/v2")[1], served)
     got_v2 = server.request("GET", "/openapi/v2")[1]

@@ -69,6 +69,8 @@ _SCHEMA_PROPS = [
     "definitions",
 ]
 _SWAGGER_PROPS = ("discriminator", "readOnly", "externalDocs", "example")
+# apiextensions ``ValidationRule``'s fields in order (x-kubernetes-validations' entries)
+_RULE_FIELDS = ("rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf")
 
 
 def operation_id(s: str, capitalize: bool) -> str:
@@ -83,6 +85,14 @@ def operation_id(s: str, capitalize: bool) -> str:
         else:
             upper = True
     return "".join(out)
+
+
+def article(noun: str) -> str:
+    """``GetArticleForNoun`` (apiserver ``endpoints/installer.go``) padded with spaces: none for a
+    plural-looking noun (ending in s but not ss), else a or an by the first letter."""
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return " "
+    return " an " if noun[:1].lower() in "aeiou" else " a "
 
 
 def schema_name(group: str, version: str, kind: str) -> str:
@@ -112,6 +122,7 @@ def _substitutions(cr: CustomResource) -> list[tuple[str, str]]:
 
     pairs = list(zip(forms(template, names["version"]), forms(r.group, r.version), strict=True))
     pairs += [
+        (f" a {names['kind']}", article(r.kind) + r.kind),  # "create a …", "delete a …"
         (names["listKind"], cr.list_kind or f"{r.kind}List"),
         (names["kind"], r.kind),
         (names["plural"], r.plural),
@@ -243,6 +254,8 @@ def go_order(schema: Any) -> Any:
             value = go_order(value)
         elif key in ("allOf", "oneOf", "anyOf"):
             value = [go_order(v) for v in value]
+        elif key == "x-kubernetes-validations" and isinstance(value, list):
+            value = [{f: r[f] for f in _RULE_FIELDS if f in r} if isinstance(r, dict) else r for r in value]
         out[key] = value
     return out
 
@@ -263,9 +276,21 @@ def kind_schema(cr: CustomResource, v2: bool) -> dict[str, Any]:
         props = {**(published.get("properties") or {}), **meta}
         schema = {**published, "properties": dict(sorted(props.items()))}
     schema["x-kubernetes-group-version-kind"] = [{"group": r.group, "kind": r.kind, "version": r.version}]
+    return _with_selectable_fields(schema, cr)
+
+
+def _with_selectable_fields(schema: dict[str, Any], cr: CustomResource) -> dict[str, Any]:
+    """``buildSelectableFields``: the kind's and its List's schema name the version's selectable
+    fields (CustomResourceFieldSelectors, GA)."""
     if cr.selectable_fields:
-        schema["x-kubernetes-selectable-fields"] = [{"fieldPath": f.removeprefix(".")} for f in cr.selectable_fields]
+        fields = [{"fieldPath": f.removeprefix(".")} for f in cr.selectable_fields]
+        schema = {**schema, "x-kubernetes-selectable-fields": fields}
     return dict(go_order(schema))
+
+
+def _list_name(cr: CustomResource) -> str:
+    r = cr.resource
+    return schema_name(r.group, r.version, cr.list_kind or f"{r.kind}List")
 
 
 def v3_document(served: list[CustomResource]) -> dict[str, Any]:
@@ -281,6 +306,7 @@ def v3_document(served: list[CustomResource]) -> dict[str, Any]:
         paths.update({p: v for p, v in doc["paths"].items() if _subresource_kept(p, cr)})
         schemas.update(doc["components"]["schemas"])
         schemas[schema_name(r.group, r.version, r.kind)] = kind_schema(cr, v2=False)
+        schemas[_list_name(cr)] = _with_selectable_fields(schemas[_list_name(cr)], cr)
     reached = reachable([paths], {V3_SCHEMAS: schemas})
     kept = {k: schemas[k] for k in sorted(schemas) if V3_SCHEMAS + k in reached}
     components = {**doc.get("components", {}), "schemas": kept}
@@ -295,6 +321,7 @@ def v2_parts(cr: CustomResource) -> tuple[dict[str, Any], dict[str, Any]]:
     paths = {p: v for p, v in parts["paths"].items() if _subresource_kept(p, cr)}
     definitions = dict(parts["definitions"])
     definitions[schema_name(r.group, r.version, r.kind)] = kind_schema(cr, v2=True)
+    definitions[_list_name(cr)] = _with_selectable_fields(definitions[_list_name(cr)], cr)
     return paths, definitions
 
 
