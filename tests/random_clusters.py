@@ -2,7 +2,8 @@
 zones, taints, resources, an unschedulable one now and then), pods bound to them (requests, host
 ports, priorities, PodDisruptionBudgets over them), a life lived (``age``: pods finished,
 terminating or another scheduler's, nodes cordoned or NotReady with the node lifecycle
-controller's taints), and one pending pod, ``incoming``, drawing on
+controller's taints), and one pending pod, ``incoming`` (now and then still nominated to a node by
+an earlier preemption), drawing on
 everything the default profile looks at: requests with init and sidecar containers and a
 RuntimeClass's overhead, node selectors and node affinity, tolerations, topology spread, pod
 affinity and anti-affinity, host ports, priorities that preempt, persistent volume claims (bound,
@@ -12,8 +13,8 @@ delayed binding over local volumes, missing) and a DRA claim on devices the node
 for the large run (``scripts/differential.py``), hypothesis' ``st.randoms()`` in the tests, so that
 a disagreement shrinks to a small cluster. Bound pods get distinct priorities, which makes
 preemption's choice of node and victims unique (``pickOneNodeForPreemption`` then never falls
-through to upstream's random order of candidates). ``age`` draws after everything else, so a seed
-makes the same cluster as before it existed, then ages it."""
+through to upstream's random order of candidates). ``age`` and the nomination draw after everything
+else, so a seed makes the same cluster as before they existed, then ages it."""
 
 from __future__ import annotations
 
@@ -394,6 +395,9 @@ def make_case(rng: Rng) -> list[dict[str, Any]]:
     extra: list[dict[str, Any]] = []
     pending = incoming(rng, nodes, extra)
     age(rng, nodes, bound)
+    if chance(rng, 0.1):
+        # still nominated by an earlier preemption (drawn last: the draws before stay a seed's own)
+        pending["status"] = {"phase": "Pending", "nominatedNodeName": rng.choice(nodes)["metadata"]["name"]}
     return [*classes, *nodes, *extra, *bound, *budgets, pending]
 
 

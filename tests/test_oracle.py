@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -48,7 +49,9 @@ def test_seeded_cases_the_oracle_once_caught(tmp_path, case):
     """Clusters of the large run that once disagreed: overhead from a RuntimeClass, a capacity
     score for local volumes, a preemption that nominates and then binds, a budget over pods the
     input places on nodes (they run, so the budget allows a disruption), and preemption's dry run
-    under spreading and anti-affinity (judged one node at a time, the other nodes' pods in place)."""
+    under spreading and anti-affinity (judged one node at a time, the other nodes' pods in place);
+    232 now also holds a pending pod still nominated elsewhere, which preempts and waits for its
+    victims."""
     path = tmp_path / f"case-{case}.yaml"
     path.write_text(yaml.safe_dump_all(make_case(random.Random(case))))
     (theirs,) = upstream(binaries() / "oracle", [path])
@@ -181,3 +184,73 @@ def test_a_second_pod_sees_the_first_ones_claim_allocation(tmp_path: Path):
     assert by_pod["default/pb"]["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims.")
     for pod in ("default/pa", "default/pb"):
         assert not disagreement(by_pod[pod], kubesched(path, pod)), pod
+
+
+def test_a_preemptor_nominated_elsewhere_waits_for_its_victims(tmp_path: Path):
+    """A pending pod still nominated to n3 by an earlier preemption fits nowhere (n3 by topology
+    spread) and preempts ``b`` on n1. Its new nomination requeues it at once (eventhandlers.go,
+    ``hasNominatedNodeNameChanged``), but DefaultPreemption's PreEnqueue holds it until its last
+    victim is deleting (``isRunningPreemption``): retried while ``b`` terminates it would find n3
+    (spreading ignores a terminating pod, the host port does not) instead of n1 once ``b`` is gone.
+    The oracle deletes victims as kube-apiserver does (terminating for their grace period)."""
+    zone = "topology.kubernetes.io/zone"
+
+    def node(name: str, z: str, cpu: str) -> dict[str, Any]:
+        status = {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": "110"}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": {zone: z, "kubernetes.io/hostname": name}},
+            "status": {**status, "capacity": status["allocatable"]},
+        }
+
+    def container(cpu: str) -> dict[str, Any]:
+        return {
+            "name": "c",
+            "image": "pause",
+            "ports": [{"containerPort": 80, "hostPort": 8080}],
+            "resources": {"requests": {"cpu": cpu}},
+        }
+
+    objects = [
+        *(
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+            for n, v in (("high", 1000), ("low", 10))
+        ),
+        node("n1", "c", "2"),
+        node("n2", "b", "100m"),
+        node("n3", "c", "2"),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "b", "namespace": "default", "labels": {"app": "web"}},
+            "spec": {"nodeName": "n1", "priorityClassName": "low", "containers": [container("1500m")]},
+            "status": {"phase": "Running"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "incoming", "namespace": "default", "labels": {"app": "web"}},
+            "spec": {
+                "priorityClassName": "high",
+                "containers": [container("1")],
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": zone,
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                    }
+                ],
+            },
+            "status": {"phase": "Pending", "nominatedNodeName": "n3"},
+        },
+    ]
+    path = tmp_path / "nominated.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    (theirs,) = upstream(binaries() / "oracle", [path])
+    mine = kubesched(path)
+    assert theirs[0]["victims"] == mine["victims"] == ["default/b"]
+    assert theirs[0]["nominatedNode"] == mine["nominatedNode"] == "n1"
+    assert theirs[0]["node"] == mine["node"] == "n1"
+    assert not disagreement(theirs[0], mine)

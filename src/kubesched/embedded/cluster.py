@@ -177,10 +177,13 @@ class EmbeddedCluster:
 
     def settle(self) -> None:
         """Handle every watch event and schedule until activeQ is empty and the controllers
-        have nothing left to do; no time passes."""
+        have nothing left to do; no time passes, but what is due now is done (a preemption's
+        last eviction, which follows its cycle)."""
         while True:
             before = self.store.resource_version
             self._settle_scheduler()
+            if isinstance(self.clock, VirtualClock):
+                self.clock.advance_to(self.clock.now())
             if self.kubelet is not None:
                 self.kubelet.sync()
             self.controllers.sync()

@@ -21,6 +21,7 @@ type capture struct {
 	started   map[string]bool                      // preemptor -> its victims' deletion began
 	skipped   map[string]int                       // preemptor -> victims already terminating (no call)
 	gated     map[string]string                    // pod -> "plugin: message" of the PreEnqueue plugin holding it
+	updates   map[string]int                       // pod -> update events the scheduler handled for it, unscheduled
 }
 
 func newCapture() *capture {
@@ -32,6 +33,7 @@ func newCapture() *capture {
 		started:   map[string]bool{},
 		skipped:   map[string]int{},
 		gated:     map[string]string{},
+		updates:   map[string]int{},
 	}
 }
 
@@ -75,6 +77,8 @@ func (c *capture) Info(_ int, msg string, kv ...any) {
 		if status, ok := values["status"].(*fwk.Status); ok {
 			c.gated[fmt.Sprint(values["pod"])] = fmt.Sprint(values["plugin"]) + ": " + status.Message()
 		}
+	case "Update event for unscheduled pod":
+		c.updates[fmt.Sprint(values["pod"])]++
 	case "Async Preemption finished completely":
 		c.finished[fmt.Sprint(values["preemptor"])] = true
 	case "Start the preemption asynchronously":
@@ -115,6 +119,13 @@ func toInt(v any) int {
 		return int(n)
 	}
 	return 0
+}
+
+// updated reports how many update events of the unscheduled pod the scheduler has handled.
+func (c *capture) updated(pod string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.updates[pod]
 }
 
 // gating says which PreEnqueue plugin holds the pod back and why, or "".

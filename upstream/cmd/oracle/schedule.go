@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -56,10 +58,124 @@ type eventsv1Event = eventsv1.Event
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-// deletions records the pods deleted through the client (preemption's victims), in order.
+// deletions records the pods deleted through the client (preemption's victims), in order. A bound
+// pod deleted with a grace period is not removed at once, as kube-apiserver does not remove it: it
+// gets its deletionTimestamp (an update the scheduler's informers see) and stays terminating until
+// its grace period has passed on the queue's clock, when finishDue removes it as its kubelet would
+// (the fake clientset alone removes it at once).
 type deletions struct {
-	mu   sync.Mutex
-	keys []string
+	mu          sync.Mutex
+	keys        []string
+	terminating []terminating
+	remove      func(namespace, name string) error
+	clock       *testingclock.FakeClock
+	// the one pod being placed (not in --together), and how many of its updates the scheduler had
+	// handled when its attempt began: see nominationSeen
+	preemptor *v1.Pod
+	sink      *capture
+	baseline  int    // the preemptor's updates handled when its attempt began
+	nominated string // its nomination then
+}
+
+// nominationSeen waits (a little) until the scheduler has handled the update that the failed
+// attempt wrote to the preemptor (its nomination). The preemption goroutine deletes victims while
+// the failed cycle writes the nomination. Over an API server the goroutine takes two round trips a
+// victim, the nomination one and its watch event, so the update usually arrives while the
+// preemption still runs, and DefaultPreemption's PreEnqueue holds the pod if that update requeues
+// it; on the fake clientset the goroutine is done first. The oracle's deletions wait for the
+// update (slowDeletes), so they come in the usual order, as kubesched's do.
+func (d *deletions) nominationSeen(node string) {
+	d.mu.Lock()
+	preemptor, baseline, nominated := d.preemptor, d.baseline, d.nominated
+	d.mu.Unlock()
+	if preemptor == nil || d.sink == nil || nominated == node {
+		return // no nomination changes: no update requeues the preemptor
+	}
+	key := preemptor.Namespace + "/" + preemptor.Name
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if d.sink.updated(key) > baseline {
+			time.Sleep(50 * time.Millisecond) // the handler's move right after the update
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+type terminating struct {
+	pod *v1.Pod
+	end time.Time
+}
+
+// finishDue ends the terminations whose grace period has passed on the clock.
+func (d *deletions) finishDue() error {
+	d.mu.Lock()
+	var due []*v1.Pod
+	kept := d.terminating[:0]
+	for _, t := range d.terminating {
+		if d.clock.Now().Before(t.end) {
+			kept = append(kept, t)
+		} else {
+			due = append(due, t.pod)
+		}
+	}
+	d.terminating = kept
+	d.mu.Unlock()
+	for _, p := range due {
+		if err := d.remove(p.Namespace, p.Name); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish lets the clock run to the end of every termination begun, and ends them.
+func (d *deletions) finish() error {
+	d.mu.Lock()
+	var last time.Time
+	for _, t := range d.terminating {
+		if t.end.After(last) {
+			last = t.end
+		}
+	}
+	d.mu.Unlock()
+	if now := d.clock.Now(); last.After(now) {
+		d.clock.Step(last.Sub(now))
+	}
+	return d.finishDue()
+}
+
+// step moves the clock on, ending the terminations due by then: a pod backing off is retried when
+// its backoff (1 to 10 s by default) is over, before victims given 30 s have gone.
+func (d *deletions) step(by time.Duration) error {
+	d.clock.Step(by)
+	return d.finishDue()
+}
+
+// the profile's podInitialBackoffSeconds and podMaxBackoffSeconds (run sets them)
+var initialBackoff, maxBackoff = time.Second, 10 * time.Second
+
+// backoff is the queue's backoff of a pod after its n-th attempt (calculateBackoffDuration).
+func backoff(attempts int) time.Duration {
+	d := initialBackoff
+	for i := 1; i < attempts && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+// pending reports whether a termination is under way, and each terminating pod as the scheduler's
+// cache holds it has its deletionTimestamp (the update has reached the scheduler).
+func (d *deletions) pending(sched *scheduler.Scheduler) (bool, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range d.terminating {
+		cached, err := sched.Cache.GetPod(t.pod)
+		if err != nil || cached.DeletionTimestamp == nil {
+			return true, false
+		}
+	}
+	return len(d.terminating) > 0, true
 }
 
 func (d *deletions) take() []string {
@@ -169,13 +285,36 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 		}
 		return true, pvc, nil
 	})
-	deleted := &deletions{}
+	deleted := &deletions{remove: func(namespace, name string) error { return tracker.Delete(podsResource, namespace, name) }}
 	client.PrependReactor("delete", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		d := action.(k8stesting.DeleteAction)
 		deleted.mu.Lock()
+		defer deleted.mu.Unlock()
 		deleted.keys = append(deleted.keys, d.GetNamespace()+"/"+d.GetName())
-		deleted.mu.Unlock()
-		return false, nil, nil
+		got, err := tracker.Get(podsResource, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		pod := got.(*v1.Pod).DeepCopy()
+		// the pod strategy's CheckGracefulDelete: the pod's own grace period unless the request
+		// gives one; an unbound pod, or a grace period of 0, is removed at once
+		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
+		if pod.Spec.TerminationGracePeriodSeconds != nil {
+			grace = *pod.Spec.TerminationGracePeriodSeconds
+		}
+		if opts := d.GetDeleteOptions(); opts.GracePeriodSeconds != nil {
+			grace = *opts.GracePeriodSeconds
+		}
+		if pod.Spec.NodeName == "" || grace == 0 || pod.DeletionTimestamp != nil {
+			return false, nil, nil
+		}
+		now := metav1.Now()
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, &grace
+		if err := tracker.Update(podsResource, pod, pod.Namespace); err != nil {
+			return true, nil, err
+		}
+		deleted.terminating = append(deleted.terminating, terminating{pod, deleted.clock.Now().Add(time.Duration(grace) * time.Second)})
+		return true, pod, nil
 	})
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.New(sink)))
 	defer cancel()
@@ -202,7 +341,10 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 	// the queue's clock stands still unless the oracle steps it (backoff): a run does not depend
 	// on how long this machine takes
 	clock := testingclock.NewFakeClock(time.Now())
-	sched, err := scheduler.New(ctx, client, informerFactory, nil, profile.NewRecorderFactory(broadcaster),
+	deleted.clock = clock
+	initialBackoff = time.Duration(cfg.PodInitialBackoffSeconds) * time.Second
+	maxBackoff = time.Duration(cfg.PodMaxBackoffSeconds) * time.Second
+	sched, err := scheduler.New(ctx, slowDeletes{client, deleted}, informerFactory, nil, profile.NewRecorderFactory(broadcaster),
 		scheduler.WithClock(clock),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(cfg.Parallelism),
@@ -245,6 +387,9 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 		if rec == nil {
 			return nil, fmt.Errorf("%s/%s: no profile %q", created.Namespace, created.Name, created.Spec.SchedulerName)
 		}
+		deleted.mu.Lock()
+		deleted.preemptor, deleted.sink = created, sink
+		deleted.mu.Unlock()
 		out, err := place(ctx, sched, clock, rec, client, sink, deleted, seen, created)
 		if err != nil {
 			return nil, err
@@ -284,39 +429,125 @@ func (o *outcomes) after(key string, seen int) *eventsv1.Event {
 // queued reports whether the pod waits in the active or backoff queue, where ScheduleOne pops it,
 // with the node its preemption nominated: in a cluster the victims take their grace period to go,
 // long after the status patch reached the scheduler's informer.
-// A pod backing off waits for the clock, which is stepped past the longest backoff.
-func queued(sched *scheduler.Scheduler, clock *testingclock.FakeClock, pod *v1.Pod, nominated string) bool {
+// A pod backing off waits for the clock, which is stepped a second at a time.
+func queued(sched *scheduler.Scheduler, deleted *deletions, pod *v1.Pod, nominated string, attempts int, stepped *bool) (bool, error) {
 	for _, p := range sched.SchedulingQueue.PodsInActiveQ() {
 		if p.UID == pod.UID {
-			return p.Status.NominatedNodeName == nominated
+			return p.Status.NominatedNodeName == nominated, nil
 		}
 	}
 	for _, p := range sched.SchedulingQueue.PodsInBackoffQ() {
-		if p.UID == pod.UID {
-			clock.Step(time.Minute)
-			return false
+		if p.UID == pod.UID && !*stepped {
+			*stepped = true // once: the queue's flush moves it when its backoff is over
+			return false, deleted.step(backoff(attempts))
 		}
 	}
-	return false
+	return false, nil
+}
+
+// slowDeletes is the scheduler's clientset with pod deletions made after the preemptor's update
+// has been handled (nominationSeen); everything else is the fake clientset's. (A reactor cannot
+// wait: the fake clientset holds its lock while reactors run, and the update waits on it.)
+type slowDeletes struct {
+	*fake.Clientset
+	deleted *deletions
+}
+
+func (c slowDeletes) CoreV1() corev1client.CoreV1Interface {
+	return slowCoreV1{c.Clientset.CoreV1(), c.deleted}
+}
+
+type slowCoreV1 struct {
+	corev1client.CoreV1Interface
+	deleted *deletions
+}
+
+func (c slowCoreV1) Pods(namespace string) corev1client.PodInterface {
+	return slowPods{c.CoreV1Interface.Pods(namespace), c.deleted}
+}
+
+type slowPods struct {
+	corev1client.PodInterface
+	deleted *deletions
+}
+
+func (p slowPods) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	if victim, err := p.PodInterface.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		p.deleted.nominationSeen(victim.Spec.NodeName)
+	}
+	return p.PodInterface.Delete(ctx, name, opts)
+}
+
+// settleTerminations waits until the scheduler has seen every termination begun and the pod's nomination, then
+// ends the terminations unless the pod already waits in the active or backoff queue.
+func settleTerminations(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod, nominated string, deleted *deletions) error {
+	if busy, _ := deleted.pending(sched); !busy {
+		return nil
+	}
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, seen := deleted.pending(sched)
+		if !seen {
+			return false, nil
+		}
+		pending, _ := sched.SchedulingQueue.PendingPods()
+		for _, p := range pending {
+			if p.UID == pod.UID {
+				return p.Status.NominatedNodeName == nominated, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("terminating victims never reached the scheduler: %w", err)
+	}
+	// the same handler that stored the new nomination moves the pods it held room from right after
+	// (updatePodInSchedulingQueue): give it that moment
+	time.Sleep(50 * time.Millisecond)
+	for _, p := range append(sched.SchedulingQueue.PodsInActiveQ(), sched.SchedulingQueue.PodsInBackoffQ()...) {
+		if p.UID == pod.UID {
+			return nil
+		}
+	}
+	return deleted.finish()
 }
 
 // place runs scheduling cycles for one pod until it is bound, or fails without preempting.
 func place(ctx context.Context, sched *scheduler.Scheduler, clock *testingclock.FakeClock, rec *recording, client *fake.Clientset, sink *capture, deleted *deletions, seen *outcomes, pod *v1.Pod) (result, error) {
 	key := pod.Namespace + "/" + pod.Name
 	out := result{Pod: key}
+	// a pod that comes already nominated (an earlier preemption's) waits in the queue with that
+	// nomination until its first attempt; later attempts, with the one its own preemption made
+	initial := pod.Status.NominatedNodeName
+	expected := func(attempt int) string {
+		if attempt == 0 {
+			return initial
+		}
+		return out.NominatedNode
+	}
 	poll := func(cond wait.ConditionWithContextFunc) error {
 		return wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, 10*time.Second, true, cond)
 	}
 	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt > 0 {
+			// victims terminating: the scheduler sees each one's deletionTimestamp and the pod's
+			// new nomination; a pod queued by then (its own nomination changed: eventhandlers.go's
+			// hasNominatedNodeNameChanged) is tried while they terminate, else their kubelets end
+			// them, which queues it
+			if err := settleTerminations(ctx, sched, pod, out.NominatedNode, deleted); err != nil {
+				return out, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		stepped := false
 		if err := poll(func(context.Context) (bool, error) {
-			return queued(sched, clock, pod, out.NominatedNode) || (attempt == 0 && sink.gating(key) != ""), nil
+			ok, err := queued(sched, deleted, pod, expected(attempt), attempt, &stepped)
+			return ok || (attempt == 0 && sink.gating(key) != ""), err
 		}); err != nil {
 			if attempt > 0 {
 				break // unschedulable until something else changes
 			}
 			return out, fmt.Errorf("%s never reached the queue", key)
 		}
-		if attempt == 0 && !queued(sched, clock, pod, "") {
+		if ok, _ := queued(sched, deleted, pod, initial, attempt, &stepped); attempt == 0 && !ok {
 			// never popped: a PreEnqueue plugin keeps it out of the active queue (a later
 			// attempt's gating, DefaultPreemption's while its victims go, is transient)
 			out.Gated = sink.gating(key)
@@ -324,6 +555,13 @@ func place(ctx context.Context, sched *scheduler.Scheduler, clock *testingclock.
 		}
 		sink.forget(key)
 		rec.forget(key)
+		current, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return out, err
+		}
+		deleted.mu.Lock()
+		deleted.baseline, deleted.nominated = sink.updated(key), current.Status.NominatedNodeName
+		deleted.mu.Unlock()
 		sched.ScheduleOne(ctx)
 		var event *eventsv1.Event
 		if err := poll(func(context.Context) (bool, error) {

@@ -49,9 +49,25 @@ func together(ctx context.Context, sched *scheduler.Scheduler, clock *testingclo
 	for round := 0; round < rounds; {
 		if len(sched.SchedulingQueue.PodsInActiveQ()) == 0 {
 			if len(sched.SchedulingQueue.PodsInBackoffQ()) == 0 {
-				break
+				if busy, _ := deleted.pending(sched); !busy {
+					break
+				}
+				// nothing to try while victims terminate: their kubelets end them (after the
+				// scheduler has seen them terminating), which queues what they blocked
+				_ = waitFor(func() bool { _, seen := deleted.pending(sched); return seen })
+				if err := deleted.finish(); err != nil {
+					return nil, err
+				}
+				round++
+				_ = waitFor(func() bool {
+					return len(sched.SchedulingQueue.PodsInActiveQ())+len(sched.SchedulingQueue.PodsInBackoffQ()) > 0
+				})
+				continue
 			}
-			clock.Step(time.Minute)
+			// past the longest backoff; terminations end when their grace period has passed
+			if err := deleted.step(maxBackoff); err != nil {
+				return nil, err
+			}
 			round++
 			_ = waitFor(func() bool { return len(sched.SchedulingQueue.PodsInActiveQ()) > 0 })
 			continue

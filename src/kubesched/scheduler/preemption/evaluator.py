@@ -47,9 +47,10 @@ NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 
-def evict_victim(client: Any, victim: PodInfo, scheduler_name: str, preemptor_type: str) -> None:
+def evict_victim(client: Any, victim: PodInfo, scheduler_name: str, preemptor_type: str) -> bool:
     """``PreemptPod``'s API part: DisruptionTarget (PreemptionByScheduler), then the deletion
-    (the victim's UID as precondition); a victim already gone is left alone."""
+    (the victim's UID as precondition); a victim already gone is left alone. False when a call
+    failed."""
     condition = updated_pod_condition(
         victim.obj,
         {
@@ -59,10 +60,13 @@ def evict_victim(client: Any, victim: PodInfo, scheduler_name: str, preemptor_ty
             "message": f"{scheduler_name}: preempting to accommodate a higher priority {preemptor_type}",
         },
     )
-    with contextlib.suppress(ApiError):
+    try:
         if condition is not None:
             client.patch_pod_status(victim.namespace, victim.name, condition, None)
         client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
+    except ApiError:
+        return False
+    return True
 
 
 @dataclass(slots=True)
@@ -173,9 +177,11 @@ class Evaluator:
         self.handle = handle
         self.args = args
         self.rng = rng
+        self.last_victim: PodInfo | None = None  # the last preemption's victim left to evict after its cycle
 
     # -- Preempt -----------------------------------------------------------------------------
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        self.last_victim = None
         nodes: NodeTable = self.handle.cache.table
         metrics = self.handle.metrics
         if metrics is not None:  # DefaultPreemption's PostFilter counts every attempt
@@ -201,7 +207,7 @@ class Evaluator:
             best = found.candidate(pick_index(found.columns), nodes, self.handle.cache.pod_table)
         if metrics is not None:
             metrics.preemption_victims.observe(len(best.victims))
-        self.prepare(best, pod)
+        self.last_victim = self.prepare(best, pod)
         # v1.37 says where and how many on success too; the FitError message carries it
         # (framework/preemption/preemption.go, Preempt)
         placement = f"found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
@@ -447,26 +453,45 @@ class Evaluator:
         return _Found(rows[ok], columns, slots[evicted], ev_rows, viol[evicted])
 
     # -- prepareCandidate ---------------------------------------------------------------------
-    def prepare(self, c: Candidate, pod: PodInfo) -> None:
+    def prepare(self, c: Candidate, pod: PodInfo) -> PodInfo | None:
         """Evict the victims (Permit-waiting ones are rejected instead), record ``Preempted``,
         and clear the nominations of lower-priority pods nominated to the node. A victim whose
         deletion is already under way gets no call and no event, and when no victim is left to
         delete, nothing is done at all: no nomination is cleared (``prepareCandidateAsync``
-        returns before its goroutine, ``executor.go``)."""
-        client = self.handle.client
+        returns before its goroutine, ``executor.go``). The last victim to delete is returned,
+        not evicted: upstream's goroutine deletes it last, after the preemptor's nomination is
+        written (DefaultPreemption evicts it after the cycle and gates the pod until then)."""
         if all(v.deleting for v in c.victims):
-            return
-        for victim in c.victims:
-            if victim.deleting:
-                continue
-            waiting = self.handle.waiting_pods.get(victim.uid)
-            if waiting is not None:
-                waiting.reject("DefaultPreemption", "preempted")
-            else:
-                evict_victim(client, victim, pod.scheduler_name, "pod")
-            client.record_event(  # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
-                "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {c.node}", pod.obj
-            )
+            return None
+        to_delete = [v for v in c.victims if not v.deleting]
+        last = to_delete[-1]
+        if self.handle.waiting_pods.get(last.uid) is not None:
+            last_deferred = None  # rejected in memory: no deletion event will come for it
+        else:
+            last_deferred = last
+        for victim in to_delete:
+            if victim is not last_deferred:
+                self.preempt_pod(victim, pod, c.node)
+        self._clear_lower_nominations(c, pod)
+        return last_deferred
+
+    def preempt_pod(self, victim: PodInfo, pod: PodInfo, node: str) -> bool:
+        """``PreemptPod``: a Permit-waiting victim is rejected, any other evicted; ``Preempted``
+        is recorded on it. False when the eviction's API call failed."""
+        waiting = self.handle.waiting_pods.get(victim.uid)
+        done = True
+        if waiting is not None:
+            waiting.reject("DefaultPreemption", "preempted")
+        else:
+            done = evict_victim(self.handle.client, victim, pod.scheduler_name, "pod")
+        # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
+        self.handle.client.record_event(
+            "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {node}", pod.obj
+        )
+        return done
+
+    def _clear_lower_nominations(self, c: Candidate, pod: PodInfo) -> None:
+        client = self.handle.client
         nominator = self.handle.nominator
         if nominator is None:
             return
