@@ -158,7 +158,11 @@ def test_kubectl(server: Server) -> None:
     wait_for(lambda: kubectl("get", "cj", "hello", "-o", "jsonpath={.spec.concurrencyPolicy}") == "Allow")
 
 
-def test_simulate_says_it_runs_no_cronjob_controller(tmp_path) -> None:
+def test_simulate_expands_workloads_into_their_pods(tmp_path) -> None:
+    """simulate runs the controllers of the workloads it is given: a Deployment's ReplicaSet makes its
+    replicas, a StatefulSet its ordinals one after the other (each Ready before the next), a
+    DaemonSet a pod per node, and a CronJob's next run is its Job, whose pod is placed; nothing is
+    warned about or left out (StatefulSets were ignored: ``bound 0/0``)."""
     import json
     import sys
 
@@ -166,16 +170,41 @@ def test_simulate_says_it_runs_no_cronjob_controller(tmp_path) -> None:
 
     from helpers import make_node
 
+    def workload(kind: str, name: str, spec: dict) -> dict:
+        template = {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}]},
+        }
+        return {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": name}}, "template": template, **spec},
+        }
+
+    objects = [
+        {"apiVersion": "v1", **make_node("n0")},
+        {"apiVersion": "v1", **make_node("n1")},
+        workload("Deployment", "web", {"replicas": 2}),
+        workload("StatefulSet", "db", {"replicas": 3, "serviceName": "db"}),
+        workload("DaemonSet", "agent", {}),
+        cron_job("nightly", "0 3 * * *"),
+    ]
     src = tmp_path / "in.yaml"
-    src.write_text(yaml.safe_dump_all([{"apiVersion": "v1", **make_node("n0")}, cron_job("nightly", "0 3 * * *")]))
+    src.write_text(yaml.safe_dump_all(objects))
     done = subprocess.run(
         [sys.executable, "-m", "kubesched", "simulate", str(src), "-o", "json"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0 and json.loads(done.stdout)["pods"] == []
-    assert done.stderr.strip() == (
-        "kubesched: warning: kind 'CronJob': simulate runs no workload controllers, so its pods are not created "
-        "(list the pods, or run it under kubesched up)"
-    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    pods = json.loads(done.stdout)["pods"]
+    names = sorted(p["name"] for p in pods)
+    assert [n for n in names if n.startswith("db-")] == ["db-0", "db-1", "db-2"]
+    assert len([n for n in names if n.startswith("web-")]) == 2
+    assert sorted(p["nodeName"] for p in pods if p["name"].startswith("agent-")) == ["n0", "n1"]
+    # the Job of the next 03:00 after the simulation's start, named as the CronJob controller names it
+    assert len([n for n in names if n.startswith("nightly-")]) == 1
+    assert all(p["nodeName"] for p in pods)

@@ -108,23 +108,8 @@ class CronJobController(Controller):
                     self.client.delete("Job", ns, j["metadata"]["name"], propagation=BACKGROUND)
                 self.recorder.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {j['metadata']['name']}")
             status["active"] = []
-        template = spec.get("jobTemplate") or {}
-        tmeta = template.get("metadata") or {}
-        annotations = {**(tmeta.get("annotations") or {}), SCHEDULED_ANNOTATION: rfc3339(due)}
-        job = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {
-                "name": name,
-                "namespace": ns,
-                "labels": dict(tmeta.get("labels") or {}),
-                "annotations": annotations,
-                "ownerReferences": [owner_reference(cj)],
-            },
-            "spec": template.get("spec") or {},
-        }
         try:
-            created = self.client.create("Job", job)
+            created = self.client.create("Job", job_for(cj, due))
         except ApiError as err:
             self.recorder.event(cj, "Warning", "FailedCreate", f"Error creating job: {err}")
             return
@@ -184,6 +169,36 @@ class CronJobController(Controller):
             return
         with contextlib.suppress(ApiError):
             self.client.patch("CronJob", ns, name, lambda o: {**o, "status": status})
+
+
+def job_for(cj: dict[str, Any], due: float) -> dict[str, Any]:
+    """``getJobFromTemplate2``: the Job a CronJob makes for the time ``due``, owned by it."""
+    meta, spec = cj["metadata"], cj.get("spec") or {}
+    template = spec.get("jobTemplate") or {}
+    tmeta = template.get("metadata") or {}
+    annotations = {**(tmeta.get("annotations") or {}), SCHEDULED_ANNOTATION: rfc3339(due)}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name(meta["name"], due),
+            "namespace": meta.get("namespace") or "default",
+            "labels": dict(tmeta.get("labels") or {}),
+            "annotations": annotations,
+            "ownerReferences": [owner_reference(cj)],
+        },
+        "spec": template.get("spec") or {},
+    }
+
+
+def next_job(cj: dict[str, Any], now: float) -> dict[str, Any] | None:
+    """The Job of the CronJob's next run after ``now`` (what a planner asks of it), or None when
+    it is suspended or its schedule never fires."""
+    spec = cj.get("spec") or {}
+    if spec.get("suspend"):
+        return None
+    due = next_after(parse_schedule(str(spec.get("schedule") or "")), spec.get("timeZone"), now)
+    return None if due == math.inf else job_for(cj, due)
 
 
 def _owned_by(job: dict[str, Any], uid: str | None) -> bool:

@@ -25,7 +25,7 @@ from kubesched.cluster.store import Backend, Store
 from kubesched.controllers.manager import SCHEDULING_LOOPS, WORKLOAD_CONTROLLERS, ControllerManager
 from kubesched.controllers.nodelifecycle import MONITOR_GRACE_PERIOD
 from kubesched.controllers.podgc import TERMINATED_POD_THRESHOLD
-from kubesched.embedded.populate import create_as_given, create_objects
+from kubesched.embedded.populate import create_as_given, create_objects, pod_makers
 from kubesched.embedded.service import SchedulerService
 from kubesched.embedded.virtual import MAX_VIRTUAL_SECONDS, Progress, run_to_quiescence
 from kubesched.errors import InputError
@@ -60,7 +60,9 @@ class EmbeddedCluster:
     at once (else ``run_to_quiescence`` starts the scheduler). ``clock``, ``backend``, ``history``,
     ``seed`` None, ``wake``: a real-time cluster's store (``kubesched up``). ``bound_pods_run``
     False: a bound pod stays as the binding left it, as in upstream's scheduler_perf, whose
-    cluster runs no kubelet (the benchmarks)."""
+    cluster runs no kubelet (the benchmarks). ``expand_workloads``: the workloads among
+    ``manifests`` (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, a CronJob's next run)
+    get their pods from their controllers, run beside the scheduler (``simulate``)."""
 
     def __init__(
         self,
@@ -91,13 +93,17 @@ class EmbeddedCluster:
         wake: Callable[[], None] | None = None,
         prepare: Callable[[Store], None] | None = None,
         bound_pods_run: bool = True,
+        expand_workloads: bool = False,
     ) -> None:
         self.clock: Clock = clock if clock is not None else VirtualClock()
         self.health = health or LoopHealth()
         self.store = Store(self.clock, seed=seed, backend=backend, history=history)
+        makers = pod_makers(list(manifests)) if expand_workloads and not workloads else []
+        self.expanded = bool(makers)
         if not workloads and bound_pods_run:
-            # no kubelet starts a bound pod: the binding does (the input's bound pods too)
-            self.store.on_bind = instant.started
+            # no kubelet starts a bound pod: the binding does (the input's bound pods too), Ready
+            # where controllers wait for it
+            self.store.on_bind = instant.started_ready if makers else instant.started
         else:  # a kubelet ends a graceful deletion (the hollow one, unless told not to run), never the store
             self.store.ends_graceful_deletions = False
         # kube-apiserver's order: defaults, the mutating plugins, the object's validation, ResourceQuota
@@ -106,7 +112,9 @@ class EmbeddedCluster:
         if prepare is not None:
             prepare(self.store)
         self.create(*objects)
-        self.rejected, self.pods = create_objects(self.store, list(manifests)) if manifests else ([], [])
+        self.rejected, self.pods = (
+            create_objects(self.store, list(manifests), expand=bool(makers)) if manifests else ([], [])
+        )
         self.kubelet: HollowKubelet | None = None
         if kubelet if kubelet is not None else workloads:
             self.kubelet = HollowKubelet(
@@ -118,7 +126,10 @@ class EmbeddedCluster:
                 health=self.health,
             )
         if controllers is None:
-            controllers = [*(WORKLOAD_CONTROLLERS if workloads else ()), *(SCHEDULING_LOOPS if loops else ())]
+            controllers = [
+                *(WORKLOAD_CONTROLLERS if workloads else makers),
+                *(SCHEDULING_LOOPS if loops else ()),
+            ]
         self.controllers = ControllerManager(
             StoreObjects(self.store),
             controllers,
@@ -220,7 +231,11 @@ class EmbeddedCluster:
         scheduler (and ``also``: anything with a ``sync``) synced before each step."""
         assert isinstance(self.clock, VirtualClock)
         self.start()
-        run_to_quiescence(self.sched, self.clock, limit=limit, controllers=[*self.loops, *also], progress=progress)
+        # the workloads' controllers (``expand_workloads``) sync beside the scheduling loops
+        workload = [self.controllers] if self.expanded else []
+        run_to_quiescence(
+            self.sched, self.clock, limit=limit, controllers=[*self.loops, *workload, *also], progress=progress
+        )
 
     def scheduler_service(
         self,

@@ -13,6 +13,7 @@ from kubesched.clock import rfc3339
 from kubesched.cluster import admission
 from kubesched.cluster.loader import Manifest, warn
 from kubesched.cluster.store import KNOWN_KINDS, Store, is_namespaced
+from kubesched.controllers.cronjob import next_job
 from kubesched.errors import InputError
 
 CREATE_ORDER = {
@@ -36,6 +37,26 @@ CREATE_ORDER = {
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by NamespaceLifecycle admission
 # kinds only the workload controllers act on: simulate and size run none
 CONTROLLER_ONLY = frozenset({"Deployment", "DaemonSet", "Job", "CronJob"})
+# the workload kinds whose pods a controller makes, and the controllers that make them (a CronJob's
+# next run is made here as its controller would make it: see ``create_objects``)
+POD_MAKERS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("deployment-controller", "replicaset-controller"),
+    "ReplicaSet": ("replicaset-controller",),
+    "StatefulSet": ("statefulset-controller",),
+    "DaemonSet": ("daemonset-controller",),
+    "Job": ("job-controller",),
+    "CronJob": ("job-controller",),
+}
+
+
+def pod_makers(manifests: list[Manifest]) -> list[str]:
+    """The controllers that make the pods of the workloads among ``manifests``, in their order."""
+    out: list[str] = []
+    for m in manifests:
+        for name in POD_MAKERS.get(m.kind, ()):
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def create_as_given(store: Store, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -61,12 +82,13 @@ def create_as_given(store: Store, kind: str, obj: dict[str, Any]) -> dict[str, A
 
 
 def create_objects(
-    store: Store, manifests: list[Manifest], *, keep_existing: bool = False
+    store: Store, manifests: list[Manifest], *, keep_existing: bool = False, expand: bool = False
 ) -> tuple[list[dict[str, Any]], list[Manifest]]:
     """Create manifests in dependency order (namespaces, priority classes, nodes, budgets, the
     rest, pods last), creating missing namespaces with a warning. Objects refused by admission are
     returned as rejected; with ``keep_existing`` an object already stored is left as it is (a
-    server restarted with the same PATHs)."""
+    server restarted with the same PATHs). ``expand``: the workloads' controllers run beside (so
+    no warning that their pods are not made), and each CronJob's next run is created as its Job."""
     rejected: list[dict[str, Any]] = []
     warned: set[str] = set()
     namespaces = {m.obj["metadata"]["name"] for m in manifests if m.kind == "Namespace"}
@@ -85,7 +107,7 @@ def create_objects(
     ordered = sorted(manifests, key=lambda m: CREATE_ORDER.get(m.kind, 5))
     pods: list[Manifest] = []
     for m in ordered:
-        if m.kind in CONTROLLER_ONLY and not keep_existing and m.kind not in warned:
+        if m.kind in CONTROLLER_ONLY and not keep_existing and not expand and m.kind not in warned:
             warned.add(m.kind)
             warn(
                 f"kind {m.kind!r}: simulate runs no workload controllers, so its pods are not created "
@@ -106,9 +128,11 @@ def create_objects(
                 continue
             if m.kind == "PriorityClass" and meta.get("name") in admission.SYSTEM_PRIORITY_CLASSES:
                 continue
-            create_as_given(store, kind, m.obj)
+            created = create_as_given(store, kind, m.obj)
             if m.kind == "Pod":
                 pods.append(m)
+            if expand and m.kind == "CronJob" and (job := next_job(created, store.clock.now())) is not None:
+                store.create("Job", job)
         except ApiError as exc:
             if keep_existing and isinstance(exc, AlreadyExists):
                 continue

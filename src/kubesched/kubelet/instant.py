@@ -13,3 +13,16 @@ def started(status: dict[str, Any], now: str) -> dict[str, Any]:
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
     scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
     return {**status, "phase": "Running", "startTime": now, "conditions": [*conditions, scheduled]}
+
+
+READY = ("Initialized", "ContainersReady", "Ready")
+
+
+def started_ready(status: dict[str, Any], now: str) -> dict[str, Any]:
+    """``started``, and Ready as a kubelet reports a started pod with no probes (Initialized,
+    ContainersReady, Ready): what a StatefulSet waits for before its next ordinal, a Deployment
+    counts available. Simulations that expand workloads run their pods so."""
+    out = started(status, now)
+    kept = [c for c in out["conditions"] if c.get("type") not in READY]
+    ready = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now} for t in READY]
+    return {**out, "conditions": [*kept, *ready]}

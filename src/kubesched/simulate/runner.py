@@ -139,7 +139,14 @@ def simulate(
     for key, why in SIMULATE_IGNORES.items():
         if key in config.present:
             warn(f"{key} is ignored by simulate: {why}")
-    cluster = EmbeddedCluster(config=config, manifests=objects, explain=set(explain or ()), seed=seed, start=False)
+    cluster = EmbeddedCluster(
+        config=config,
+        manifests=objects,
+        explain=set(explain or ()),
+        seed=seed,
+        start=False,
+        expand_workloads=True,
+    )
     store, rejected, pod_manifests, sched, client = (
         cluster.store,
         cluster.rejected,
@@ -155,7 +162,10 @@ def simulate(
     cluster.run_to_quiescence(progress=progress)
     wall = time.perf_counter() - started
     client.flush_events(final=True)  # series counted in memory are written, as the final rounds would
+    made: list[tuple[str, str]] = []  # pods the workloads' controllers created, in order
     for ev in watch.drain():
+        if ev.type == "ADDED":
+            made.append((ev.obj["metadata"].get("namespace") or "default", ev.obj["metadata"]["name"]))
         if ev.type == "DELETED":
             meta = ev.obj["metadata"]
             deleted.append(
@@ -170,9 +180,12 @@ def simulate(
     result = SimulationResult(rejected=rejected, deleted_pods=deleted, explain=sched.explanations)
     nodes_used: set[str] = set()
     bound = 0
-    for m in pod_manifests:
-        meta = m.obj.get("metadata") or {}
-        obj = store.try_get("Pod", meta.get("namespace") or "default", meta.get("name", ""))
+    given = [
+        ((m.obj.get("metadata") or {}).get("namespace") or "default", (m.obj.get("metadata") or {}).get("name", ""))
+        for m in pod_manifests
+    ]
+    for namespace, name in dict.fromkeys([*given, *made]):
+        obj = store.try_get("Pod", namespace, name)
         if obj is None:
             continue
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
