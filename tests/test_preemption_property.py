@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import make_node, make_pod, make_priority_class
-from kubesched.scheduler.preemption.evaluator import Evaluator
+from kubesched.scheduler.preemption.executor import Executor
 from kubesched.testing import Cluster
 
 CLASSES = [make_priority_class(f"p{v}", v) for v in range(4)]
@@ -36,7 +36,7 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict], list[dict]]:
 def test_preemption_evicts_only_lower_priority_pods_the_dry_run_chose(cluster) -> None:
     objects, pending = cluster
     chosen: list[tuple[object, object]] = []
-    original = Evaluator.prepare
+    original = Executor.prepare_async
 
     def record(self, candidate, pod):  # the dry run's decision, and the node as it was then
         table = self.handle.cache.table
@@ -46,7 +46,7 @@ def test_preemption_evicts_only_lower_priority_pods_the_dry_run_chose(cluster) -
         chosen.append((pod, candidate, free))
         return original(self, candidate, pod)
 
-    Evaluator.prepare = record  # type: ignore[method-assign]
+    Executor.prepare_async = record  # type: ignore[method-assign]
     try:
         # invalid combinations (a running pod over its node's capacity) are fine: the scheduler
         # must still never evict a pod of equal or higher priority
@@ -57,7 +57,7 @@ def test_preemption_evicts_only_lower_priority_pods_the_dry_run_chose(cluster) -
         for _ in range(8):
             c.advance(30)
     finally:
-        Evaluator.prepare = original  # type: ignore[method-assign]
+        Executor.prepare_async = original  # type: ignore[method-assign]
 
     deleted = {ev.obj["metadata"]["uid"] for ev in watch.drain() if ev.type == "DELETED"}
     victims = set()

@@ -16,7 +16,7 @@ from mypy_extensions import trait
 from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo, updated_pod_condition
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import NOMINATION_CLEARED, NOMINATION_KEPT, NominatingInfo
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
@@ -35,8 +35,6 @@ from kubesched.scheduler.schedule_pod import ScheduleFailure, ScheduleResult
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)
 # clears the pod's nomination, in the queue and in its status
-NO_NODES_PLUGIN = "<no nodes>"  # pods that failed because the cluster had no node wait for a Node add
-NO_NODES_EVENTS = [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
 
 @trait
@@ -134,7 +132,9 @@ class ScheduleOne(SchedulerParts):
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - qp.attempt_started)
         st = failure.failure_status()
-        failed = Failure(st, {NO_NODES_PLUGIN}) if failure.no_nodes else Failure.error(st)
+        # no plugin to wait on, for no nodes too (ErrNoNodesAvailable): the pod backs off in the
+        # error backoff queue and is retried when its backoff is over, not on an event
+        failed = Failure.error(st)
         self._handle_failure(qp, failed, NOMINATION_CLEARED, state.results)
 
     def _new_cycle_state(self, pod: PodInfo, record: bool = True) -> tuple[CycleState, bool]:

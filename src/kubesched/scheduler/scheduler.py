@@ -47,7 +47,6 @@ from kubesched.scheduler.profile import build_profiles
 from kubesched.scheduler.queue import Entity, QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import NODE_LIMIT
-from kubesched.scheduler.schedule_one import NO_NODES_EVENTS, NO_NODES_PLUGIN
 from kubesched.scheduler.schedule_one_podgroup import ScheduleOnePodGroup
 from kubesched.scheduler.schedule_pod import Algorithm
 
@@ -91,6 +90,7 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             metrics=self.metrics,
             extenders=self.extenders,
             features=config.feature_gates,
+            background=self.binding,
         )
         self.profiles = build_profiles(config, self.handle, registry)  # each records into handle.metrics
         first = next(iter(self.profiles.values()))
@@ -109,9 +109,7 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             nominated_table=self.cache.nominated_table,
             on_incoming=self.metrics.queue_incoming.inc,
         )
-        self._events_by_profile = {
-            name: {**f.events_to_register(), NO_NODES_PLUGIN: NO_NODES_EVENTS} for name, f in self.profiles.items()
-        }
+        self._events_by_profile = {name: f.events_to_register() for name, f in self.profiles.items()}
         self.handle.queue = self.queue
         self.metrics.pending_source = self.queue.counts
         self.metrics.unschedulable_source = self._unschedulable_by_plugin

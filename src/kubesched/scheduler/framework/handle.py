@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from kubesched.features import FeatureGates
 from kubesched.framework.nodes import NodeInfo, NodeTableView
+from kubesched.scheduler.binding import Binding, Done, InlineBinding, Work
 from kubesched.scheduler.listers import Listers
 from kubesched.scheduler.snapshot import Snapshot
 
@@ -39,6 +40,7 @@ class Handle:
         metrics: SchedulerMetrics | None = None,
         extenders: list[HTTPExtender] | None = None,
         features: FeatureGates | None = None,
+        background: Binding | None = None,
     ) -> None:
         self.client = client
         self.cache = cache
@@ -52,6 +54,14 @@ class Handle:
         self.extenders = extenders if extenders is not None else []  # for preemption's ProcessPreemption
         # what in-tree plugins' factories get as feature.Features
         self.features = features if features is not None else FeatureGates()
+        self._background: Binding = background if background is not None else InlineBinding()
+
+    def go(self, work: Work, done: Done) -> None:
+        """Run ``work`` as upstream starts a goroutine from a cycle (preemption's): once the
+        cycle is over, where binding cycles run (threads against an API server, else inline);
+        ``done`` gets its status on the scheduler's thread."""
+        background = self._background
+        self.clock.call_at(self.clock.now(), lambda: background.submit(work, done))
 
     @property
     def snapshot(self) -> Snapshot:

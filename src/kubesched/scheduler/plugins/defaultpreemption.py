@@ -17,6 +17,7 @@ from kubesched.framework.interface import PostFilterPlugin, PostFilterResult, Pr
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import internal
 from kubesched.scheduler.preemption.evaluator import Evaluator, PreemptionArgs
+from kubesched.scheduler.preemption.executor import Executor
 from kubesched.scheduler.preemption.podgroup import PodGroupEvaluator
 
 if TYPE_CHECKING:
@@ -51,47 +52,20 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
         self.args = parse_preemption_args(args)
-        self.preempting: set[str] = set()  # preemptors whose victims are still being evicted
-        # preemptor -> its last victim, evicted after the cycle: the pod is gated until the cache
-        # holds that victim terminating or gone (``isRunningPreemption``'s lastVictimsPendingPreemption)
-        self.last_victims: dict[str, str] = {}
+        self.executor: Executor | None = None  # preemption's goroutines, once attached
         self._evaluator: Evaluator | None = None
         self._group_evaluator: PodGroupEvaluator | None = None
 
     def set_framework(self, fwk: Framework) -> None:
         rng = self.handle.rng if self.handle is not None else random.Random(0)
-        self._evaluator = Evaluator(fwk, internal(self.handle), self.args, rng)
+        self.executor = Executor(internal(self.handle))
+        self._evaluator = Evaluator(fwk, internal(self.handle), self.args, rng, self.executor)
         self._group_evaluator = PodGroupEvaluator(fwk, internal(self.handle))
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        if pod.uid in self.preempting:
+        if self.executor is not None and self.executor.is_running(pod.uid):
             return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
-        victim_uid = self.last_victims.get(pod.uid)
-        if victim_uid is not None:
-            cached = internal(self.handle).cache.pod(victim_uid)
-            if cached is not None and not cached[0].deleting:
-                return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
-            del self.last_victims[pod.uid]
         return None
-
-    def _evict_last_after_cycle(self, pod: PodInfo, victim: PodInfo, node: str) -> None:
-        """``prepareCandidateAsync``'s goroutine deletes the last victim last, after the cycle has
-        written the preemptor's nomination (whose update, if it requeues the pod, finds it gated
-        by PreEnqueue): here, on the clock as soon as the cycle is over. A failed eviction
-        activates the pod, as the goroutine does on an error."""
-        handle = internal(self.handle)
-        evaluator = self._evaluator
-        assert evaluator is not None
-        self.last_victims[pod.uid] = victim.uid
-
-        def evict() -> None:
-            if not evaluator.preempt_pod(victim, pod, node):
-                self.last_victims.pop(pod.uid, None)
-                queue = handle.nominator
-                if queue is not None:
-                    queue.activate([pod.uid])
-
-        handle.clock.call_at(handle.clock.now(), evict)
 
     def pod_group_post_filter(self, group: Any, reschedule: Any) -> tuple[Any, Status]:
         """``PodGroupPostFilter`` (GenericWorkload): preemption for a pod group that found no
@@ -111,14 +85,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
     ) -> tuple[PostFilterResult | None, Status | None]:
         if self._evaluator is None:
             return None, Status.error("DefaultPreemption is not attached to a framework")
-        self.preempting.add(pod.uid)
-        try:
-            result, st = self._evaluator.preempt(state, pod, diagnosis)
-        finally:
-            self.preempting.discard(pod.uid)
-        last = self._evaluator.last_victim
-        if last is not None:
-            self._evict_last_after_cycle(pod, last, (result.nominated_node_name or "") if result else "")
+        result, st = self._evaluator.preempt(state, pod, diagnosis)
         if st.reasons:
             return result, Status(st.code, (f"preemption: {st.message()}",))
         return result, st

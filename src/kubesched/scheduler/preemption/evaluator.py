@@ -13,7 +13,6 @@ number of nodes.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 from collections import Counter
@@ -23,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.errors import ApiError
-from kubesched.api.pod import PodInfo, updated_pod_condition
+from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interface import PostFilterResult
@@ -36,6 +34,7 @@ from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, reasons_histo
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
 from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, CandidateColumns, pick_index, pick_one_node
+from kubesched.scheduler.preemption.executor import Executor
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, violating
 
 if TYPE_CHECKING:
@@ -45,28 +44,6 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
-
-
-def evict_victim(client: Any, victim: PodInfo, scheduler_name: str, preemptor_type: str) -> bool:
-    """``PreemptPod``'s API part: DisruptionTarget (PreemptionByScheduler), then the deletion
-    (the victim's UID as precondition); a victim already gone is left alone. False when a call
-    failed."""
-    condition = updated_pod_condition(
-        victim.obj,
-        {
-            "type": "DisruptionTarget",
-            "status": "True",
-            "reason": "PreemptionByScheduler",
-            "message": f"{scheduler_name}: preempting to accommodate a higher priority {preemptor_type}",
-        },
-    )
-    try:
-        if condition is not None:
-            client.patch_pod_status(victim.namespace, victim.name, condition, None)
-        client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
-    except ApiError:
-        return False
-    return True
 
 
 @dataclass(slots=True)
@@ -172,16 +149,17 @@ class UniformStatuses(Mapping[int, Status]):
 
 
 class Evaluator:
-    def __init__(self, fwk: Framework, handle: Handle, args: PreemptionArgs, rng: random.Random) -> None:
+    def __init__(
+        self, fwk: Framework, handle: Handle, args: PreemptionArgs, rng: random.Random, executor: Executor
+    ) -> None:
         self.fwk = fwk
         self.handle = handle
         self.args = args
         self.rng = rng
-        self.last_victim: PodInfo | None = None  # the last preemption's victim left to evict after its cycle
+        self.executor = executor
 
     # -- Preempt -----------------------------------------------------------------------------
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
-        self.last_victim = None
         nodes: NodeTable = self.handle.cache.table
         metrics = self.handle.metrics
         if metrics is not None:  # DefaultPreemption's PostFilter counts every attempt
@@ -207,7 +185,7 @@ class Evaluator:
             best = found.candidate(pick_index(found.columns), nodes, self.handle.cache.pod_table)
         if metrics is not None:
             metrics.preemption_victims.observe(len(best.victims))
-        self.last_victim = self.prepare(best, pod)
+        self.executor.prepare_async(best, pod)
         # v1.37 says where and how many on success too; the FitError message carries it
         # (framework/preemption/preemption.go, Preempt)
         placement = f"found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
@@ -451,54 +429,3 @@ class Evaluator:
             np.where(count > 0, earliest, -np.inf),
         )
         return _Found(rows[ok], columns, slots[evicted], ev_rows, viol[evicted])
-
-    # -- prepareCandidate ---------------------------------------------------------------------
-    def prepare(self, c: Candidate, pod: PodInfo) -> PodInfo | None:
-        """Evict the victims (Permit-waiting ones are rejected instead), record ``Preempted``,
-        and clear the nominations of lower-priority pods nominated to the node. A victim whose
-        deletion is already under way gets no call and no event, and when no victim is left to
-        delete, nothing is done at all: no nomination is cleared (``prepareCandidateAsync``
-        returns before its goroutine, ``executor.go``). The last victim to delete is returned,
-        not evicted: upstream's goroutine deletes it last, after the preemptor's nomination is
-        written (DefaultPreemption evicts it after the cycle and gates the pod until then)."""
-        if all(v.deleting for v in c.victims):
-            return None
-        to_delete = [v for v in c.victims if not v.deleting]
-        last = to_delete[-1]
-        if self.handle.waiting_pods.get(last.uid) is not None:
-            last_deferred = None  # rejected in memory: no deletion event will come for it
-        else:
-            last_deferred = last
-        for victim in to_delete:
-            if victim is not last_deferred:
-                self.preempt_pod(victim, pod, c.node)
-        self._clear_lower_nominations(c, pod)
-        return last_deferred
-
-    def preempt_pod(self, victim: PodInfo, pod: PodInfo, node: str) -> bool:
-        """``PreemptPod``: a Permit-waiting victim is rejected, any other evicted; ``Preempted``
-        is recorded on it. False when the eviction's API call failed."""
-        waiting = self.handle.waiting_pods.get(victim.uid)
-        done = True
-        if waiting is not None:
-            waiting.reject("DefaultPreemption", "preempted")
-        else:
-            done = evict_victim(self.handle.client, victim, pod.scheduler_name, "pod")
-        # related: the preemptor (default_preemption.go's Eventf(victim, preemptor, ...))
-        self.handle.client.record_event(
-            "Normal", "Preempted", "Preempting", victim.obj, f"Preempted by pod {pod.uid} on node {node}", pod.obj
-        )
-        return done
-
-    def _clear_lower_nominations(self, c: Candidate, pod: PodInfo) -> None:
-        client = self.handle.client
-        nominator = self.handle.nominator
-        if nominator is None:
-            return
-        # clearNominatedNodeName (executor.go): a patch of each pod's status alone; the nominator
-        # forgets the nomination when the informer delivers the update, one pod at a time, so a
-        # pod retried on its own update still sees the others' nominations, as upstream's does
-        for other in list(nominator.nominated_pods_for_node(c.node)):
-            if other.priority < pod.priority and other.uid != pod.uid:
-                with contextlib.suppress(ApiError):
-                    client.patch_pod_status(other.namespace, other.name, None, "")

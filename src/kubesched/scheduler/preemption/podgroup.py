@@ -10,16 +10,19 @@ to their nodes."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
 from kubesched.api.validation_podgroups import pod_group_priority
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.nominated_pods import active_extensions
-from kubesched.scheduler.preemption.evaluator import evict_victim, is_preemption_victim_terminating
+from kubesched.scheduler.preemption.evaluator import is_preemption_victim_terminating
+from kubesched.scheduler.preemption.executor import evict_victim
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, takes_below_zero
 
 if TYPE_CHECKING:
@@ -227,7 +230,8 @@ class PodGroupEvaluator:
                     waiting.reject(PLUGIN, "preempted")
                     message += " (in kube-scheduler memory)."
                 elif not victim.deleting:
-                    evict_victim(client, victim, scheduler_name, "podgroup")
+                    with contextlib.suppress(ApiError):
+                        evict_victim(client, victim, scheduler_name, "podgroup")
                 client.record_event("Normal", "Preempted", "Preempting", victim.obj, message, group.pod_group)
 
 

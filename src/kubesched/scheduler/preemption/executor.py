@@ -1,0 +1,142 @@
+"""Preemption's actuation (``framework/preemption/executor.go``): once a candidate is chosen, a
+goroutine clears the nominations of lower-priority pods on its node, evicts the victims and the
+last one last; PreEnqueue holds the preemptor while it runs (``isRunningPreemption``).
+
+The goroutine starts after the cycle, so the preemptor's nomination is written first, and runs
+where the scheduler runs its binding cycles: on their threads against an API server (the cycle
+after it does not wait for the patches and deletions, as upstream's does not), inline otherwise."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kubesched.api.errors import ApiError, NotFound
+from kubesched.api.pod import PodInfo, updated_pod_condition
+from kubesched.framework.status import Status
+from kubesched.scheduler.framework.handle import Handle
+from kubesched.scheduler.preemption.candidates import Candidate
+
+log = logging.getLogger("kubesched.scheduler")
+
+
+def evict_victim(client: Any, victim: PodInfo, scheduler_name: str, preemptor_type: str) -> bool:
+    """``PreemptPod``'s API part: DisruptionTarget (PreemptionByScheduler), then the deletion
+    (the victim's UID as precondition). False when the victim is already gone; a failed call
+    raises its ApiError."""
+    condition = updated_pod_condition(
+        victim.obj,
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": f"{scheduler_name}: preempting to accommodate a higher priority {preemptor_type}",
+        },
+    )
+    try:
+        if condition is not None:
+            client.patch_pod_status(victim.namespace, victim.name, condition, None)
+        client.delete("Pod", victim.namespace, victim.name, uid=victim.uid)
+    except NotFound:
+        return False
+    return True
+
+
+class Executor:
+    """``Executor``: the preemptors whose goroutine runs and the last victim each waits for."""
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self.preempting: set[str] = set()  # ``preempting``: preemptors whose goroutine runs
+        # preemptor -> its last victim (``lastVictimsPendingPreemption``); kept after the goroutine
+        # until the cache holds that victim deleting, so an update of the preemptor that arrives
+        # before the victim's deletion does (as an API server usually orders them) finds it held
+        self.last_victims: dict[str, str] = {}
+
+    def is_running(self, uid: str) -> bool:
+        """``isRunningPreemption``: the goroutine has not reached its last victim, or the cache
+        does not yet hold that victim deleting or gone."""
+        victim_uid = self.last_victims.get(uid)
+        if victim_uid is None:
+            return uid in self.preempting
+        cached = self.handle.cache.pod(victim_uid)
+        if cached is not None and not cached[0].deleting:
+            return True
+        if uid not in self.preempting:
+            self.last_victims.pop(uid, None)
+        return False
+
+    def prepare_async(self, c: Candidate, pod: PodInfo) -> None:
+        """``prepareCandidateAsync``: nothing when every victim is already being deleted (no
+        call, no event, no nomination cleared); else the goroutine, started after the cycle."""
+        to_delete = [v for v in c.victims if not v.deleting]
+        if not to_delete:
+            return
+        nominator = self.handle.nominator
+        # getLowerPriorityNominatedPods, as the cycle leaves the nominator
+        lower = [
+            other
+            for other in (nominator.nominated_pods_for_node(c.node) if nominator is not None else ())
+            if other.priority < pod.priority and other.uid != pod.uid
+        ]
+        self.preempting.add(pod.uid)
+
+        def goroutine() -> Status | None:
+            return self._run(c.node, pod, to_delete, lower)
+
+        def done(status: Status | None) -> None:
+            # the goroutine's deferred Activate: an API call failed, or the last victim was only
+            # rejected in memory (no deletion event will come for it)
+            if status is not None and nominator is not None:
+                nominator.activate([pod.uid])
+
+        self.handle.go(goroutine, done)
+
+    def _run(self, node: str, pod: PodInfo, to_delete: list[PodInfo], lower: list[PodInfo]) -> Status | None:
+        client = self.handle.client
+        failed = False
+        # clearNominatedNodeName: one status patch per pod; the nominator forgets each nomination
+        # when the informer delivers its update, so a pod retried on its own update still sees the
+        # others' nominations, as upstream's does
+        for other in lower:
+            try:
+                client.patch_pod_status(other.namespace, other.name, None, "")
+            except ApiError as err:
+                log.warning("cannot clear the nomination of %s: %s", other.key, err)
+                failed = True
+        last_in_memory = False
+        try:
+            for victim in to_delete[:-1]:
+                self.preempt_pod(victim, pod, node)
+            last = to_delete[-1]
+            self.last_victims[pod.uid] = last.uid
+            try:
+                last_in_memory = self.preempt_pod(last, pod, node)
+            except ApiError:
+                self.last_victims.pop(pod.uid, None)
+                raise
+        except ApiError as err:  # the last victim is not tried when another failed
+            log.warning("preemption for %s on node %s failed: %s", pod.key, node, err)
+            failed = True
+        finally:
+            self.preempting.discard(pod.uid)
+        if failed:
+            return Status.error(f"preemption for pod {pod.key} on node {node} failed")
+        return Status.error("the last victim was preempted in memory") if last_in_memory else None
+
+    def preempt_pod(self, victim: PodInfo, pod: PodInfo, node: str) -> bool:
+        """``PreemptPod``: a Permit-waiting victim is rejected (True: preempted in memory), any
+        other evicted; ``Preempted`` is recorded on it unless it was already gone. A failed call
+        raises its ApiError, before any event."""
+        message = f"Preempted by pod {pod.uid} on node {node}"
+        waiting = self.handle.waiting_pods.get(victim.uid)
+        in_memory = waiting is not None and not waiting.done
+        if in_memory:
+            assert waiting is not None
+            waiting.reject("DefaultPreemption", "preempted")
+            message += " (in kube-scheduler memory)."
+        elif not evict_victim(self.handle.client, victim, pod.scheduler_name, "pod"):
+            return False
+        # related: the preemptor (executor.go's Eventf(victim, preemptor, ...))
+        self.handle.client.record_event("Normal", "Preempted", "Preempting", victim.obj, message, pod.obj)
+        return in_memory
