@@ -399,7 +399,34 @@ def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     assert c.sched.waiting_pods.get("uid-default-low") is None
     assert "preempted" in c.events("FailedScheduling")
     assert not c.store.get("Pod", "default", "low")["metadata"].get("deletionTimestamp")
+    assert c.events("Preempted") == ["Preempted by pod uid-default-hi on node n1 (in kube-scheduler memory)."]
     c.advance(1)
+    assert c.node_of("hi") == "n1"
+
+
+def test_a_failed_eviction_activates_the_preemptor() -> None:
+    """The goroutine's deferred ``Activate`` (executor.go): a victim's deletion that failed leaves
+    no event to requeue the preemptor, so it is moved to activeQ at once, retried, and preempts
+    again; no Preempted event is recorded for the eviction that failed."""
+    from kubesched.api.errors import ApiError
+
+    c = Cluster(*CLASSES, node("n1", cpu="2"), running("v", "n1", "2", grace=0))
+    c.settle()
+    client = c.sched.client
+    real_delete = client.delete
+    failures = []
+
+    def delete_failing_once(kind, namespace, name, grace_period_seconds=None, *, uid=None):
+        if not failures:
+            failures.append(name)
+            raise ApiError("etcdserver: request timed out")
+        return real_delete(kind, namespace, name, grace_period_seconds, uid=uid)
+
+    client.delete = delete_failing_once  # type: ignore[method-assign]
+    c.create(make_pod("hi", cpu="2", priority_class="high"))
+    c.settle()  # no time passes: only the activation can bring the preemptor back
+    assert failures == ["v"]
+    assert c.events("Preempted") == ["Preempted by pod uid-default-hi on node n1"]
     assert c.node_of("hi") == "n1"
 
 
