@@ -5,7 +5,8 @@ a rule that is not a bool or a messageExpression that is not a string, each with
 the ``ERROR: <input>:line:col:`` snippet it prints.
 
 It refuses only what cel-go refuses: where it cannot tell (a ``dyn`` value, a library function whose
-arguments it does not check) it lets the rule through, to fail when it runs if it must."""
+arguments it does not check) it lets the rule through, to fail when it runs if it must. Kubernetes'
+ip, cidr, url, quantity and semver functions are checked overload by overload."""
 
 from __future__ import annotations
 
@@ -214,6 +215,69 @@ _RETURNS = {
 }
 
 
+# Kubernetes' libraries whose values are objects of their own (k8s.io/apiserver/pkg/cel/library: ip.go,
+# cidr.go, urls.go, quantity.go, semverlib.go): each function's overloads as (receiver or None for a
+# global, parameter types, result); a call none of them takes is refused as cel-go refuses it
+IP, CIDR, URL, QUANTITY, SEMVER = (
+    Type(n) for n in ("net.IP", "net.CIDR", "kubernetes.URL", "kubernetes.Quantity", "kubernetes.Semver")
+)
+_Overload = tuple[Type | None, tuple[Type, ...], Type]
+_LIBRARY: dict[str, tuple[_Overload, ...]] = {
+    "ip": ((None, (STRING,), IP), (CIDR, (), IP)),
+    "family": ((IP, (), INT),),
+    "isUnspecified": ((IP, (), BOOL),),
+    "isLoopback": ((IP, (), BOOL),),
+    "isLinkLocalMulticast": ((IP, (), BOOL),),
+    "isLinkLocalUnicast": ((IP, (), BOOL),),
+    "isGlobalUnicast": ((IP, (), BOOL),),
+    "isIP": ((None, (STRING,), BOOL),),
+    "cidr": ((None, (STRING,), CIDR),),
+    "containsIP": ((CIDR, (STRING,), BOOL), (CIDR, (IP,), BOOL)),
+    "containsCIDR": ((CIDR, (STRING,), BOOL), (CIDR, (CIDR,), BOOL)),
+    "prefixLength": ((CIDR, (), INT),),
+    "masked": ((CIDR, (), CIDR),),
+    "isCIDR": ((None, (STRING,), BOOL),),
+    "url": ((None, (STRING,), URL),),
+    "getScheme": ((URL, (), STRING),),
+    "getHost": ((URL, (), STRING),),
+    "getHostname": ((URL, (), STRING),),
+    "getPort": ((URL, (), STRING),),
+    "getEscapedPath": ((URL, (), STRING),),
+    "getQuery": ((URL, (), Type("map", Type("list", STRING), STRING)),),
+    "isURL": ((None, (STRING,), BOOL),),
+    "quantity": ((None, (STRING,), QUANTITY),),
+    "isQuantity": ((None, (STRING,), BOOL),),
+    "sign": ((None, (QUANTITY,), INT),),
+    "isGreaterThan": ((QUANTITY, (QUANTITY,), BOOL), (SEMVER, (SEMVER,), BOOL)),
+    "isLessThan": ((QUANTITY, (QUANTITY,), BOOL), (SEMVER, (SEMVER,), BOOL)),
+    "compareTo": ((QUANTITY, (QUANTITY,), INT), (SEMVER, (SEMVER,), INT)),
+    "asApproximateFloat": ((QUANTITY, (), DOUBLE),),
+    "asInteger": ((QUANTITY, (), INT),),
+    "isInteger": ((QUANTITY, (), BOOL),),
+    "add": ((QUANTITY, (QUANTITY,), QUANTITY), (QUANTITY, (INT,), QUANTITY)),
+    "sub": ((QUANTITY, (QUANTITY,), QUANTITY), (QUANTITY, (INT,), QUANTITY)),
+    "semver": ((None, (STRING,), SEMVER), (None, (STRING, BOOL), SEMVER)),
+    "isSemver": ((None, (STRING,), BOOL), (None, (STRING, BOOL), BOOL)),
+    "major": ((SEMVER, (), INT),),
+    "minor": ((SEMVER, (), INT),),
+    "patch": ((SEMVER, (), INT),),
+}
+_LIBRARY_TYPES = {t.name for t in (IP, CIDR, URL, QUANTITY, SEMVER)}
+
+
+def _library_call(fn: str, target: Type | None, args: list[Type]) -> Type | None:
+    """The result of the first of ``fn``'s library overloads the call's types match (an open
+    type matches any), None when none does."""
+    for receiver, params, result in _LIBRARY[fn]:
+        if (receiver is None) != (target is None) or len(params) != len(args):
+            continue
+        given = ([target] if target is not None else []) + args
+        wanted = ([receiver] if receiver is not None else []) + list(params)
+        if all(g.name in _OPEN or g.name == w.name for g, w in zip(given, wanted, strict=True)):
+            return result
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     offset: int
@@ -373,6 +437,12 @@ class Checker:
         if not e.target and fn == "matches" and len(args) == 2 and args[1].name == "string":
             self._regex(e.kids[1])
             return BOOL
+        if fn in _LIBRARY or (fn == "string" and any(t.name in _LIBRARY_TYPES for t in args)):
+            target, rest = (args[0], args[1:]) if e.target else (None, args)
+            if fn == "string":  # ip and cidr to string; the standard conversions are not checked here
+                return STRING
+            result = _library_call(fn, target, rest)
+            return result if result is not None else self.no_overload(e, fn, *rest, target=target)
         if fn not in _FUNCTIONS:
             return self.report(e, f"undeclared reference to '{fn}' (in container '')")
         if fn == "dyn":

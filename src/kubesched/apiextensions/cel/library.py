@@ -192,7 +192,11 @@ def is_cidr(text: str) -> bool:
 
 
 def family(value: Any) -> int:
-    return _addr(value).version if "@ip" in value else _network(value).version
+    """``family()`` is declared on an ip only (k8s.io/apiserver/pkg/cel/library/ip.go): a string or
+    a cidr has no such overload."""
+    if isinstance(value, dict) and "@ip" in value:
+        return int(_addr(value).version)
+    raise LibraryError("no such overload")
 
 
 def contains_ip(net: Any, addr: Any) -> bool:
