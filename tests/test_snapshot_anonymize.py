@@ -188,3 +188,43 @@ def test_references_in_each_kind(obj: dict, path: tuple[str, str], expected: obj
     out = A.apply(obj)
     assert out[path[0]][path[1]] == expected
     assert "nas.corp" not in json.dumps(out)
+
+
+WORKLOAD_TEMPLATE = {
+    "metadata": {"labels": {"app": "payments"}, "annotations": {"vault.corp/secret": "billing/db"}},
+    "spec": {
+        "containers": [
+            {"name": "c", "image": "corp.io/payments:7", "env": [{"name": "DB", "value": "pg.billing.corp"}]}
+        ],
+        "nodeSelector": {"kubernetes.io/hostname": "ip-10-0-1-7.internal"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "template_at"),
+    [
+        ("Deployment", {"replicas": 2, "template": WORKLOAD_TEMPLATE}, ("template",)),
+        ("DaemonSet", {"template": WORKLOAD_TEMPLATE}, ("template",)),
+        ("Job", {"completions": 1, "template": WORKLOAD_TEMPLATE}, ("template",)),
+        (
+            "CronJob",
+            {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": WORKLOAD_TEMPLATE}}},
+            ("jobTemplate", "spec", "template"),
+        ),
+    ],
+)
+def test_a_workloads_pod_template_is_anonymized_as_a_pod_is(
+    kind: str, spec: dict, template_at: tuple[str, ...]
+) -> None:
+    """A snapshot holds the workloads that own its pods (drain's controllers recreate from them):
+    their templates say as much as a pod does, and lose the same."""
+    out = A.apply({"kind": kind, "metadata": {"name": "payments", "namespace": "billing"}, "spec": spec})
+    template = out["spec"]
+    for key in template_at:
+        template = template[key]
+    assert out["metadata"] == {"name": A.name(kind, "payments"), "namespace": A.namespace("billing")}
+    assert template["metadata"] == {"labels": {"app": "payments"}}  # labels kept, annotations gone
+    assert template["spec"]["containers"] == [{"name": "c", "image": A.image("corp.io/payments:7")}]
+    assert template["spec"]["nodeSelector"] == {"kubernetes.io/hostname": A.node("ip-10-0-1-7.internal")}
+    assert "corp" not in json.dumps(out)  # the image, the environment, the annotation

@@ -21,6 +21,8 @@ HOSTNAME = "kubernetes.io/hostname"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"
 _CLASSES = frozenset({"PriorityClass", "StorageClass", "RuntimeClass", "DeviceClass", "CSIDriver"})
 _POD_DROPPED = frozenset({"hostname", "subdomain", "serviceAccountName", "serviceAccount", "imagePullSecrets"})
+# kinds with a pod template at spec.template
+_WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController", "Deployment", "DaemonSet", "Job"})
 _CONTAINER_KEPT = ("name", "image", "resources", "ports", "restartPolicy", "resizePolicy")
 # the volumes the scheduler reads (claims, generic ephemeral ones, inline CSI ones its limits count);
 # the others (configMaps, secrets, emptyDirs...) say what a pod holds, not where it fits
@@ -63,11 +65,12 @@ class Anonymizer:
         elif kind == "Node":
             out["spec"] = {k: v for k, v in (spec or {}).items() if k in ("taints", "unschedulable")}
             out["status"] = self._node_status(status or {})
-        elif kind in ("ReplicaSet", "StatefulSet", "ReplicationController") and isinstance(spec, dict):
-            template = spec.get("template") or {}
-            out["spec"] = {**spec, "template": {**template, "spec": self._pod_spec(template.get("spec") or {})}}
-            out["spec"].pop("serviceName", None)
-            out["spec"].pop("volumeClaimTemplates", None)
+        elif kind in _WORKLOADS and isinstance(spec, dict):
+            out["spec"] = self._workload_spec(spec)
+        elif kind == "CronJob" and isinstance(spec, dict):
+            job = spec.get("jobTemplate") or {}
+            out["spec"] = {**spec, "jobTemplate": {**job, "spec": self._workload_spec(job.get("spec") or {})}}
+            out["status"] = {k: v for k, v in (status or {}).items() if k != "active"}  # Jobs by name
         elif kind == "PersistentVolume":
             out["spec"] = self._pv_spec(spec or {})
         elif kind == "PersistentVolumeClaim" and isinstance(spec, dict) and spec.get("volumeName"):
@@ -106,6 +109,17 @@ class Anonymizer:
                 {**ref, "name": self.name(str(ref.get("kind") or ""), str(ref.get("name") or ""))}
                 for ref in meta["ownerReferences"]
             ]
+        return out
+
+    def _workload_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """A workload's pod template anonymized as a pod is (the template's metadata as an object's)."""
+        template = spec.get("template") or {}
+        out = {**spec, "template": {**template, "spec": self._pod_spec(template.get("spec") or {})}}
+        if isinstance(template.get("metadata"), dict):
+            out["template"]["metadata"] = self._meta("Pod", template["metadata"])
+            out["template"]["metadata"].pop("name", None)
+        out.pop("serviceName", None)
+        out.pop("volumeClaimTemplates", None)
         return out
 
     # -- pods ---------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """What a snapshot reads: every resource kube-scheduler v1.37's informers list (``scheduler.go``,
-the plugins' ``EventsToRegister`` and the volume binder), in the order a create needs them
-(namespaces and classes before what names them, pods last)."""
+the plugins' ``EventsToRegister`` and the volume binder) and the workloads that own pods, in the
+order a create needs them (namespaces and classes before what names them, owners before what they
+own, pods last)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ SNAPSHOT_RESOURCES: tuple[Listed, ...] = (
     Listed("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     Listed("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True),
     Listed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
+    # the workloads whose controllers the planning commands run: drain's replacements are made by
+    # them, and a pod whose owner is absent would be taken for an orphan by the garbage collector
+    Listed("apps", "v1", "deployments", "Deployment", True),
+    Listed("apps", "v1", "daemonsets", "DaemonSet", True),
+    Listed("batch", "v1", "cronjobs", "CronJob", True),
+    Listed("batch", "v1", "jobs", "Job", True),
     # the owners whose selectors topology spread's system defaults read (SelectorSpread's listers)
     Listed("", "v1", "services", "Service", True),
     Listed("", "v1", "replicationcontrollers", "ReplicationController", True),
