@@ -88,6 +88,10 @@ def should_run(spec: dict[str, Any], node: dict[str, Any]) -> bool:
     return True
 
 
+# (DaemonSet, generation, node, resourceVersion) verdicts kept before they are forgotten at once
+MAX_REMEMBERED = 200_000
+
+
 def _node_of(pod: dict[str, Any]) -> str:
     """The node a daemon pod is for: its nodeName once bound, else its affinity's metadata.name."""
     spec = pod.get("spec") or {}
@@ -108,6 +112,11 @@ class DaemonSetController(Controller):
     name = "daemonset"
     kind = "DaemonSet"
     watches = ("Pod", "Node")
+    _runs: dict[tuple[str, Any, str, str], bool]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._runs = {}
 
     def on_event(self, ev: Any) -> None:
         if ev.kind == "Node":  # a node came, went or changed: every DaemonSet looks again
@@ -115,6 +124,18 @@ class DaemonSetController(Controller):
                 self.dirty[key_of(ds)] = None
             return
         super().on_event(ev)
+
+    def _should_run(self, ds: dict[str, Any], tspec: dict[str, Any], node: dict[str, Any]) -> bool:
+        """``should_run``, remembered per DaemonSet generation and node resourceVersion: a sync looks
+        at every node, and a DaemonSet is synced after each of its pods' changes."""
+        meta, node_meta = ds["metadata"], node["metadata"]
+        key = (meta["uid"], meta.get("generation", 1), node_meta["name"], node_meta.get("resourceVersion", ""))
+        known = self._runs.get(key)
+        if known is None:
+            if len(self._runs) > MAX_REMEMBERED:
+                self._runs.clear()
+            known = self._runs[key] = should_run(tspec, node)
+        return known
 
     def _revision(self, ds: dict[str, Any]) -> str:
         return template_hash(
@@ -133,7 +154,7 @@ class DaemonSetController(Controller):
         for p in pods:
             by_node.setdefault(_node_of(p), []).append(p)
         nodes = self.client.list("Node")
-        wanted = {n["metadata"]["name"] for n in nodes if should_run(tspec, n)}
+        wanted = {n["metadata"]["name"] for n in nodes if self._should_run(ds, tspec, n)}
         deleting = not ds["metadata"].get("deletionTimestamp")
         if deleting:
             for node, have in by_node.items():

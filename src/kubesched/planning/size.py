@@ -5,11 +5,11 @@ but with the whole scheduler's decisions. Several templates, each with a cost pe
 sized and the cheapest is the answer.
 
 A trial is the workload (and the existing cluster) plus ``count`` copies of the template,
-scheduled as ``simulate`` schedules it: a pod counts as placed only if it is bound and was not
-preempted. Pods that no number of the template's nodes can place (pending with the most nodes
-tried: a selector the template does not match, a gate, another scheduler) are reported apart,
-each tried alone on one template node for its own cause, and left out of the search; such a
-template gives no answer.
+scheduled as ``simulate`` schedules it, workloads made into their pods by their controllers: a
+pod counts as placed only if it is bound and was not preempted. Pods that no number of the
+template's nodes can place (pending with the most nodes tried: a selector the template does not
+match, a gate, another scheduler) are reported apart, each tried alone on one template node for
+its own cause, and left out of the search; such a template gives no answer.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from kubesched.api.pod import pod_info_from
 from kubesched.api.resources import CPU, MEMORY, parse_resource_list
 from kubesched.cluster.loader import Manifest
 from kubesched.embedded.cluster import EmbeddedCluster
+from kubesched.embedded.populate import POD_MAKERS
 from kubesched.errors import InputError
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
@@ -110,18 +111,27 @@ def run_trial(
 ) -> Trial:
     """The workload on the cluster plus ``count`` template nodes; with ``cut_short`` the run
     stops at the first failed attempt or preemption (a pod that would stay pending)."""
-    cluster = EmbeddedCluster(config=config, manifests=[*objects, *template.copies(count)], seed=seed, start=False)
+    cluster = EmbeddedCluster(
+        config=config, manifests=[*objects, *template.copies(count)], seed=seed, start=False, expand_workloads=True
+    )
     if cluster.rejected:
         r = cluster.rejected[0]
         raise InputError(f"{r['kind']} {r.get('namespace') or ''}/{r['name']}: {r['message']}")
-    store, sched, pods = cluster.store, cluster.sched, cluster.pods
+    store, sched = cluster.store, cluster.sched
+    given = [((m.obj["metadata"].get("namespace") or "default"), m.obj["metadata"]["name"]) for m in cluster.pods]
+    made: list[tuple[str, str]] = []  # the pods the workloads' controllers create, in order
     deleted: list[dict[str, Any]] = []
     watch = store.watch(["Pod"], store.resource_version)
 
-    def check(_: Scheduler) -> None:
+    def take_events() -> None:
         for ev in watch.drain():
-            if ev.type == "DELETED":
+            if ev.type == "ADDED":
+                made.append((ev.obj["metadata"].get("namespace") or "default", ev.obj["metadata"]["name"]))
+            elif ev.type == "DELETED":
                 deleted.append(ev.obj)
+
+    def check(_: Scheduler) -> None:
+        take_events()
         if cut_short and (sched.stats.unschedulable or sched.stats.errors or deleted):
             raise _Cut
 
@@ -130,21 +140,19 @@ def run_trial(
         cluster.run_to_quiescence(also=[_Every(check, sched)])
     except _Cut:
         cut = True
-    for ev in watch.drain():
-        if ev.type == "DELETED":
-            deleted.append(ev.obj)
+    take_events()
     pending = []
-    for m in pods:
-        meta = m.obj["metadata"]
-        ns = meta.get("namespace") or "default"
-        obj = store.try_get("Pod", ns, meta["name"])
+    for ns, name in dict.fromkeys([*given, *made]):
+        obj = store.try_get("Pod", ns, name)
+        if obj is not None and (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue  # a finished pod holds no node and asks for none
         if obj is not None and (obj.get("spec") or {}).get("nodeName"):
             continue
         if obj is None:
-            pending.append({"namespace": ns, "name": meta["name"], "reason": "Preempted", "message": "preempted"})
+            pending.append({"namespace": ns, "name": name, "reason": "Preempted", "message": "preempted"})
             continue
         reason, message = pending_reason(sched, obj)
-        pending.append({"namespace": ns, "name": meta["name"], "reason": reason, "message": message or ""})
+        pending.append({"namespace": ns, "name": name, "reason": reason, "message": message or ""})
     if cut and not pending:  # cut at a failed attempt that a later one would have undone: not known
         return run_trial(objects, template, count, config, seed=seed, cut_short=False)
     return Trial(count, pending, cut)
@@ -237,7 +245,7 @@ def diagnose(
         for m in objects
         if m.kind == "Pod"
     }
-    rest = [m for m in objects if m.kind not in ("Pod", "Node")]
+    rest = [m for m in objects if m.kind not in ("Pod", "Node") and m.kind not in POD_MAKERS]
     alone: dict[str, str] = {}
     out = []
     for p in pending:
@@ -299,8 +307,7 @@ def load(
     the one among the workload's documents, else the defaults; a trace workload (its pod CSV or
     JSON Lines, every pod at once, the times not replayed) defaults to replay's default policy,
     which counts the pods' GPUs."""
-    from kubesched.cluster.loader import load_paths, warn
-    from kubesched.embedded.populate import CONTROLLER_ONLY
+    from kubesched.cluster.loader import load_paths
     from kubesched.gpus.sharing import request_of_pod, typical_pods
     from kubesched.loading.manifests import split_config, validate_manifest
     from kubesched.replay import trace
@@ -319,13 +326,9 @@ def load(
         typical = typical_pods(request_of_pod(m.obj) for m in objects if m.kind == "Pod")
         chosen = policy or DEFAULT_POLICY
         config = parse_config(policy_config(chosen, typical), f"policy {chosen}")
-    skipped = sorted({m.kind for m in objects if m.kind in CONTROLLER_ONLY})
-    if skipped:
-        warn(f"{', '.join(skipped)}: size runs no workload controllers, so their pods are not sized (list the pods)")
-    objects = [m for m in objects if m.kind not in CONTROLLER_ONLY]
     if cluster:
         objects = [*load_cluster(cluster), *objects]
-    if not any(m.kind == "Pod" for m in objects):
+    if not any(m.kind == "Pod" or m.kind in POD_MAKERS for m in objects):
         raise InputError("no pods to place", file=", ".join(workload))
     named = {m.obj["metadata"]["name"] for m in objects if m.kind == "Namespace"}
     needed = sorted(
