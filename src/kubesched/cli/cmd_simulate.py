@@ -47,6 +47,12 @@ from kubesched.errors import InputError
     metavar="NS/NAME",
     help="Show per-node filter verdicts and scores of every scheduling attempt of this pod.",
 )
+@click.option(
+    "--reschedule",
+    is_flag=True,
+    help="Take every running pod the profiles schedule off its node and schedule them all again "
+    "(a configuration judged on a whole cluster, a snapshot's).",
+)
 @click.option("--report", "report_path", default=None, metavar="FILE", help="Write an HTML report with plots.")
 @feature_gates_option
 def simulate(
@@ -59,6 +65,7 @@ def simulate(
     timing: bool,
     field_validation: str,
     explain: tuple[str, ...],
+    reschedule: bool,
     report_path: str | None,
     feature_gates: str,
 ) -> None:
@@ -85,11 +92,13 @@ def simulate(
                 explain=list(explain),
                 field_validation=field_validation.capitalize(),
                 progress=progress.update if show_progress else None,
+                reschedule=reschedule,
             )
         if report_path is not None:
             from kubesched.report import write_simulate_report
 
-            write_simulate_report(result, report_path, {"paths": list(paths), "config": config_path, "seed": seed})
+            settings = {"paths": list(paths), "config": config_path, "seed": seed, "reschedule": reschedule}
+            write_simulate_report(result, report_path, settings)
     except InputError as exc:
         fail(exc)
     known = {f"{p['namespace']}/{p['name']}": p for p in result.pods}

@@ -23,6 +23,7 @@ from kubesched.loading.manifests import split_config, validate_manifest
 from kubesched.scheduler.parts import Explanation
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.simulate.reschedule import unbound
 from kubesched.simulate.usage import node_usage
 
 __all__ = ["MAX_VIRTUAL_SECONDS", "pending_reason", "run_to_quiescence", "simulate"]
@@ -126,9 +127,11 @@ def simulate(
     field_validation: str = "Strict",
     progress: Progress | None = None,
     feature_gates: FeatureGates | None = None,
+    reschedule: bool = False,
 ) -> SimulationResult:
     """Load, validate and create every object, schedule until quiescent, and collect the result.
-    ``feature_gates`` (``--feature-gates``) override the configuration's."""
+    ``feature_gates`` (``--feature-gates``) override the configuration's; ``reschedule``: every
+    bound pod a profile schedules is taken off its node first (``reschedule.unbound``)."""
     loaded = load_paths(paths)
     for m in loaded.manifests:
         for warning in validate_manifest(m, field_validation):
@@ -136,6 +139,8 @@ def simulate(
     config, objects = split_config(loaded.manifests, config_path)
     if feature_gates is not None:
         config.feature_gates = config.feature_gates.merged(feature_gates)
+    if reschedule:
+        objects, _ = unbound(objects, [p.scheduler_name for p in config.profiles])
     for key, why in SIMULATE_IGNORES.items():
         if key in config.present:
             warn(f"{key} is ignored by simulate: {why}")
