@@ -228,3 +228,99 @@ def test_a_workloads_pod_template_is_anonymized_as_a_pod_is(
     assert template["spec"]["containers"] == [{"name": "c", "image": A.image("corp.io/payments:7")}]
     assert template["spec"]["nodeSelector"] == {"kubernetes.io/hostname": A.node("ip-10-0-1-7.internal")}
     assert "corp" not in json.dumps(out)  # the image, the environment, the annotation
+
+
+def test_label_values_hash_alike_in_labels_and_in_what_selects_by_them() -> None:
+    """``--anonymize-labels``: a value is hashed with its key, so a selector still selects what it
+    selected; integers (Gt/Lt compare them) and the hostname and namespace-name labels (already
+    the hashed names) are kept."""
+    hidden = Anonymizer(labels=True)
+    node = hidden.apply(
+        {
+            "kind": "Node",
+            "metadata": {
+                "name": "ip-10-0-1-7.internal",
+                "labels": {"kubernetes.io/hostname": "ip-10-0-1-7.internal", "team": "billing", "gen": "7"},
+            },
+        }
+    )
+    zone = hidden.labels.value("team", "billing")
+    assert node["metadata"]["labels"] == {
+        "kubernetes.io/hostname": hidden.node("ip-10-0-1-7.internal"),
+        "team": zone,
+        "gen": "7",
+    }
+    assert zone != "billing" and zone == Anonymizer(labels=True).labels.value("team", "billing")  # stable
+    assert hidden.labels.value("tier", "billing") != zone  # the key is part of it
+    pod = hidden.apply(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "billing", "labels": {"app": "payments"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "i"}],
+                "nodeSelector": {"team": "billing"},
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "team", "operator": "In", "values": ["billing"]},
+                                        {"key": "gen", "operator": "Gt", "values": ["5"]},
+                                    ]
+                                }
+                            ]
+                        }
+                    },
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"labelSelector": {"matchLabels": {"app": "payments"}}, "topologyKey": "team"}
+                        ]
+                    },
+                },
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "team",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {
+                            "matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["payments"]}]
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    app = hidden.labels.value("app", "payments")
+    assert pod["metadata"]["labels"] == {"app": app}
+    assert pod["spec"]["nodeSelector"] == {"team": zone}
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "team", "operator": "In", "values": [zone]},
+        {"key": "gen", "operator": "Gt", "values": ["5"]},
+    ]
+    anti = pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    assert anti == {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "team"}
+    spread = pod["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"][0]
+    assert spread["values"] == [app]
+    service = hidden.apply(
+        {
+            "kind": "Service",
+            "metadata": {"name": "s", "namespace": "billing"},
+            "spec": {"selector": {"app": "payments"}},
+        }
+    )
+    assert service["spec"]["selector"] == {"app": app}
+    budget = hidden.apply(
+        {
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "b", "namespace": "billing"},
+            "spec": {"selector": {"matchLabels": {"app": "payments"}}},
+        }
+    )
+    assert budget["spec"]["selector"] == {"matchLabels": {"app": app}}
+    assert "payments" not in json.dumps([pod, service, budget])
+    namespace = hidden.apply(
+        {"kind": "Namespace", "metadata": {"name": "billing", "labels": {"kubernetes.io/metadata.name": "billing"}}}
+    )
+    assert namespace["metadata"]["labels"] == {"kubernetes.io/metadata.name": hidden.namespace("billing")}

@@ -213,13 +213,15 @@ def test_a_snapshot_holds_the_cluster_as_the_scheduler_reads_it(plane, tmp_path)
     assert not list(tmp_path.glob("*.part"))
 
 
-def simulated(plane: ControlPlane, tmp_path: Path, *flags: str) -> dict[str, tuple[str | None, str | None]]:
+def simulated(
+    plane: ControlPlane, tmp_path: Path, *flags: str, extra_pods: list[dict[str, Any]] = EXTRA
+) -> dict[str, tuple[str | None, str | None]]:
     """``simulate SNAPSHOT EXTRA.yaml`` on a snapshot taken with ``flags``: each extra pod's node or message."""
     snap, extra = tmp_path / f"snapshot{len(flags)}.yaml", tmp_path / "extra.yaml"
     cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(snap), "--quiet", *flags]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    extra.write_text(yaml.safe_dump_all(EXTRA))
+    extra.write_text(yaml.safe_dump_all(extra_pods))
     done = subprocess.run(
         [*KUBESCHED, "simulate", str(snap), str(extra), "-o", "json"], capture_output=True, text=True, timeout=120
     )
@@ -237,6 +239,20 @@ def test_an_anonymized_snapshot_places_pods_as_the_plain_one_does(plane, tmp_pat
     rename = Anonymizer().node
     assert hidden == {name: (rename(node) if node else None, message) for name, (node, message) in plain.items()}
     assert plain["e1"] == ("n0", None) and hidden["e1"][0] != "n0"
+
+
+def test_a_snapshot_with_hashed_label_values_places_pods_as_the_plain_one_does(plane, tmp_path) -> None:
+    """``--anonymize-labels``: the zone the extra pod prefers and the app its anti-affinity avoids
+    hashed alike in the snapshot and in the extra pods (as whoever writes them for it would)."""
+    from kubesched.snapshot.anonymize import Anonymizer
+
+    hashing = Anonymizer(labels=True)
+    assert hashing.labels is not None
+    extra = [hashing.labels.rewrite(p) for p in EXTRA]
+    assert extra[2]["metadata"]["labels"]["app"] != "e3"
+    plain = simulated(plane, tmp_path)
+    hidden = simulated(plane, tmp_path, "--anonymize-labels", extra_pods=extra)
+    assert hidden == {name: (hashing.node(node) if node else None, message) for name, (node, message) in plain.items()}
 
 
 def test_simulate_on_a_snapshot_places_pods_where_kube_scheduler_does(plane, tmp_path) -> None:

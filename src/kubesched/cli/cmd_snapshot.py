@@ -38,6 +38,12 @@ from kubesched.errors import InputError
     "(annotations, commands, environments, addresses) dropped; labels kept.",
 )
 @click.option(
+    "--anonymize-labels",
+    is_flag=True,
+    help="--anonymize, and label values too: stable hashes alike in labels and in every selector, "
+    "affinity and node selector (integers kept: Gt and Lt compare them).",
+)
+@click.option(
     "--config",
     "config_path",
     default=None,
@@ -50,6 +56,7 @@ def snapshot(
     output: str,
     page_size: int,
     anonymize: bool,
+    anonymize_labels: bool,
     config_path: str | None,
     quiet: bool,
 ) -> None:
@@ -84,7 +91,8 @@ def snapshot(
     except OSError as exc:
         fail(InputError(f"cannot write the snapshot: {exc.strerror}", file=output))
     with target as out:
-        sink = writer.Writer(out, output.endswith(".json"), Anonymizer() if anonymize else None, first)
+        anonymizer = Anonymizer(labels=anonymize_labels) if anonymize or anonymize_labels else None
+        sink = writer.Writer(out, output.endswith(".json"), anonymizer, first)
 
         def page(snap: reader.Snapshot, listed: reader.Listed, items: list[dict[str, object]]) -> None:
             sink.page(snap, listed, items)

@@ -6,7 +6,8 @@ volume's claim, a claim's reserving pods, a slice's node). What the scheduler do
 say too much is dropped: annotations, container commands, arguments, environments and mounts, IP
 addresses, volume sources but their kind and CSI driver, node addresses and system information.
 Labels are kept (selectors, affinities and topology read them), as are the names of classes
-(priority, storage, runtime, device) and the namespaces Kubernetes makes."""
+(priority, storage, runtime, device) and the namespaces Kubernetes makes; ``--anonymize-labels``
+hashes label values too, alike in labels and in what selects by them."""
 
 from __future__ import annotations
 
@@ -35,7 +36,12 @@ def _hash(category: str, name: str) -> str:
 
 class Anonymizer:
     """Rewrites objects with hashed names; one instance per snapshot keeps references consistent
-    (hashes are stable anyway: the same name, the same hash)."""
+    (hashes are stable anyway: the same name, the same hash). ``labels``: label values hashed too,
+    wherever they are written: objects' and templates' labels, label selectors, node selectors
+    and their terms, Services' and ReplicationControllers' selectors (``_LabelValues``)."""
+
+    def __init__(self, *, labels: bool = False) -> None:
+        self.labels = _LabelValues() if labels else None
 
     def node(self, name: str) -> str:
         return f"node-{_hash('node', name)}" if name else name
@@ -86,6 +92,8 @@ class Anonymizer:
             out["spec"] = {**spec, "nodeName": self.node(spec.get("nodeName", "")), "source": source}
         elif kind == "CSIStorageCapacity":
             out["nodeTopology"] = self._selector(obj.get("nodeTopology"))
+        if self.labels is not None:
+            out = self.labels.rewrite(out, plain_selector=kind in ("Service", "ReplicationController"))
         return out
 
     # -- metadata -----------------------------------------------------------------------------------
@@ -314,3 +322,53 @@ class Anonymizer:
     def _pool(self, name: str) -> str:
         """A pool is most often named after its node: hashed alike, so a node's pool still is its."""
         return self.node(name)
+
+
+class _LabelValues:
+    """Label values as stable hashes of their key and value, in labels and in everything that
+    selects by them alike, so selectors, affinities, spreading and budgets still match what they
+    matched. Kept: values that are integers (``Gt``/``Lt`` compare them), empty ones, and those of
+    the hostname and namespace-name labels, already the hashed node and namespace names."""
+
+    KEPT_KEYS = frozenset({HOSTNAME, NAMESPACE_LABEL})
+    MAPS = frozenset({"labels", "matchLabels", "nodeSelector"})
+
+    def value(self, key: str, value: Any) -> Any:
+        if not isinstance(value, str) or not value or key in self.KEPT_KEYS or _is_int(value):
+            return value
+        return f"v-{_hash('label', f'{key}={value}')}"
+
+    def rewrite(self, obj: Any, *, plain_selector: bool = False, depth: int = 0) -> Any:
+        if isinstance(obj, list):
+            return [self.rewrite(x, depth=depth + 1) for x in obj]
+        if not isinstance(obj, dict):
+            return obj
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if (k in self.MAPS or (plain_selector and k == "selector" and depth == 1)) and _is_str_map(v):
+                out[k] = {key: self.value(key, val) for key, val in v.items()}
+            elif k == "matchExpressions" and isinstance(v, list):
+                out[k] = [self._requirement(r) for r in v]
+            else:
+                out[k] = self.rewrite(v, plain_selector=plain_selector, depth=depth + 1)
+        return out
+
+    def _requirement(self, req: Any) -> Any:
+        if not isinstance(req, dict) or req.get("operator") not in ("In", "NotIn"):
+            return req
+        if not isinstance(req.get("values"), list):
+            return req
+        key = str(req.get("key") or "")
+        return {**req, "values": [self.value(key, v) for v in req["values"]]}
+
+
+def _is_str_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _is_int(value: str) -> bool:
+    try:
+        int(value)
+    except ValueError:
+        return False
+    return True
