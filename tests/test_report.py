@@ -357,3 +357,14 @@ def test_diff_report_names_the_pods_that_changed(browser, tmp_path):
     assert all(r["message in B"].startswith("0/2 nodes are available") for r in pending)
     assert _csv_of(page, "placed") == []
     page.close()
+
+
+def test_size_reports_trials_are_spaced_as_categories_in_their_order():
+    """The widest trial (1,000 nodes) beside the search's 0, 1, 2, 4: each its own place on the axis."""
+    from kubesched.report.size import _trials_figure
+
+    trials = [{"nodes": n, "fits": n >= 3} for n in (1000, 0, 1, 2, 4, 3)]
+    fig = _trials_figure([{"template": "m5", "trials": trials}])
+    assert fig.layout.xaxis.type == "category"
+    assert list(fig.layout.xaxis.categoryarray) == ["0", "1", "2", "3", "4", "1000"]
+    assert list(fig.data[0].x) == ["0", "1", "2", "3", "4", "1000"]

@@ -108,21 +108,26 @@ def _trials_figure(options: list[dict[str, Any]]) -> go.Figure:
     pod was placed and an open one where a pod was left pending (the trial that set pods apart is
     in the table, not here: it had pods no count places)."""
     fig = go.Figure()
+    counts: set[int] = set()
     for o in options:
         trials = sorted(
             {t["nodes"]: t for t in o["trials"] if not t.get("setApart")}.values(), key=lambda t: t["nodes"]
         )
+        counts.update(t["nodes"] for t in trials)
         fig.add_scatter(
             name=o["template"],
             mode="markers",
-            x=[t["nodes"] for t in trials],
+            x=[str(t["nodes"]) for t in trials],
             y=[1 if t["fits"] else 0 for t in trials],
             marker={"size": 10, "symbol": ["circle" if t["fits"] else "circle-open" for t in trials]},
             hovertemplate="%{x} nodes: %{text}<extra>%{fullData.name}</extra>",
             text=["every pod placed" if t["fits"] else "a pod pending" for t in trials],
         )
+    # the counts tried as categories in their order: on a linear axis the widest trial (1,000
+    # nodes by default) pressed the search's 0, 1, 2, 4 ... into one corner
+    order = [str(n) for n in sorted(counts)]
     fig.update_layout(
-        xaxis_title="nodes of the template",
+        xaxis={"title": "nodes of the template", "type": "category", "categoryorder": "array", "categoryarray": order},
         yaxis={"title": "every pod placed", "tickvals": [0, 1], "ticktext": ["no", "yes"]},
         legend_title="node template",
     )
