@@ -448,6 +448,11 @@ TYPED_RULES = [
     "url(self.image).getHost() == 1",
     "string(ip(self.image)) == 1",
     "isIP(self.replicas)",
+    # cel-go's extensions Kubernetes' environment has (sets) and has not (math, encoders)
+    "sets.contains(self.tags, ['a']) && sets.intersects(self.tags, ['b'])",
+    "math.greatest(self.replicas, 1) > 0",
+    "base64.encode(b'a') == 'YQ=='",
+    "semver(self.image).major() == 'a'",
 ]
 
 
@@ -579,6 +584,14 @@ LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
     ("isQuantity(self.s)", {"s": "12x"}),
     ("quantity(self.s).add(quantity('1Gi')).isGreaterThan(quantity('1Gi'))", {"s": "1k"}),
     ("quantity(self.s).isInteger() && quantity(self.s).asInteger() == 2000", {"s": "2k"}),
+    ("sets.contains(self.items, ['a']) && !sets.intersects(self.items, ['z'])", {"items": ["a", "b"]}),
+    ("sets.equivalent(self.items, ['b', 'a', 'a'])", {"items": ["a", "b"]}),
+    ("sets.contains(self.items, ['c'])", {"items": ["a", "b"]}),
+    ("semver(self.s).isLessThan(semver('1.10.0')) && semver(self.s).minor() == 9", {"s": "1.9.2"}),
+    ("semver(self.s, true).compareTo(semver('1.2.0')) == 0 && isSemver(self.s, true)", {"s": "v1.2"}),
+    ("semver('1.0.0-alpha.1').isLessThan(semver(self.s))", {"s": "1.0.0-alpha.beta"}),
+    ("semver(self.s).major() == 1", {"s": "1.2"}),
+    ("isSemver(self.s)", {"s": "01.2.3"}),
 ]
 LIBRARY_SPEC = {
     "type": "object",

@@ -66,7 +66,7 @@ def of_decl(decl: Decl | None, path: str = "selfType") -> Type:
 # the names kube-apiserver's CEL environment declares for a CRD's rules, besides the variables:
 # the standard library, the type names, Kubernetes' libraries (apiserver/pkg/cel/library: lists,
 # regex, urls, quantity, ip, cidr, format, semver, authz-free) and the cel-go extensions it adds
-# (strings, sets, optional types, two-variable comprehensions, math, encoders)
+# (strings, sets, optional types, two-variable comprehensions, lists)
 _TYPE_NAMES = {"int", "uint", "double", "string", "bytes", "bool", "null_type", "list", "map", "type", "dyn"}
 _FUNCTIONS = {
     "size",
@@ -185,7 +185,9 @@ _FUNCTIONS = {
     "transformMapEntry",
 }
 # functions named under a namespace (``sets.contains(a, b)``, ``optional.of(x)``)
-_NAMESPACES = {"sets", "math", "base64", "optional", "strings", "format", "lists"}
+# (Kubernetes' environment declares no ``math`` or ``base64``: cel-go's Math and Encoders extensions
+# are not among its libraries, environment/base.go)
+_NAMESPACES = {"sets", "optional", "strings", "format", "lists"}
 _STRING_TESTS = ("startsWith", "endsWith", "contains", "matches")
 _RETURNS = {
     "int": INT,
@@ -417,6 +419,10 @@ class Checker:
             return BOOL
         if fn == "@not_strictly_false":
             return BOOL
+        if e.target and args[0].name == "error" and fn not in _FUNCTIONS and fn not in _LIBRARY:
+            # an undeclared receiver (``math.greatest``: no such namespace here) and a function
+            # nothing declares: cel-go names both
+            return self.report(e, f"undeclared reference to '{fn}' (in container '')")
         if any(t.name == "error" for t in args):
             return _OPERATOR_RESULTS.get(fn, ERROR)
         if fn in _OPERATORS:

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.apiextensions.cel import semver
 
 
 class LibraryError(Exception):
@@ -327,8 +328,59 @@ def is_quantity(text: str) -> bool:
 
 
 def _compare(a: Any, b: Any) -> int:
+    """``compareTo``: two quantities, or two versions (``semver_compare_to``)."""
+    va, vb = _version(a), _version(b)
+    if va is not None or vb is not None:
+        if va is None or vb is None:
+            raise LibraryError("no such overload")
+        return semver.compare(va, vb)
     x, y = _amount(a), _amount(b)
     return (x > y) - (x < y)
+
+
+def _version(value: Any) -> semver.Version | None:
+    try:
+        return semver.of(value)
+    except semver.SemverError as err:
+        raise LibraryError(str(err)) from None
+
+
+def _lists(a: Any, b: Any) -> bool:
+    """``ext.Sets``' functions take two lists."""
+    if not isinstance(a, list) or not isinstance(b, list):
+        raise LibraryError("no such overload")
+    return True
+
+
+def to_semver(text: Any, normalize: bool = False) -> dict[str, str]:
+    """``semver(string)``, ``semver(string, bool)``: an error in blang/semver's words."""
+    if not isinstance(text, str) or not isinstance(normalize, bool):
+        raise LibraryError("no such overload")
+    try:
+        return semver.value(semver.normalize_and_parse(text) if normalize else semver.parse(text))
+    except semver.SemverError as err:
+        raise LibraryError(str(err)) from None
+
+
+def is_semver(text: Any, normalize: bool = False) -> bool:
+    try:
+        to_semver(text, normalize)
+    except LibraryError as err:
+        if str(err) == "no such overload":
+            raise
+        return False
+    return True
+
+
+def _part(index: int) -> Callable[[Any], int]:
+    def part(value: Any) -> int:
+        v = _version(value)
+        if v is None:
+            raise LibraryError("no such overload")
+        major, minor, patch = v[0], v[1], v[2]
+        return (major, minor, patch)[index]
+
+    return part
 
 
 def _from(amount: Fraction) -> dict[str, str]:
@@ -393,6 +445,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "add": lambda a, b: _from(_amount(a) + _amount(b)),
     "sub": lambda a, b: _from(_amount(a) - _amount(b)),
     "compareTo": _compare,
+    "__sets_contains": lambda a, b: _lists(a, b) and all(x in a for x in b),
+    "__sets_equivalent": lambda a, b: _lists(a, b) and all(x in a for x in b) and all(x in b for x in a),
+    "__sets_intersects": lambda a, b: _lists(a, b) and any(x in a for x in b),
+    "semver": to_semver,
+    "isSemver": is_semver,
+    "major": _part(0),
+    "minor": _part(1),
+    "patch": _part(2),
     "isLessThan": lambda a, b: _compare(a, b) < 0,
     "isGreaterThan": lambda a, b: _compare(a, b) > 0,
 }

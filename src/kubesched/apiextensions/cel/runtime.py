@@ -76,6 +76,10 @@ _LIBRARY_ERROR = re.compile(r"Python function call failed: LibraryError: (.*)\. 
 
 def _calls(node: Node) -> set[str]:
     found = {node.value} if node.kind == "call" and node.value in library.NAMES else set()
+    if node.kind == "call" and node.target and node.kids and node.kids[0].kind == "ident":
+        namespace = str(node.kids[0].value)
+        if node.value in NAMESPACED.get(namespace, ()):
+            found.add(f"__{namespace}_{node.value}")
     for kid in node.kids:
         found |= _calls(kid)
     return found
@@ -109,14 +113,20 @@ def compile_rule(expression: str) -> Program:
     return Program(expression, ast, runnable, tuple(sorted(_calls(ast))))
 
 
+# cel-go's namespaced extension functions Kubernetes' environment declares (``ext.Sets``), run as
+# library functions named ``__<namespace>_<function>``: the runtime has no namespaces
+NAMESPACED = {"sets": frozenset({"contains", "equivalent", "intersects"})}
+
+
 def _counted_sizes(tree: Any, text: str) -> str:
-    """The expression with each ``x.size()`` and ``size(x)`` call as ``__cel_size(x)``."""
+    """The expression with each ``x.size()`` and ``size(x)`` call as ``__cel_size(x)``, and each
+    ``sets.contains(a, b)`` (``NAMESPACED``) as ``__sets_contains(a, b)``."""
 
     def source(node: Any) -> str:
         start, end = node.meta.start_pos, node.meta.end_pos
         edits: list[tuple[int, int, str]] = []
         for sub in _outermost_size_calls(node):
-            edits.append((sub.meta.start_pos, sub.meta.end_pos, f"__cel_size({source(_size_operand(sub))})"))
+            edits.append((sub.meta.start_pos, sub.meta.end_pos, call(sub)))
         out, at = [], start
         for a, b, new in sorted(edits):
             out.append(text[at:a])
@@ -125,11 +135,36 @@ def _counted_sizes(tree: Any, text: str) -> str:
         out.append(text[at:end])
         return "".join(out)
 
+    def call(node: Any) -> str:
+        named = _namespaced(node)
+        if named is None:
+            return f"__cel_size({source(_size_operand(node))})"
+        kids = [c for c in node.children if c is not None]
+        args = source(kids[2]) if len(kids) > 2 else ""
+        return f"{named}({args})"
+
     if not _outermost_size_calls(tree) and not _is_size_call(tree):
         return text
     if _is_size_call(tree):
-        return f"__cel_size({source(_size_operand(tree))})"
+        return call(tree)
     return text[: tree.meta.start_pos] + source(tree) + text[tree.meta.end_pos :]
+
+
+def _namespaced(node: Any) -> str | None:
+    """``__sets_contains`` for a call ``sets.contains(...)``, else None."""
+    from lark import Token, Tree
+
+    if not isinstance(node, Tree) or node.data != "member_dot_arg":
+        return None
+    kids = [c for c in node.children if c is not None]
+    target, fn = kids[0], str(kids[1])
+    while isinstance(target, Tree) and target.data in ("member", "primary") and len(target.children) == 1:
+        target = target.children[0]
+    if not isinstance(target, Tree) or target.data != "ident" or not target.children:
+        return None
+    name = target.children[0]
+    namespace = str(name) if isinstance(name, Token) else ""
+    return f"__{namespace}_{fn}" if fn in NAMESPACED.get(namespace, ()) else None
 
 
 def _is_size_call(node: Any) -> bool:
@@ -137,6 +172,8 @@ def _is_size_call(node: Any) -> bool:
 
     if not isinstance(node, Tree):
         return False
+    if _namespaced(node) is not None:
+        return True
     kids = [c for c in node.children if c is not None]
     if node.data == "member_dot_arg":
         return str(kids[1]) == "size" and len(kids) == 2
