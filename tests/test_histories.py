@@ -272,6 +272,18 @@ def test_a_pod_that_found_no_nodes_waits_out_its_backoff_not_for_a_node():
     assert set(c.events("FailedScheduling")) == {"no nodes available to schedule pods"}
 
 
+def test_a_simulation_without_nodes_does_not_wait_out_the_retries(tmp_path):
+    """Upstream retries a pod that found no nodes after each backoff, forever; on the virtual
+    clock that is a week of retries that cannot end otherwise: simulate stops after the first."""
+    from kubesched.simulate.runner import simulate
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(make_pod("lonely", cpu="100m")))
+    result = simulate([str(path)])
+    assert [p["message"] for p in result.pods] == ["no nodes available to schedule pods"]
+    assert result.stats["attempts"] == 1 and result.stats["virtualSeconds"] == 0
+
+
 def test_a_pod_on_a_node_that_is_gone_counts_when_the_node_comes_back():
     c = Cluster(make_pod("ghost", cpu="1500m", node="n1"))
     c.settle()

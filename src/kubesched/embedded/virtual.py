@@ -33,7 +33,11 @@ def next_flush_time(sched: Scheduler) -> float | None:
 def useful_retry(sched: Scheduler) -> Callable[[Any], bool]:
     """Whether an entity's retry after its backoff can turn out otherwise: a pod group (which
     upstream retries after every backoff, forever) whose last cycle saw the cluster as it is now
-    would fail again the same way, so the simulation does not wait for it."""
+    would fail again the same way, and so would any pod while the cluster has no node (upstream
+    retries a pod that found no nodes after each backoff, forever: ``ErrNoNodesAvailable`` blames
+    no plugin), so the simulation does not wait for them."""
+    if sched.cache.table.n == 0:
+        return lambda entity: False
 
     def useful(entity: Any) -> bool:
         return not isinstance(entity, QueuedPodGroupInfo) or entity.failed_at_generation < sched.cluster_generation
