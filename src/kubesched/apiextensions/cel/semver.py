@@ -23,27 +23,29 @@ def _q(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)  # Go's %q for the strings a version holds
 
 
-def _number(s: str, what: str) -> int:
-    if not s or not set(s) <= NUMBERS:
-        raise SemverError(f"Invalid character(s) found in {what} number {_q(s)}")
+def _uint(s: str, name: str) -> int:
+    """``strconv.ParseUint`` of digits, none of them a leading zero."""
     if len(s) > 1 and s[0] == "0":
-        raise SemverError(f"{what.capitalize()} number must not contain leading zeroes {_q(s)}")
+        raise SemverError(f"{name} must not contain leading zeroes {_q(s)}")
+    if not s:
+        raise SemverError(f"strconv.ParseUint: parsing {_q(s)}: invalid syntax")
     value = int(s)
     if value > MAX_UINT64:
         raise SemverError(f"strconv.ParseUint: parsing {_q(s)}: value out of range")
     return value
 
 
+def _number(s: str, what: str) -> int:
+    if not set(s) <= NUMBERS:
+        raise SemverError(f"Invalid character(s) found in {what} number {_q(s)}")
+    return _uint(s, f"{what.capitalize()} number")
+
+
 def _prerelease(s: str) -> int | str:
     if not s:
         raise SemverError("Prerelease is empty")
     if set(s) <= NUMBERS:
-        if len(s) > 1 and s[0] == "0":
-            raise SemverError(f"Numeric PreRelease version must not contain leading zeroes {_q(s)}")
-        value = int(s)
-        if value > MAX_UINT64:
-            raise SemverError(f"strconv.ParseUint: parsing {_q(s)}: value out of range")
-        return value
+        return _uint(s, "Numeric PreRelease version")
     if set(s) <= ALPHANUM:
         return s
     raise SemverError(f"Invalid character(s) found in prerelease {_q(s)}")
