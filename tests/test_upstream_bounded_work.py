@@ -152,6 +152,20 @@ RULES = [
     # has() yields a bool, duration() and timestamp() scalars (Kueue's and Gateway API's rules)
     "(has(self.name) == has(self.proto)) && (!has(self.name) || self.name == self.proto)",
     "duration(self.name) < duration('1h') && self.when > timestamp('2020-01-01T00:00:00Z')",
+    # Kubernetes' libraries, each its own estimate (library/cost.go)
+    "self.name.split(',').size() > 1",
+    "self.tags.join(',') == self.name",
+    "self.name.replace('a', 'bbb') == self.free",
+    "self.name.replace('', '-').size() > 3",
+    "self.name.find('[a-z]+') == 'a' && self.name.findAll('[0-9]').size() < 3",
+    "isURL(self.name) && url(self.name).getHost() == 'x'",
+    "isIP(self.name) && ip(self.name).isLoopback() && ip(self.name) == ip('::1')",
+    "cidr(self.name).containsIP(self.free) && cidr(self.name).containsIP(ip(self.free))",
+    "cidr(self.name).containsCIDR(self.free) && cidr(self.name).ip().family() == 4",
+    "isQuantity(self.name) && quantity(self.name).isInteger()",
+    "isSemver(self.name) && semver(self.name).major() == 1",
+    "self.tags.isSorted() && self.tags.min() == 'a' && self.tags.indexOf('x') == 0",
+    "self.name.lowerAscii().upperAscii() == self.free.trim()",
 ]
 
 

@@ -330,6 +330,8 @@ class Coster:
             return arg_costs[0].add(arg_costs[1].union(arg_costs[2])), size
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
             kinds = {self.type_of(a) for a in args}
+            if fn == "_==_" and len(kinds) == 1 and kinds <= {"net.IP", "net.CIDR"}:
+                return fixed(1).add(summed), None  # addresses compared as bytes (library/cost.go)
             lhs, rhs = self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
             smallest = min(lhs.hi, rhs.hi)
             traversal = Range(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL).add(summed)
@@ -408,23 +410,99 @@ _RESULT_TYPES = {
     "split": "list",
     "indexOf": "int",
     "lastIndexOf": "int",
+    "ip": "net.IP",
+    "cidr": "net.CIDR",
+    "masked": "net.CIDR",
 }
 
 
 def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> tuple[Range, Range | None] | None:
-    """The Kubernetes CEL libraries' estimates (``apiserver/pkg/cel/library/cost.go``) for the
-    string functions CRD rules use most; other library functions cost one, as cel-go's default."""
+    """The Kubernetes CEL libraries' estimates (``EstimateCallCost``, apiserver/pkg/cel/library/
+    cost.go): the cost and, where it says, the result's size; None where it leaves the call to
+    cel-go's default of one."""
+    st = STRING_TRAVERSAL
     if target is None:
+        if fn in ("url", "cidr", "isIP", "isCIDR", "ip", "quantity", "isQuantity", "semver", "isSemver") and args:
+            sz = c.size_or_unknown(args[0])
+            return sz.factor(st), (sz if fn == "url" else None)
         return None
-    if fn in ("lowerAscii", "upperAscii", "trim") and not args:
+    if fn in ("lowerAscii", "upperAscii", "trim", "substring"):
         sz = c.size_or_unknown(target)
-        return sz.factor(STRING_TRAVERSAL), sz
-    if fn in ("indexOf", "lastIndexOf") and c.type_of(target) in ("string", "dyn"):
-        return c.size_or_unknown(target).factor(STRING_TRAVERSAL), None
-    if fn == "substring":
+        return sz.factor(st), sz
+    if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
+        element = _list_element(c, target)
+        if element is None:  # a string's indexOf and lastIndexOf
+            return c.size_or_unknown(target).factor(st), None
+        kind, size = element
+        each = fixed(1).add(size.factor(st)) if kind in ("string", "bytes") else fixed(1)
+        return c.size_or_unknown(target).mul(each), None
+    if fn == "replace" and len(args) >= 2:
+        return _replace(c.size_or_unknown(target), c.size_or_unknown(args[0]), c.size_or_unknown(args[1]))
+    if fn == "split":
         sz = c.size_or_unknown(target)
-        return sz.factor(STRING_TRAVERSAL), sz
+        most = sz.hi
+        if len(args) > 1 and args[1].kind == "lit" and args[1].lit_type == "int":
+            most = int(args[1].value)
+        return sz.factor(2 * st), Range(0, most)
+    if fn == "join":
+        listed = c.size_or_unknown(target)
+        element = _list_element(c, target)
+        sz = listed.mul(element[1]) if element is not None else ZERO
+        if args:
+            separators = Range(max(listed.lo - 1, 0), max(listed.hi - 1, 0))
+            sz = sz.add(c.size_or_unknown(args[0]).mul(separators))
+        return sz.factor(st), sz
+    if fn in ("find", "findAll") and args:
+        sz = c.size_or_unknown(target)
+        per_char = sz.add(fixed(1)).factor(st)
+        return per_char.mul(c.size_or_unknown(args[0]).factor(REGEX_LENGTH)), Range(0, sz.hi)
+    if fn == "ip":  # a cidr's ip(): a field
+        return fixed(1), None
+    if fn in ("containsIP", "containsCIDR") and args:
+        address = Range(4, 16)  # the bytes of an IPv4 or IPv6 address
+        compared = address.add(address).factor(st)
+        if fn == "containsCIDR":
+            compared = compared.add(address.factor(st)).add(fixed(1))
+        if c.type_of(args[0]) == "string":  # the string parsed first
+            compared = compared.add(c.size_or_unknown(args[0]).factor(st))
+        return compared, None
     return None
+
+
+def _list_element(c: Coster, target: Node) -> tuple[str, Range] | None:
+    """``listElementNode``: the kind and size of a list's elements, where the target is a list."""
+    path = c._path(target)
+    if path is not None and c.type_of(target) == "list":
+        decl = c._decl_of([*path, "@items"])
+        size = c._estimate_size([*path, "@items"])
+        kind = decl.kind if decl is not None else "dyn"
+        if size is None:
+            size = fixed(1) if kind in _SCALAR_TYPES else UNKNOWN
+        return kind, size
+    entry = c.entry(target)
+    if entry is not None and entry[0] == "list":
+        kinds = {c.type_of(k) for k in target.kids} if target.kind == "list" else set()
+        return (kinds.pop() if len(kinds) == 1 else "dyn"), entry[2]
+    return None
+
+
+def _replace(sz: Range, old: Range, new: Range) -> tuple[Range, Range]:
+    """``replace``'s estimate: a traversal and the result's construction, and the result's size
+    from the most and fewest replacements the sizes allow."""
+    if old.lo == 0:  # an empty string replaced: around every character
+        most, kept_most = (min(sz.hi + 1, MAX_UINT64), sz.hi)
+    elif new.hi <= old.lo:
+        most, kept_most = 0, sz.hi
+    else:
+        most, kept_most = math.ceil(sz.hi / old.lo), 0
+    if old.hi == 0:
+        fewest, kept_fewest = (min(sz.lo + 1, MAX_UINT64), sz.lo)
+    elif old.hi <= new.lo:
+        fewest, kept_fewest = 0, sz.lo
+    else:
+        fewest, kept_fewest = math.ceil(sz.lo / old.hi), 0
+    size = Range(fewest, most).mul(new).add(Range(kept_fewest, kept_most))
+    return sz.factor(2 * STRING_TRAVERSAL), size
 
 
 def estimated_cost(
