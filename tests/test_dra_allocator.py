@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.scheduler.plugins.dynamicresources import allocator
-from kubesched.scheduler.plugins.dynamicresources.allocator import DeviceTable
+from kubesched.scheduler.plugins.dynamicresources.devices import AllocationError, DeviceTable
 
 DRIVER = "gpu.example.com"
 CLASSES = {
@@ -263,7 +263,7 @@ def test_a_missing_class_and_a_bad_selector() -> None:
         allocator.plan_claim(claim(exactly(cls="nope")), CLASSES)
     table = DeviceTable([node_slice("n1", device("g0"))])
     plans = [allocator.plan_claim(claim(exactly(selector='device.attributes["nope"].x == 1')), CLASSES)]
-    with pytest.raises(allocator.AllocationError, match="CEL runtime error: no such key"):
+    with pytest.raises(AllocationError, match="CEL runtime error: no such key"):
         allocator.allocate_node(plans, table, np.zeros(1, bool), "n1", {})
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from kubesched.api.errors import Conflict
 from kubesched.api.pod import PodInfo
-from kubesched.scheduler.plugins.dynamicresources.allocator import DeviceTable
+from kubesched.scheduler.plugins.dynamicresources.devices import DeviceTable
 from kubesched.scheduler.plugins.dynamicresources.extended import (
     CLAIM_ANNOTATION,
 )

@@ -20,7 +20,7 @@ import numpy as np
 from kubesched.framework.nodes import NodeTableView
 
 if TYPE_CHECKING:
-    from kubesched.scheduler.plugins.dynamicresources.allocator import DeviceTable
+    from kubesched.scheduler.plugins.dynamicresources.devices import DeviceTable
 
 _SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
 

@@ -54,7 +54,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.scheduler.listers import Listers as SchedulerListers
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.plugins.dynamicresources import allocator, nodekeys
-from kubesched.scheduler.plugins.dynamicresources.allocator import AllocationError, ClaimPlan, DeviceTable
+from kubesched.scheduler.plugins.dynamicresources.allocator import ClaimPlan
 from kubesched.scheduler.plugins.dynamicresources.binding import ClaimBinding
 from kubesched.scheduler.plugins.dynamicresources.claims import (
     ClaimMissing,
@@ -71,6 +71,12 @@ from kubesched.scheduler.plugins.dynamicresources.claims import (
     resource_claims,
     special_owner,
     uid_of,
+)
+from kubesched.scheduler.plugins.dynamicresources.devices import (
+    AllocationError,
+    DeviceTable,
+    apply_taint_rules,
+    node_selector_terms,
 )
 from kubesched.scheduler.plugins.dynamicresources.extended import (
     CLAIM_ANNOTATION,
@@ -174,7 +180,7 @@ class DynamicResources(
         if self._table is None or version != self._table_version:
             slices = [] if listers is None else listers.all("ResourceSlice")
             rules = [] if listers is None else listers.all("DeviceTaintRule")
-            self._table = DeviceTable(allocator.apply_taint_rules(slices, rules))
+            self._table = DeviceTable(apply_taint_rules(slices, rules))
             self._table_version = version
         return self._table
 
@@ -334,7 +340,7 @@ class DynamicResources(
             if status.get("allocation"):
                 if not mine and len(reserved) >= RESERVED_FOR_MAX:  # !CanBeReserved && !IsReservedForPod
                     return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, IN_USE)
-                terms = allocator.node_selector_terms((status["allocation"] or {}).get("nodeSelector"), "nodeSelector")
+                terms = node_selector_terms((status["allocation"] or {}).get("nodeSelector"), "nodeSelector")
                 s.allocated_on.append(terms if (status["allocation"] or {}).get("nodeSelector") else None)
                 continue
             s.allocated_on.append(None)
