@@ -36,7 +36,7 @@ def useful_retry(sched: Scheduler) -> Callable[[Any], bool]:
     would fail again the same way, and so would any pod while the cluster has no node (upstream
     retries a pod that found no nodes after each backoff, forever: ``ErrNoNodesAvailable`` blames
     no plugin), so the simulation does not wait for them."""
-    if sched.cache.table.n == 0:
+    if sched.node_table().n == 0:
         return lambda entity: False
 
     def useful(entity: Any) -> bool:
