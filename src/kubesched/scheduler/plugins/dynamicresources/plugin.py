@@ -53,7 +53,7 @@ from kubesched.framework.nodes import NodeTableView
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.listers import Listers as SchedulerListers
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.plugins.dynamicresources import allocator, nodekeys
+from kubesched.scheduler.plugins.dynamicresources import allocator
 from kubesched.scheduler.plugins.dynamicresources.allocator import ClaimPlan
 from kubesched.scheduler.plugins.dynamicresources.binding import ClaimBinding
 from kubesched.scheduler.plugins.dynamicresources.claims import (
@@ -82,9 +82,9 @@ from kubesched.scheduler.plugins.dynamicresources.extended import (
     CLAIM_ANNOTATION,
     SPECIAL_CLAIM_NAME,
     is_dra_extended_resource_name,
-    requests_and_mappings,
     resolver_for,
 )
+from kubesched.scheduler.plugins.dynamicresources.fit import claims_fit, extended_patterns
 from kubesched.scheduler.plugins.dynamicresources.queueing import ClaimQueueing
 from kubesched.scheduler.plugins.dynamicresources.state import (
     _REASONS,
@@ -402,29 +402,6 @@ class DynamicResources(
         }
         return ExtendedClaim(claim, resources, prior=False, pod=pod.obj)
 
-    def _patterns(self, s: DraState, nodes: NodeTableView) -> np.ndarray:
-        """Per row, which of the pod's extended resources the node leaves to DRA (no allocatable)
-        as bits, the node-specific claim of each pattern made once (``filterExtendedResources``)."""
-        assert s.ext is not None
-        pattern = np.zeros(len(nodes.names), np.int64)
-        for i, (r, _q) in enumerate(s.ext.resources):
-            col = nodes.res_index.get(r)
-            none = np.ones(len(nodes.names), bool) if col is None else nodes.alloc[col] == 0
-            pattern |= none.astype(np.int64) << i
-        for v in np.unique(pattern).tolist():
-            if v in s.ext.variants:
-                continue
-            if v == 0:
-                s.ext.variants[0] = (s.ext.claim, [], None)
-                continue
-            resolver = resolver_for(self.handle)
-            wanted = {r: q for i, (r, q) in enumerate(s.ext.resources) if v >> i & 1}
-            assert resolver is not None
-            requests, mappings = requests_and_mappings(s.ext.pod, wanted, resolver)
-            variant = {**s.ext.claim, "spec": {"devices": {"requests": requests}}}
-            s.ext.variants[v] = (variant, mappings, allocator.plan_claim(variant, self._classes()))
-        return pattern
-
     # -- Filter ------------------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeTableView) -> NodeVerdicts | None:
         s: DraState | None = state.get(STATE_KEY)
@@ -455,7 +432,9 @@ class DynamicResources(
             s.unavailable.update(i for i, t in enumerate(s.allocated_on) if t is terms)
         # claims to allocate: the pod's own, and on nodes leaving extended resources to DRA the
         # special claim of that node's pattern
-        patterns = self._patterns(s, nodes) if s.ext is not None else np.zeros(n, np.int64)
+        patterns = (
+            extended_patterns(s.ext, nodes, self.handle, self._classes) if s.ext is not None else np.zeros(n, np.int64)
+        )
         for v in np.unique(patterns).tolist() if s.ext is not None else [0]:
             plans = list(s.plans)
             if v:
@@ -476,72 +455,11 @@ class DynamicResources(
         return NodeVerdicts(code, reason, lambda rid: _REASONS[rid])
 
     def _fits(self, plans: list[ClaimPlan], nodes: NodeTableView) -> np.ndarray:
-        """For every row, whether all claims to allocate fit there (counts, then the search)."""
+        """For every row, whether all claims to allocate fit there (``fit.claims_fit``)."""
         table = self.devices()
-        n = len(nodes.names)
         exclude = {uid_of(p.claim) for p in plans}
         taken = self._allocated_mask(table, exclude)
-        fits = np.ones(n, bool)
-        groups: dict[Any, int] = {}
-        all_mode = []
-        has_search_only = False
-        for plan in plans:
-            for alts in plan.requests:
-                if len(alts) != 1 or alts[0].admin_access:
-                    has_search_only = True
-                    continue  # alternatives and admin access: only the search decides
-                req = alts[0]
-                if req.mode == allocator.ALL:
-                    all_mode.append(req.selection)
-                else:
-                    groups[req.selection] = groups.get(req.selection, 0) + req.count
-        rows = table.local_rows(nodes.index)
-        local = table.local_idx
-        for selection, need in groups.items():
-            mask = table.usable(selection)
-            free = mask & ~taken
-            sel = free[local] & (rows >= 0)
-            counts = np.bincount(rows[sel], minlength=n)[:n]
-            counts = counts + table.shared_counts(free, nodes)
-            fits &= counts >= need
-        for selection in all_mode:
-            mask = table.usable(selection)
-            sel = mask[local] & (rows >= 0)
-            total = np.bincount(rows[sel], minlength=n)[:n] + table.shared_counts(mask, nodes)
-            free = np.bincount(rows[sel & ~taken[local]], minlength=n)[:n] + table.shared_counts(mask & ~taken, nodes)
-            fits &= (total > 0) & (free == total)
-        capacities = table.any_multi or any(r.capacity for p in plans for alts in p.requests for r in alts)
-        exact = (
-            not has_search_only
-            and not capacities  # consumable capacity: shares decide, device by device
-            and not table.consumers  # partitionable devices: counters decide, device by device
-            and len(groups) + len(all_mode) <= 1
-            and all(p.simple for p in plans)
-        )
-        if exact:
-            return fits
-        # competing requests, constraints, alternatives, shares, counters: the search, once per
-        # kind of node (nodekeys) where the layout allows, else once per node
-        shared = self._shared_use(table, exclude)
-        candidates = np.flatnonzero(fits)
-        keys = nodekeys.node_keys(table, taken, shared, nodes) if len(candidates) > 1 else None
-        if keys is None:
-            searched, inverse = candidates, np.arange(len(candidates))
-        else:
-            _, first, inverse = np.unique(keys[candidates], axis=0, return_index=True, return_inverse=True)
-            searched = candidates[first]
-        verdicts = np.array(
-            [
-                allocator.allocate_node(
-                    plans, table, taken, nodes.names[r], nodes.specs[r].labels, shared, self._fractional
-                )
-                is not None
-                for r in searched.tolist()
-            ],
-            bool,
-        )
-        fits[candidates] = verdicts[inverse.reshape(-1)]
-        return fits
+        return claims_fit(plans, nodes, table, taken, lambda: self._shared_use(table, exclude), self._fractional)
 
     # -- PostFilter -------------------------------------------------------------------------------
     def pod_group_post_filter(self, group: Any, reschedule: Any) -> tuple[None, Status]:
@@ -633,7 +551,8 @@ class DynamicResources(
             nodes = self.handle.snapshot.table if self.handle is not None else None
             if nodes is not None and node_name in nodes.index:
                 row = nodes.index[node_name]
-                s.ext.chosen = int(self._patterns(s, cast(NodeTable, nodes).take([row]))[0])
+                one = cast(NodeTable, nodes).take([row])
+                s.ext.chosen = int(extended_patterns(s.ext, one, self.handle, self._classes)[0])
             if s.ext.chosen:  # the node leaves extended resources to DRA: its claim is allocated too
                 plan = s.ext.variants[s.ext.chosen][2]
                 if plan is not None:
