@@ -459,3 +459,54 @@ def test_eligible_again_when_the_nominated_node_became_unresolvable() -> None:
     diag.codes[0] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert evaluator.eligible(hi, diag, table) == (True, "")
     assert isinstance(Status(Code.SUCCESS), Status)
+
+
+def test_preemptions_api_calls_run_off_the_scheduler_thread_and_a_waiting_victim_on_it() -> None:
+    """Against an API server preemption's goroutine runs where binding cycles run, so the next
+    cycle does not wait for its patches and deletions (the order kube-scheduler's retries follow:
+    histories 552 and 861); a victim waiting at Permit is the scheduler's own state and is
+    rejected on its thread."""
+    import threading
+    import time
+
+    from kubesched.scheduler.binding import ThreadedBinding
+    from kubesched.scheduler.plugins import in_tree_registry
+    from test_framework import Gate
+
+    registry = in_tree_registry()
+    registry.register("Gate", Gate)
+    cfg = {"profiles": [{"plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}]}
+    binding = ThreadedBinding(workers=2)
+    c = Cluster(*CLASSES, node("n1", cpu="3"), running("v", "n1", "1"), config=cfg, registry=registry, binding=binding)
+    waiting = make_pod("low", cpu="2", priority_class="low")
+    waiting["metadata"]["labels"] = {"wait": "600"}
+    c.create(waiting)
+    c.settle()
+    assert c.sched.waiting_pods.get("uid-default-low") is not None
+    client = c.sched.client
+    threads: dict[str, str] = {}
+    real_delete, real_reject = client.delete, c.sched.waiting_pods.get("uid-default-low").reject
+
+    def delete(kind, namespace, name, grace_period_seconds=None, *, uid=None):
+        threads["delete"] = threading.current_thread().name
+        return real_delete(kind, namespace, name, grace_period_seconds, uid=uid)
+
+    def reject(plugin, message):
+        threads["reject"] = threading.current_thread().name
+        return real_reject(plugin, message)
+
+    client.delete = delete  # type: ignore[method-assign]
+    c.sched.waiting_pods.get("uid-default-low").reject = reject  # type: ignore[method-assign]
+    c.create(make_pod("hi", cpu="3", priority_class="high"))
+    c.settle()
+    deadline = time.monotonic() + 10
+    while binding.in_flight() and time.monotonic() < deadline:
+        c.sched.process_events()
+        time.sleep(0.005)
+    assert threads["delete"].startswith("kubesched-bind")
+    assert threads["reject"] == threading.current_thread().name
+    assert sorted(c.events("Preempted")) == [
+        "Preempted by pod uid-default-hi on node n1",
+        "Preempted by pod uid-default-hi on node n1 (in kube-scheduler memory).",
+    ]
+    binding.close()

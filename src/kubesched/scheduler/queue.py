@@ -380,9 +380,12 @@ class SchedulingQueue(PodGroupQueueing):
             self.on_incoming(qp.where, "ScheduleAttemptFailure")
 
     def activate(self, uids: Iterable[str]) -> None:
+        """``Activate``: a pod in backoffQ or unschedulablePods, where upstream keeps gated pods
+        too, moved to activeQ at once, PreEnqueue run again (a preemptor gated while its
+        preemption ran is let through once it is over)."""
         for uid in uids:
             qp = self._pods.get(uid) or self.group_of(uid)
-            if qp is not None and qp.where in (BACKOFF, UNSCHEDULABLE):
+            if qp is not None and qp.where in (BACKOFF, UNSCHEDULABLE, GATED):
                 self._move(qp, str(FORCE_ACTIVATE), immediately=True)
 
     def _compiled(self, registered: dict[str, list[ClusterEventWithHint]]) -> dict[str, dict[str, list[Any]]]:

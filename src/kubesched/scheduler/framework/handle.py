@@ -4,6 +4,7 @@ also reach the mutable cache and the queue through it."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kubesched.features import FeatureGates
@@ -56,12 +57,19 @@ class Handle:
         self.features = features if features is not None else FeatureGates()
         self._background: Binding = background if background is not None else InlineBinding()
 
-    def go(self, work: Work, done: Done) -> None:
+    def go(self, work: Work, done: Done, start: Callable[[], None] | None = None) -> None:
         """Run ``work`` as upstream starts a goroutine from a cycle (preemption's): once the
         cycle is over, where binding cycles run (threads against an API server, else inline);
-        ``done`` gets its status on the scheduler's thread."""
+        ``start`` first and ``done`` with its status run on the scheduler's thread (what touches
+        the scheduler's state: waiting pods, the queue)."""
         background = self._background
-        self.clock.call_at(self.clock.now(), lambda: background.submit(work, done))
+
+        def begin() -> None:
+            if start is not None:
+                start()
+            background.submit(work, done)
+
+        self.clock.call_at(self.clock.now(), begin)
 
     @property
     def snapshot(self) -> Snapshot:

@@ -68,7 +68,9 @@ class Executor:
 
     def prepare_async(self, c: Candidate, pod: PodInfo) -> None:
         """``prepareCandidateAsync``: nothing when every victim is already being deleted (no
-        call, no event, no nomination cleared); else the goroutine, started after the cycle."""
+        call, no event, no nomination cleared); else the goroutine, started after the cycle. A
+        victim waiting at Permit is rejected in memory on the scheduler's thread as the goroutine
+        starts (a waiting pod is the scheduler's state); the API calls run in the goroutine."""
         to_delete = [v for v in c.victims if not v.deleting]
         if not to_delete:
             return
@@ -80,9 +82,15 @@ class Executor:
             if other.priority < pod.priority and other.uid != pod.uid
         ]
         self.preempting.add(pod.uid)
+        in_memory: set[str] = set()
+
+        def start() -> None:
+            for victim in to_delete:
+                if self._preempt_in_memory(victim, pod, c.node):
+                    in_memory.add(victim.uid)
 
         def goroutine() -> Status | None:
-            return self._run(c.node, pod, to_delete, lower)
+            return self._run(c.node, pod, to_delete, in_memory, lower)
 
         def done(status: Status | None) -> None:
             # the goroutine's deferred Activate: an API call failed, or the last victim was only
@@ -90,9 +98,11 @@ class Executor:
             if status is not None and nominator is not None:
                 nominator.activate([pod.uid])
 
-        self.handle.go(goroutine, done)
+        self.handle.go(goroutine, done, start)
 
-    def _run(self, node: str, pod: PodInfo, to_delete: list[PodInfo], lower: list[PodInfo]) -> Status | None:
+    def _run(
+        self, node: str, pod: PodInfo, to_delete: list[PodInfo], in_memory: set[str], lower: list[PodInfo]
+    ) -> Status | None:
         client = self.handle.client
         failed = False
         # clearNominatedNodeName: one status patch per pod; the nominator forgets each nomination
@@ -104,17 +114,18 @@ class Executor:
             except ApiError as err:
                 log.warning("cannot clear the nomination of %s: %s", other.key, err)
                 failed = True
-        last_in_memory = False
+        last = to_delete[-1]
         try:
             for victim in to_delete[:-1]:
-                self.preempt_pod(victim, pod, node)
-            last = to_delete[-1]
+                if victim.uid not in in_memory:
+                    self._evict(victim, pod, node)
             self.last_victims[pod.uid] = last.uid
-            try:
-                last_in_memory = self.preempt_pod(last, pod, node)
-            except ApiError:
-                self.last_victims.pop(pod.uid, None)
-                raise
+            if last.uid not in in_memory:
+                try:
+                    self._evict(last, pod, node)
+                except ApiError:
+                    self.last_victims.pop(pod.uid, None)
+                    raise
         except ApiError as err:  # the last victim is not tried when another failed
             log.warning("preemption for %s on node %s failed: %s", pod.key, node, err)
             failed = True
@@ -122,21 +133,22 @@ class Executor:
             self.preempting.discard(pod.uid)
         if failed:
             return Status.error(f"preemption for pod {pod.key} on node {node} failed")
-        return Status.error("the last victim was preempted in memory") if last_in_memory else None
+        return Status.error("the last victim was preempted in memory") if last.uid in in_memory else None
 
-    def preempt_pod(self, victim: PodInfo, pod: PodInfo, node: str) -> bool:
-        """``PreemptPod``: a Permit-waiting victim is rejected (True: preempted in memory), any
-        other evicted; ``Preempted`` is recorded on it unless it was already gone. A failed call
-        raises its ApiError, before any event."""
-        message = f"Preempted by pod {pod.uid} on node {node}"
+    def _preempt_in_memory(self, victim: PodInfo, pod: PodInfo, node: str) -> bool:
+        """``PreemptPod`` for a victim waiting at Permit: rejected, ``Preempted`` recorded."""
         waiting = self.handle.waiting_pods.get(victim.uid)
-        in_memory = waiting is not None and not waiting.done
-        if in_memory:
-            assert waiting is not None
-            waiting.reject("DefaultPreemption", "preempted")
-            message += " (in kube-scheduler memory)."
-        elif not evict_victim(self.handle.client, victim, pod.scheduler_name, "pod"):
+        if waiting is None or waiting.done:
             return False
-        # related: the preemptor (executor.go's Eventf(victim, preemptor, ...))
+        waiting.reject("DefaultPreemption", "preempted")
+        message = f"Preempted by pod {pod.uid} on node {node} (in kube-scheduler memory)."
         self.handle.client.record_event("Normal", "Preempted", "Preempting", victim.obj, message, pod.obj)
-        return in_memory
+        return True
+
+    def _evict(self, victim: PodInfo, pod: PodInfo, node: str) -> None:
+        """``PreemptPod`` through the API: evicted, and ``Preempted`` recorded unless it was
+        already gone; a failed call raises its ApiError, before any event."""
+        if evict_victim(self.handle.client, victim, pod.scheduler_name, "pod"):
+            # related: the preemptor (executor.go's Eventf(victim, preemptor, ...))
+            message = f"Preempted by pod {pod.uid} on node {node}"
+            self.handle.client.record_event("Normal", "Preempted", "Preempting", victim.obj, message, pod.obj)
