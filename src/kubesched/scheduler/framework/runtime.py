@@ -46,6 +46,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, Profile
 from kubesched.scheduler.framework.args import decode_args
 from kubesched.scheduler.framework.batch import OpportunisticBatch
+from kubesched.scheduler.framework.binding_points import permit_outcome, placement_feasible, pre_bind_pre_flights
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass, VerdictMerge, has_odd_code
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.point_calls import ObserverRelay, PluginObserver, PointCalls, both
@@ -69,8 +70,6 @@ from kubesched.scheduler.framework.signatures import PodSigner
 from kubesched.scheduler.framework.template_memo import PointMemo, Templates
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
-
-MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
 @dataclass(init=False, slots=True)
@@ -515,40 +514,10 @@ class Framework:
         return out
 
     def _run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status | None, dict[str, float]]:
-        waits: dict[str, float] = {}
-        for p, call in self.calls(state).permit:
-            st, timeout = call(state, pod, node)
-            if st is None or st.is_success():
-                continue
-            if st.is_rejected():
-                return Status(st.code, st.reasons, p.name), {}
-            if st.code == Code.WAIT:
-                waits[p.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
-                continue
-            return Status(Code.ERROR, (f'running Permit plugin "{p.name}": {st.message()}',), p.name), {}
-        if waits:
-            return Status(
-                Code.WAIT, (f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',)
-            ), waits
-        return None, {}
+        return permit_outcome(self.calls(state).permit, state, pod, node)
 
     def run_placement_feasible(self, pod_group: dict[str, Any], progress: Any) -> Status | None:
-        """RunPlacementFeasiblePlugins: Unschedulable or an error stops at once; a Wait is kept
-        while the others run."""
-        status: Status | None = None
-        for p in self.placement_feasible:
-            st = p.placement_feasible(pod_group, progress)
-            if st is None or st.is_success():
-                continue
-            if st.code == Code.WAIT:
-                status = Status(st.code, st.reasons, p.name)
-                continue
-            if st.code == Code.UNSCHEDULABLE:
-                return Status(st.code, st.reasons, p.name)
-            if st.code == Code.ERROR:
-                return Status(Code.ERROR, (f"running PlacementFeasible plugin: {st.message()}",), p.name)
-            return Status(Code.ERROR, (f"unexpected status from PlacementFeasible plugin: {st.code.name}",), p.name)
-        return status
+        return placement_feasible(self.placement_feasible, pod_group, progress)
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
         """RunPreBindPlugins: the first plugin that fails stops the others."""
@@ -558,29 +527,8 @@ class Framework:
         return st
 
     def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        """RunPreBindPreFlights: Success (None) when some PreBind plugin has work, Skip when none
-        has (no plugins included), an Error naming the plugin; the plugins that skipped are not
-        called at PreBind."""
         started = perf_counter()
-        out: Status | None = Status(Code.SKIP)
-        skipped: set[str] = set()
-        for p in self.pre_bind:
-            st = p.pre_bind_pre_flight(state, pod, node)
-            if st is None or st.is_success():
-                out = None
-            elif st.code == Code.SKIP:
-                skipped.add(p.name)
-            elif st.code == Code.ERROR:
-                out = Status(Code.ERROR, (f'running PreBindPreFlight "{p.name}": {st.message()}',), p.name)
-                break
-            else:
-                reason = (
-                    f'PreBindPreFlight {p.name} returned "{st.code}", which is unsupported. '
-                    "It is supposed to return Success, Skip, or Error status"
-                )
-                out = Status(Code.ERROR, (reason,), p.name)
-                break
-        state.skip_pre_bind = skipped
+        out = pre_bind_pre_flights(self.pre_bind, state, pod, node)
         self.point_times.done(PRE_BIND_PRE_FLIGHT, started, out)
         return out
 
