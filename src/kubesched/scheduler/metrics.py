@@ -166,7 +166,16 @@ class Stats:
 class SchedulerMetrics(Collector):
     """The metrics kube-scheduler registers by default (``metricsList``), those that apply here."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        pending: Callable[[], dict[str, int]] | None = None,
+        unschedulable: Callable[[], dict[tuple[str, str], int]] | None = None,
+        cache: Callable[[], dict[str, int]] | None = None,
+    ) -> None:
+        """``pending``, ``unschedulable``, ``cache``: the gauges' sources, read when scraped (the
+        queue's counts, its unschedulable pods by plugin, the cache's counts)."""
         self.stats = Stats()  # one tally: the counters below and the scheduler's own figures
         self.schedule_attempts = CounterVec(
             "scheduler_schedule_attempts_total",
@@ -244,9 +253,9 @@ class SchedulerMetrics(Collector):
             ["result", "profile"],
             exponential_buckets(0.001, 2, 15),
         )
-        self.pending_source: Callable[[], dict[str, int]] | None = None
-        self.unschedulable_source: Callable[[], dict[tuple[str, str], int]] | None = None
-        self.cache_source: Callable[[], dict[str, int]] | None = None
+        self.pending_source = pending
+        self.unschedulable_source = unschedulable
+        self.cache_source = cache
         self.sampling = False  # this cycle's plugins are timed (10 % of cycles, as upstream samples)
         self._rng = random.Random(seed)
         self._cycles = 0

@@ -78,7 +78,14 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             self.cache.pod_groups = PodGroupStates()
         self.waiting_pods = WaitingPods()
         self.listers = Listers()
-        self.metrics = SchedulerMetrics(seed)
+        # the gauges' sources are read when scraped, by then built (the queue comes after the
+        # profiles, which record into these metrics)
+        self.metrics = SchedulerMetrics(
+            seed,
+            pending=lambda: self.queue.counts(),
+            unschedulable=lambda: self._unschedulable_by_plugin(),
+            cache=lambda: self.cache.counts(),
+        )
         self.extenders = [HTTPExtender(c) for c in config.extenders]
         self.handle = Handle(
             client,
@@ -111,9 +118,6 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         )
         self._events_by_profile = {name: f.events_to_register() for name, f in self.profiles.items()}
         self.handle.queue = self.queue
-        self.metrics.pending_source = self.queue.counts
-        self.metrics.unschedulable_source = self._unschedulable_by_plugin
-        self.metrics.cache_source = self.cache.counts
         self.algorithm = Algorithm(
             config.percentage_of_nodes_to_score,
             random.Random(seed),
