@@ -404,25 +404,25 @@ def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     assert c.node_of("hi") == "n1"
 
 
-def test_a_failed_eviction_activates_the_preemptor() -> None:
+def test_a_failed_eviction_activates_the_preemptor(monkeypatch) -> None:
     """The goroutine's deferred ``Activate`` (executor.go): a victim's deletion that failed leaves
     no event to requeue the preemptor, so it is moved to activeQ at once, retried, and preempts
     again; no Preempted event is recorded for the eviction that failed."""
     from kubesched.api.errors import ApiError
+    from kubesched.scheduler.preemption import executor
 
     c = Cluster(*CLASSES, node("n1", cpu="2"), running("v", "n1", "2", grace=0))
     c.settle()
-    client = c.sched.client
-    real_delete = client.delete
+    real_evict = executor.evict_victim
     failures = []
 
-    def delete_failing_once(kind, namespace, name, grace_period_seconds=None, *, uid=None):
+    def evict_failing_once(client, victim, scheduler_name, preemptor_type):
         if not failures:
-            failures.append(name)
+            failures.append(victim.name)
             raise ApiError("etcdserver: request timed out")
-        return real_delete(kind, namespace, name, grace_period_seconds, uid=uid)
+        return real_evict(client, victim, scheduler_name, preemptor_type)
 
-    client.delete = delete_failing_once  # type: ignore[method-assign]
+    monkeypatch.setattr(executor, "evict_victim", evict_failing_once)
     c.create(make_pod("hi", cpu="2", priority_class="high"))
     c.settle()  # no time passes: only the activation can bring the preemptor back
     assert failures == ["v"]
@@ -430,38 +430,7 @@ def test_a_failed_eviction_activates_the_preemptor() -> None:
     assert c.node_of("hi") == "n1"
 
 
-def test_eligible_again_when_the_nominated_node_became_unresolvable() -> None:
-    from kubesched.framework.diagnosis import Diagnosis
-    from kubesched.framework.status import Code, Status
-
-    c = Cluster(*CLASSES, node("n1", cpu="2"), running("v", "n1", "2"))
-    victim = c.sched.cache.pods_on("n1")[0]
-    terminating = pod_info_from(
-        {
-            **victim.obj,
-            "metadata": {**victim.obj["metadata"], "deletionTimestamp": "2026-01-01T00:01:00Z"},
-            "status": {
-                "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
-            },
-        }
-    )
-    c.sched.cache.update_pod(terminating)
-    evaluator = c.sched.profiles["default-scheduler"].plugins["DefaultPreemption"]._evaluator
-    hi = pod_info_from({**make_pod("hi", cpu="2", priority=1000), "status": {"nominatedNodeName": "n1"}})
-    table = c.sched.cache.table
-    diag = Diagnosis.empty(table.names)
-    diag.codes[0] = Code.UNSCHEDULABLE
-    diag.describers, diag.plugin_names, diag.plugins[0] = [lambda _r: ("Insufficient cpu",)], ["NodeResourcesFit"], 0
-    assert evaluator.eligible(hi, diag, table) == (
-        False,
-        "not eligible due to a terminating pod on the nominated node.",
-    )
-    diag.codes[0] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert evaluator.eligible(hi, diag, table) == (True, "")
-    assert isinstance(Status(Code.SUCCESS), Status)
-
-
-def test_preemptions_api_calls_run_off_the_scheduler_thread_and_a_waiting_victim_on_it() -> None:
+def test_preemptions_api_calls_run_off_the_scheduler_thread_and_a_waiting_victim_on_it(monkeypatch) -> None:
     """Against an API server preemption's goroutine runs where binding cycles run, so the next
     cycle does not wait for its patches and deletions (the order kube-scheduler's retries follow:
     histories 552 and 861); a victim waiting at Permit is the scheduler's own state and is
@@ -471,6 +440,7 @@ def test_preemptions_api_calls_run_off_the_scheduler_thread_and_a_waiting_victim
 
     from kubesched.scheduler.binding import ThreadedBinding
     from kubesched.scheduler.plugins import in_tree_registry
+    from kubesched.scheduler.preemption import executor
     from test_framework import Gate
 
     registry = in_tree_registry()
@@ -483,27 +453,28 @@ def test_preemptions_api_calls_run_off_the_scheduler_thread_and_a_waiting_victim
     c.create(waiting)
     c.settle()
     assert c.sched.waiting_pods.get("uid-default-low") is not None
-    client = c.sched.client
     threads: dict[str, str] = {}
-    real_delete, real_reject = client.delete, c.sched.waiting_pods.get("uid-default-low").reject
+    real_evict, real_in_memory = executor.evict_victim, executor.Executor._preempt_in_memory
 
-    def delete(kind, namespace, name, grace_period_seconds=None, *, uid=None):
-        threads["delete"] = threading.current_thread().name
-        return real_delete(kind, namespace, name, grace_period_seconds, uid=uid)
+    def evict(client, victim, scheduler_name, preemptor_type):
+        threads["evict"] = threading.current_thread().name
+        return real_evict(client, victim, scheduler_name, preemptor_type)
 
-    def reject(plugin, message):
-        threads["reject"] = threading.current_thread().name
-        return real_reject(plugin, message)
+    def in_memory(self, victim, pod, node):
+        rejected = real_in_memory(self, victim, pod, node)
+        if rejected:
+            threads["reject"] = threading.current_thread().name
+        return rejected
 
-    client.delete = delete  # type: ignore[method-assign]
-    c.sched.waiting_pods.get("uid-default-low").reject = reject  # type: ignore[method-assign]
+    monkeypatch.setattr(executor, "evict_victim", evict)
+    monkeypatch.setattr(executor.Executor, "_preempt_in_memory", in_memory)
     c.create(make_pod("hi", cpu="3", priority_class="high"))
     c.settle()
     deadline = time.monotonic() + 10
     while binding.in_flight() and time.monotonic() < deadline:
         c.sched.process_events()
         time.sleep(0.005)
-    assert threads["delete"].startswith("kubesched-bind")
+    assert threads["evict"].startswith("kubesched-bind")
     assert threads["reject"] == threading.current_thread().name
     assert sorted(c.events("Preempted")) == [
         "Preempted by pod uid-default-hi on node n1",

@@ -164,7 +164,7 @@ def test_the_report_charts_the_search_in_node_order(tmp_path: Path) -> None:
         ]
     )
     (trace,) = figure.data
-    assert list(trace.x) == [0, 2, 3, 4, 20] and list(trace.y) == [0, 0, 1, 1, 1]
+    assert list(trace.x) == ["0", "2", "3", "4", "20"] and list(trace.y) == [0, 0, 1, 1, 1]  # ordered categories
     assert trace.mode == "markers"
     assert list(trace.marker.symbol) == ["circle-open", "circle-open", "circle", "circle", "circle"]
 
