@@ -178,6 +178,13 @@ func (d *deletions) pending(sched *scheduler.Scheduler) (bool, bool) {
 	return len(d.terminating) > 0, true
 }
 
+// terminations is how many victims are terminating.
+func (d *deletions) terminations() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.terminating)
+}
+
 func (d *deletions) take() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -47,14 +48,17 @@ func together(ctx context.Context, sched *scheduler.Scheduler, clock *testingclo
 		clock.Step(time.Millisecond)
 	}
 	for round := 0; round < rounds; {
+		tracef("round %d active=%d backoff=%d unsched=%d terminating=%d", round, len(sched.SchedulingQueue.PodsInActiveQ()), len(sched.SchedulingQueue.PodsInBackoffQ()), len(sched.SchedulingQueue.UnschedulablePods()), deleted.terminations())
 		if len(sched.SchedulingQueue.PodsInActiveQ()) == 0 {
 			if len(sched.SchedulingQueue.PodsInBackoffQ()) == 0 {
 				if busy, _ := deleted.pending(sched); !busy {
+					tracef("nothing queued, nothing terminating: done")
 					break
 				}
 				// nothing to try while victims terminate: their kubelets end them (after the
 				// scheduler has seen them terminating), which queues what they blocked
 				_ = waitFor(func() bool { _, seen := deleted.pending(sched); return seen })
+				tracef("finishing terminations")
 				if err := deleted.finish(); err != nil {
 					return nil, err
 				}
@@ -64,11 +68,19 @@ func together(ctx context.Context, sched *scheduler.Scheduler, clock *testingclo
 				})
 				continue
 			}
-			// past the longest backoff; terminations end when their grace period has passed
+			// past the longest backoff; terminations end when their grace period has passed. A step
+			// taken while victims terminate is not a round: whether the preemptors wait in backoff
+			// or as unschedulable then is a race in upstream (an update arriving while the
+			// preemption goroutine runs moves them to backoff), and the terminations end in a
+			// bounded number of steps either way
+			terminating := deleted.terminations() > 0
+			tracef("stepping past backoff (terminating: %v)", terminating)
 			if err := deleted.step(maxBackoff); err != nil {
 				return nil, err
 			}
-			round++
+			if !terminating {
+				round++
+			}
 			_ = waitFor(func() bool { return len(sched.SchedulingQueue.PodsInActiveQ()) > 0 })
 			continue
 		}
@@ -111,6 +123,12 @@ func together(ctx context.Context, sched *scheduler.Scheduler, clock *testingclo
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].Pod < results[j].Pod })
 	return results, nil
+}
+
+func tracef(format string, args ...any) {
+	if os.Getenv("ORACLE_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	}
 }
 
 func waitFor(cond func() bool) error {
