@@ -189,14 +189,19 @@ class SchedulingQueue(PodGroupQueueing):
 
     def backoff_duration(self, qp: Entity) -> float:
         count = qp.consecutive_errors if qp.consecutive_errors > 0 else qp.unschedulable_count
-        if count <= 0:
+        if count <= 0 or self.max_backoff <= 0:
             return 0.0
+        ceiling = self.max_backoff
+        if isinstance(qp, QueuedPodGroupInfo) and len(qp.members) > 1:
+            # a pod group's ceiling grows with the square root of its size
+            # (backoff_queue.go, calculateBackoffDuration)
+            ceiling *= math.sqrt(len(qp.members))
         duration = self.initial_backoff
         for _ in range(1, count):
             duration *= 2
-            if duration >= self.max_backoff:
-                return self.max_backoff
-        return min(duration, self.max_backoff)
+            if duration >= ceiling:
+                return ceiling
+        return min(duration, ceiling)
 
     def backoff_expiry(self, qp: Entity) -> float:
         """When the pod's backoff is over. With SchedulerPopFromBackoffQ the expiry is truncated to
@@ -216,8 +221,13 @@ class SchedulingQueue(PodGroupQueueing):
                 mst = self._pre_enqueue(m.pod)
                 if mst is not None and not mst.is_success():
                     st = mst
+                    m.unschedulable_plugins.add(mst.plugin)
         else:
             st = self._pre_enqueue(qp.pod)
+            if st is not None and not st.is_success():
+                # the gating plugin joins the pod's rejectors (runPreEnqueuePlugin): with those of
+                # its last attempt they decide which events requeue it
+                qp.unschedulable_plugins.add(st.plugin)
         if st is None or st.is_success():
             qp.gating_plugin = ""
             qp.gated_status = None
@@ -417,8 +427,14 @@ class SchedulingQueue(PodGroupQueueing):
         return self._pod_worth_requeuing(qp, event, old, new, qp.gating_plugin if qp.where == GATED else "")
 
     def _pod_worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any, gating: str) -> bool:
+        """A gated pod's rejectors are its gating plugin and those of its last attempt (a preemptor
+        held by DefaultPreemption, whose hint always skips, is requeued by the plugins that
+        rejected it: NodeResourcesFit on its victims' deletion); the gating plugin's registrations
+        have already chosen the event (``moveEntitiesToActiveOrBackoffQueue``)."""
         index = self._compiled(self._events(qp.pod))
-        plugins = {gating} if gating else qp.unschedulable_plugins | qp.pending_plugins
+        plugins = qp.unschedulable_plugins | qp.pending_plugins
+        if gating:
+            plugins = plugins | {gating}
         for name in plugins:
             for hint in self._matching(index.get(name), event):
                 if hint is None:
@@ -457,12 +473,8 @@ class SchedulingQueue(PodGroupQueueing):
             for gated in list(group.values()):
                 if pre_check is not None and not pre_check(gated):
                     continue
-                if self._worth_requeuing(gated, event, old, new) and self._gate(gated):
-                    self._detach(gated)
-                    self._to_active(gated)
+                if self._worth_requeuing(gated, event, old, new) and self._move(gated, str(event)) != GATED:
                     moved += 1
-                    if self.on_incoming is not None:
-                        self.on_incoming(ACTIVE, str(event))
         return moved
 
     @staticmethod

@@ -135,12 +135,6 @@ class Executor:
             return Status.error(f"preemption for pod {pod.key} on node {node} failed")
         if last.uid in in_memory:
             return Status.error("the last victim was preempted in memory")
-        if len(to_delete) > 1:
-            # stands in for the requeue kube-scheduler's gated preemptor gets from its victims'
-            # deletions (their AssignedPodDelete events), which kubesched's queue does not give a
-            # pod gated by DefaultPreemption yet: the preemptor is activated once its victims are
-            # deleting (what the differential and the history runs were judged with)
-            return Status.error("victims deleting")
         return None
 
     def _preempt_in_memory(self, victim: PodInfo, pod: PodInfo, node: str) -> bool:
