@@ -6,10 +6,12 @@ from helpers import make_node, make_pod, pod
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import pod_info_from
 from kubesched.clock import VirtualClock
-from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.queue import SchedulingQueue
+from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
+from kubesched.scheduler.queued import QueuedPodInfo
 
 
 def _fits(p, _old, new) -> bool:
@@ -251,3 +253,85 @@ def test_gated_pods_are_rechecked_only_for_events_their_gating_plugin_registered
     del holds["p"]
     q.move_all(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL))
     assert q.gated_pods() == [] and q.pop().pod.name == "p"
+
+
+def test_a_preemptor_held_by_default_preemption_is_requeued_by_the_plugins_that_rejected_it() -> None:
+    """A preemptor activated while its preemption runs is gated by DefaultPreemption, whose hint
+    for a victim's deletion always skips (``isPodSchedulableAfterAssignedPodDeletion``): it is
+    NodeResourcesFit, which rejected its last attempt, that requeues it when a victim is gone
+    (``isPodWorthRequeuing`` reads UnschedulablePlugins, the gating plugin added to them), into
+    backoffQ while its backoff lasts; while the preemption still runs it stays gated."""
+    clock = VirtualClock()
+    preempting = {"p"}
+
+    def gate(p):
+        if p.name in preempting:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting for the preemption",), "DefaultPreemption")
+        return None
+
+    victim_gone = ClusterEvent(ASSIGNED_POD, ActionType.DELETE)
+    events = {
+        "NodeResourcesFit": [ClusterEventWithHint(victim_gone)],
+        "DefaultPreemption": [ClusterEventWithHint(victim_gone, lambda _p, _o, _n: False)],
+    }
+    q = make_queue(clock, events, gate)
+    preempting.clear()
+    qp = failed_on_fit(q, "p", "2")
+    preempting.add("p")
+    q.activate([qp.uid])
+    assert q.where(qp.uid) == "gated" and qp.unschedulable_plugins == {"NodeResourcesFit", "DefaultPreemption"}
+    victim = pod_info_from(make_pod("victim", cpu="2", node="n1"))
+    assert q.move_all(victim_gone, victim, None) == 0  # the preemption still runs
+    assert q.where(qp.uid) == "gated"
+    preempting.clear()
+    assert q.move_all(victim_gone, victim, None) == 1
+    assert q.where(qp.uid) == "backoff"  # its 1 s backoff from the failed attempt
+    clock.advance_to(2)
+    q.flush_backoff_completed()
+    assert q.pop() is qp
+
+
+def test_a_gated_pod_whose_only_rejector_skips_stays_gated() -> None:
+    """Without a rejector of its last attempt, a DefaultPreemption-held pod is not moved by a
+    victim's deletion: the gating plugin's own hint skips."""
+    clock = VirtualClock()
+    victim_gone = ClusterEvent(ASSIGNED_POD, ActionType.DELETE)
+    events = {"DefaultPreemption": [ClusterEventWithHint(victim_gone, lambda _p, _o, _n: False)]}
+    holding = [True]
+
+    def gate(_p):
+        if holding[0]:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting",), "DefaultPreemption")
+        return None
+
+    q = make_queue(clock, events, gate)
+    q.add(pod("p"))
+    holding[0] = False
+    victim = pod_info_from(make_pod("victim", node="n1"))
+    assert q.move_all(victim_gone, victim, None) == 0 and [g.pod.name for g in q.gated_pods()] == ["p"]
+
+
+@pytest.mark.parametrize(
+    "members, attempts, expected",
+    [
+        (1, 1, 1.0),
+        (1, 8, 10.0),
+        (4, 4, 8.0),
+        (4, 5, 16.0),
+        (4, 8, 20.0),  # 10 s x sqrt(4)
+        (9, 8, 30.0),  # 10 s x sqrt(9)
+    ],
+)
+def test_a_pod_groups_backoff_ceiling_grows_with_the_square_root_of_its_size(members, attempts, expected) -> None:
+    """``calculateBackoffDuration`` (backoff_queue.go): a pod group entity's maximum backoff is
+    podMaxBackoffSeconds times the square root of its pod count; a lone pod's is the maximum."""
+    q = make_queue(VirtualClock())
+    group = QueuedPodGroupInfo(
+        key=("default", "g"),
+        pod_group={"metadata": {"name": "g", "namespace": "default"}},
+        members=[QueuedPodInfo(pod(f"m{i}"), 0.0) for i in range(members)],
+        timestamp=0.0,
+        unschedulable_count=attempts,
+    )
+    entity = group if members > 1 else QueuedPodInfo(pod("alone"), 0.0, unschedulable_count=attempts)
+    assert q.backoff_duration(entity) == pytest.approx(expected)
