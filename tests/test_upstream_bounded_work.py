@@ -166,6 +166,8 @@ RULES = [
     "isSemver(self.name) && semver(self.name).major() == 1",
     "self.tags.isSorted() && self.tags.min() == 'a' && self.tags.indexOf('x') == 0",
     "self.name.lowerAscii().upperAscii() == self.free.trim()",
+    # cel-go's sets extension (ext/sets.go): the product of the two lists' sizes
+    "sets.contains(self.tags, ['a']) && sets.equivalent(self.tags, self.tags) && !sets.intersects(self.tags, ['b'])",
 ]
 
 

@@ -285,6 +285,8 @@ class Coster:
             return fixed(1).add(c)
         target = e.kids[0] if e.target else None
         args = e.kids[1:] if e.target else e.kids
+        if target is not None and target.kind == "ident" and fn in NAMESPACED.get(target.value, ()):
+            fn, target = f"{target.value}.{fn}", None  # a namespaced function (sets.contains), no receiver
         arg_costs = [self.cost(a) for a in args]
         total = ZERO
         if target is not None:
@@ -391,6 +393,9 @@ _RESULT_TYPES = {
     "@in": "bool",
     "@not_strictly_false": "bool",
     "matches": "bool",
+    "sets.contains": "bool",
+    "sets.intersects": "bool",
+    "sets.equivalent": "bool",
     "startsWith": "bool",
     "endsWith": "bool",
     "contains": "bool",
@@ -416,11 +421,22 @@ _RESULT_TYPES = {
 }
 
 
+# the namespaced functions of cel-go's extensions Kubernetes' environment declares (ext.Sets), and
+# the sets functions' cost factors
+NAMESPACED = {"sets": frozenset({"contains", "equivalent", "intersects"})}
+_SETS_FACTORS = {"sets.contains": 1.0, "sets.intersects": 1.0, "sets.equivalent": 2.0}
+
+
 def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> tuple[Range, Range | None] | None:
     """The Kubernetes CEL libraries' estimates (``EstimateCallCost``, apiserver/pkg/cel/library/
     cost.go): the cost and, where it says, the result's size; None where it leaves the call to
     cel-go's default of one."""
     st = STRING_TRAVERSAL
+    if fn in _SETS_FACTORS and len(args) == 2:
+        # cel-go's ext/sets.go (estimateSetsCost): one per call and the product of the two
+        # lists' sizes, twice for equivalent (each list looked up in the other)
+        product = c.size_or_unknown(args[0]).mul(c.size_or_unknown(args[1]))
+        return product.factor(_SETS_FACTORS[fn]).add(fixed(1)), None
     if target is None:
         if fn in ("url", "cidr", "isIP", "isCIDR", "ip", "quantity", "isQuantity", "semver", "isSemver") and args:
             sz = c.size_or_unknown(args[0])

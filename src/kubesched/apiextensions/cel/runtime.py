@@ -18,7 +18,7 @@ from typing import Any
 
 import cel as rust_cel
 from kubesched.apiextensions.cel import library
-from kubesched.apiextensions.cel.cost import Range
+from kubesched.apiextensions.cel.cost import NAMESPACED, Range
 from kubesched.apiextensions.cel.syntax import Node, parse_tree, syntax_error
 
 __all__ = ["CompileError", "EvalError", "Program", "ValueSizes", "compile_rule"]
@@ -113,9 +113,8 @@ def compile_rule(expression: str) -> Program:
     return Program(expression, ast, runnable, tuple(sorted(_calls(ast))))
 
 
-# cel-go's namespaced extension functions Kubernetes' environment declares (``ext.Sets``), run as
-# library functions named ``__<namespace>_<function>``: the runtime has no namespaces
-NAMESPACED = {"sets": frozenset({"contains", "equivalent", "intersects"})}
+# cel-go's namespaced extension functions (``cost.NAMESPACED``) run as library functions named
+# ``__<namespace>_<function>``: the runtime has no namespaces
 
 
 def _counted_sizes(tree: Any, text: str) -> str:
