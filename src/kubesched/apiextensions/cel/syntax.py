@@ -105,15 +105,27 @@ _BINARY = {
 }
 
 
+def _number(text: str) -> int:
+    """An integer literal's value (decimal or 0x hexadecimal): what a literal argument says, as
+    split's limit bounds its result's size in cel-go's estimate."""
+    try:
+        return int(text, 16) if text[:2].lower() == "0x" else int(text)
+    except ValueError:
+        return 1
+
+
 def _literal(token: Any) -> Node:
     text = str(token)
     kind = token.type
     if kind == "UINT_LIT":
-        return _lit(1, "uint")
+        return _lit(_number(text.rstrip("uU")), "uint")
     if kind == "INT_LIT":
-        return _lit(1, "int")
+        return _lit(_number(text), "int")
     if kind == "FLOAT_LIT":
-        return _lit(1.0, "double")
+        try:
+            return _lit(float(text), "double")
+        except ValueError:
+            return _lit(1.0, "double")
     if kind == "BOOL_LIT":
         return _lit(text == "true", "bool")
     if kind == "NULL_LIT":
