@@ -67,10 +67,8 @@ def run_to_quiescence(
     while True:
         for controller in controllers or ():
             controller.sync()
-        sched.process_events()
-        if sched.has_active():
-            before = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
-            sched.schedule_one()
+        before = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
+        if sched.round(cycles=1):
             after = (sched.stats.errors, sched.stats.scheduled, sched.stats.unschedulable, sched.cluster_generation)
             stuck = stuck + 1 if after[0] > before[0] and after[1:] == before[1:] else 0
             if stuck >= max(MAX_ERROR_STREAK, 10 * sched.pending()):
@@ -94,5 +92,4 @@ def run_to_quiescence(
         if when > limit:
             return
         clock.advance_to(when)
-        sched.process_events()
-        sched.flush(unschedulable=when % UNSCHEDULABLE_FLUSH_PERIOD == 0)
+        sched.round(flush=True, flush_unschedulable=when % UNSCHEDULABLE_FLUSH_PERIOD == 0, cycles=0)

@@ -43,18 +43,17 @@ class RealtimeDriver:
         (0: call again at once) unless woken by an event."""
         sched, clock = self.sched, self.clock
         clock.fire_due()
-        sched.process_events()
-        sched.queue.flush_backoff_completed()
         now = clock.now()
-        if now - self._last_leftover_flush >= UNSCHEDULABLE_FLUSH_PERIOD:
-            sched.queue.flush_unschedulable_leftover()
+        leftover = now - self._last_leftover_flush >= UNSCHEDULABLE_FLUSH_PERIOD
+        if leftover:
             self._last_leftover_flush = now
-        ran = 0
-        # a scheduler far ahead of its bindings waits for them (woken when one finishes)
-        while ran < BURST and not sched.binding.saturated() and sched.schedule_one():
-            ran += 1
-            if sched.has_events():
-                break
+
+        def go_on() -> bool:
+            # a scheduler far ahead of its bindings waits for them (woken when one finishes);
+            # events that arrived are handled before the next cycle
+            return not sched.binding.saturated() and not sched.has_events()
+
+        ran = sched.round(flush=True, flush_unschedulable=leftover, cycles=BURST, go_on=go_on)
         if ran or sched.has_events():
             return 0.0
         wait = MAX_IDLE

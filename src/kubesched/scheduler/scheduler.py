@@ -210,19 +210,39 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
 
     # -- the face: what drivers, planners, the UI and explain read and ask of the scheduler; its
     # parts (queue, cache, algorithm, watch) are its own ---------------------------------------
+    def round(
+        self,
+        *,
+        flush: bool = False,
+        flush_unschedulable: bool = False,
+        cycles: int | None = None,
+        go_on: Callable[[], bool] | None = None,
+    ) -> int:
+        """One round of kube-scheduler's loops at an instant, the step both drivers (real and
+        virtual time) take (``scheduler.go`` Run: the informers' handlers, the queue's flush
+        goroutines, ``ScheduleOne`` in a loop): the events that have arrived handled; with
+        ``flush``, backoffQ's completed pods moved (and, ``flush_unschedulable``, the pods
+        unschedulable for too long, the 30 s tick); then scheduling cycles while a pod is ready
+        to pop, at most ``cycles``, each only while ``go_on`` says yes. Returns the cycles run."""
+        self.process_events()
+        if flush:
+            self.flush(unschedulable=flush_unschedulable)
+        ran = 0
+        while (cycles is None or ran < cycles) and (go_on is None or go_on()) and self.schedule_one():
+            ran += 1
+        return ran
+
     def drain(self, sync: Callable[[], None] | None = None) -> int:
-        """The step every driver takes at an instant: handle what has happened and schedule
-        until no pod is ready to pop (no time passes); ``sync`` runs before each round (the loops
-        beside the scheduler). Returns the scheduling cycles run."""
+        """Rounds at an instant until no pod is ready to pop (no time passes); ``sync`` runs
+        before each (the loops beside the scheduler). Returns the scheduling cycles run."""
         cycles = 0
         while True:
             if sync is not None:
                 sync()
-            self.process_events()
-            if not self.has_active():
+            ran = self.round(cycles=1)
+            if not ran:
                 return cycles
-            self.schedule_one()
-            cycles += 1
+            cycles += ran
 
     def has_active(self) -> bool:
         """Whether a pod (or pod group) is ready to pop: activeQ, or backoffQ where it may pop."""
