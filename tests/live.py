@@ -3,6 +3,7 @@ small synchronous HTTPS client with the server's token and CA for checking statu
 
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
@@ -197,5 +198,17 @@ def kubectl_binaries() -> dict[str, str]:
     return found
 
 
+_HOMES: list[str] = []
+
+
+@atexit.register
+def _remove_homes() -> None:
+    for home in _HOMES:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def temp_home() -> str:
-    return tempfile.mkdtemp(prefix="kubectl-home-")
+    """A HOME for one kubectl session (its discovery cache), removed when the test session ends."""
+    home = tempfile.mkdtemp(prefix="kubectl-home-")
+    _HOMES.append(home)
+    return home
