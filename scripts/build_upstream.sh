@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build upstream's kube-apiserver, kube-scheduler and kubectl v1.37.2 and etcd v3.7.0 from their Go
-# modules (upstream/go.mod), and the oracle (upstream/cmd/oracle: kube-scheduler's scheduler run in
-# process on a cluster file), into a cache folder git ignores, once per machine; print that folder.
+# modules (upstream/go.mod), the oracle (upstream/cmd/oracle: kube-scheduler's scheduler run in
+# process on a cluster file) and schedperf (upstream/cmd/schedperf: the same scheduler timed on a
+# benchmark workload), into a cache folder git ignores, once per machine; print that folder.
 # The reference kubesched is measured against, never part of the product. Needs Go >= 1.26 and the
 # Go module proxy. KUBESCHED_UPSTREAM_CACHE overrides where the binaries go.
 set -euo pipefail
@@ -22,7 +23,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 build() {  # name, package: built again when the module files or the package's own are newer
   local own=()
-  case "$2" in ./*) own=("$root/upstream/${2#./}") ;; esac
+  case "$2" in ./*) own=("$root/upstream/${2#./}" "$root/upstream/internal") ;; esac
   if [ -x "$out/$1" ] && [ -z "$(find "$root/upstream/go.mod" "$root/upstream/go.sum" "$root/upstream/tools.go" \
     "${own[@]}" -type f -newer "$out/$1" -print -quit)" ]; then
     return
@@ -36,4 +37,5 @@ build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build etcd ./cmd/etcd
 build oracle ./cmd/oracle
+build schedperf ./cmd/schedperf
 echo "$out"

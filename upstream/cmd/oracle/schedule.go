@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -28,6 +26,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"kubesched.dev/upstream/internal/fakeapi"
 )
 
 // attempts bounds the scheduling cycles one pending pod gets (a preemption, then its placement).
@@ -56,7 +56,7 @@ type result struct {
 
 type eventsv1Event = eventsv1.Event
 
-var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+var podsResource = fakeapi.Pods
 
 // deletions records the pods deleted through the client (preemption's victims), in order. A bound
 // pod deleted with a grace period is not removed at once, as kube-apiserver does not remove it: it
@@ -199,42 +199,11 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 	if err != nil {
 		return nil, err
 	}
-	client := fake.NewClientset()
-	// every write gets a new resourceVersion, as kube-apiserver's would (versions.go): the
-	// scheduler's handlers do not drop updates as unchanged (eventhandlers.go compares
+	// every write gets a new resourceVersion, as kube-apiserver's would (fakeapi.VersionedTracker):
+	// the scheduler's handlers do not drop updates as unchanged (eventhandlers.go compares
 	// resourceVersions), and its assume caches order what they hold by them
-	var version atomic.Int64
-	version.Store(1000)
-	tracker := versionedTracker{client.Tracker(), &version}
-	client.PrependReactor("*", "*", k8stesting.ObjectReaction(tracker))
-	watches := func(action k8stesting.Action) (watch.Interface, error) {
-		var opts metav1.ListOptions
-		if w, ok := action.(k8stesting.WatchActionImpl); ok {
-			opts = w.ListOptions
-		}
-		return tracker.Watch(action.GetResource(), action.GetNamespace(), opts)
-	}
-	client.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
-		w, err := watches(action)
-		if err != nil {
-			return false, nil, err
-		}
-		return true, w, nil
-	})
-	selectPods(client, tracker, watches)
-	client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "binding" {
-			return false, nil, nil
-		}
-		binding := action.(k8stesting.CreateAction).GetObject().(*v1.Binding)
-		got, err := tracker.Get(podsResource, binding.Namespace, binding.Name)
-		if err != nil {
-			return true, nil, err
-		}
-		pod := got.(*v1.Pod).DeepCopy()
-		pod.Spec.NodeName = binding.Target.Name
-		return true, binding, tracker.Update(podsResource, pod, binding.Namespace)
-	})
+	client, tracker := fakeapi.New()
+	selectPods(client, tracker, tracker.WatchFor)
 	// the persistent volume controller's part of a delayed binding: VolumeBinding's PreBind writes the
 	// PV's claimRef and waits until the claim is fully bound (pkg/controller/volume/persistentvolume)
 	pvs := schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}

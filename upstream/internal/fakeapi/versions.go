@@ -1,4 +1,4 @@
-package main
+package fakeapi
 
 import (
 	"strconv"
@@ -11,38 +11,38 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// versionedTracker gives every object it stores a new resourceVersion, as kube-apiserver does on
+// VersionedTracker gives every object it stores a new resourceVersion, as kube-apiserver does on
 // each write. The fake clientset's tracker keeps an object's resourceVersion as it was given (none),
 // and the scheduler's assume cache (DynamicResources' claims) orders versions by it: without one, a
 // claim allocated for one pod was lost before the next pod was scheduled, and two pods got the
 // same device.
-type versionedTracker struct {
+type VersionedTracker struct {
 	k8stesting.ObjectTracker
 	version *atomic.Int64
 }
 
-func (t versionedTracker) stamp(obj runtime.Object) {
+func (t VersionedTracker) stamp(obj runtime.Object) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetResourceVersion(strconv.FormatInt(t.version.Add(1), 10))
 	}
 }
 
-func (t versionedTracker) Add(obj runtime.Object) error {
+func (t VersionedTracker) Add(obj runtime.Object) error {
 	t.stamp(obj)
 	return t.ObjectTracker.Add(obj)
 }
 
-func (t versionedTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+func (t VersionedTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
 	t.stamp(obj)
 	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
 }
 
-func (t versionedTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+func (t VersionedTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
 	t.stamp(obj)
 	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
 }
 
-func (t versionedTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+func (t VersionedTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
 	t.stamp(obj)
 	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
 }

@@ -1,0 +1,256 @@
+"""kubesched's scheduler against kube-scheduler v1.37.2's, like for like: each scheduler alone in a
+process of its own, on the same workload file, timed over the same window, on the same machine.
+
+    python benchmarks/like_for_like.py [--only ROW ...] [--repeat 3] > like_for_like.md
+    python benchmarks/like_for_like.py --side kubesched|upstream WORKLOAD.json   # one run, as JSON
+
+What each side does with a workload file (its ``objects``: nodes and the pods already bound to them;
+its ``measured``: the pending pods):
+
+- upstream: ``schedperf`` (upstream/cmd/schedperf, built by ``scripts/build_upstream.sh``) puts
+  everything in client-go's fake API, builds upstream's scheduler with ``scheduler.New`` (default
+  profile, events to the fake API), waits until its informers have handed every object to it
+  (every measured pod in activeQ), then opens the window and runs ``Scheduler.Run``;
+- kubesched: the embedded cluster as ``scheduler_perf.py`` builds it creates the objects, its
+  scheduler lists and watches them, the measured pods are created and handed to it (every one in
+  activeQ), then the window opens and the virtual-time driver runs to quiescence.
+
+The window closes when the last measured pod is bound; each side reports the window's wall seconds
+and its process's CPU seconds in it (every thread: the scheduler's, and the in-memory API's that
+stand in for the network on both sides). Runs alternate between the sides, each in a new process;
+the median of ``--repeat`` runs is shown. The measured pods are created before the window on both
+sides; init pods are bound in the file (round robin), not scheduled, so both start from the same
+placements. Mixed rows interleave several pod templates, so that a cache of identical pods' answers
+(kubesched's shape cache) does not decide the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scheduler_perf import ZONE, node, node_affinity_pod, pod, spreading_pod
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+ZONES = ("zone1", "zone2", "zone3", "zone4")
+
+
+def _big(n: dict[str, Any], factor: int) -> dict[str, Any]:
+    """A node ``factor`` times the template's (4 CPU, 32Gi, 110 pods), so that a small cluster
+    holds a window's worth of pods."""
+    if factor > 1:
+        for field in ("capacity", "allocatable"):
+            n["status"][field] = {"pods": str(110 * factor), "cpu": str(4 * factor), "memory": f"{32 * factor}Gi"}
+    return n
+
+
+def anti_affinity_pod(prefix: str, i: int) -> dict[str, Any]:
+    """100m, labelled by one of 8 apps, preferring nodes without a pod of its app (weight 1)."""
+    p = pod(prefix, i)
+    app = f"app-{i % 8}"
+    p["metadata"]["labels"] = {"app": app}
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}
+    p["spec"]["affinity"] = {
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": term}]}
+    }
+    return p
+
+
+def spread_pod(prefix: str, i: int) -> dict[str, Any]:
+    """``pod-with-preferred-topology-spreading.yaml``: color=blue, zone maxSkew 5, ScheduleAnyway."""
+    p = spreading_pod(i, "ScheduleAnyway")
+    p["metadata"]["name"] = f"{prefix}-{i}"
+    return p
+
+
+def larger_pod(prefix: str, i: int) -> dict[str, Any]:
+    """250m / 1Gi, on nodes with the zone label zone1..zone4 (a nodeSelector)."""
+    p = pod(prefix, i, cpu="250m")
+    for c in p["spec"]["containers"]:
+        c["resources"] = {"requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "250m", "memory": "1Gi"}}
+    p["spec"]["nodeSelector"] = {ZONE: ZONES[i % len(ZONES)]}
+    return p
+
+
+# the mixed rows' templates, interleaved pod by pod
+MIXED: tuple[Callable[[str, int], dict[str, Any]], ...] = (
+    pod,
+    node_affinity_pod,
+    spread_pod,
+    anti_affinity_pod,
+    larger_pod,
+)
+
+
+def workload(shape: str, nodes: int, init: int, measured: int, factor: int = 1) -> dict[str, Any]:
+    """The workload file's content: ``nodes`` nodes (zones zone1..zone4), ``init`` pods bound round
+    robin, ``measured`` pending pods, of the basic template or the mixed ones."""
+    templates = (pod,) if shape == "basic" else MIXED
+    objects: list[dict[str, Any]] = [_big(node(i, len(ZONES), ZONES), factor) for i in range(nodes)]
+    for i in range(init):
+        p = templates[i % len(templates)]("init", i)
+        p["spec"]["nodeName"] = f"node-{i % nodes}"
+        objects.append(p)
+    return {"objects": objects, "measured": [templates[i % len(templates)]("measured", i) for i in range(measured)]}
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    shape: str
+    nodes: int
+    init: int
+    measured: int
+    factor: int = 1  # node size, times the template's
+
+
+ROWS = (
+    Row("basic-10", "basic", 10, 20, 5000, factor=16),
+    Row("basic-100", "basic", 100, 100, 10000, factor=4),
+    Row("basic-500", "basic", 500, 100, 10000),
+    Row("basic-5000", "basic", 5000, 1000, 10000),
+    Row("basic-15000", "basic", 15000, 1000, 10000),
+    Row("mixed-10", "mixed", 10, 20, 5000, factor=16),
+    Row("mixed-500", "mixed", 500, 100, 10000),
+    Row("mixed-5000", "mixed", 5000, 1000, 10000),
+)
+
+
+def kubesched_side(path: Path) -> dict[str, Any]:
+    """One run of kubesched's side (see the module's docstring)."""
+    from kubesched.app import gc_settings
+    from scheduler_perf import embedded_cluster
+
+    gc_settings.tune()  # as the kubesched command does before running anything
+    w = json.loads(path.read_text())
+    cluster = embedded_cluster()
+    store, sched = cluster.store, cluster.sched
+    for obj in w["objects"]:
+        store.create(obj["kind"], obj)
+    cluster.start()
+    cluster.run_to_quiescence()
+    for p in w["measured"]:
+        store.create("Pod", p)
+    sched.process_events()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    cluster.run_to_quiescence()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    bound = 0
+    for p in w["measured"]:
+        got = store.try_get("Pod", "default", p["metadata"]["name"])
+        bound += bool(got and got["spec"].get("nodeName"))
+    return _report(len(w["measured"]), bound, wall, cpu)
+
+
+def _report(pods: int, bound: int, wall: float, cpu: float) -> dict[str, Any]:
+    return {
+        "pods": pods,
+        "bound": bound,
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "pods_per_second": bound / wall if bound else 0.0,
+        "cpu_ms_per_pod": 1000 * cpu / bound if bound else 0.0,
+    }
+
+
+def schedperf() -> Path:
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "build_upstream.sh")], check=True, capture_output=True, text=True
+    )
+    return Path(out.stdout.strip().splitlines()[-1]) / "schedperf"
+
+
+def one_run(side: str, path: Path, binary: Path | None) -> dict[str, Any]:
+    """A run of one side in a new process."""
+    if side == "upstream":
+        assert binary is not None
+        cmd = [str(binary), str(path)]
+    else:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--side", "kubesched", str(path)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(rows: list[Row], repeat: int) -> list[dict[str, Any]]:
+    binary = schedperf()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in rows:
+            path = Path(tmp) / f"{row.name}.json"
+            path.write_text(json.dumps(workload(row.shape, row.nodes, row.init, row.measured, row.factor)))
+            runs: dict[str, list[dict[str, Any]]] = {"upstream": [], "kubesched": []}
+            for i in range(repeat):
+                for side in ("upstream", "kubesched") if i % 2 == 0 else ("kubesched", "upstream"):
+                    r = one_run(side, path, binary)
+                    runs[side].append(r)
+                    print(
+                        f"{row.name} {side}: {r['pods_per_second']:.0f} pods/s, "
+                        f"{r['cpu_ms_per_pod']:.3f} ms CPU/pod, bound {r['bound']}/{r['pods']}",
+                        file=sys.stderr,
+                    )
+            results.append({"row": row, "runs": runs})
+    return results
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def table(results: list[dict[str, Any]], repeat: int) -> str:
+    lines = [
+        f"Measured on {datetime.date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"median of {repeat} alternating runs a side, each side in a process of its own:",
+        "",
+        "| row | nodes | pods measured (after bound) | kube-scheduler pods/s | kubesched pods/s | "
+        "kube-scheduler CPU ms/pod | kubesched CPU ms/pod | CPU ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for res in results:
+        row, runs = res["row"], res["runs"]
+        up_cpu, ks_cpu = _median(runs["upstream"], "cpu_ms_per_pod"), _median(runs["kubesched"], "cpu_ms_per_pod")
+        up_rate, ks_rate = _median(runs["upstream"], "pods_per_second"), _median(runs["kubesched"], "pods_per_second")
+        lines.append(
+            f"| {row.name} | {row.nodes:,} | {row.measured:,} ({row.init:,}) | {up_rate:,.0f} | {ks_rate:,.0f} | "
+            f"{up_cpu:.3f} | {ks_cpu:.3f} | {up_cpu / ks_cpu:.1f}x |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--side", choices=("kubesched", "upstream"))
+    parser.add_argument("workload", nargs="?", type=Path)
+    parser.add_argument("--only", nargs="*", help="rows by name: " + ", ".join(r.name for r in ROWS))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if args.side is not None:
+        if args.workload is None:
+            parser.error("--side needs a workload file")
+        r = (
+            kubesched_side(args.workload)
+            if args.side == "kubesched"
+            else one_run("upstream", args.workload, schedperf())
+        )
+        print(json.dumps(r))
+        return
+    rows = [r for r in ROWS if not args.only or r.name in args.only]
+    if not rows:
+        parser.error(f"no row named {args.only}")
+    print(table(compare(rows, args.repeat), args.repeat))
+
+
+if __name__ == "__main__":
+    main()

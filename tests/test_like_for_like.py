@@ -1,0 +1,62 @@
+"""benchmarks/like_for_like.py's two sides do the same work: on one small mixed workload file,
+kube-scheduler v1.37.2's scheduler (upstream/cmd/schedperf) and kubesched's each bind every measured
+pod and report a window with its CPU time. The figures themselves are the benchmark's, never a
+test's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from upstream import binaries
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import like_for_like  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def workload_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("like") / "mixed.json"
+    path.write_text(json.dumps(like_for_like.workload("mixed", 20, 10, 60)))
+    return path
+
+
+def test_the_workload_interleaves_its_templates_and_binds_its_init_pods() -> None:
+    w = like_for_like.workload("mixed", 4, 8, 10)
+    nodes = [o for o in w["objects"] if o["kind"] == "Node"]
+    init = [o for o in w["objects"] if o["kind"] == "Pod"]
+    assert len(nodes) == 4 and [p["spec"]["nodeName"] for p in init] == [f"node-{i % 4}" for i in range(8)]
+    measured = w["measured"]
+    assert [p["metadata"]["name"] for p in measured] == [f"measured-{i}" for i in range(10)]
+    # five templates, one after the other: plain, node affinity, spread, anti-affinity, larger
+    assert "affinity" not in measured[0]["spec"] and "nodeAffinity" in measured[1]["spec"]["affinity"]
+    assert measured[2]["spec"]["topologySpreadConstraints"] and "podAntiAffinity" in measured[3]["spec"]["affinity"]
+    assert measured[4]["spec"]["nodeSelector"] and measured[5]["spec"] == measured[0]["spec"]
+
+
+@pytest.mark.parametrize("side", ["upstream", "kubesched"])
+def test_each_side_binds_every_measured_pod_in_its_window(side: str, workload_file: Path) -> None:
+    cmd = (
+        [str(binaries() / "schedperf"), str(workload_file)]
+        if side == "upstream"
+        else [sys.executable, str(BENCHMARKS / "like_for_like.py"), "--side", "kubesched", str(workload_file)]
+    )
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["pods"] == 60 and report["bound"] == 60, report
+    assert report["seconds"] > 0 and report["cpu_seconds"] > 0
+    assert report["cpu_ms_per_pod"] == pytest.approx(1000 * report["cpu_seconds"] / 60)
+
+
+def test_a_workload_that_does_not_decode_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"objects": [{"kind": "Nope", "apiVersion": "v9"}], "measured": []}))
+    out = subprocess.run([str(binaries() / "schedperf"), str(bad)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and out.stderr.startswith(f"schedperf: {bad}: object 0: "), out.stderr
