@@ -123,7 +123,7 @@ ROWS = (
     Row("basic-500", "basic", 500, 100, 10000),
     Row("basic-5000", "basic", 5000, 1000, 10000),
     Row("basic-15000", "basic", 15000, 1000, 10000),
-    Row("mixed-10", "mixed", 10, 20, 5000, factor=16),
+    Row("mixed-10", "mixed", 10, 20, 5000, factor=32),
     Row("mixed-500", "mixed", 500, 100, 10000),
     Row("mixed-5000", "mixed", 5000, 1000, 10000),
 )

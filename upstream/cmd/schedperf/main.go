@@ -47,6 +47,10 @@ import (
 	"kubesched.dev/upstream/internal/fakeapi"
 )
 
+// stall is how long the window stays open with no binding before it is closed (a pod that cannot be
+// placed; kubesched's side stops when its queue holds only such pods)
+const stall = 5 * time.Second
+
 type workload struct {
 	Objects  []json.RawMessage `json:"objects"`
 	Measured []json.RawMessage `json:"measured"`
@@ -167,11 +171,28 @@ func run(path string) (*report, error) {
 	}
 	cpu0, wall0 := cpuSeconds(), time.Now()
 	go sched.Run(ctx)
-	select {
-	case <-done:
-	case <-time.After(30 * time.Minute):
+	// a pod that cannot be placed would hold the window open: it closes too once no pod has been
+	// bound for a few seconds (the window then ends at the last binding, reported with the count)
+	last, lastAt := bound.Load(), time.Now()
+	ticker := time.NewTicker(10 * time.Millisecond)
+	defer ticker.Stop()
+	end := time.Now()
+wait:
+	for {
+		select {
+		case <-done:
+			end = time.Now()
+			break wait
+		case now := <-ticker.C:
+			if n := bound.Load(); n != last {
+				last, lastAt = n, now
+			} else if now.Sub(lastAt) > stall {
+				end = lastAt
+				break wait
+			}
+		}
 	}
-	wall, cpu := time.Since(wall0).Seconds(), cpuSeconds()-cpu0
+	wall, cpu := end.Sub(wall0).Seconds(), cpuSeconds()-cpu0
 	r := &report{Pods: len(w.Measured), Bound: bound.Load(), Seconds: wall, CPUSeconds: cpu}
 	if r.Bound > 0 {
 		r.PodsPerSecond = float64(r.Bound) / wall
