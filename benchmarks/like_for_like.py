@@ -2,6 +2,7 @@
 process of its own, on the same workload file, timed over the same window, on the same machine.
 
     python benchmarks/like_for_like.py [--only ROW ...] [--repeat 3] > like_for_like.md
+    python benchmarks/like_for_like.py --update docs/benchmarks.md   # the docs' table, between its markers
     python benchmarks/like_for_like.py --side kubesched|upstream WORKLOAD.json   # one run, as JSON
 
 What each side does with a workload file (its ``objects``: nodes and the pods already bound to them;
@@ -46,6 +47,7 @@ from scheduler_perf import ZONE, node, node_affinity_pod, pod, spreading_pod
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 ZONES = ("zone1", "zone2", "zone3", "zone4")
+MARKER = "benchmarks/like_for_like.py"
 
 
 def _big(n: dict[str, Any], factor: int) -> dict[str, Any]:
@@ -124,6 +126,7 @@ ROWS = (
     Row("basic-5000", "basic", 5000, 1000, 10000),
     Row("basic-15000", "basic", 15000, 1000, 10000),
     Row("mixed-10", "mixed", 10, 20, 5000, factor=32),
+    Row("mixed-100", "mixed", 100, 100, 10000, factor=8),
     Row("mixed-500", "mixed", 500, 100, 10000),
     Row("mixed-5000", "mixed", 5000, 1000, 10000),
 )
@@ -235,6 +238,7 @@ def main() -> None:
     parser.add_argument("workload", nargs="?", type=Path)
     parser.add_argument("--only", nargs="*", help="rows by name: " + ", ".join(r.name for r in ROWS))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--update", type=Path, help="write the table into this file, between its markers")
     args = parser.parse_args()
     if args.side is not None:
         if args.workload is None:
@@ -249,7 +253,16 @@ def main() -> None:
     rows = [r for r in ROWS if not args.only or r.name in args.only]
     if not rows:
         parser.error(f"no row named {args.only}")
-    print(table(compare(rows, args.repeat), args.repeat))
+    out = table(compare(rows, args.repeat), args.repeat)
+    if args.update is None:
+        print(out)
+        return
+    doc = args.update.read_text()
+    begin, end = f"<!-- {MARKER}: begin -->", f"<!-- {MARKER}: end -->"
+    if begin not in doc or end not in doc:
+        parser.error(f"{args.update} has no {begin} ... {end} markers")
+    head, rest = doc.split(begin, 1)
+    args.update.write_text(f"{head}{begin}\n{out}\n{end}{rest.split(end, 1)[1]}")
 
 
 if __name__ == "__main__":
