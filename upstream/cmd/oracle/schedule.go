@@ -27,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"kubesched.dev/upstream/internal/configured"
 	"kubesched.dev/upstream/internal/fakeapi"
 )
 
@@ -321,12 +322,7 @@ func run(path string, cfg *config.KubeSchedulerConfiguration, sink *capture, all
 	initialBackoff = time.Duration(cfg.PodInitialBackoffSeconds) * time.Second
 	maxBackoff = time.Duration(cfg.PodMaxBackoffSeconds) * time.Second
 	sched, err := scheduler.New(ctx, slowDeletes{client, deleted}, informerFactory, nil, profile.NewRecorderFactory(broadcaster),
-		scheduler.WithClock(clock),
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithParallelism(cfg.Parallelism),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds))
+		configured.Options(cfg, scheduler.WithClock(clock))...)
 	if err != nil {
 		return nil, err
 	}

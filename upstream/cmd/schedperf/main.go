@@ -44,6 +44,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 
+	"kubesched.dev/upstream/internal/configured"
 	"kubesched.dev/upstream/internal/fakeapi"
 )
 
@@ -125,12 +126,7 @@ func run(path string) (*report, error) {
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 	broadcaster.StartRecordingToSink(ctx.Done())
 	defer broadcaster.Shutdown()
-	sched, err := scheduler.New(ctx, client, informerFactory, nil, profile.NewRecorderFactory(broadcaster),
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithParallelism(cfg.Parallelism),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds))
+	sched, err := scheduler.New(ctx, client, informerFactory, nil, profile.NewRecorderFactory(broadcaster), configured.Options(cfg)...)
 	if err != nil {
 		return nil, err
 	}
