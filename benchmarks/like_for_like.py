@@ -232,6 +232,33 @@ def table(results: list[dict[str, Any]], repeat: int) -> str:
     return "\n".join(lines)
 
 
+def headline(table_text: str) -> str:
+    """The README's sentence, from the table: on how many rows kubesched is ahead, by how much."""
+    cells = [[c.strip().replace(",", "") for c in line.strip("|").split("|")] for line in table_text.splitlines()]
+    rows = [c for c in cells if len(c) == 8 and c[1].isdigit()]
+    cpu = [float(c[5]) / float(c[6]) for c in rows]
+    rate = [float(c[4]) / float(c[3]) for c in rows]
+    ahead = sum(1 for c, p in zip(cpu, rate, strict=True) if c > 1 and p > 1)
+    sizes = sorted(int(c[1]) for c in rows)
+    return (
+        f"Like for like, kube-scheduler v1.37.2's scheduler and kubesched's each alone on the same workload, "
+        f"timed over the same window ([how](docs/benchmarks.md#like-for-like-the-scheduler-alone)): kubesched "
+        f"ahead on {ahead} of {len(rows)} rows from {sizes[0]:,} to {sizes[-1]:,} nodes, basic and mixed pods, "
+        f"{min(cpu):.1f}× to {max(cpu):.1f}× less CPU per pod and {min(rate):.1f}× to {max(rate):.1f}× the pods/s."
+    )
+
+
+def replace_between(path: Path, text: str) -> bool:
+    """Write ``text`` between the file's markers; False when it has none."""
+    doc = path.read_text()
+    begin, end = f"<!-- {MARKER}: begin -->", f"<!-- {MARKER}: end -->"
+    if begin not in doc or end not in doc:
+        return False
+    head, rest = doc.split(begin, 1)
+    path.write_text(f"{head}{begin}\n{text}\n{end}{rest.split(end, 1)[1]}")
+    return True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--side", choices=("kubesched", "upstream"))
@@ -254,15 +281,11 @@ def main() -> None:
     if not rows:
         parser.error(f"no row named {args.only}")
     out = table(compare(rows, args.repeat), args.repeat)
-    if args.update is None:
-        print(out)
-        return
-    doc = args.update.read_text()
-    begin, end = f"<!-- {MARKER}: begin -->", f"<!-- {MARKER}: end -->"
-    if begin not in doc or end not in doc:
-        parser.error(f"{args.update} has no {begin} ... {end} markers")
-    head, rest = doc.split(begin, 1)
-    args.update.write_text(f"{head}{begin}\n{out}\n{end}{rest.split(end, 1)[1]}")
+    print(out)
+    if args.update is not None:
+        if not replace_between(args.update, out):
+            parser.error(f"{args.update} has no {MARKER} markers")
+        replace_between(ROOT / "README.md", f"{headline(out)}\n\n{out}")
 
 
 if __name__ == "__main__":

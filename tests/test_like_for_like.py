@@ -60,3 +60,19 @@ def test_a_workload_that_does_not_decode_is_named(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"objects": [{"kind": "Nope", "apiVersion": "v9"}], "measured": []}))
     out = subprocess.run([str(binaries() / "schedperf"), str(bad)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and out.stderr.startswith(f"schedperf: {bad}: object 0: "), out.stderr
+
+
+def test_the_readme_headline_is_read_from_the_table() -> None:
+    """Ahead means ahead on both CPU per pod and pods/s; the ranges are over every row."""
+    text = "\n".join(
+        [
+            "| row | nodes | pods measured (after bound) | kube-scheduler pods/s | kubesched pods/s | "
+            "kube-scheduler CPU ms/pod | kubesched CPU ms/pod | CPU ratio |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| basic-10 | 10 | 5,000 (20) | 4,000 | 6,000 | 0.300 | 0.150 | 2.0x |",
+            "| mixed-15000 | 15,000 | 10,000 (1,000) | 100 | 80 | 10.000 | 1.000 | 10.0x |",
+        ]
+    )
+    line = like_for_like.headline(text)
+    assert "ahead on 1 of 2 rows from 10 to 15,000 nodes" in line
+    assert "2.0× to 10.0× less CPU per pod and 0.8× to 1.5× the pods/s" in line
