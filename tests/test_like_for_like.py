@@ -76,3 +76,15 @@ def test_the_readme_headline_is_read_from_the_table() -> None:
     line = like_for_like.headline(text)
     assert "ahead on 1 of 2 rows from 10 to 15,000 nodes" in line
     assert "2.0× to 10.0× less CPU per pod and 0.8× to 1.5× the pods/s" in line
+
+
+def test_the_readme_shows_its_rows_and_always_the_lowest_ratio() -> None:
+    rows = [("basic-10", "2.4"), ("basic-500", "1.1"), ("basic-15000", "33.3"), ("mixed-100", "4.3")]
+    text = "\n".join(
+        ["Measured ...", "", "| row | nodes | p | a | b | c | d | CPU ratio |", "|---|---|---|---|---|---|---|---|"]
+        + [f"| {name} | 10 | 5,000 (20) | 2 | 3 | 0.5 | 0.1 | {ratio}x |" for name, ratio in rows]
+    )
+    block = like_for_like.readme_block(text)
+    assert block.startswith("Like for like, ") and "Measured" not in block
+    shown = [line.split("|")[1].strip() for line in block.splitlines()[4:]]
+    assert shown == ["basic-10", "basic-500", "basic-15000"]  # mixed-100 is not a README row, basic-500 the lowest
