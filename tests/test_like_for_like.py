@@ -88,3 +88,9 @@ def test_the_readme_shows_its_rows_and_always_the_lowest_ratio() -> None:
     assert block.startswith("Like for like, ") and "Measured" not in block
     shown = [line.split("|")[1].strip() for line in block.splitlines()[4:]]
     assert shown == ["basic-10", "basic-500", "basic-15000"]  # mixed-100 is not a README row, basic-500 the lowest
+
+
+def test_the_trace_row_leaves_out_pods_of_a_whole_nodes_size() -> None:
+    big = {"spec": {"containers": [{"resources": {"requests": {"cpu": "120000m"}}}]}}
+    small = {"spec": {"containers": [{"resources": {"requests": {"cpu": "64000m"}}}]}}
+    assert like_for_like._whole_node(big) and not like_for_like._whole_node(small)
