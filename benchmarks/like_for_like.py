@@ -147,12 +147,12 @@ class Row:
 
 
 ROWS = (
-    Row("basic-10", "basic", 10, 20, 5000, factor=16),
+    Row("basic-10", "basic", 10, 20, 10000, factor=32),
     Row("basic-100", "basic", 100, 100, 10000, factor=4),
     Row("basic-500", "basic", 500, 100, 10000),
     Row("basic-5000", "basic", 5000, 1000, 10000),
     Row("basic-15000", "basic", 15000, 1000, 10000),
-    Row("mixed-10", "mixed", 10, 20, 5000, factor=32),
+    Row("mixed-10", "mixed", 10, 20, 10000, factor=64),
     Row("mixed-100", "mixed", 100, 100, 10000, factor=8),
     Row("mixed-500", "mixed", 500, 100, 10000),
     Row("mixed-5000", "mixed", 5000, 1000, 10000),
