@@ -1,5 +1,7 @@
-"""kubesched against upstream kube-scheduler v1.37.2 on the same machine, in the same run: each
-workload both have, through upstream's own scheduler_perf (its integration harness: kube-apiserver
+"""kubesched against upstream kube-scheduler v1.37.2 on the same machine, in the same run: first the
+schedulers alone, like for like (``like_for_like.py``: each on the same workload file and window, the
+README's headline); then, comparing whole stacks, each workload both have, through upstream's own
+scheduler_perf (its integration harness: kube-apiserver
 and etcd in process, the real scheduler, ``SchedulingThroughput`` averaged as its CI reports it) and
 through ``benchmarks/scheduler_perf.py`` / ``scheduler_perf_dra.py`` in kubesched's embedded cluster;
 then over HTTP (``benchmarks/scheduler_perf_http.py``), SchedulingBasic with an API server and a
@@ -7,7 +9,7 @@ scheduler as processes: etcd + kube-apiserver + kube-scheduler against ``kubesch
 ``kubesched scheduler``, and kube-scheduler against ``kubesched scheduler`` on the same
 kube-apiserver, kubesched's results on the pods off and on.
 
-    python benchmarks/side_by_side.py [--only NAME ...] [--part in-process|http] > side_by_side.md
+    python benchmarks/side_by_side.py [--only NAME ...] [--part like-for-like|in-process|http] > side_by_side.md
     python benchmarks/side_by_side.py --update docs/benchmarks.md   # between its markers there
 
 Upstream's binaries are built by ``scripts/build_upstream_perf.sh`` (Go and the module proxy; once
@@ -31,6 +33,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import like_for_like
 import table
 
 HERE = Path(__file__).resolve().parent
@@ -178,11 +181,23 @@ def readme_summary(doc: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", default=None, help="workload names (a prefix is enough)")
-    parser.add_argument("--part", choices=("all", "in-process", "http"), default="all", help="which table")
+    parser.add_argument(
+        "--part", choices=("all", "like-for-like", "in-process", "http"), default="all", help="which table"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="like-for-like: alternating runs a side per row")
     parser.add_argument("--update", type=Path, default=None, help="write the tables between this file's markers")
     args = parser.parse_args()
     if shutil.which("go") is None:
         sys.exit("side_by_side: go is not on PATH (Go >= 1.26 builds upstream's scheduler_perf)")
+    if args.part in ("all", "like-for-like"):  # the schedulers alone, first: the README's headline
+        rows = [r for r in like_for_like.ROWS if not args.only or any(r.name.startswith(o) for o in args.only)]
+        out = like_for_like.table(like_for_like.compare(rows, args.repeat), args.repeat)
+        print(out, flush=True)
+        if args.update is not None:
+            table.replace_between_markers(args.update, out + "\n", like_for_like.MARKER)
+            table.replace_between_markers(
+                ROOT / "README.md", like_for_like.readme_block(out) + "\n", like_for_like.MARKER
+            )
     if args.part in ("all", "in-process"):
         in_process(args.only, args.update)
     if args.part in ("all", "http"):
