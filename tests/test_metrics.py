@@ -262,3 +262,21 @@ def test_the_algorithm_duration_is_observed_for_a_failed_attempt_too():
     assert c.node_of("fits") == "n1" and c.node_of("too-big") is None
     text = generate_latest(c.sched.metrics.registry).decode()
     assert sample(text, "scheduler_scheduling_algorithm_duration_seconds_count") == 2
+
+
+def test_unschedulable_pods_are_counted_by_rejecting_and_gating_plugin_until_popped_again():
+    """``scheduler_unschedulable_pods``: a pod counts under the plugins that rejected its last
+    attempt, and a gated pod under its gating plugin (upstream's ``runPreEnqueuePlugin`` increments
+    ``UnschedulableReason`` too), until the pod is popped again; a pod that fits is not counted."""
+    from helpers import make_node, make_pod
+    from kubesched.testing import Cluster
+
+    gated = make_pod("gated", cpu="100m")
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    c = Cluster(make_node("n1", cpu="1"))
+    c.create(make_pod("fits", cpu="500m"), make_pod("too-big", cpu="2"), gated)
+    c.settle()
+    text = generate_latest(c.sched.metrics.registry).decode()
+    profile = "default-scheduler"
+    assert sample(text, "scheduler_unschedulable_pods", plugin="NodeResourcesFit", profile=profile) == 1
+    assert sample(text, "scheduler_unschedulable_pods", plugin="SchedulingGates", profile=profile) == 1

@@ -311,9 +311,16 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
             self._watch = None
 
     def _unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
-        """``scheduler_unschedulable_pods``: pods in unschedulablePods per rejecting plugin and profile."""
+        """``scheduler_unschedulable_pods``: queued pods per rejecting plugin and profile. Upstream
+        counts a pod under the plugins that rejected its last attempt, or gate it at PreEnqueue, from
+        then until it is popped again (``UnschedulableReason``: incremented in
+        ``AddUnschedulableIfNotPresent`` and ``runPreEnqueuePlugin``, decremented in the pop), so in
+        backoffQ, among the gated and in activeQ too."""
         out: dict[tuple[str, str], int] = {}
-        for qp in self.queue.unschedulable_pods():
+        in_flight = self.queue.in_flight
+        for qp in self.queue.entries():
+            if qp.uid in in_flight:
+                continue
             for plugin in qp.unschedulable_plugins | qp.pending_plugins:
                 key = (plugin, qp.pod.scheduler_name)
                 out[key] = out.get(key, 0) + 1
