@@ -269,10 +269,14 @@ def headline(table_text: str) -> str:
     rate = [float(c[4]) / float(c[3]) for c in rows]
     ahead = sum(1 for c, p in zip(cpu, rate, strict=True) if c > 1 and p > 1)
     sizes = sorted(int(c[1]) for c in rows)
+    names = {c[0].split("-")[0] for c in rows}
+    labels = {"basic": "basic", "mixed": "mixed", "fgd": "the FGD trace's"}
+    shown = [label for key, label in labels.items() if key in names]
+    kinds = (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)) + " pods"
     return (
         f"Like for like, kube-scheduler v1.37.2's scheduler and kubesched's each alone on the same workload, "
         f"timed over the same window ([how](docs/benchmarks.md#like-for-like-the-scheduler-alone)): kubesched "
-        f"ahead on {ahead} of {len(rows)} rows from {sizes[0]:,} to {sizes[-1]:,} nodes, basic and mixed pods, "
+        f"ahead on {ahead} of {len(rows)} rows from {sizes[0]:,} to {sizes[-1]:,} nodes, {kinds}, "
         f"{min(cpu):.1f}× to {max(cpu):.1f}× less CPU per pod and {min(rate):.1f}× to {max(rate):.1f}× the pods/s."
     )
 
