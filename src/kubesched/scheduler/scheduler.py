@@ -228,7 +228,8 @@ class Scheduler(EventHandlers, ScheduleOnePodGroup):
         if flush:
             self.flush(unschedulable=flush_unschedulable)
         ran = 0
-        while (cycles is None or ran < cycles) and (go_on is None or go_on()) and self.schedule_one():
+        while (cycles is None or ran < cycles) and (go_on is None or go_on()) and self.has_active():
+            self.schedule_one()  # pops only with a pod ready
             ran += 1
         return ran
 
