@@ -212,6 +212,22 @@ def test_a_quadratic_rule_is_refused_unless_its_list_is_bounded(sides, items: di
     assert theirs["code"] == code
 
 
+@pytest.mark.parametrize(("limit", "code"), [("-1", 422), ("3", 201)])
+def test_a_split_limit_bounds_the_loop_over_its_result(sides, limit: str, code: int) -> None:
+    """``split``'s literal limit is its result's largest size in the estimate, a negative one (split
+    all) read as an unsigned 64-bit number (library/cost.go), so a loop over it is refused."""
+    item = {**ITEM, "x-kubernetes-validations": [{"rule": f"self.name.split(',', {limit}).all(x, x.size() < 5)"}]}
+    root = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"items": {"type": "array", "maxItems": 10, "items": item}}}
+        },
+    }
+    theirs, ours = (answer(side, "POST", CRDS + "?dryRun=All", crd("costs", root)) for side in sides)
+    assert ours == theirs
+    assert theirs["code"] == code, theirs
+
+
 @pytest.mark.parametrize("request_", ["1e9999999", "1e-9999999", "9" * 5000, "1e" + "9" * 20000])
 def test_a_quantity_with_a_huge_exponent_is_answered_at_once(sides, request_: str) -> None:
     """``1e9999999`` is ten million digits when computed exactly (the server froze for 23 s and

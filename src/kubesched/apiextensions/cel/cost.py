@@ -458,7 +458,8 @@ def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> 
         sz = c.size_or_unknown(target)
         most = sz.hi
         if len(args) > 1 and args[1].kind == "lit" and args[1].lit_type == "int":
-            most = int(args[1].value)
+            # a negative limit (split all) read as uint64, as library/cost.go converts it
+            most = int(args[1].value) % (MAX_UINT64 + 1)
         return sz.factor(2 * st), Range(0, most)
     if fn == "join":
         listed = c.size_or_unknown(target)
