@@ -271,6 +271,49 @@ def test_daemonset_follows_nodes_selectors_and_taints():
     assert sorted(p["spec"]["nodeName"] for p in pods(c, app="agent")) == ["n0", "n2"]
 
 
+@pytest.mark.parametrize(("generation", "kept"), [("1", True), ("7", False)], ids=["same-generation", "older"])
+def test_a_daemon_pod_with_another_hash_counts_as_updated_by_its_template_generation(generation, kept):
+    """``IsPodUpdated``: kube-controller-manager hashes a template otherwise than kubesched, so a
+    snapshot's daemon pods carry hashes kubesched does not compute; the set's template generation
+    (its annotation, 1 on create) on the pod's label still marks them current. A pod of neither is
+    rolled (deleted and made again)."""
+    c = Cluster(node("n0"), node("n1"), workloads=True)
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "c", "image": "a"}]},
+            },
+        },
+    }
+    c.create(ds)
+    c.settle()
+    stored = c.store.get("DaemonSet", "default", "agent")
+    assert stored["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "1"}
+    first = {p["metadata"]["name"] for p in pods(c, app="agent")}
+    assert {p["metadata"]["labels"]["pod-template-generation"] for p in pods(c, app="agent")} == {"1"}
+
+    def foreign(o: dict[str, Any]) -> dict[str, Any]:
+        labels = {
+            **o["metadata"]["labels"],
+            "controller-revision-hash": "5d4b8f6c7",
+            "pod-template-generation": generation,
+        }
+        return {**o, "metadata": {**o["metadata"], "labels": labels}}
+
+    for name in sorted(first):
+        c.store.mutate("Pod", "default", name, foreign)
+    c.create(node("n2"))  # a resync of the set
+    c.settle()
+    now = {p["metadata"]["name"] for p in pods(c, app="agent")}
+    assert len(now) == 3
+    assert (first <= now) is kept and (not first & now) is not kept
+
+
 def job(name: str, **spec: Any) -> dict[str, Any]:
     template = spec.pop("template", {})
     return {

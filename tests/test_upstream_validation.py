@@ -180,3 +180,61 @@ def test_the_random_clusters_pods_are_accepted_or_refused_alike(servers):
             assert mine["code"] == theirs["code"], (seed, obj, theirs, mine)
             if theirs["code"] != 201:
                 assert mine == theirs, (seed, obj)
+
+
+def daemonset(name: str, generation: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if generation is not None:
+        meta["annotations"] = {"deprecated.daemonset.template.generation": generation}
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": meta,
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template},
+    }
+
+
+def generations(code: int, body: dict[str, Any]) -> tuple[int, Any, Any]:
+    """A DaemonSet write's answer: the template generation and generation stored, or the refusal."""
+    if code >= 300:
+        return code, body.get("reason"), body.get("message")
+    meta = body["metadata"]
+    return code, meta.get("annotations"), meta.get("generation")
+
+
+def test_a_daemonsets_template_generation_is_kube_apiservers(servers):
+    """apps/v1 keeps the DaemonSet's template generation in an annotation (conversion.go) that the
+    strategy owns: at least 1 on create, kept on update unless the pod template changes, one more
+    then, whatever the writer sends; a value that is not a number cannot be decoded (400). The
+    DaemonSet controller labels pods with it and counts them updated by it."""
+    plane, ours = servers
+    path = "/apis/apps/v1/namespaces/default/daemonsets"
+    for name, given in (("tg-none", None), ("tg-five", "5"), ("tg-zero", "0"), ("tg-neg", "-3"), ("tg-bad", "x")):
+        theirs = generations(*plane.request("POST", path, daemonset(name, given)))
+        assert generations(*ours.request("POST", path, daemonset(name, given))) == theirs, name
+    assert theirs[0] == 400
+
+    def update(server: Any, change: Any) -> tuple[int, Any, Any]:
+        body = server.request("GET", f"{path}/tg-five")[1]
+        change(body)
+        return generations(*server.request("PUT", f"{path}/tg-five", body))
+
+    def annotate(value: str | None) -> Any:
+        def change(body: dict[str, Any]) -> None:
+            body["metadata"]["annotations"] = (
+                {} if value is None else {"deprecated.daemonset.template.generation": value}
+            )
+
+        return change
+
+    def image(body: dict[str, Any]) -> None:
+        body["spec"]["template"]["spec"]["containers"][0]["image"] = "y"
+
+    def ready(body: dict[str, Any]) -> None:
+        body["spec"]["minReadySeconds"] = 3
+
+    steps = [annotate("9"), image, ready, annotate(None), annotate("y")]
+    answers = [update(plane, step) for step in steps]
+    assert [update(ours, step) for step in steps] == answers
+    assert [a[1] for a in answers[:4]] == [{"deprecated.daemonset.template.generation": g} for g in "5666"]

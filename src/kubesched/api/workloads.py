@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.errors import BadRequest
 from kubesched.api.pod_defaults import default_pod_spec
 
 JOB_CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
@@ -129,3 +130,46 @@ def pruned(value: Any) -> Any:
     if isinstance(value, list):
         return [pruned(v) for v in value]
     return value
+
+
+# apps/v1 keeps the DaemonSet's internal spec.templateGeneration in this annotation
+# (pkg/apis/apps/v1/conversion.go); its controller labels pods with it and counts a pod whose label
+# matches as updated even when its revision hash differs (daemon/util: IsPodUpdated)
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def go_parse_int(text: str) -> int:
+    """Go's ``strconv.ParseInt(text, 10, 64)``: an optional sign and decimal digits, within 64 bits;
+    otherwise ValueError with Go's message."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f'strconv.ParseInt: parsing "{text}": invalid syntax')
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f'strconv.ParseInt: parsing "{text}": value out of range')
+    return value
+
+
+def given_template_generation(obj: dict[str, Any]) -> int | None:
+    """The annotation as decoding reads it (None: absent); one that is not a number is the 400
+    conversion answers."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_GENERATION)
+    try:
+        return None if value is None else go_parse_int(str(value))
+    except ValueError as exc:
+        raise BadRequest(f'DaemonSet in version "v1" cannot be handled as a DaemonSet: {exc}') from None
+
+
+def with_template_generation(obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    """The DaemonSet strategy's templateGeneration (``pkg/registry/apps/daemonset/strategy.go``):
+    on create the given one, at least 1; on update the stored one, one more when the pod template
+    changed; always written back as the annotation."""
+    if old is None:
+        generation = max(given_template_generation(obj) or 1, 1)
+    else:
+        generation = given_template_generation(old) or 1
+        if (obj.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template"):
+            generation += 1
+    meta = dict(obj.get("metadata") or {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), TEMPLATE_GENERATION: str(generation)}
+    return {**obj, "metadata": meta}

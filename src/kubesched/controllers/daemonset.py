@@ -14,6 +14,7 @@ from typing import Any
 from kubesched.api.errors import ApiError
 from kubesched.api.intstr import scaled_value
 from kubesched.api.selectors import Taint, Toleration, parse_node_selector_term
+from kubesched.api.workloads import TEMPLATE_GENERATION
 from kubesched.controllers.base import (
     Controller,
     available_in,
@@ -37,6 +38,15 @@ DAEMON_TOLERATIONS = (
     ("node.kubernetes.io/unschedulable", "NoSchedule"),
 )
 NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+
+
+def is_pod_updated(pod: dict[str, Any], revision: str, template_generation: str | None) -> bool:
+    """``daemon/util.IsPodUpdated``: the pod carries the set's revision hash, or its template
+    generation (a pod another controller made, whose hash was computed otherwise, still counts)."""
+    labels = pod["metadata"].get("labels") or {}
+    if revision and labels.get(REVISION_LABEL) == revision:
+        return True
+    return template_generation is not None and labels.get(GENERATION_LABEL) == template_generation
 
 
 def node_selected(spec: dict[str, Any], node: dict[str, Any]) -> bool:
@@ -174,7 +184,9 @@ class DaemonSetController(Controller):
         pod = pod_from_template(template, ds)
         labels = pod["metadata"]["labels"]
         labels[REVISION_LABEL] = revision
-        labels[GENERATION_LABEL] = str(ds["metadata"].get("generation", 1))
+        generation = (ds["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)
+        if generation is not None:  # daemon/util: CreatePodTemplate labels it when the set has one
+            labels[GENERATION_LABEL] = generation
         spec = dict(pod["spec"])
         affinity = dict(spec.get("affinity") or {})
         node_affinity = dict(affinity.get("nodeAffinity") or {})
@@ -209,12 +221,8 @@ class DaemonSetController(Controller):
         unavailable = sum(
             1 for n in wanted if not any(available_in(p, min_ready, now) == 0 for p in by_node.get(n, []))
         )
-        old = [
-            p
-            for n in sorted(wanted)
-            for p in by_node.get(n, [])
-            if p["metadata"].get("labels", {}).get(REVISION_LABEL) != revision
-        ]
+        generation = (ds["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)
+        old = [p for n in sorted(wanted) for p in by_node.get(n, []) if not is_pod_updated(p, revision, generation)]
         # unavailable old pods first: replacing them costs no availability
         old.sort(key=lambda p: available_in(p, min_ready, now) == 0)
         for p in old:

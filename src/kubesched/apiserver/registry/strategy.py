@@ -14,7 +14,7 @@ from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
 from kubesched.api.kinds import is_custom
 from kubesched.api.names import generate_name
 from kubesched.api.pod import PodInfo, remember_validated
-from kubesched.api.workloads import default_workload
+from kubesched.api.workloads import default_workload, given_template_generation, with_template_generation
 from kubesched.apiextensions import strategy
 from kubesched.apiextensions.registry import CustomResources
 from kubesched.apiserver.registry import services
@@ -118,6 +118,8 @@ def decode(
         out, unknown = object_validation.decode(r.group, r.kind, obj, r.version)
     except schema.DecodeError as exc:
         raise BadRequest(f'{r.kind} in version "{version}" cannot be handled as a {r.kind}: {exc.message}') from None
+    if r.kind == "DaemonSet":  # apps/v1's conversion reads the template generation from its annotation
+        given_template_generation(out)
     if not unknown or mode == "Ignore":
         return out, []
     if mode == "Strict":
@@ -195,6 +197,8 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         obj["status"] = {"phase": "Active"}
     elif r.kind in ZERO_STATUS:
         obj["status"] = dict(ZERO_STATUS[r.kind])
+    if r.kind == "DaemonSet":
+        obj = with_template_generation(obj, None)
     return obj
 
 
@@ -237,6 +241,8 @@ def prepare_for_update(
             new.pop("status", None)
     if r.kind in WORKLOAD_KINDS:  # defaulting runs on every decode, updates too
         new = default_workload(r.kind, new, old["metadata"].get("uid") or "")
+    if r.kind == "DaemonSet":
+        new = with_template_generation(new, old)
     if r.kind == "Service":
         new = services.update(store, new, old)
     if r.kind == strategy.CRD_KIND:
