@@ -324,3 +324,30 @@ def test_label_values_hash_alike_in_labels_and_in_what_selects_by_them() -> None
         {"kind": "Namespace", "metadata": {"name": "billing", "labels": {"kubernetes.io/metadata.name": "billing"}}}
     )
     assert namespace["metadata"]["labels"] == {"kubernetes.io/metadata.name": hidden.namespace("billing")}
+
+
+@pytest.mark.parametrize(
+    ("name", "owner", "expected"),
+    [
+        ("db-0", {"kind": "StatefulSet", "name": "db", "controller": True}, "statefulset:db-0"),
+        ("db-12", {"kind": "StatefulSet", "name": "db", "controller": True}, "statefulset:db-12"),
+        ("db-x", {"kind": "StatefulSet", "name": "db", "controller": True}, "pod"),
+        ("db-0", {"kind": "StatefulSet", "name": "db", "controller": False}, "pod"),
+        ("web-0", {"kind": "ReplicaSet", "name": "web", "controller": True}, "pod"),
+    ],
+    ids=["ordinal-0", "ordinal-12", "no-ordinal", "not-its-controller", "replicaset"],
+)
+def test_a_statefulsets_pod_keeps_the_name_its_controller_looks_for(name: str, owner: dict, expected: str) -> None:
+    """The StatefulSet controller finds its pods as ``<set>-<ordinal>``: a pod hashed like any other
+    was made again beside the snapshot's in simulate (found against kube-controller-manager's pods)."""
+    a = Anonymizer()
+    meta = {"name": name, "namespace": "default", "ownerReferences": [{**owner, "uid": "u"}]}
+    meta["labels"] = {"statefulset.kubernetes.io/pod-name": name}
+    out = a.apply({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}})
+    if expected == "pod":
+        assert out["metadata"]["name"] == a.name("Pod", name)
+        assert out["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] == name  # a label, kept
+    else:
+        ordinal = name.rpartition("-")[2]
+        assert out["metadata"]["name"] == f"{a.name('StatefulSet', 'db')}-{ordinal}"
+        assert out["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] == out["metadata"]["name"]

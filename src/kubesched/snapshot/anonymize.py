@@ -16,10 +16,12 @@ from typing import Any
 
 # namespaces every cluster has: their names say nothing
 KEPT_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-# annotations the planning commands read
-KEPT_ANNOTATIONS = frozenset({"kubernetes.io/config.mirror"})
+# annotations the planning commands read (a mirror pod's; a DaemonSet's template generation, by which
+# its controller knows its pods current)
+KEPT_ANNOTATIONS = frozenset({"kubernetes.io/config.mirror", "deprecated.daemonset.template.generation"})
 HOSTNAME = "kubernetes.io/hostname"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"
+STATEFUL_POD_NAME = "statefulset.kubernetes.io/pod-name"  # the StatefulSet controller's label of a pod's name
 _CLASSES = frozenset({"PriorityClass", "StorageClass", "RuntimeClass", "DeviceClass", "CSIDriver"})
 _POD_DROPPED = frozenset({"hostname", "subdomain", "serviceAccountName", "serviceAccount", "imagePullSecrets"})
 # kinds with a pod template at spec.template
@@ -100,6 +102,9 @@ class Anonymizer:
     def _meta(self, kind: str, meta: dict[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in meta.items() if k not in ("annotations", "generateName")}
         out["name"] = self.name(kind, str(meta.get("name") or ""))
+        ordinal = _stateful_ordinal(meta) if kind == "Pod" else None
+        if ordinal is not None:  # its controller finds it by name: <set>-<ordinal>
+            out["name"] = f"{self.name('StatefulSet', ordinal[0])}-{ordinal[1]}"
         if meta.get("namespace"):
             out["namespace"] = self.namespace(meta["namespace"])
         kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k in KEPT_ANNOTATIONS}
@@ -110,6 +115,8 @@ class Anonymizer:
             labels[HOSTNAME] = out["name"]
         if kind == "Namespace" and NAMESPACE_LABEL in labels:
             labels[NAMESPACE_LABEL] = out["name"]
+        if ordinal is not None and labels.get(STATEFUL_POD_NAME) == meta.get("name"):
+            labels[STATEFUL_POD_NAME] = out["name"]
         if labels:
             out["labels"] = labels
         if meta.get("ownerReferences"):
@@ -360,6 +367,17 @@ class _LabelValues:
             return req
         key = str(req.get("key") or "")
         return {**req, "values": [self.value(key, v) for v in req["values"]]}
+
+
+def _stateful_ordinal(meta: dict[str, Any]) -> tuple[str, str] | None:
+    """(set, ordinal) of a pod a StatefulSet controls and named ``<set>-<ordinal>``, else None."""
+    name = str(meta.get("name") or "")
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "StatefulSet" and ref.get("controller"):
+            prefix, _, ordinal = name.rpartition("-")
+            if prefix == ref.get("name") and ordinal.isdigit():
+                return prefix, ordinal
+    return None
 
 
 def _is_str_map(value: Any) -> bool:
