@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build upstream's kube-apiserver, kube-scheduler and kubectl v1.37.2 and etcd v3.7.0 from their Go
-# modules (upstream/go.mod), the oracle (upstream/cmd/oracle: kube-scheduler's scheduler run in
+# Build upstream's kube-apiserver, kube-scheduler, kube-controller-manager and kubectl v1.37.2 and etcd
+# v3.7.0 from their Go modules (upstream/go.mod), the oracle (upstream/cmd/oracle: kube-scheduler's scheduler run in
 # process on a cluster file) and schedperf (upstream/cmd/schedperf: the same scheduler timed on a
 # benchmark workload), into a cache folder git ignores, once per machine; print that folder.
 # The reference kubesched is measured against, never part of the product. Needs Go >= 1.26 and the
@@ -34,6 +34,7 @@ build() {  # name, package: built again when the module files or the package's o
 }
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build etcd ./cmd/etcd
 build oracle ./cmd/oracle

@@ -1,7 +1,7 @@
 """Upstream's own control plane for the tests that measure kubesched against it: the binaries built
-by ``scripts/build_upstream.sh`` (kube-apiserver, kube-scheduler, kubectl v1.37.2, etcd v3.7.0, from
-Go modules; built once per machine), and an etcd + kube-apiserver pair on loopback with a static
-admin token, as upstream's integration tests run them."""
+by ``scripts/build_upstream.sh`` (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl
+v1.37.2, etcd v3.7.0, from Go modules; built once per machine), and an etcd + kube-apiserver pair on
+loopback with a static admin token, as upstream's integration tests run them."""
 
 from __future__ import annotations
 
@@ -166,6 +166,27 @@ class ControlPlane:
             time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"kube-apiserver was not ready within 90 s; see {self.root}")
+
+    def controller_manager(self, *controllers: str) -> subprocess.Popen[bytes]:
+        """kube-controller-manager v1.37.2 running only ``controllers`` (kube-controller-manager's
+        names, e.g. ``deployment-controller``) with the admin kubeconfig, no leader election and no
+        serving port; stopped with the plane. Without kubelets the node lifecycle controller would
+        taint and evict every node's pods, so a test never asks for it."""
+        log = open(self.root / "kube-controller-manager.log", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [
+                str(self.bin / "kube-controller-manager"),
+                f"--kubeconfig={self.kubeconfig}",
+                f"--controllers={','.join(controllers)}",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--v=1",
+            ],
+            stdout=log,
+            stderr=log,
+        )
+        self.procs.append(proc)
+        return proc
 
     def kubectl(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
