@@ -22,3 +22,12 @@ THRESHOLDS = (20_000, 10, 10)
 def tune() -> None:
     """Apply ``THRESHOLDS`` to this process (the CLI does it before any command runs)."""
     gc.set_threshold(*THRESHOLDS)
+
+
+def freeze() -> None:
+    """Move every object alive now out of the collector's reach for good (``gc.freeze``), once a
+    long-running command holds its start-up state (the informers' objects, the node tables): the
+    collections that follow walk only what is allocated afterwards. Objects frozen and freed later
+    are still freed (reference counting); only a frozen cycle stays."""
+    gc.collect()
+    gc.freeze()

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.app import gc_settings
 from kubesched.app.kubeconfig import check_kubeconfig
 from kubesched.client.connection import check_in_cluster, in_cluster_token, service_account_dir
 from kubesched.clock import RealClock
@@ -134,6 +135,7 @@ def run(
             write_results=write_results,
             results_node_limit=results_node_limit,
         )
+        gc_settings.freeze()  # the synced cluster and the scheduler built on it
         if election.leader_elect:
             me = identity()
             log.info("leader election identity %s", me)
