@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import random
 import time
@@ -64,6 +65,9 @@ class InProcessClient:
         self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
     ) -> None:
         self.store.bind(namespace, name, uid, node_name, annotations)
+
+    def bind_later(self, namespace: str, name: str, uid: str, node_name: str) -> concurrent.futures.Future[None] | None:
+        return None  # a binding here is a call on the store: nothing to wait for
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None

@@ -8,6 +8,7 @@ precondition, pods/eviction and events.k8s.io/v1 Events.
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -37,6 +38,12 @@ class ClusterClient(Protocol):
     ) -> None:
         """POST pods/binding; ``annotations`` ride in the Binding's metadata, which the API
         server copies onto the pod with the node (``setPodNodeAndMetadata``)."""
+        ...
+
+    def bind_later(self, namespace: str, name: str, uid: str, node_name: str) -> concurrent.futures.Future[None] | None:
+        """The same POST sent without waiting for it: a future that holds its answer (an ApiError
+        when refused or unanswered), or None where the client binds only by ``bind`` (in process:
+        a function call)."""
         ...
 
     def patch_pod_status(

@@ -36,6 +36,7 @@ from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.client.connection import api_client
 from kubesched.client.eventsink import EventSink
 from kubesched.client.eventwriter import EventWriter
+from kubesched.client.keepalive import KeepAliveWriter
 from kubesched.client.ratelimit import TokenBucket
 from kubesched.client.rest import api_error, checked, http_error, no_env_lookups, path_segment, send_json
 from kubesched.clock import EPOCH_UNIX, rfc3339
@@ -94,6 +95,7 @@ class RemoteClient:
         self._limiter = TokenBucket(qps, burst)  # used on the loop's thread only
         self._api: k8s.ApiClient = self._call(api_client(kubeconfig), CALL_TIMEOUT)
         no_env_lookups(self._api)
+        self._writer = KeepAliveWriter.for_api(self._api)
         self._sink: EventSink | None = EventSink(kubeconfig, qps, burst) if event_process else None
         self.core = k8s.CoreV1Api(self._api)
         # the in-process broadcaster: when there is no event process, or it is gone
@@ -163,21 +165,37 @@ class RemoteClient:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def _write(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """A write through the library (a raw call) and its decoded answer, as ``_request``."""
+        return self._request(checked(coro))
+
+    def _json(
+        self, method: str, path: str, body: Any, content_type: str = "application/json"
+    ) -> Coroutine[Any, Any, Any]:
+        """A JSON write of the kind sent for every pod (binding, status, results): on the
+        keep-alive writer where there is one, else through the library's session."""
+        if self._writer is not None:
+            return self._writer.json(method, path, body, content_type)
+        return checked(send_json(self._api, method, path, body, content_type))
+
+    def _request(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """A write and its answer; an HTTP error is its ApiError, and so is a request that got
         no answer (refused, reset, timed out), as client-go returns both as errors."""
         try:
-            return self._call(self._throttled(checked(coro)))
-        except ApiException as exc:
-            raise api_error(exc) from None
-        except (aiohttp.ClientError, OSError, TimeoutError, concurrent.futures.TimeoutError) as exc:
-            err = errors.ApiError(f"request failed: {exc or type(exc).__name__}")
-            err.code = 503
-            raise err from None
+            return self._call(self._throttled(coro))
+        except Exception as exc:
+            raise _as_api_error(exc) from None
 
     async def _throttled(self, request: Coroutine[Any, Any, Any]) -> Any:
         """A request sent once the rate limiter allows it (client-go's ``tryThrottle``)."""
         await self._limiter.wait()
         return await request
+
+    async def _answered(self, request: Coroutine[Any, Any, Any]) -> Any:
+        """``_throttled``, its failure an ApiError as ``_request`` raises it."""
+        try:
+            return await self._throttled(request)
+        except Exception as exc:
+            raise _as_api_error(exc) from None
 
     def close(self) -> None:
         """Send what is queued (up to a few seconds), stop the informers and the loop."""
@@ -189,6 +207,8 @@ class RemoteClient:
             t.cancel()
         with contextlib.suppress(Exception):
             self._call(self._api.close(), 5)
+        if self._writer is not None:
+            self._loop.call_soon_threadsafe(self._writer.close)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
@@ -254,18 +274,28 @@ class RemoteClient:
             body = await resp.read()
             resp.release()
             raise http_error(resp.status, resp.reason, body)
+        pending = bytearray()  # the part of a line not yet received
         try:
-            async for line in resp.content:
-                if not line.strip():
+            # read as the bytes arrive and split into lines here: aiohttp's line iterator costs
+            # more than the decoding when thousands of pods change each second
+            async for chunk in resp.content.iter_any():
+                pending += chunk
+                end = pending.rfind(b"\n")
+                if end < 0:
                     continue
-                ev = orjson.loads(line)
-                type_, obj = ev.get("type"), ev.get("object") or {}
-                if type_ == "ERROR":
-                    raise ApiException(status=obj.get("code", 500), reason=obj.get("message", ""))
-                rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
-                if type_ == "BOOKMARK":
-                    continue
-                self._apply(kind, type_, obj)
+                lines = bytes(pending[:end]).split(b"\n")
+                del pending[: end + 1]
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    ev = orjson.loads(line)
+                    type_, obj = ev.get("type"), ev.get("object") or {}
+                    if type_ == "ERROR":
+                        raise ApiException(status=obj.get("code", 500), reason=obj.get("message", ""))
+                    rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
+                    if type_ == "BOOKMARK":
+                        continue
+                    self._apply(kind, type_, obj)
         finally:
             resp.release()
         return rv
@@ -345,7 +375,12 @@ class RemoteClient:
         self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
     ) -> None:
         # the response is a Status, which the generated V1Binding model cannot hold: read it raw
-        self._write(self._post_binding(namespace, name, uid, node_name, annotations))
+        self._request(self._post_binding(namespace, name, uid, node_name, annotations))
+
+    def bind_later(self, namespace: str, name: str, uid: str, node_name: str) -> concurrent.futures.Future[None] | None:
+        return asyncio.run_coroutine_threadsafe(
+            self._answered(self._post_binding(namespace, name, uid, node_name)), self._loop
+        )
 
     def _post_binding(
         self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
@@ -360,7 +395,7 @@ class RemoteClient:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         path = f"/api/v1/namespaces/{path_segment(namespace)}/pods/{path_segment(name)}/binding"
-        return send_json(self._api, "POST", path, body)
+        return self._json("POST", path, body)
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
@@ -377,22 +412,13 @@ class RemoteClient:
             self._patch_status(namespace, name, status, "application/strategic-merge-patch+json")
 
     def _patch_status(self, namespace: str, name: str, status: dict[str, Any], content_type: str) -> None:
-        self._write(
-            self.core.patch_namespaced_pod_status(
-                name, namespace, {"status": status}, _content_type=content_type, _preload_content=False
-            )
-        )
+        path = f"/api/v1/namespaces/{path_segment(namespace)}/pods/{path_segment(name)}/status"
+        self._request(self._json("PATCH", path, {"status": status}, content_type))
 
     def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
-        self._write(
-            self.core.patch_namespaced_pod(
-                name,
-                namespace,
-                {"metadata": {"annotations": annotations}},
-                _content_type="application/merge-patch+json",
-                _preload_content=False,
-            )
-        )
+        path = f"/api/v1/namespaces/{path_segment(namespace)}/pods/{path_segment(name)}"
+        patch = {"metadata": {"annotations": annotations}}
+        self._request(self._json("PATCH", path, patch, "application/merge-patch+json"))
 
     def delete(
         self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
@@ -488,6 +514,18 @@ class RemoteClient:
         if not self._outbox_scheduled:
             self._outbox_scheduled = True
             self._loop.call_soon_threadsafe(self._flush_outbox)
+
+
+def _as_api_error(exc: Exception) -> Exception:
+    """An HTTP error as its ApiError, and a request that got no answer (refused, reset, timed out)
+    as a 503 one, as client-go returns both as errors; anything else as it is."""
+    if isinstance(exc, ApiException):
+        return api_error(exc)
+    if isinstance(exc, (aiohttp.ClientError, OSError, TimeoutError, concurrent.futures.TimeoutError)):
+        err = errors.ApiError(f"request failed: {exc or type(exc).__name__}")
+        err.code = 503
+        return err
+    return exc
 
 
 def _now() -> float:

@@ -7,17 +7,18 @@ the binding is done.
 clock and ``up`` beside an in-process Store, where binding is a function call. ``ThreadedBinding``
 runs them on a pool of threads (binding plugins may block on the network, as DefaultBinder does
 against a remote API server) and hands each result back to the scheduler's thread, which takes
-it in ``drain`` between cycles.
+it in ``drain`` between cycles; a binding that is one request already sent (``submit_sent``) takes
+no thread: its answer is handed back the same way.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from kubesched.framework.status import Status
@@ -53,6 +54,11 @@ class Binding(Protocol):
         """Run ``work`` (PreBind and Bind); ``done`` gets its status on the scheduler's thread."""
         ...
 
+    def submit_sent(self, future: concurrent.futures.Future[None], done: Callable[[], None]) -> None:
+        """A binding already sent as one request (``Framework.send_bind``): ``done`` runs on the
+        scheduler's thread once it is answered, with no thread of its own meanwhile."""
+        ...
+
     def pending(self) -> bool:
         """Whether finished bindings wait for ``drain``."""
         ...
@@ -78,6 +84,10 @@ class InlineBinding:
     def submit(self, work: Work, done: Done) -> None:
         done(run_guarded(work))
 
+    def submit_sent(self, future: concurrent.futures.Future[None], done: Callable[[], None]) -> None:
+        concurrent.futures.wait([future])
+        done()
+
     def pending(self) -> bool:
         return False
 
@@ -100,7 +110,7 @@ class ThreadedBinding:
     def __init__(self, workers: int = BINDING_WORKERS, max_in_flight: int = MAX_IN_FLIGHT) -> None:
         self.max_in_flight = max_in_flight
         self.notify: Callable[[], None] | None = None
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="kubesched-bind")
+        self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kubesched-bind")
         self._finished: queue.SimpleQueue[tuple[Done, Status | None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._running = 0
@@ -110,6 +120,11 @@ class ThreadedBinding:
         with self._lock:
             self._running += 1
         self._pool.submit(self._run, work, done)
+
+    def submit_sent(self, future: concurrent.futures.Future[None], done: Callable[[], None]) -> None:
+        with self._lock:
+            self._running += 1
+        future.add_done_callback(lambda _f: self._finish(lambda _st: done(), None))
 
     def _run(self, work: Work, done: Done) -> None:
         self._finish(done, run_guarded(work))

@@ -240,14 +240,17 @@ class ScheduleOne(SchedulerParts):
         def done(st: Status | None) -> None:
             self._binding_done(fwk, state, qp, pod, host, st)
 
+        sent = None if any(ext.is_binder() for ext in self.extenders) else fwk.send_bind(state, pod, host)
+        if sent is not None:  # PreBind had nothing to do and Bind is one request, now on its way
+            self.binding.submit_sent(sent.future, lambda: done(sent.status()))
+            return
+
         def work() -> Status | None:
             st = fwk.run_pre_bind(state, pod, host)
             if st is None:
                 bound, st = self._extenders_binding(pod, host)
                 if not bound:
                     st = fwk.run_bind(state, pod, host)
-            if st is None and log.isEnabledFor(logging.DEBUG):  # upstream logs it at -v=2, right after Bind
-                log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
             return st
 
         self.binding.submit(work, done)
@@ -277,6 +280,8 @@ class ScheduleOne(SchedulerParts):
             self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
             self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, state.results)
             return
+        if log.isEnabledFor(logging.DEBUG):  # upstream logs it at -v=2 once Bind succeeded
+            log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
         rec: PodResults | None = state.results
         if rec is not None and rec.write and not rec.written:  # bound by another binder: a patch of its own
             self._write_results(pod, rec)

@@ -9,6 +9,7 @@ rejection in plugin order, which is what upstream's per-node loop yields.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
@@ -561,6 +563,26 @@ class Framework:
             return None
         return Status(Code.ERROR, ("all bind plugins skipped",))
 
+    def send_bind(self, state: CycleState, pod: PodInfo, node: str) -> SentBind | None:
+        """The binding as one request on its way, when that is all PreBind and Bind come to: every
+        PreBind plugin skipped by its pre-flight (the point runs now, on this thread), the first Bind
+        plugin one that binds by a single request (DefaultBinder), and no observer of this cycle's
+        calls. None otherwise, and nothing has run: the binding runs as ``run_pre_bind`` and
+        ``run_bind``. What the request comes to is ``SentBind.status``."""
+        if not self.bind or self.observer(state) is not None:
+            return None
+        binder = self.bind[0]
+        # a Bind plugin that binds by one request offers it as ``send`` (DefaultBinder)
+        send = getattr(binder, "send", None)
+        if send is None or any(p.name not in state.skip_pre_bind for p in self.pre_bind):
+            return None
+        started = perf_counter()
+        future = send(state, pod, node)
+        if future is None:
+            return None
+        self.point_times.done(PRE_BIND, started, None)
+        return SentBind(self, binder.name, future, perf_counter())
+
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunPostBindPlugins (informational: nothing they return is read)."""
         started = perf_counter()
@@ -595,3 +617,30 @@ class Framework:
 
     def has_score(self) -> bool:
         return bool(self.scores)
+
+
+class SentBind:
+    """A Bind point sent as one request (``Framework.send_bind``)."""
+
+    __slots__ = ("_framework", "_plugin", "_started", "future")
+
+    def __init__(
+        self, framework: Framework, plugin: str, future: concurrent.futures.Future[None], started: float
+    ) -> None:
+        self._framework = framework
+        self._plugin = plugin
+        self.future = future
+        self._started = started
+
+    def status(self) -> Status | None:
+        """Once answered, on the scheduler's thread: what ``run_bind`` returns for the same answer
+        (a refusal is the plugin's error, as DefaultBinder and RunBindPlugins word it)."""
+        try:
+            self.future.result(0)
+            st = None
+        except ApiError as exc:
+            st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {exc.message}',), self._plugin)
+        except Exception as exc:  # as a binding that raised on a thread (``run_guarded``)
+            st = Status.error(f"binding failed: {exc}")
+        self._framework.point_times.done(BIND, self._started, st)
+        return st
