@@ -378,9 +378,10 @@ class RemoteClient:
         self._request(self._post_binding(namespace, name, uid, node_name, annotations))
 
     def bind_later(self, namespace: str, name: str, uid: str, node_name: str) -> concurrent.futures.Future[None] | None:
-        return asyncio.run_coroutine_threadsafe(
-            self._answered(self._post_binding(namespace, name, uid, node_name)), self._loop
-        )
+        return asyncio.run_coroutine_threadsafe(self._send_binding(namespace, name, uid, node_name), self._loop)
+
+    async def _send_binding(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        await self._answered(self._post_binding(namespace, name, uid, node_name))  # its Status: Success
 
     def _post_binding(
         self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
