@@ -231,17 +231,17 @@ async def while_running(task: asyncio.Task[float], proc: subprocess.Popen[bytes]
 def write_config(work: Path, kubeconfig: Path | None = None) -> Path:
     """scheduler_perf's client limits (``mustSetupCluster``: QPS and burst 5000) instead of
     kube-scheduler's defaults of 50 and 100, which would cap the run at 50 bindings a second;
-    kube-scheduler also reads its kubeconfig from here and runs without leader election, as
-    scheduler_perf's scheduler does."""
+    both schedulers run without leader election, as scheduler_perf's scheduler does (the same
+    settings on both sides); kube-scheduler also reads its kubeconfig from here."""
     path = work / "scheduler-config.yaml"
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"qps": 5000, "burst": 5000},
+        "leaderElection": {"leaderElect": False},
     }
     if kubeconfig is not None:
         config["clientConnection"]["kubeconfig"] = str(kubeconfig)
-        config["leaderElection"] = {"leaderElect": False}
     path.write_text(yaml.safe_dump(config))
     return path
 
