@@ -242,22 +242,26 @@ def test_statefulset_claims_scale_down_and_retention():
     assert deleted == ["delete Pod db-2 in StatefulSet db successful", "delete Pod db-1 in StatefulSet db successful"]
 
 
+def daemonset(name: str, image: str = "agent", **pod_spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {**pod_spec, "containers": [{"name": "c", "image": image}]},
+            },
+        },
+    }
+
+
 def test_daemonset_follows_nodes_selectors_and_taints():
     tainted = node("tainted", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
     other = {**node("other"), "metadata": {**node("other")["metadata"], "labels": {"role": "other"}}}
     c = Cluster(node("n0"), node("n1"), tainted, other, workloads=True)
-    ds = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent", "namespace": "default"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "agent"}},
-            "template": {
-                "metadata": {"labels": {"app": "agent"}},
-                "spec": {"nodeSelector": {"type": "kubesched"}, "containers": [{"name": "c", "image": "agent"}]},
-            },
-        },
-    }
+    ds = daemonset("agent", nodeSelector={"type": "kubesched"})
     c.create(ds)
     c.settle()
     assert sorted(p["spec"]["nodeName"] for p in pods(c, app="agent")) == ["n0", "n1"]
@@ -278,18 +282,7 @@ def test_a_daemon_pod_with_another_hash_counts_as_updated_by_its_template_genera
     (its annotation, 1 on create) on the pod's label still marks them current. A pod of neither is
     rolled (deleted and made again)."""
     c = Cluster(node("n0"), node("n1"), workloads=True)
-    ds = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent", "namespace": "default"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "agent"}},
-            "template": {
-                "metadata": {"labels": {"app": "agent"}},
-                "spec": {"containers": [{"name": "c", "image": "a"}]},
-            },
-        },
-    }
+    ds = daemonset("agent", image="a")
     c.create(ds)
     c.settle()
     stored = c.store.get("DaemonSet", "default", "agent")

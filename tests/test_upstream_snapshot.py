@@ -162,12 +162,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory):
 
 def test_a_snapshot_holds_the_cluster_as_the_scheduler_reads_it(plane, tmp_path) -> None:
     snap = tmp_path / "snapshot.yaml"
-    done = subprocess.run(
-        [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(snap)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = plane.snapshot(snap)
     assert done.returncode == 0, done.stderr
     assert "(1 pods finished: the scheduler does not count them)" in done.stderr
     text = snap.read_text()
@@ -218,8 +213,7 @@ def simulated(
 ) -> dict[str, tuple[str | None, str | None]]:
     """``simulate SNAPSHOT EXTRA.yaml`` on a snapshot taken with ``flags``: each extra pod's node or message."""
     snap, extra = tmp_path / f"snapshot{len(flags)}.yaml", tmp_path / "extra.yaml"
-    cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(snap), "--quiet", *flags]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = plane.snapshot(snap, "--quiet", *flags)
     assert done.returncode == 0, done.stderr
     extra.write_text(yaml.safe_dump_all(extra_pods))
     done = subprocess.run(

@@ -263,12 +263,7 @@ def placements(rows: list[tuple[str, str | None, str | None]]) -> dict[str, Any]
 def test_simulate_on_a_snapshot_of_controllers_pods_places_the_extra_workload_as_kube_scheduler(cluster) -> None:
     plane, root = cluster
     snap, extra = root / "snapshot.yaml", root / "extra.yaml"
-    done = subprocess.run(
-        [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(snap)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = plane.snapshot(snap)
     assert done.returncode == 0, done.stderr
     assert "(2 pods finished: the scheduler does not count them)" in done.stderr
     held = {d["metadata"]["name"]: d for d in yaml.safe_load_all(snap.read_text()) if d and d["kind"] == "Pod"}
@@ -290,8 +285,7 @@ def test_simulate_on_a_snapshot_of_controllers_pods_places_the_extra_workload_as
 
     # the same answers on an anonymized snapshot, its nodes under their hashed names
     hidden = root / "hidden.yaml"
-    cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(plane.kubeconfig), "-o", str(hidden), "--anonymize", "--quiet"]
-    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+    assert plane.snapshot(hidden, "--anonymize", "--quiet").returncode == 0
     hashed = Anonymizer().name
     hidden_extra = root / "hidden-extra.yaml"  # the reader's claim named as the snapshot names it
     reader = pod("reader", "100m", hashed("PersistentVolumeClaim", "data-db-0"))

@@ -188,6 +188,11 @@ class ControlPlane:
         self.procs.append(proc)
         return proc
 
+    def snapshot(self, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+        """``kubesched snapshot`` of this cluster into ``out``, with ``flags``."""
+        cmd = [*KUBESCHED, "snapshot", "--kubeconfig", str(self.kubeconfig), "-o", str(out), *flags]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
     def kubectl(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [str(self.bin / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args],
