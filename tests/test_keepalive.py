@@ -346,3 +346,29 @@ def test_send_bind_sends_only_a_binding_that_is_one_request(case: str, sent: boo
             'running Bind plugin "DefaultBinder": Operation cannot be fulfilled on pods/binding "p": '
             'pod p is already assigned to node "n1"',
         )
+
+
+@pytest.mark.parametrize(
+    ("env", "proxy", "kept"),
+    [({}, None, True), ({"HTTPS_PROXY": "http://proxy:3128"}, None, False), ({}, "http://proxy:3128", False)],
+    ids=["direct", "proxy-in-environment", "proxy-configured"],
+)
+def test_a_proxied_client_keeps_the_librarys_session(monkeypatch, env, proxy, kept) -> None:
+    from kubesched.client.rest import PROXY_VARIABLES
+
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    cfg = k8s.Configuration()
+    cfg.host = "https://127.0.0.1:6443"
+    cfg.proxy = proxy
+
+    async def writer() -> KeepAliveWriter | None:
+        api = k8s.ApiClient(cfg)  # its aiohttp session needs a running loop
+        try:
+            return KeepAliveWriter.for_api(api)
+        finally:
+            await api.close()
+
+    assert (run(writer()) is not None) is kept

@@ -7,7 +7,7 @@ kube-apiserver v1.37.2; see docs/benchmarks.md). These requests are small and al
 body out, a JSON Status or object back, so a plain HTTP/1.1 exchange over asyncio streams carries
 them. The connection settings are the library's own (its configuration's server, CA, client
 certificate, TLS server name and bearer token, refreshed as its calls refresh it); a configuration
-with a proxy keeps aiohttp (``for_api`` returns None).
+with a proxy, or an environment naming one, keeps aiohttp (``for_api`` returns None).
 
 An answer of 400 or more is raised as the library's ``ApiException`` with the body, as ``checked``
 raises it; a connection that fails is an ``OSError`` (a reused connection the server had closed
@@ -18,6 +18,7 @@ not sent), and no answer within ``timeout`` is a ``TimeoutError``.
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 from collections import deque
 from typing import Any
@@ -26,7 +27,7 @@ from urllib.parse import urlsplit
 import orjson
 from kubernetes_asyncio import client as k8s
 
-from kubesched.client.rest import http_error
+from kubesched.client.rest import PROXY_VARIABLES, http_error
 
 CONNECTIONS = 32  # at most this many requests at once, each on a connection of its own
 TIMEOUT = 60.0  # seconds for one request and its answer
@@ -82,9 +83,12 @@ class KeepAliveWriter:
 
     @classmethod
     def for_api(cls, api: k8s.ApiClient) -> KeepAliveWriter | None:
-        """A writer for the library client's server, or None where its requests go through a proxy."""
+        """A writer for the library client's server, or None where its requests may go through a
+        proxy (the configuration's, or one the environment names, which aiohttp honours)."""
         cfg = api.configuration
-        if cfg.proxy or urlsplit(cfg.host).scheme not in ("http", "https"):
+        if cfg.proxy or any(os.environ.get(v) for v in PROXY_VARIABLES):
+            return None
+        if urlsplit(cfg.host).scheme not in ("http", "https"):
             return None
         return cls(api)
 
