@@ -77,6 +77,33 @@ def graceful_deletion(server: Any) -> list[Any]:
     return out
 
 
+ZONED = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {
+        "name": "zoned",
+        "labels": {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1", "rack": "7"},
+    },
+}
+
+
+def topology_labels(server: Any) -> list[Any]:
+    """PodTopologyLabelsAdmission (beta, on): a pod bound to a node, or created on it, gets the node's
+    zone and region labels (over its own), and a Binding's own labels are copied onto the pod."""
+    assert server.request("POST", "/api/v1/nodes", ZONED)[0] == 201
+    out: list[Any] = []
+    own = {"app": "a", "topology.kubernetes.io/zone": "mine"}
+    for name, spec in (("tb", {}), ("tc", {"nodeName": "zoned"})):
+        pod = {**POD, "metadata": {"name": name, "labels": own}, "spec": {**POD["spec"], **spec}}
+        assert server.request("POST", PODS, pod)[0] == 201
+    bind = binding("zoned")
+    bind["metadata"] = {"name": "tb", "labels": {"from-binding": "yes", "topology.kubernetes.io/region": "theirs"}}
+    out.append(server.request("POST", f"{PODS}/tb/binding", bind)[0])
+    for name in ("tb", "tc"):
+        out.append(server.request("GET", f"{PODS}/{name}")[1]["metadata"].get("labels"))
+    return out
+
+
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("binding")
@@ -84,7 +111,11 @@ def answers(tmp_path_factory: pytest.TempPathFactory):
     ours = Server(root / "data", args=["--no-kubelet"]).start()  # no kubelet beside kube-apiserver either
     try:
         bound = (session(plane), session(ours))
-        yield {"binding": bound, "deletion": (graceful_deletion(plane), graceful_deletion(ours))}
+        yield {
+            "binding": bound,
+            "deletion": (graceful_deletion(plane), graceful_deletion(ours)),
+            "topology": (topology_labels(plane), topology_labels(ours)),
+        }
     finally:
         ours.stop()
         plane.stop()
@@ -99,3 +130,9 @@ def test_binding_answers_as_kube_apiserver(answers):
 def test_a_graceful_deletion_waits_for_a_kubelet_as_on_kube_apiserver(answers):
     theirs, mine = answers["deletion"]
     assert mine == theirs == [(200, 1), (200, True), 200, 404]
+
+
+def test_a_pod_bound_to_a_node_gets_its_zone_and_region_labels_as_on_kube_apiserver(answers):
+    theirs, mine = answers["topology"]
+    assert mine == theirs
+    assert theirs[2] == {"app": "a", "topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1"}

@@ -175,6 +175,8 @@ def key_of(kind: str, obj: dict[str, Any]) -> Key:
 
 
 # ``rest.BeforeUpdate``: what an update cannot change (a deletion under way included)
+# the node labels kube-apiserver's PodTopologyLabelsAdmission copies onto pods bound to the node
+TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
@@ -619,11 +621,27 @@ class Store:
         return gone
 
     # -- subresources ----------------------------------------------------------------------
+    def topology_labels(self, node_name: str) -> dict[str, str]:
+        """The node's labels the PodTopologyLabelsAdmission plugin copies onto a pod bound to it
+        (``plugin/pkg/admission/podtopologylabels``: zone and region; none for a missing node)."""
+        node = self.try_get("Node", "", node_name) if node_name else None
+        labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+        return {k: labels[k] for k in TOPOLOGY_LABELS if k in labels}
+
     def bind(
-        self, namespace: str, name: str, uid: str, node_name: str, annotations: dict[str, str] | None = None
+        self,
+        namespace: str,
+        name: str,
+        uid: str,
+        node_name: str,
+        annotations: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        """POST pods/{name}/binding: set spec.nodeName once, with the Binding's annotations
-        (``setPodNodeAndMetadata``) in the same write; the embedded kubelet starts the pod."""
+        """POST pods/{name}/binding: set spec.nodeName once, with the Binding's annotations and
+        labels (``setPodNodeAndMetadata``) in the same write; the embedded kubelet starts the pod.
+        The node's zone and region labels join the Binding's, as the PodTopologyLabelsAdmission
+        plugin (beta, on in v1.37) adds them to every binding to a node."""
+        labels = {**(labels or {}), **self.topology_labels(node_name)}
         pod = self.get("Pod", namespace, name)
         # messages of pkg/registry/core/pod/storage/storage.go (assignPod / setPodNodeAndMetadata)
         if uid and pod["metadata"]["uid"] != uid:
@@ -659,9 +677,13 @@ class Store:
             if start is not None:
                 status = start(status, now)
             out = {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
-            if annotations:
-                meta = o["metadata"]
-                out["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}
+            if annotations or labels:
+                meta = dict(o["metadata"])
+                if annotations:
+                    meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+                if labels:
+                    meta["labels"] = {**(meta.get("labels") or {}), **labels}
+                out["metadata"] = meta
             return out
 
         # the binding storage sets spec.nodeName without the pod strategy: no new generation

@@ -59,7 +59,12 @@ class Subresources(ServerContext):
             not isinstance(annotations, dict) or not all(isinstance(v, str) for v in annotations.values())
         ):
             raise BadRequest("metadata.annotations of a Binding must map strings to strings")
-        self.store.bind(namespace, name, uid, node, annotations or None)
+        labels = meta.get("labels")
+        if labels is not None and (
+            not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values())
+        ):
+            raise BadRequest("metadata.labels of a Binding must map strings to strings")
+        self.store.bind(namespace, name, uid, node, annotations or None, labels or None)
         return success()
 
     async def _evict(self, request: web.Request, t: Target) -> web.Response:

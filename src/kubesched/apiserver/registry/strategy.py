@@ -431,6 +431,11 @@ class ServerAdmission:
             obj = _kept(given, obj)
         if r.kind == "Pod":
             obj = default_toleration_seconds(obj)
+            # PodTopologyLabelsAdmission: a pod created bound gets its node's zone and region labels
+            copied = self.store.topology_labels(str((obj.get("spec") or {}).get("nodeName") or ""))
+            if copied:
+                meta = obj["metadata"]
+                obj = {**obj, "metadata": {**meta, "labels": {**(meta.get("labels") or {}), **copied}}}
         elif r.kind == "Service":
             obj = services.create(self.store, obj)
         if r.kind in WORKLOAD_KINDS:
