@@ -55,6 +55,7 @@ ALWAYS: dict[str, str] = {
     "InPlacePodVerticalScalingInitContainers": "always on: init containers resize too",
     "InPlacePodLevelResourcesVerticalScaling": "always on: pod-level status.resources and allocatedResources count",
     "ClearingNominatedNodeNameAfterBinding": "always on: the API server's binding clears status.nominatedNodeName",
+    "PodTopologyLabelsAdmission": "always on: a pod bound to a node gets its zone and region labels",
     "PodLevelResources": "always on: pod-level spec.resources requests count instead of the containers'",
     "ImageVolume": "always on: ImageLocality counts image volumes' images",
     "VolumeAttributesClass": "always on (nothing in scheduling depends on it here)",
