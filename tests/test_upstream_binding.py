@@ -101,6 +101,12 @@ def topology_labels(server: Any) -> list[Any]:
     out.append(server.request("POST", f"{PODS}/tb/binding", bind)[0])
     for name in ("tb", "tc"):
         out.append(server.request("GET", f"{PODS}/{name}")[1]["metadata"].get("labels"))
+    # a pod with scheduling gates cannot be bound (setPodNodeAndMetadata)
+    gated = {**POD, "metadata": {"name": "tg"}, "spec": {**POD["spec"], "schedulingGates": [{"name": "g"}]}}
+    assert server.request("POST", PODS, gated)[0] == 201
+    bind = {**binding("zoned"), "metadata": {"name": "tg"}}
+    code, body = server.request("POST", f"{PODS}/tg/binding", bind)
+    out.append((code, body.get("reason"), body.get("message"), body.get("details")))
     return out
 
 

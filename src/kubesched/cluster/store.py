@@ -664,6 +664,12 @@ class Store:
                 f'to node "{pod["spec"]["nodeName"]}"',
                 details={"name": name, "kind": "pods/binding"},
             )
+        if (pod.get("spec") or {}).get("schedulingGates"):  # no binding of a pod not ready to schedule
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} has non-empty '
+                ".spec.schedulingGates",
+                details={"name": name, "kind": "pods/binding"},
+            )
         now = rfc3339(self.clock.now())
         start = self.on_bind
 
