@@ -14,15 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.live import KUBESCHED, wait_for
-from tests.upstream import ROOT, ControlPlane
-
-SCHEDULER = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: {kubeconfig}
-leaderElection:
-  leaderElect: false
-"""
+from tests.upstream import PLAIN_SCHEDULER, ROOT, ControlPlane
 
 
 def node(name: str, zone: str, cpu: str, *, cordoned: bool = False) -> dict[str, Any]:
@@ -120,7 +112,7 @@ def build_cluster(plane: ControlPlane) -> None:
 def upstream_placements(plane: ControlPlane, root: Path) -> dict[str, tuple[str | None, str | None]]:
     """Apply the extra pods with kube-scheduler v1.37.2 running: where each went, or why not."""
     config = root / "kube-scheduler.yaml"
-    config.write_text(SCHEDULER.format(kubeconfig=plane.kubeconfig))
+    config.write_text(PLAIN_SCHEDULER.format(kubeconfig=plane.kubeconfig))
     log = open(root / "kube-scheduler.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [str(plane.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"], stdout=log, stderr=log

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.live import KUBESCHED, wait_for
-from tests.upstream import ControlPlane
+from tests.upstream import PLAIN_SCHEDULER, ControlPlane
 
 from kubesched.snapshot.anonymize import Anonymizer
 
@@ -36,13 +36,6 @@ CONTROLLERS = (
     "garbage-collector-controller",
     "persistentvolume-binder-controller",
 )
-SCHEDULER = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: {kubeconfig}
-leaderElection:
-  leaderElect: false
-"""
 NODES = {"n0": ("a", "2"), "n1": ("a", "4"), "n2": ("b", "4")}
 
 
@@ -235,7 +228,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
     try:
         plane.controller_manager(*CONTROLLERS)
         config = root / "kube-scheduler.yaml"
-        config.write_text(SCHEDULER.format(kubeconfig=plane.kubeconfig))
+        config.write_text(PLAIN_SCHEDULER.format(kubeconfig=plane.kubeconfig))
         log = open(root / "kube-scheduler.log", "wb")  # noqa: SIM115
         scheduler = subprocess.Popen(
             [str(plane.bin / "kube-scheduler"), f"--config={config}", "--secure-port=0"], stdout=log, stderr=log

@@ -38,6 +38,13 @@ leaderElection:
 profiles:
 - schedulerName: upstream-scheduler
 """  # kube-scheduler v1.37.2 beside kubesched: its own schedulerName, no Lease
+PLAIN_SCHEDULER = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: {kubeconfig}
+leaderElection:
+  leaderElect: false
+"""  # kube-scheduler v1.37.2 as the cluster's default-scheduler, no Lease
 
 
 @functools.cache

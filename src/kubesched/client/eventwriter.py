@@ -24,9 +24,9 @@ from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from kubesched.client.eventseries import Due, EventSeriesCache, series_patch
-from kubesched.client.keepalive import KeepAliveWriter
+from kubesched.client.keepalive import KeepAliveWriter, write_json
 from kubesched.client.ratelimit import TokenBucket
-from kubesched.client.rest import api_error, checked, path_segment, send_json
+from kubesched.client.rest import api_error, path_segment
 from kubesched.clock import EPOCH_UNIX
 
 log = logging.getLogger("kubesched.client")
@@ -110,14 +110,14 @@ class EventWriter:
                     try:
                         patch = series_patch(event)
                         path = f"{base}/{path_segment(name)}"
-                        await self._send("PATCH", path, patch, STRATEGIC_MERGE)
+                        await write_json(self._api, self._writer, "PATCH", path, patch, STRATEGIC_MERGE)
                         return False, ""
                     except ApiException as exc:
                         if exc.status != 404:
                             raise
                     await self.limiter.wait()
                 created = {**event, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-                await self._send("POST", base, created)
+                await write_json(self._api, self._writer, "POST", base, created, "application/json")
                 return False, ""
             except ApiException as exc:
                 status, why = exc.status, api_error(exc).message
@@ -130,12 +130,6 @@ class EventWriter:
             return False, why
         log.warning("unable to write event %s (may retry after sleeping): %s", event.get("reason"), why)
         return True, why
-
-    async def _send(self, method: str, path: str, body: Any, content_type: str = "application/json") -> Any:
-        """One request: on the keep-alive writer where there is one, else the library's session."""
-        if self._writer is not None:
-            return await self._writer.json(method, path, body, content_type)
-        return await checked(send_json(self._api, method, path, body, content_type))
 
     async def run_rounds(self) -> None:
         """The broadcaster's timers: ``refreshExistingEventSeries`` every 30 minutes and

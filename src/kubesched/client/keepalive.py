@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import orjson
 from kubernetes_asyncio import client as k8s
 
-from kubesched.client.rest import PROXY_VARIABLES, http_error
+from kubesched.client.rest import PROXY_VARIABLES, checked, http_error, send_json
 
 CONNECTIONS = 32  # at most this many requests at once, each on a connection of its own
 TIMEOUT = 60.0  # seconds for one request and its answer
@@ -180,3 +180,13 @@ class KeepAliveWriter:
     def close(self) -> None:
         while self._idle:
             self._idle.pop().close()
+
+
+async def write_json(
+    api: k8s.ApiClient, writer: KeepAliveWriter | None, method: str, path: str, body: Any, content_type: str
+) -> Any:
+    """One JSON write and its decoded answer: on ``writer`` where there is one, else through the
+    library's session (the remote client's per-pod writes, the event writer's events)."""
+    if writer is not None:
+        return await writer.json(method, path, body, content_type)
+    return await checked(send_json(api, method, path, body, content_type))

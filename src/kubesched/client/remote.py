@@ -36,9 +36,9 @@ from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.client.connection import api_client
 from kubesched.client.eventsink import EventSink
 from kubesched.client.eventwriter import EventWriter
-from kubesched.client.keepalive import KeepAliveWriter
+from kubesched.client.keepalive import KeepAliveWriter, write_json
 from kubesched.client.ratelimit import TokenBucket
-from kubesched.client.rest import api_error, checked, http_error, no_env_lookups, path_segment, send_json
+from kubesched.client.rest import api_error, checked, http_error, no_env_lookups, path_segment
 from kubesched.clock import EPOCH_UNIX, rfc3339
 from kubesched.cluster.event_conversion import EventRecorder
 from kubesched.cluster.store import is_namespaced, not_found
@@ -173,9 +173,7 @@ class RemoteClient:
     ) -> Coroutine[Any, Any, Any]:
         """A JSON write of the kind sent for every pod (binding, status, results): on the
         keep-alive writer where there is one, else through the library's session."""
-        if self._writer is not None:
-            return self._writer.json(method, path, body, content_type)
-        return checked(send_json(self._api, method, path, body, content_type))
+        return write_json(self._api, self._writer, method, path, body, content_type)
 
     def _request(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """A write and its answer; an HTTP error is its ApiError, and so is a request that got
