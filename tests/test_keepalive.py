@@ -257,6 +257,46 @@ def test_a_sent_binding_binds_or_is_refused_as_a_waited_one(plane: ControlPlane)
     assert waited_error.value.message == sent_error.value.message.replace("sent", "waited")
 
 
+def test_the_pod_informer_drops_managed_fields_as_kube_schedulers_does(plane: ControlPlane) -> None:
+    """kube-scheduler's pod informer drops ``metadata.managedFields`` as pods enter its cache
+    (``newPodInformer``'s transform); other kinds keep them. Listed and watched pods alike."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "listed", "namespace": "default", "labels": {"app": "a"}},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+    }
+    plane.apply(pod, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    client = RemoteClient(str(plane.kubeconfig), kinds=["Pod", "Node"])
+    try:
+        assert client.wait_synced(30)
+        plane.apply({**pod, "metadata": {**pod["metadata"], "name": "watched"}})
+        for name in ("listed", "watched"):
+            served = plane.request("GET", f"/api/v1/namespaces/default/pods/{name}")[1]
+            assert served["metadata"]["managedFields"]  # kube-apiserver keeps them
+            cached = wait_until(lambda n=name: client.get("Pod", "default", n))  # type: ignore[misc]
+            assert "managedFields" not in cached["metadata"]
+            assert cached["metadata"]["labels"] == {"app": "a"}
+        node = client.get("Node", "", "n1")
+        assert node["metadata"]["managedFields"]
+    finally:
+        client.close()
+
+
+def wait_until(read: Callable[[], Any], seconds: float = 30.0) -> Any:
+    """The first answer of ``read`` that is not an error, within ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return read()
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class SendingClient:
     """The embedded cluster's client with a binding that is sent (``bind_later``), as a remote
     client's is: the futures it handed out, or None when ``sends`` is off; ``bind`` refused alike."""

@@ -51,6 +51,18 @@ CALL_TIMEOUT = 30.0
 SEND_GRACE = 3.0  # seconds close() waits for queued events
 
 
+def _trimmed(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The pod informer's transform (``newPodInformer`` in pkg/scheduler/scheduler.go): a pod's
+    ``metadata.managedFields`` are dropped as it enters the cache, which nothing the scheduler
+    reads needs; they are most of a pod's nested maps, so the cache holds far fewer objects for
+    the collector to walk."""
+    if kind == "Pod":
+        meta = obj.get("metadata")
+        if meta is not None:
+            meta.pop("managedFields", None)
+    return obj
+
+
 def _key(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "", meta.get("name") or ""
@@ -241,6 +253,7 @@ class RemoteClient:
             cache = self._cache[kind]
             fresh: dict[tuple[str, str], dict[str, Any]] = {}
             for obj in items:
+                _trimmed(kind, obj)
                 obj.setdefault("apiVersion", api_version)
                 obj.setdefault("kind", kind)
                 fresh[_key(obj)] = obj
@@ -293,7 +306,7 @@ class RemoteClient:
                     rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
                     if type_ == "BOOKMARK":
                         continue
-                    self._apply(kind, type_, obj)
+                    self._apply(kind, type_, _trimmed(kind, obj))
         finally:
             resp.release()
         return rv
