@@ -170,6 +170,14 @@ RULES = [
     "self.name.split(',', 3).all(x, x.size() < 5)",
     # cel-go's sets extension (ext/sets.go): the product of the two lists' sizes
     "sets.contains(self.tags, ['a']) && sets.equivalent(self.tags, self.tags) && !sets.intersects(self.tags, ['b'])",
+    # two-variable comprehensions (ext/comprehensions.go): (index, element) and (key, value)
+    "self.tags.all(i, t, t.size() < 5 && i >= 0)",
+    "self.labels.exists(k, v, k.startsWith('app') && v.contains('x'))",
+    "self.tags.existsOne(i, t, t == self.name)",
+    "self.ports.transformList(i, p, p.proto == 'TCP', p.port).size() < 3",
+    "self.labels.transformMap(k, v, v.size()).size() == 1",
+    "self.tags.transformMapEntry(i, t, {t: i}).size() > 0",
+    "self.tags.all(i, a, self.tags.exists(j, b, i != j && a == b))",
 ]
 
 
@@ -626,6 +634,23 @@ LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
     ("semver('1.0.0-alpha.1').isLessThan(semver(self.s))", {"s": "1.0.0-alpha.beta"}),
     ("semver(self.s).major() == 1", {"s": "1.2"}),
     ("isSemver(self.s)", {"s": "01.2.3"}),
+    # two-variable comprehensions (ext/comprehensions.go), a key made twice an error
+    ("self.nums.all(i, n, n > i)", {"nums": [1, 2, 3]}),
+    ("self.nums.all(i, n, n > i)", {"nums": [0, 5]}),
+    ("self.nums.exists(i, n, i == 1 && n == 5) && !self.nums.exists(i, n, n == i)", {"nums": [0, 5]}),
+    ("self.items.existsOne(i, s, s == 'a')", {"items": ["a", "a"]}),
+    ("self.nums.transformList(i, n, n > 1, n * i) == [0, 6]", {"nums": [2, 1, 3]}),
+    # (dyn: kube-apiserver's checker gives every transformMap and transformMapEntry of one CRD the
+    # key and value types of one of them, cel.@mapInsert's type parameters shared across its
+    # rules; kubesched's checker types each on its own)
+    ("dyn(self.items.transformMap(i, s, s + 'x'))[1] == 'bx'", {"items": ["a", "b"]}),
+    ("self.items.transformMapEntry(i, s, {s: i}) == {'a': 0, 'b': 1}", {"items": ["a", "b"]}),
+    ("self.items.transformMapEntry(i, s, {s: i}).size() == 2", {"items": ["a", "a"]}),
+    (
+        "self.labels.all(k, v, k.startsWith(v)) && self.labels.transformMap(k, v, v.size()).size() == 1",
+        {"labels": {"ab": "a"}},
+    ),
+    ("self.labels.transformMap(k, v, k != v, v) == {}", {"labels": {"ab": "a"}}),
 ]
 LIBRARY_SPEC = {
     "type": "object",
@@ -634,6 +659,7 @@ LIBRARY_SPEC = {
         "s": {"type": "string", "maxLength": 64},
         "items": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
         "nums": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+        "labels": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 10}},
     },
     "x-kubernetes-validations": [
         {"rule": f"!has(self.case) || self.case != {i} || ({rule})"} for i, (rule, _) in enumerate(LIBRARY_CASES)

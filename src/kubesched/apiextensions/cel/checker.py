@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubesched.apiextensions.cel.decls import Decl
-from kubesched.apiextensions.cel.syntax import ACCU, Node, parse, snippet
+from kubesched.apiextensions.cel.syntax import ACCU, MAP_INSERT, Node, parse, snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,10 +378,12 @@ class Checker:
     def _comp(self, e: Node) -> Type:
         rng, init, cond, step, result = e.kids
         over = self.check(rng)
+        value = DYN  # a two-variable comprehension's second variable
         if over.name == "list":
-            var = over.elem or DYN
+            var = INT if e.iter_var2 else over.elem or DYN
+            value = over.elem or DYN
         elif over.name == "map":
-            var = over.key or DYN
+            var, value = over.key or DYN, over.elem or DYN
         elif over.name in _OPEN:
             var = DYN
         else:
@@ -390,15 +392,18 @@ class Checker:
                 f"expression of type '{over}' cannot be the range of a comprehension (must be list, map, or dynamic)",
             )
             var = DYN
-        accu = {"all": BOOL, "exists": BOOL, "exists_one": INT}.get(e.macro)
+        accu = {"all": BOOL, "exists": BOOL, "exists_one": INT, "existsOne": INT}.get(e.macro)
         if e.macro == "filter":
             accu = Type("list", var)
         accu = accu or self.check(init)
-        self.scopes.append({e.iter_var: var, ACCU: accu})
+        scope = {e.iter_var: var, ACCU: accu}
+        if e.iter_var2:
+            scope[e.iter_var2] = value
+        self.scopes.append(scope)
         try:
             self.check(cond)
             stepped = self.check(step)
-            if e.macro == "map":
+            if e.macro in ("map", "transformList", "transformMap", "transformMapEntry"):
                 self.scopes[-1][ACCU] = stepped
             return self.check(result)
         finally:
@@ -419,6 +424,10 @@ class Checker:
             return BOOL
         if fn == "@not_strictly_false":
             return BOOL
+        if fn == MAP_INSERT:  # transformMap's step: (map, key, value); transformMapEntry's: (map, map)
+            if len(args) == 3:
+                return Type("map", args[1], args[2])
+            return args[1] if args[1].name == "map" else DYN
         if e.target and args[0].name == "error" and fn not in _FUNCTIONS and fn not in _LIBRARY:
             # an undeclared receiver (``math.greatest``: no such namespace here) and a function
             # nothing declares: cel-go names both

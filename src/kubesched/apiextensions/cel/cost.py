@@ -244,20 +244,24 @@ class Coster:
         rng, init, cond, step, result = e.kids
         total = self.cost(rng).add(self.cost(init))
         self._push(e.accu_var, _Var(self._path(init), self.size(init), self.entry(init), self.type_of(init)))
-        # pushIterSingle
         entry = self.entry(rng)
         container = entry[0] if entry is not None else self.type_of(rng)
-        if container == "list":
-            size, sub = (entry[2] if entry is not None else None), "@items"
-        else:
-            size, sub = (entry[1] if entry is not None else None), "@keys"
         rpath = self._path(rng)
-        elem_decl = self._decl_of([*(rpath or []), sub])
-        elem_type = elem_decl.kind if elem_decl is not None else ("string" if container == "map" else "dyn")
-        self._push(e.iter_var, _Var([*(rpath or []), sub], size, None, elem_type))
+        if e.iter_var2:  # pushIterKey and pushIterValue: (index or key, value)
+            key_sub, value_sub = ("@indices", "@items") if container == "list" else ("@keys", "@values")
+            self._push(e.iter_var, self._iter_var(rpath, key_sub, entry[1] if entry else None, container))
+            self._push(e.iter_var2, self._iter_var(rpath, value_sub, entry[2] if entry else None, container))
+        else:  # pushIterSingle
+            if container == "list":
+                size, sub = (entry[2] if entry is not None else None), "@items"
+            else:
+                size, sub = (entry[1] if entry is not None else None), "@keys"
+            self._push(e.iter_var, self._iter_var(rpath, sub, size, container))
         loop = self.cost(cond)
         step_cost = self.cost(step)
         self._pop(e.iter_var)
+        if e.iter_var2:
+            self._pop(e.iter_var2)
         total = total.add(self.cost(result))
         self._pop(e.accu_var)
         count = self.size_or_unknown(rng)
@@ -274,6 +278,17 @@ class Coster:
             if se is not None:
                 self.entries[id(e)] = se
         return total
+
+    def _iter_var(self, rpath: list[str] | None, sub: str, size: Range | None, container: str) -> _Var:
+        """An iteration variable: its path under the range (``@items``, ``@keys``, ...) and size."""
+        decl = self._decl_of([*(rpath or []), sub])
+        if decl is not None:
+            kind = decl.kind
+        elif sub == "@indices":
+            kind = "int"
+        else:
+            kind = "string" if container == "map" and sub == "@keys" else "dyn"
+        return _Var([*(rpath or []), sub], size, None, kind)
 
     def _call(self, e: Node) -> Range:
         fn = e.value

@@ -396,7 +396,46 @@ def as_integer(value: Any) -> int:
     return amount.numerator
 
 
+def entries(value: Any) -> list[list[Any]]:
+    """A two-variable comprehension's range as the runtime iterates it: (index, element) of a
+    list, (key, value) of a map."""
+    if isinstance(value, list):
+        return [[i, x] for i, x in enumerate(value)]
+    if isinstance(value, dict):
+        return [[k, v] for k, v in value.items()]
+    raise LibraryError("no such overload")
+
+
+def pairs_map(pairs: list[list[Any]]) -> dict[Any, Any]:
+    """transformMap's result: each key (all distinct, from the range) to its transform."""
+    return {k: v for k, v in pairs}
+
+
+def merge_maps(maps: list[dict[Any, Any]]) -> dict[Any, Any]:
+    """transformMapEntry's result: the entries made, a key made twice an error
+    (``types.InsertMapKeyValue``)."""
+    out: dict[Any, Any] = {}
+    for m in maps:
+        if not isinstance(m, dict):
+            raise LibraryError("no such overload")
+        for k, v in m.items():
+            if k in out:
+                raise LibraryError(f"insert failed: key {_shown(k)} already exists")
+            out[k] = v
+    return out
+
+
+def _shown(value: Any) -> str:
+    """A key as Go's ``%v`` prints a CEL value (a string bare, a bool lower-case)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "__cel_entries": entries,
+    "__cel_pairs_map": pairs_map,
+    "__cel_merge_maps": merge_maps,
     "charAt": char_at,
     "indexOf": index_of,
     "lastIndexOf": last_index_of,

@@ -19,7 +19,7 @@ from typing import Any
 import cel as rust_cel
 from kubesched.apiextensions.cel import library
 from kubesched.apiextensions.cel.cost import NAMESPACED, Range
-from kubesched.apiextensions.cel.syntax import Node, parse_tree, syntax_error
+from kubesched.apiextensions.cel.syntax import TRANSFORMS, TWO_VARIABLE, Node, parse_tree, syntax_error
 
 __all__ = ["CompileError", "EvalError", "Program", "ValueSizes", "compile_rule"]
 
@@ -107,46 +107,117 @@ def compile_rule(expression: str) -> Program:
 
     try:
         ast = convert(tree)
-        runnable = rust_cel.compile(_counted_sizes(tree, expression))
+        source, helpers = _runnable(tree, expression)
+        runnable = rust_cel.compile(source)
     except Exception as exc:
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    return Program(expression, ast, runnable, tuple(sorted(_calls(ast))))
+    return Program(expression, ast, runnable, tuple(sorted(_calls(ast) | helpers)))
 
 
 # cel-go's namespaced extension functions (``cost.NAMESPACED``) run as library functions named
-# ``__<namespace>_<function>``: the runtime has no namespaces
+# ``__<namespace>_<function>``: the runtime has no namespaces. It has no two-variable
+# comprehensions either (``ext/comprehensions.go``): ``l.all(i, v, p)`` runs as the one-variable
+# macro over ``__cel_entries(l)``, the (index or key, value) pairs, with ``i`` and ``v`` read
+# from the pair; transformMap and transformMapEntry build their map from the pairs' list.
+_ONE_VARIABLE = frozenset({"all", "exists", "exists_one", "map", "filter"})
+_PAIRS = "__kv"  # the pair's variable, numbered by nesting
 
 
-def _counted_sizes(tree: Any, text: str) -> str:
-    """The expression with each ``x.size()`` and ``size(x)`` call as ``__cel_size(x)``, and each
-    ``sets.contains(a, b)`` (``NAMESPACED``) as ``__sets_contains(a, b)``."""
+def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
+    """The expression as the runtime runs it, and the helper functions it calls: each ``x.size()``
+    and ``size(x)`` as ``__cel_size(x)``, each ``sets.contains(a, b)`` (``NAMESPACED``) as
+    ``__sets_contains(a, b)``, each two-variable comprehension over ``__cel_entries``."""
+    from lark import Tree
 
-    def source(node: Any) -> str:
+    used: set[str] = set()
+    changed = False
+
+    def emit(node: Any, env: dict[str, str], depth: int) -> str:
+        nonlocal changed
+        if node.data == "ident" and str(node.children[0]) in env:
+            return env[str(node.children[0])]
+        if node.data == "member_dot_arg":
+            kids = [c for c in node.children if c is not None]
+            fn, args = str(kids[1]), (list(kids[2].children) if len(kids) > 2 else [])
+            two = _two_variable_form(fn, args)
+            if two is not None:
+                return pairs(fn, kids[0], args, two, env, depth)
+            bound = _bare_name(args[0]) if fn in _ONE_VARIABLE and len(args) == 2 else None
+            if bound is not None and bound in env:  # the macro's variable hides an outer one
+                inner = {k: v for k, v in env.items() if k != bound}
+                return splice(node, lambda child: emit(child, inner if child is kids[2] else env, depth))
+        if _is_size_call(node):
+            changed = True
+            named = _namespaced(node)
+            if named is None:
+                return f"__cel_size({emit(_size_operand(node), env, depth)})"
+            kids = [c for c in node.children if c is not None]
+            return f"{named}({emit(kids[2], env, depth) if len(kids) > 2 else ''})"
+        return splice(node, lambda child: emit(child, env, depth))
+
+    def splice(node: Any, each: Any) -> str:
         start, end = node.meta.start_pos, node.meta.end_pos
-        edits: list[tuple[int, int, str]] = []
-        for sub in _outermost_size_calls(node):
-            edits.append((sub.meta.start_pos, sub.meta.end_pos, call(sub)))
         out, at = [], start
-        for a, b, new in sorted(edits):
-            out.append(text[at:a])
-            out.append(new)
-            at = b
+        for child in node.children:
+            if not isinstance(child, Tree) or child.meta.empty:
+                continue
+            out.append(text[at : child.meta.start_pos])
+            out.append(each(child))
+            at = child.meta.end_pos
         out.append(text[at:end])
         return "".join(out)
 
-    def call(node: Any) -> str:
-        named = _namespaced(node)
-        if named is None:
-            return f"__cel_size({source(_size_operand(node))})"
-        kids = [c for c in node.children if c is not None]
-        args = source(kids[2]) if len(kids) > 2 else ""
-        return f"{named}({args})"
+    def pairs(fn: str, target: Any, args: list[Any], names: tuple[str, str], env: dict[str, str], depth: int) -> str:
+        e = f"{_PAIRS}{depth}"
+        inner = {**env, names[0]: f"{e}[0]", names[1]: f"{e}[1]"}
 
-    if not _outermost_size_calls(tree) and not _is_size_call(tree):
-        return text
-    if _is_size_call(tree):
-        return call(tree)
-    return text[: tree.meta.start_pos] + source(tree) + text[tree.meta.end_pos :]
+        def arg(i: int) -> str:
+            return emit(args[i], inner, depth + 1)
+
+        used.add("__cel_entries")
+        over = f"__cel_entries({emit(target, env, depth)})"
+        if fn in ("all", "exists"):
+            return f"({over}.{fn}({e}, {arg(2)}))"
+        if fn in ("existsOne", "exists_one"):
+            return f"({over}.exists_one({e}, {arg(2)}))"
+        if len(args) == 4:
+            over, made = f"{over}.filter({e}, {arg(2)})", arg(3)
+        else:
+            made = arg(2)
+        if fn == "transformList":
+            return f"({over}.map({e}, {made}))"
+        if fn == "transformMap":
+            used.add("__cel_pairs_map")
+            return f"__cel_pairs_map({over}.map({e}, [{e}[0], {made}]))"
+        used.add("__cel_merge_maps")
+        return f"__cel_merge_maps({over}.map({e}, {made}))"
+
+    out = emit(tree, {}, 0)
+    if not changed and not used:  # nothing to rewrite: the text as written
+        return text, frozenset()
+    return out, frozenset(used)
+
+
+def _bare_name(node: Any) -> str | None:
+    """The name an argument is when it is a bare identifier (a macro's variable), else None."""
+    from lark import Tree
+
+    while isinstance(node, Tree) and node.data != "ident" and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, Tree) and node.data == "ident":
+        return str(node.children[0])
+    return None
+
+
+def _two_variable_form(fn: str, args: list[Any]) -> tuple[str, str] | None:
+    """The two variables of a two-variable comprehension call (``syntax.TWO_VARIABLE``,
+    ``TRANSFORMS``), or None for any other call."""
+    if not (TWO_VARIABLE.get(fn) == len(args) or (fn in TRANSFORMS and len(args) in (3, 4))):
+        return None
+    k, v = _bare_name(args[0]), _bare_name(args[1])
+    if k is None or v is None or k == v:
+        return None
+    return k, v
 
 
 def _namespaced(node: Any) -> str | None:
@@ -184,20 +255,6 @@ def _is_size_call(node: Any) -> bool:
 def _size_operand(node: Any) -> Any:
     kids = [c for c in node.children if c is not None]
     return kids[0] if node.data == "member_dot_arg" else kids[1].children[0]
-
-
-def _outermost_size_calls(node: Any) -> list[Any]:
-    from lark import Tree
-
-    found: list[Any] = []
-    for child in node.children:
-        if not isinstance(child, Tree):
-            continue
-        if _is_size_call(child):
-            found.append(child)
-        else:
-            found.extend(_outermost_size_calls(child))
-    return found
 
 
 class ValueSizes:

@@ -19,6 +19,7 @@ class Node:
     lit_type: str = ""  # lit: int, uint, double, string, bytes, bool, null
     # comp:
     iter_var: str = ""
+    iter_var2: str = ""  # comp: the second variable of a two-variable comprehension (the value)
     accu_var: str = ""
     macro: str = ""  # comp: the macro it expands (all, exists, exists_one, map, filter)
     pos: int = 0  # the offset cel-go's errors point at: an operator, a '.', a call's '(', else the start
@@ -27,8 +28,9 @@ class Node:
 ACCU = "@result"
 
 
-def _comp(iter_var: str, rng: Node, accu_init: Node, cond: Node, step: Node, result: Node) -> Node:
-    return Node("comp", kids=[rng, accu_init, cond, step, result], iter_var=iter_var, accu_var=ACCU)
+def _comp(iter_var: str, rng: Node, accu_init: Node, cond: Node, step: Node, result: Node, iter_var2: str = "") -> Node:
+    kids = [rng, accu_init, cond, step, result]
+    return Node("comp", kids=kids, iter_var=iter_var, iter_var2=iter_var2, accu_var=ACCU)
 
 
 def _call(fn: str, *args: Node, pos: int = 0) -> Node:
@@ -63,7 +65,55 @@ def _macro(name: str, target: Node, args: list[Node], pos: int = 0) -> Node | No
     return _at(made, pos)
 
 
+# the two-variable comprehensions (cel-go's ext/comprehensions.go, in Kubernetes' environment
+# since 1.32): (index or key, value) pairs; the transforms take an optional filter before the
+# transform
+TWO_VARIABLE = {"all": 3, "exists": 3, "existsOne": 3, "exists_one": 3}
+TRANSFORMS = ("transformList", "transformMap", "transformMapEntry")
+MAP_INSERT = "cel.@mapInsert"
+
+
+def _two_variable(name: str, target: Node, args: list[Node]) -> Node | None:
+    """``ext/comprehensions.go``'s expansions: the same comprehensions as the one-variable macros,
+    with a second iteration variable; transformMap and transformMapEntry insert into a map."""
+    if len(args) < 3 or args[0].kind != "ident" or args[1].kind != "ident" or args[0].value == args[1].value:
+        return None
+    k, v = str(args[0].value), str(args[1].value)
+    if ACCU in (k, v) or "__result__" in (k, v):
+        return None
+    m = -1
+    accu = _ident(ACCU, m)
+    if TWO_VARIABLE.get(name) == len(args):
+        p = args[2]
+        if name == "all":
+            step = _call("_&&_", accu, p, pos=m)
+            return _comp(k, target, _lit(True, "bool", m), _call("@not_strictly_false", accu, pos=m), step, accu, v)
+        if name == "exists":
+            cond = _call("@not_strictly_false", _call("!_", accu, pos=m), pos=m)
+            return _comp(k, target, _lit(False, "bool", m), cond, _call("_||_", accu, p, pos=m), accu, v)
+        step = _call("_?_:_", p, _call("_+_", accu, _lit(1, "int", m), pos=m), _ident(ACCU, m), pos=m)
+        result = _call("_==_", _ident(ACCU, m), _lit(1, "int", m), pos=m)
+        return _comp(k, target, _lit(0, "int", m), _lit(True, "bool", m), step, result, v)
+    if name not in TRANSFORMS or len(args) not in (3, 4):
+        return None
+    keep, made = (args[2], args[3]) if len(args) == 4 else (None, args[2])
+    if name == "transformList":
+        init = Node("list", pos=m)
+        step = _call("_+_", accu, Node("list", kids=[made], pos=m), pos=m)
+    elif name == "transformMap":
+        init = Node("map", pos=m)
+        step = _call(MAP_INSERT, accu, _ident(k, m), made, pos=m)
+    else:
+        init = Node("map", pos=m)
+        step = _call(MAP_INSERT, accu, made, pos=m)
+    if keep is not None:
+        step = _call("_?_:_", keep, step, _ident(ACCU, m), pos=m)
+    return _comp(k, target, init, _lit(True, "bool", m), step, _ident(ACCU, m), v)
+
+
 def _macro_nodes(name: str, target: Node, args: list[Node]) -> Node | None:
+    if len(args) >= 3:
+        return _two_variable(name, target, args)
     if len(args) != 2 or args[0].kind != "ident":
         return None
     v, p = args[0].value, args[1]
@@ -299,7 +349,7 @@ def _fill_spans(node: Any, text: str, cursor: int) -> int:
 
     if not isinstance(node, Tree):
         if getattr(node, "start_pos", None) is None:
-            at = _next(text, cursor)
+            at = _keyword_at(text, str(node), cursor)
             node.start_pos, node.end_pos = at, at + len(str(node))
         return int(node.end_pos)
     start = None
@@ -307,7 +357,7 @@ def _fill_spans(node: Any, text: str, cursor: int) -> int:
         if kid is None:
             continue
         if start is None and not isinstance(kid, Tree) and getattr(kid, "start_pos", None) is None:
-            start = _next(text, cursor)
+            start = _keyword_at(text, str(kid), cursor)
         cursor = _fill_spans(kid, text, cursor)
         if start is None:
             start = _start(kid)
@@ -318,6 +368,14 @@ def _fill_spans(node: Any, text: str, cursor: int) -> int:
         meta.end_pos = cursor
     meta.empty = False
     return max(cursor, int(meta.end_pos))
+
+
+def _keyword_at(text: str, word: str, cursor: int) -> int:
+    """Where a keyword literal the parser left without a span starts: the first ``word`` after
+    ``cursor``; only operators and punctuation (``? :``, ``(``, ``,``) stand between the token
+    before it and it."""
+    at = text.find(word, cursor)
+    return at if at >= 0 else _next(text, cursor)
 
 
 @functools.lru_cache(maxsize=4096)
