@@ -178,6 +178,13 @@ RULES = [
     "self.labels.transformMap(k, v, v.size()).size() == 1",
     "self.tags.transformMapEntry(i, t, {t: i}).size() > 0",
     "self.tags.all(i, a, self.tags.exists(j, b, i != j && a == b))",
+    # cel-go's lists extension (ext/lists.go): each its own estimate
+    "self.tags.slice(0, 2).size() <= 2",
+    "self.tags.sort()[0] == self.name",
+    "self.tags.distinct().size() == self.tags.size()",
+    "self.tags.reverse().all(t, t.size() < 5)",
+    "lists.range(5).all(i, i < self.n)",
+    "[self.tags, self.tags].flatten().exists(t, t == self.name)",
 ]
 
 
@@ -651,6 +658,12 @@ LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
         {"labels": {"ab": "a"}},
     ),
     ("self.labels.transformMap(k, v, k != v, v) == {}", {"labels": {"ab": "a"}}),
+    # cel-go's lists extension, and its words for a call that fails
+    ("self.nums.sort() == [1, 2, 3] && self.nums.reverse() == [2, 1, 3]", {"nums": [3, 1, 2]}),
+    ("self.nums.slice(1, 3) == [1, 2]", {"nums": [3, 1, 2]}),
+    ("self.nums.slice(1, 5).size() == 0", {"nums": [3, 1, 2]}),
+    ("self.items.distinct() == ['a', 'b']", {"items": ["a", "b", "a"]}),
+    ("lists.range(2) == [0, 1] && [self.nums, [7]].flatten() == [5, 6, 7]", {"nums": [5, 6]}),
 ]
 LIBRARY_SPEC = {
     "type": "object",

@@ -433,12 +433,18 @@ _RESULT_TYPES = {
     "ip": "net.IP",
     "cidr": "net.CIDR",
     "masked": "net.CIDR",
+    "slice": "list",
+    "flatten": "list",
+    "reverse": "list",
+    "distinct": "list",
+    "sort": "list",
+    "lists.range": "list",
 }
 
 
 # the namespaced functions of cel-go's extensions Kubernetes' environment declares (ext.Sets), and
 # the sets functions' cost factors
-NAMESPACED = {"sets": frozenset({"contains", "equivalent", "intersects"})}
+NAMESPACED = {"sets": frozenset({"contains", "equivalent", "intersects"}), "lists": frozenset({"range"})}
 _SETS_FACTORS = {"sets.contains": 1.0, "sets.intersects": 1.0, "sets.equivalent": 2.0}
 
 
@@ -447,6 +453,9 @@ def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> 
     cost.go): the cost and, where it says, the result's size; None where it leaves the call to
     cel-go's default of one."""
     st = STRING_TRAVERSAL
+    lists = _lists_cost(c, fn, target, args)
+    if lists is not None:
+        return lists
     if fn in _SETS_FACTORS and len(args) == 2:
         # cel-go's ext/sets.go (estimateSetsCost): one per call and the product of the two
         # lists' sizes, twice for equivalent (each list looked up in the other)
@@ -499,6 +508,43 @@ def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> 
             compared = compared.add(c.size_or_unknown(args[0]).factor(st))
         return compared, None
     return None
+
+
+def _lists_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> tuple[Range, Range] | None:
+    """cel-go's lists extension (ext/lists.go, ``ListsVersion(3)`` in Kubernetes' environment):
+    one per call, a list created, and the result's size by the call's factor (the square of the
+    list's for distinct and sort, which compare the elements with each other)."""
+
+    def allocating(factor: float, size: Range) -> tuple[Range, Range]:  # estimateAllocatingListCall
+        return size.factor(factor).add(fixed(1 + LIST_CREATE)), size
+
+    if target is None:
+        if fn == "lists.range" and len(args) == 1:
+            return allocating(1, fixed(_uint_literal(args[0], MAX_UINT64)))
+        return None
+    if fn == "slice" and len(args) == 2:
+        sz = c.size_or_unknown(target)
+        start, end = _uint_literal(args[0], 0), _uint_literal(args[1], sz.hi)
+        return allocating(1, fixed((end - start) % (MAX_UINT64 + 1)))
+    if fn == "flatten" and len(args) <= 1:
+        depth = _uint_literal(args[0], MAX_UINT64) if args else 1
+        return allocating(depth, c.size_or_unknown(target))
+    if fn == "reverse" and not args:
+        return allocating(1, c.size_or_unknown(target))
+    if fn in ("distinct", "sort") and not args:
+        sz = c.size_or_unknown(target)
+        element = _list_element(c, target) if fn == "sort" else None
+        textual = element is not None and element[0] in ("string", "bytes")
+        return allocating(2 + STRING_TRAVERSAL if textual else 2, sz.mul(sz))
+    return None
+
+
+def _uint_literal(node: Node, default: int) -> int:
+    """``nodeAsUintValue`` (ext/costs.go): an int literal argument's value (0 when negative), else
+    ``default``."""
+    if node.kind == "lit" and node.lit_type == "int":
+        return max(int(node.value), 0)
+    return default
 
 
 def _list_element(c: Coster, target: Node) -> tuple[str, Range] | None:

@@ -396,6 +396,91 @@ def as_integer(value: Any) -> int:
     return amount.numerator
 
 
+# cel-go's lists extension (ext/lists.go), with its words when a call fails
+MAX_RANGE = 1_000_000  # lists.range's largest list (defaultMaxRangeSize)
+
+
+def list_range(n: int) -> list[int]:
+    if n < 0:
+        raise LibraryError(f"lists.range: size must be non-negative, got {n}")
+    if n > MAX_RANGE:
+        raise LibraryError(f"lists.range: size {n} exceeds maximum allowed ({MAX_RANGE})")
+    return list(range(n))
+
+
+def list_slice(items: list[Any], start: int, end: int) -> list[Any]:
+    if start < 0 or end < 0:
+        raise LibraryError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise LibraryError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if len(items) < end:
+        raise LibraryError(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return items[start:end]
+
+
+def flatten(items: list[Any], depth: int = 1) -> list[Any]:
+    if depth < 0:
+        raise LibraryError("level must be non-negative")
+    out: list[Any] = []
+    for x in items:
+        if isinstance(x, list) and depth > 0:
+            out.extend(flatten(x, depth - 1))
+        else:
+            out.append(x)
+    return out
+
+
+def reverse(items: list[Any]) -> list[Any]:
+    return items[::-1]
+
+
+def distinct(items: list[Any]) -> list[Any]:
+    """The elements in order, each once by CEL's equality (1 and 1.0 are one; true and 1 two)."""
+    seen: set[Any] = set()
+    out = []
+    for x in items:
+        key = _equality_key(x)
+        if key not in seen:
+            seen.add(key)
+            out.append(x)
+    return out
+
+
+def sort(items: list[Any]) -> list[Any]:
+    if not items:
+        return items
+    kind = _kind(items[0])
+    if kind in ("list", "map", "null"):
+        raise LibraryError("list elements must be comparable")
+    if any(_kind(x) != kind for x in items):
+        raise LibraryError("list elements must have the same type")
+    return sorted(items)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+def _equality_key(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", value)
+    if isinstance(value, list):
+        return ("l", tuple(_equality_key(x) for x in value))
+    if isinstance(value, dict):
+        return ("m", frozenset((_equality_key(k), _equality_key(v)) for k, v in value.items()))
+    return (type(value).__name__, value)
+
+
 def entries(value: Any) -> list[list[Any]]:
     """A two-variable comprehension's range as the runtime iterates it: (index, element) of a
     list, (key, value) of a map."""
@@ -434,6 +519,12 @@ def _shown(value: Any) -> str:
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "__cel_entries": entries,
+    "__lists_range": list_range,
+    "slice": list_slice,
+    "flatten": flatten,
+    "reverse": reverse,
+    "distinct": distinct,
+    "sort": sort,
     "__cel_pairs_map": pairs_map,
     "__cel_merge_maps": merge_maps,
     "charAt": char_at,
