@@ -321,6 +321,8 @@ class Coster:
             result_size = self.size(e)
         if result_size is not None:
             self.sizes[id(e)] = result_size
+        if fn == "reverse" and target is not None:  # a string's or a list's, as it was
+            self.types.setdefault(id(e), self.type_of(target))
         self.types.setdefault(id(e), _RESULT_TYPES.get(fn, "dyn") if fn != "_+_" else self._add_type(args))
         return total.add(fn_cost)
 
@@ -435,7 +437,6 @@ _RESULT_TYPES = {
     "masked": "net.CIDR",
     "slice": "list",
     "flatten": "list",
-    "reverse": "list",
     "distinct": "list",
     "sort": "list",
     "lists.range": "list",
@@ -529,7 +530,7 @@ def _lists_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> tu
     if fn == "flatten" and len(args) <= 1:
         depth = _uint_literal(args[0], MAX_UINT64) if args else 1
         return allocating(depth, c.size_or_unknown(target))
-    if fn == "reverse" and not args:
+    if fn == "reverse" and not args and c.type_of(target) == "list":  # a string's is cel-go's default
         return allocating(1, c.size_or_unknown(target))
     if fn in ("distinct", "sort") and not args:
         sz = c.size_or_unknown(target)

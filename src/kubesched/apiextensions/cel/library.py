@@ -430,7 +430,9 @@ def flatten(items: list[Any], depth: int = 1) -> list[Any]:
     return out
 
 
-def reverse(items: list[Any]) -> list[Any]:
+def reverse(items: Any) -> Any:
+    if not isinstance(items, str | list):
+        raise LibraryError("no such overload")
     return items[::-1]
 
 
@@ -522,7 +524,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "__lists_range": list_range,
     "slice": list_slice,
     "flatten": flatten,
-    "reverse": reverse,
     "distinct": distinct,
     "sort": sort,
     "__cel_pairs_map": pairs_map,
@@ -537,7 +538,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "substring": substring,
     "trim": lambda s: s.strip(),
     "join": join,
-    "reverse": lambda s: s[::-1],
+    "reverse": reverse,  # a string's (ext/strings.go) and a list's (ext/lists.go)
     "isSorted": is_sorted,
     "sum": total,
     "min": least,
