@@ -5,8 +5,9 @@ process of its own, on the same workload file, timed over the same window, on th
     python benchmarks/like_for_like.py --update docs/benchmarks.md   # the docs' table, between its markers
     python benchmarks/like_for_like.py --side kubesched|upstream WORKLOAD.json   # one run, as JSON
 
-What each side does with a workload file (its ``objects``: nodes and the pods already bound to them;
-its ``measured``: the pending pods):
+What each side does with a workload file (its ``objects``: nodes, the pods already bound to them and
+what the pods refer to, such as ResourceClaims or PodGroups; its ``measured``: the pending pods; its
+``feature_gates``: kube-scheduler's, the same on both sides):
 
 - upstream: ``schedperf`` (upstream/cmd/schedperf, built by ``scripts/build_upstream.sh``) puts
   everything in client-go's fake API, builds upstream's scheduler with ``scheduler.New`` (default
@@ -122,11 +123,65 @@ def trace_workload(measured: int) -> dict[str, Any]:
     return {"objects": objects + nodes, "measured": pods}
 
 
+def dra_workload(nodes: int, measured: int) -> dict[str, Any]:
+    """scheduler_perf's SchedulingWithResourceClaimTemplate shapes (``scheduler_perf_dra.py``):
+    nodes with ten GPU-like devices each in a ResourceSlice, the DeviceClass selecting their
+    driver, and pods with one claim for a device of it. The claims are created with the pods, one
+    each, as the resourceclaim controller would make them from the template (neither side runs
+    controllers); both schedulers' DynamicResources plugins allocate them."""
+    import scheduler_perf_dra as dra
+
+    objects: list[dict[str, Any]] = [dra.device_class()]
+    slices = dra.basic_slices(10)
+    for i in range(nodes):
+        objects.append(dra.node(i))
+        objects.extend(slices(i))
+    pods = []
+    for i in range(measured):
+        # the claim as kube-apiserver's defaulting leaves it (the fake API of the upstream side defaults
+        # nothing for resource.k8s.io)
+        objects.append(dra.claim("default", i, dra.claim_spec(allocationMode="ExactCount", count=1)))
+        p = dra.pod("default", i)
+        p["spec"]["resourceClaims"] = [{"name": "resource", "resourceClaimName": f"test-claim-{i}"}]
+        pods.append(p)
+    return {"objects": objects, "measured": pods}
+
+
+GANG = 3  # pods a PodGroup (a gang of minCount 3)
+
+
+def gang_workload(nodes: int, measured: int) -> dict[str, Any]:
+    """scheduler_perf's GangScheduling shapes (podgroup/gangscheduling): PodGroups of three pods, a
+    gang of minCount three, each created before its pods (``templates/gang-pod.yaml``: 100m), with
+    GenericWorkload on (beta, off by default in v1.37) on both sides."""
+    objects: list[dict[str, Any]] = [node(i, len(ZONES), ZONES) for i in range(nodes)]
+    for g in range(-(-measured // GANG)):
+        objects.append(
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": f"gang-{g}", "namespace": "default"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": GANG}}},
+            }
+        )
+    pods = []
+    for i in range(measured):
+        p = pod("measured", i)
+        p["spec"]["schedulingGroup"] = {"podGroupName": f"gang-{i // GANG}"}
+        pods.append(p)
+    return {"objects": objects, "measured": pods, "feature_gates": "GenericWorkload=true"}
+
+
 def workload(shape: str, nodes: int, init: int, measured: int, factor: int = 1) -> dict[str, Any]:
     """The workload file's content: ``nodes`` nodes (zones zone1..zone4), ``init`` pods bound round
-    robin, ``measured`` pending pods, of the basic template or the mixed ones; or the trace's."""
+    robin, ``measured`` pending pods, of the basic template or the mixed ones; or the trace's, or
+    the DRA rows'."""
     if shape == "trace":
         return trace_workload(measured)
+    if shape == "dra":
+        return dra_workload(nodes, measured)
+    if shape == "gang":
+        return gang_workload(nodes, measured)
     templates = (pod,) if shape == "basic" else MIXED
     objects: list[dict[str, Any]] = [_big(node(i, len(ZONES), ZONES), factor) for i in range(nodes)]
     for i in range(init):
@@ -157,17 +212,23 @@ ROWS = (
     Row("mixed-500", "mixed", 500, 100, 10000),
     Row("mixed-5000", "mixed", 5000, 1000, 10000),
     Row("fgd-trace", "trace", 1523, 0, 7398),
+    Row("dra-500", "dra", 500, 0, 2500),
+    Row("gang-500", "gang", 500, 0, 9000),
 )
 
 
 def kubesched_side(path: Path) -> dict[str, Any]:
     """One run of kubesched's side (see the module's docstring)."""
     from kubesched.app import gc_settings
-    from scheduler_perf import embedded_cluster
+    from kubesched.features import FeatureGates
+    from scheduler_perf import default_config, embedded_cluster
 
     gc_settings.tune()  # as the kubesched command does before running anything
     w = json.loads(path.read_text())
-    cluster = embedded_cluster()
+    config = default_config()
+    if w.get("feature_gates"):
+        config.feature_gates = FeatureGates.parse(w["feature_gates"])
+    cluster = embedded_cluster(config)
     store, sched = cluster.store, cluster.sched
     for obj in w["objects"]:
         store.create(obj["kind"], obj)
@@ -208,7 +269,8 @@ def one_run(side: str, path: Path, binary: Path | None) -> dict[str, Any]:
     """A run of one side in a new process."""
     if side == "upstream":
         assert binary is not None
-        cmd = [str(binary), str(path)]
+        gates = json.loads(path.read_text()).get("feature_gates")
+        cmd = [str(binary), *([f"--feature-gates={gates}"] if gates else []), str(path)]
     else:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--side", "kubesched", str(path)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -270,7 +332,7 @@ def headline(table_text: str) -> str:
     ahead = sum(1 for c, p in zip(cpu, rate, strict=True) if c > 1 and p > 1)
     sizes = sorted(int(c[1]) for c in rows)
     names = {c[0].split("-")[0] for c in rows}
-    labels = {"basic": "basic", "mixed": "mixed", "fgd": "the FGD trace's"}
+    labels = {"basic": "basic", "mixed": "mixed", "fgd": "the FGD trace's", "dra": "DRA claims'", "gang": "gangs'"}
     shown = [label for key, label in labels.items() if key in names]
     kinds = (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)) + " pods"
     return (
