@@ -334,7 +334,8 @@ def conflict() -> ApiError:
     [
         ("plain", True),
         ("a-prebind-to-run", False),
-        ("plugin-metrics-sampled", False),
+        ("plugin-metrics-sampled", True),
+        ("results-recorded", False),
         ("client-binds-only-waiting", False),
     ],
 )
@@ -366,6 +367,12 @@ def test_send_bind_sends_only_a_binding_that_is_one_request(case: str, sent: boo
     if case == "a-prebind-to-run":
         state.skip_pre_bind.discard(fwk.pre_bind[0].name)
     state.record_plugin_metrics = case == "plugin-metrics-sampled"
+    timed: list[tuple[str, str, Any]] = []
+    fwk.plugin_metrics = lambda plugin, point, args, ret, seconds: timed.append((plugin, point, ret))
+    if case == "results-recorded":
+        from kubesched.scheduler.resultstore import PodResults
+
+        state.results = PodResults()
     out = fwk.send_bind(state, info, "n1")
     assert (out is not None) is sent
     if out is None:
@@ -377,6 +384,15 @@ def test_send_bind_sends_only_a_binding_that_is_one_request(case: str, sent: boo
     else:
         out.future.set_result(None)
     got = out.status()
+    if case == "plugin-metrics-sampled":  # the Bind plugin timed as run_bind's sampled cycle times it
+        assert [(p, point, r is None) for p, point, r in timed] == [("DefaultBinder", "Bind", not refused)]
+        timed.clear()
+        sampled = CycleState()
+        sampled.record_plugin_metrics = True
+        fwk.run_bind(sampled, info, "n1")
+        assert [(p, point) for p, point, _ in timed] == [("DefaultBinder", "Bind")]
+    else:
+        assert timed == []
     waited = fwk.run_bind(CycleState(), info, "n1")
     assert (got is None) is (not refused)
     if refused:

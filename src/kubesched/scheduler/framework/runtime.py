@@ -566,10 +566,11 @@ class Framework:
     def send_bind(self, state: CycleState, pod: PodInfo, node: str) -> SentBind | None:
         """The binding as one request on its way, when that is all PreBind and Bind come to: every
         PreBind plugin skipped by its pre-flight (the point runs now, on this thread), the first Bind
-        plugin one that binds by a single request (DefaultBinder), and no observer of this cycle's
-        calls. None otherwise, and nothing has run: the binding runs as ``run_pre_bind`` and
+        plugin one that binds by a single request (DefaultBinder), and no results recorded for the
+        cycle (a cycle sampled for plugin metrics times the Bind plugin from the send to the
+        answer). None otherwise, and nothing has run: the binding runs as ``run_pre_bind`` and
         ``run_bind``. What the request comes to is ``SentBind.status``."""
-        if not self.bind or self.observer(state) is not None:
+        if not self.bind or state.results is not None:
             return None
         binder = self.bind[0]
         # a Bind plugin that binds by one request offers it as ``send`` (DefaultBinder)
@@ -581,7 +582,8 @@ class Framework:
         if future is None:
             return None
         self.point_times.done(PRE_BIND, started, None)
-        return SentBind(self, binder.name, future, perf_counter())
+        timing = self.plugin_metrics if state.record_plugin_metrics else None
+        return SentBind(self, binder.name, future, perf_counter(), timing, (state, pod, node))
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunPostBindPlugins (informational: nothing they return is read)."""
@@ -622,25 +624,44 @@ class Framework:
 class SentBind:
     """A Bind point sent as one request (``Framework.send_bind``)."""
 
-    __slots__ = ("_framework", "_plugin", "_started", "future")
+    __slots__ = ("_answered", "_args", "_framework", "_plugin", "_started", "_timing", "future")
 
     def __init__(
-        self, framework: Framework, plugin: str, future: concurrent.futures.Future[None], started: float
+        self,
+        framework: Framework,
+        plugin: str,
+        future: concurrent.futures.Future[None],
+        started: float,
+        timing: PluginObserver | None = None,
+        args: tuple[Any, ...] = (),
     ) -> None:
         self._framework = framework
         self._plugin = plugin
         self.future = future
         self._started = started
+        # a cycle sampled for plugin metrics times the Bind plugin from the send to the answer
+        self._timing = timing
+        self._args = args
+        self._answered = 0.0
+        if timing is not None:
+            future.add_done_callback(self._answer_came)
+
+    def _answer_came(self, _future: concurrent.futures.Future[None]) -> None:
+        self._answered = perf_counter()
 
     def status(self) -> Status | None:
         """Once answered, on the scheduler's thread: what ``run_bind`` returns for the same answer
         (a refusal is the plugin's error, as DefaultBinder and RunBindPlugins word it)."""
+        returned: Status | None = None
         try:
             self.future.result(0)
             st = None
         except ApiError as exc:
+            returned = Status(Code.ERROR, (exc.message,), self._plugin)
             st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {exc.message}',), self._plugin)
         except Exception as exc:  # as a binding that raised on a thread (``run_guarded``)
-            st = Status.error(f"binding failed: {exc}")
+            returned = st = Status.error(f"binding failed: {exc}")
+        if self._timing is not None:
+            self._timing(self._plugin, BIND, self._args, returned, (self._answered or perf_counter()) - self._started)
         self._framework.point_times.done(BIND, self._started, st)
         return st
