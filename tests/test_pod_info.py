@@ -151,3 +151,57 @@ def test_a_parse_is_handed_over_only_for_the_object_it_was_made_of() -> None:
     got = validated_pod_info(obj)
     assert got is not None and got.obj is obj
     assert validated_pod_info(obj) is None  # taken once
+
+
+ZONE_LABELS = {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1"}
+SPREAD = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app"]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "reused"),
+    [
+        ({}, True),
+        ({"topologySpreadConstraints": [{**SPREAD, "labelSelector": {"matchLabels": {"app": "a"}}}]}, False),
+        (
+            {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "topologyKey": "zone",
+                                "labelSelector": {"matchLabels": {"app": "a"}},
+                                "matchLabelKeys": ["app"],
+                            }
+                        ]
+                    }
+                }
+            },
+            False,
+        ),
+    ],
+    ids=["plain", "spread-by-label-keys", "anti-affinity-by-label-keys"],
+)
+def test_a_binding_that_adds_the_nodes_zone_labels_keeps_the_parse_where_labels_feed_nothing_else(
+    spec: dict, reused: bool
+) -> None:
+    """kube-apiserver's PodTopologyLabelsAdmission adds the node's zone and region labels to the
+    pod it binds: a plain pod's parse is kept with the new labels (equal to a fresh parse); a pod
+    whose spread constraints or pod affinity read label values is parsed again."""
+    import dataclasses
+
+    from kubesched.api.pod import labels_alone_changed
+
+    pending = make_pod("p", cpu="1", spec=spec)
+    pending["metadata"]["labels"] = {"app": "a"}
+    prev = pod_info_from(pending)
+    bound = _bound(pending)
+    bound["metadata"] = {**pending["metadata"], "labels": {**pending["metadata"]["labels"], **ZONE_LABELS}}
+    assert labels_alone_changed(prev, bound) is reused
+    if not reused:
+        return
+    kept = prev.evolve(bound, "n1", "", bound["metadata"]["labels"])
+    fresh = pod_info_from(bound)
+    for f in dataclasses.fields(fresh):
+        if f.name != "extra":
+            assert getattr(kept, f.name) == getattr(fresh, f.name), f.name
+    assert not labels_alone_changed(prev, {**bound, "spec": {**bound["spec"], "priority": 5}})

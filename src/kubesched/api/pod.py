@@ -147,17 +147,20 @@ class PodInfo:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def evolve(self, obj: dict[str, Any], node_name: str, nominated_node_name: str) -> PodInfo:
+    def evolve(
+        self, obj: dict[str, Any], node_name: str, nominated_node_name: str, labels: Mapping[str, str] | None = None
+    ) -> PodInfo:
         """A copy for a newer version of the same pod whose scheduling inputs did not change
-        (see ``same_scheduling_inputs``). Every field is named here, so that compiled code calls
-        the constructor directly (a third of ``dataclasses.replace``'s cost, or of a constructor
-        fed from an attrgetter); ``test_evolve_copies_every_field`` keeps the list whole."""
+        (see ``same_scheduling_inputs``), or whose ``labels`` alone did where nothing else parsed
+        reads them (``labels_alone_changed``). Every field is named here, so that compiled code
+        calls the constructor directly (a third of ``dataclasses.replace``'s cost, or of a
+        constructor fed from an attrgetter); ``test_evolve_copies_every_field`` keeps the list whole."""
         return PodInfo(
             obj,
             self.namespace,
             self.name,
             self.uid,
-            self.labels,
+            self.labels if labels is None else labels,
             self.priority,
             self.preemption_policy,
             self.scheduler_name,
@@ -185,14 +188,15 @@ class PodInfo:
         )
 
 
-def same_scheduling_inputs(old: dict[str, Any], new: dict[str, Any]) -> bool:
+def same_scheduling_inputs(old: dict[str, Any], new: dict[str, Any], labels: bool = True) -> bool:
     """Whether a pod's new version parses to the same PodInfo as ``old`` apart from
-    spec.nodeName and status.nominatedNodeName: a binding or a status write. Identity checks
-    first, so the common case costs a few pointer comparisons. Typed as dicts (as stored pods
-    are): compiled, their lookups and loops then take mypyc's dict paths."""
+    spec.nodeName and status.nominatedNodeName: a binding or a status write (``labels`` False:
+    and apart from its labels). Identity checks first, so the common case costs a few pointer
+    comparisons. Typed as dicts (as stored pods are): compiled, their lookups and loops then take
+    mypyc's dict paths."""
     old_meta: dict[str, Any] = old.get("metadata") or {}
     new_meta: dict[str, Any] = new.get("metadata") or {}
-    if old_meta.get("labels") != new_meta.get("labels"):
+    if labels and old_meta.get("labels") != new_meta.get("labels"):
         return False
     if bool(old_meta.get("deletionTimestamp")) != bool(new_meta.get("deletionTimestamp")):
         return False
@@ -212,6 +216,18 @@ def same_scheduling_inputs(old: dict[str, Any], new: dict[str, Any]) -> bool:
         if k not in new_spec and k != "nodeName" and old_spec[k] is not None:
             return False
     return True
+
+
+def labels_alone_changed(prev: PodInfo, new: dict[str, Any]) -> bool:
+    """Whether a pod's new version differs from ``prev``'s in its labels and otherwise only as
+    ``same_scheduling_inputs`` allows, for a pod whose parse reads its labels nowhere else (no pod
+    affinity and no spread constraint, whose ``matchLabelKeys`` take label values): a binding to a
+    node whose zone and region kube-apiserver's PodTopologyLabelsAdmission adds to the pod."""
+    return (
+        prev.pod_affinity is None
+        and not prev.spread_constraints
+        and same_scheduling_inputs(prev.obj, new, labels=False)
+    )
 
 
 def updated_pod_condition(pod: Mapping[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:

@@ -9,7 +9,13 @@ from typing import Any
 from mypy_extensions import trait
 
 from kubesched.api.node import NodeSpecInfo, node_info_from
-from kubesched.api.pod import PodInfo, pod_info_from, same_scheduling_inputs, validated_pod_info
+from kubesched.api.pod import (
+    PodInfo,
+    labels_alone_changed,
+    pod_info_from,
+    same_scheduling_inputs,
+    validated_pod_info,
+)
 from kubesched.api.watch import ADDED, DELETED, WatchEvent
 from kubesched.errors import InputError
 from kubesched.framework.events import (
@@ -147,6 +153,15 @@ class EventHandlers(SchedulerParts):
                     obj,
                     (obj.get("spec") or {}).get("nodeName") or "",
                     (obj.get("status") or {}).get("nominatedNodeName") or "",
+                )
+                self._pod_infos[uid] = info
+                return info
+            if labels_alone_changed(prev, obj):  # a binding that added the node's zone and region
+                info = prev.evolve(
+                    obj,
+                    (obj.get("spec") or {}).get("nodeName") or "",
+                    (obj.get("status") or {}).get("nominatedNodeName") or "",
+                    (obj.get("metadata") or {}).get("labels") or {},
                 )
                 self._pod_infos[uid] = info
                 return info
