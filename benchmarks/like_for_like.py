@@ -3,6 +3,7 @@ process of its own, on the same workload file, timed over the same window, on th
 
     python benchmarks/like_for_like.py [--only ROW ...] [--repeat 3] > like_for_like.md
     python benchmarks/like_for_like.py --update docs/benchmarks.md   # the docs' table, between its markers
+    python benchmarks/like_for_like.py --only dra-500 gang-500 --update docs/benchmarks.md   # their own table
     python benchmarks/like_for_like.py --side kubesched|upstream WORKLOAD.json   # one run, as JSON
 
 What each side does with a workload file (its ``objects``: nodes, the pods already bound to them and
@@ -332,7 +333,7 @@ def headline(table_text: str) -> str:
     ahead = sum(1 for c, p in zip(cpu, rate, strict=True) if c > 1 and p > 1)
     sizes = sorted(int(c[1]) for c in rows)
     names = {c[0].split("-")[0] for c in rows}
-    labels = {"basic": "basic", "mixed": "mixed", "fgd": "the FGD trace's", "dra": "DRA claims'", "gang": "gangs'"}
+    labels = {"basic": "basic", "mixed": "mixed", "fgd": "the FGD trace's", "dra": "DRA", "gang": "gang"}
     shown = [label for key, label in labels.items() if key in names]
     kinds = (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)) + " pods"
     return (
@@ -383,7 +384,9 @@ def main() -> None:
         parser.error(f"no row named {args.only}")
     out = table(compare(rows, args.repeat), args.repeat)
     print(out)
-    if args.update is not None:
+    if args.update is not None and args.only:  # a table of its own, between markers naming its rows
+        replace_between_markers(args.update, out + "\n", f"{MARKER} --only {' '.join(args.only)}")
+    elif args.update is not None:
         replace_between_markers(args.update, out + "\n", MARKER)
         replace_between_markers(ROOT / "README.md", readme_block(out) + "\n", MARKER)
 
