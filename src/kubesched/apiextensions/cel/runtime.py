@@ -126,56 +126,81 @@ _PAIRS = "__kv"  # the pair's variable, numbered by nesting
 def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
     """The expression as the runtime runs it, and the helper functions it calls: each ``x.size()``
     and ``size(x)`` as ``__cel_size(x)``, each ``sets.contains(a, b)`` (``NAMESPACED``) as
-    ``__sets_contains(a, b)``, each two-variable comprehension over ``__cel_entries``."""
+    ``__sets_contains(a, b)``, each two-variable comprehension over ``__cel_entries``. The text
+    is copied once around the outermost rewritten parts (a rule of 100,000 code points costs its
+    length, however deep its tree), each rewritten part built from its own span alike."""
     from lark import Tree
 
-    used: set[str] = set()
+    used: set[str] = set()  # the comprehensions' helper functions
     changed = False
 
-    def emit(node: Any, env: dict[str, str], depth: int) -> str:
-        nonlocal changed
+    def rewritten(node: Any, env: dict[str, str], depth: int) -> str:
+        """The text of ``node``'s span with the rewritten parts inside it."""
+        edits: list[tuple[int, int, str]] = []
+        collect(node, env, depth, edits)
+        out, at = [], node.meta.start_pos
+        for a, b, new in edits:
+            out.append(text[at:a])
+            out.append(new)
+            at = b
+        out.append(text[at : node.meta.end_pos])
+        return "".join(out)
+
+    def collect(node: Any, env: dict[str, str], depth: int, edits: list[tuple[int, int, str]]) -> None:
+        """The outermost parts below ``node`` to rewrite, in the text's order."""
+        for child in node.children:
+            if not isinstance(child, Tree) or child.meta.empty:
+                continue
+            new = replacement(child, env, depth)
+            if new is not None:
+                edits.append((child.meta.start_pos, child.meta.end_pos, new))
+                continue
+            bound = _hidden(child, env)
+            if bound is not None:  # a one-variable macro whose variable hides an outer one
+                kids = [c for c in child.children if c is not None]
+                target = replacement(kids[0], env, depth)
+                if target is not None:
+                    edits.append((kids[0].meta.start_pos, kids[0].meta.end_pos, target))
+                else:
+                    collect(kids[0], env, depth, edits)
+                collect(kids[2], {k: v for k, v in env.items() if k != bound}, depth, edits)
+                continue
+            collect(child, env, depth, edits)
+
+    def replacement(node: Any, env: dict[str, str], depth: int) -> str | None:
+        """What ``node`` itself is rewritten to, or None."""
         if node.data == "ident" and str(node.children[0]) in env:
             return env[str(node.children[0])]
         if node.data == "member_dot_arg":
             kids = [c for c in node.children if c is not None]
-            fn, args = str(kids[1]), (list(kids[2].children) if len(kids) > 2 else [])
-            two = _two_variable_form(fn, args)
+            args = list(kids[2].children) if len(kids) > 2 else []
+            two = _two_variable_form(str(kids[1]), args)
             if two is not None:
-                return pairs(fn, kids[0], args, two, env, depth)
-            bound = _bare_name(args[0]) if fn in _ONE_VARIABLE and len(args) == 2 else None
-            if bound is not None and bound in env:  # the macro's variable hides an outer one
-                inner = {k: v for k, v in env.items() if k != bound}
-                return splice(node, lambda child: emit(child, inner if child is kids[2] else env, depth))
+                return pairs(str(kids[1]), kids[0], args, two, env, depth)
         if _is_size_call(node):
+            nonlocal changed
             changed = True
             named = _namespaced(node)
             if named is None:
-                return f"__cel_size({emit(_size_operand(node), env, depth)})"
+                return f"__cel_size({rewritten_whole(_size_operand(node), env, depth)})"
             kids = [c for c in node.children if c is not None]
-            return f"{named}({emit(kids[2], env, depth) if len(kids) > 2 else ''})"
-        return splice(node, lambda child: emit(child, env, depth))
+            return f"{named}({rewritten(kids[2], env, depth) if len(kids) > 2 else ''})"
+        return None
 
-    def splice(node: Any, each: Any) -> str:
-        start, end = node.meta.start_pos, node.meta.end_pos
-        out, at = [], start
-        for child in node.children:
-            if not isinstance(child, Tree) or child.meta.empty:
-                continue
-            out.append(text[at : child.meta.start_pos])
-            out.append(each(child))
-            at = child.meta.end_pos
-        out.append(text[at:end])
-        return "".join(out)
+    def rewritten_whole(node: Any, env: dict[str, str], depth: int) -> str:
+        """``node`` rewritten, itself included (an operand that may be rewritten as a whole)."""
+        new = replacement(node, env, depth)
+        return new if new is not None else rewritten(node, env, depth)
 
     def pairs(fn: str, target: Any, args: list[Any], names: tuple[str, str], env: dict[str, str], depth: int) -> str:
         e = f"{_PAIRS}{depth}"
         inner = {**env, names[0]: f"{e}[0]", names[1]: f"{e}[1]"}
 
         def arg(i: int) -> str:
-            return emit(args[i], inner, depth + 1)
+            return rewritten_whole(args[i], inner, depth + 1)
 
         used.add("__cel_entries")
-        over = f"__cel_entries({emit(target, env, depth)})"
+        over = f"__cel_entries({rewritten_whole(target, env, depth)})"
         if fn in ("all", "exists"):
             return f"({over}.{fn}({e}, {arg(2)}))"
         if fn in ("existsOne", "exists_one"):
@@ -192,10 +217,23 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
         used.add("__cel_merge_maps")
         return f"__cel_merge_maps({over}.map({e}, {made}))"
 
-    out = emit(tree, {}, 0)
-    if not changed and not used:  # nothing to rewrite: the text as written
+    whole = replacement(tree, {}, 0)
+    out = whole if whole is not None else rewritten(tree, {}, 0)
+    if not changed and not used:  # nothing rewritten: the text as written
         return text, frozenset()
     return out, frozenset(used)
+
+
+def _hidden(node: Any, env: dict[str, str]) -> str | None:
+    """The variable of a one-variable macro call (``x.all(v, p)``) when it hides one of ``env``."""
+    if not env or node.data != "member_dot_arg":
+        return None
+    kids = [c for c in node.children if c is not None]
+    args = list(kids[2].children) if len(kids) > 2 else []
+    if str(kids[1]) not in _ONE_VARIABLE or len(args) != 2:
+        return None
+    name = _bare_name(args[0])
+    return name if name is not None and name in env else None
 
 
 def _bare_name(node: Any) -> str | None:
