@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio.client.exceptions import ApiException
+from tests.live import wait_for
 from tests.upstream import ControlPlane
 
 from kubesched.api.errors import ApiError
@@ -274,7 +275,7 @@ def test_the_pod_informer_drops_managed_fields_as_kube_schedulers_does(plane: Co
         for name in ("listed", "watched"):
             served = plane.request("GET", f"/api/v1/namespaces/default/pods/{name}")[1]
             assert served["metadata"]["managedFields"]  # kube-apiserver keeps them
-            cached = wait_until(lambda n=name: client.get("Pod", "default", n))  # type: ignore[misc]
+            cached = wait_for(lambda n=name: cached_pod(client, n), timeout=30)
             assert "managedFields" not in cached["metadata"]
             assert cached["metadata"]["labels"] == {"app": "a"}
         node = client.get("Node", "", "n1")
@@ -283,18 +284,9 @@ def test_the_pod_informer_drops_managed_fields_as_kube_schedulers_does(plane: Co
         client.close()
 
 
-def wait_until(read: Callable[[], Any], seconds: float = 30.0) -> Any:
-    """The first answer of ``read`` that is not an error, within ``seconds``."""
-    import time
-
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return read()
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+def cached_pod(client: RemoteClient, name: str) -> dict[str, Any] | None:
+    """The informer's copy of a pod of the default namespace, None until it has one."""
+    return next((p for p in client.list("Pod", "default")[0] if p["metadata"]["name"] == name), None)
 
 
 class SendingClient:

@@ -174,9 +174,9 @@ def key_of(kind: str, obj: dict[str, Any]) -> Key:
     return ns, meta.get("name") or ""
 
 
-# ``rest.BeforeUpdate``: what an update cannot change (a deletion under way included)
 # the node labels kube-apiserver's PodTopologyLabelsAdmission copies onto pods bound to the node
 TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+# ``rest.BeforeUpdate``: what an update cannot change (a deletion under way included)
 SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
