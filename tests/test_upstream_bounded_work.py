@@ -185,6 +185,15 @@ RULES = [
     "self.tags.reverse().all(t, t.size() < 5)",
     "lists.range(5).all(i, i < self.n)",
     "[self.tags, self.tags].flatten().exists(t, t == self.name)",
+    # sortBy's expansion (a binding and a map) and its sort by the keys; optMap and optFlatMap
+    "self.tags.sortBy(t, t.size())[0] == self.name",
+    "self.ports.sortBy(p, p.port).size() > 0",
+    "self.tags.sortBy(t, t).all(t, t.size() < 5)",
+    "optional.of(self.name).optMap(n, n.size()).value() == self.n",
+    "optional.of(self.n).optFlatMap(n, n > 0 ? optional.of(n) : optional.none()).orValue(0) < 3",
+    # string.format and strings.quote
+    "'%s-%d'.format([self.name, self.n]) == self.free",
+    "strings.quote('a').size() < 70",
 ]
 
 
@@ -502,6 +511,34 @@ TYPED_RULES = [
     "math.greatest(self.replicas, 1) > 0",
     "base64.encode(b'a') == 'YQ=='",
     "semver(self.image).major() == 'a'",
+    # string.format's literal check at compile time (its list may mix types), strings.quote; first
+    # and last are not in cel-go v0.29's lists extension
+    "'%s-%d'.format([self.image, self.replicas]) == 'a-1' && self.image.format([1, 'a']) != ''",
+    "'%d'.format([self.image]) == ''",
+    "'%s %s'.format([self.image]) == ''",
+    "'%s'.format([self.image, 1]) == ''",
+    "'%z'.format([1]) == ''",
+    "'%.f'.format([self.ratio]) == ''",
+    "'%s'.format([[1, 'a'], {'a': 1, 2: 'b'}]) == ''",
+    "'%s'.format([[[1, 'a']]]) == '' && [1, 'a', 'b'] == []",
+    "'%x'.format([self.ratio]) == ''",
+    "'%.2f'.format([self.replicas]) == ''",
+    "'%s'.format([self]) == ''",
+    "strings.quote(self.image) == ''",
+    "self.tags.first() == 'a'",
+    # sortBy and optMap expand with a binding of their own
+    "self.tags.sortBy(t, t.size()) == self.tags && optional.of(self.replicas).optMap(r, r + 1).value() == 2",
+    "format.dns1123Label().validate(self.image).hasValue() || format.named(self.image).hasValue()",
+    "format.bogus().validate(self.image).hasValue()",
+    "format.dns1123Label().validate(self.replicas).hasValue()",
+    "format.named('uri').value().validate(self.image) == []",
+    "self.tags.sortBy(t, t.foo) == []",
+    "self.tags.sortBy(t, t == 'a' ? 1 : 'b') == []",
+    "self.tags.sortBy(t, [t]) == []",
+    "self.tags.first().value() == 'a' && self.tags.last().orValue('') == '' && self.image.first().hasValue()",
+    "optional.of(self.replicas).optMap(r, r.foo).hasValue()",
+    "optional.of(self.nope).optMap(r, r).hasValue()",
+    "optional.of(self.image).optFlatMap(i, i).hasValue()",
 ]
 
 
@@ -664,6 +701,46 @@ LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
     ("self.nums.slice(1, 5).size() == 0", {"nums": [3, 1, 2]}),
     ("self.items.distinct() == ['a', 'b']", {"items": ["a", "b", "a"]}),
     ("lists.range(2) == [0, 1] && [self.nums, [7]].flatten() == [5, 6, 7]", {"nums": [5, 6]}),
+    # string.format's clauses and its words when an argument or the format string is wrong
+    (
+        "'%s|%d|%x|%X|%o|%b|%b'.format([self.s, self.nums[0], self.s, 255, 8, 5, true]) == 'ab|-3|6162|FF|10|101|1'",
+        {"s": "ab", "nums": [-3]},
+    ),
+    (
+        "'%.2f %f %.0f %e %.2e'.format([1234.5, -0.5, 2.5, 1234.5, 0.000123]) == '1,234.50 -0.500000 2 "
+        "1.234500×10⁰³ 1.230000×10⁻⁰⁴'",
+        {},
+    ),
+    ("'%f %f %e'.format(['NaN', 'Infinity', '-Infinity']) == 'NaN ∞     -∞'", {}),
+    ("'%s %s %s %s %s'.format([1e6, 123456.0, 0.0001, 0.00001, 2.5]) == '1e+06 123456 0.0001 1e-05 2.5'", {}),
+    (
+        "'%s and %s'.format([[1, 'a', 2.5, true, null], {'b': [1], 'a': 'x', 'c': 1.0}]) == "
+        '\'[1, "a", 2.500000, true, null] and {"a":"x", "b":[1], "c":1.000000}\'',
+        {},
+    ),
+    ("'%s %s'.format([self.labels, b'hi']) == '{\"a\":\"é\"} hi'", {"labels": {"a": "é"}}),
+    ("'100%% %s'.format([self.s]) == '100% x'", {"s": "x"}),
+    ("self.s.format([self.nums[0]]) == ''", {"s": "%s%", "nums": [1]}),
+    ("self.s.format([self.s]) == ''", {"s": "%d"}),
+    ("self.s.format([]) == ''", {"s": "%s"}),
+    ("self.s.format([1]) == ''", {"s": "%.3"}),
+    ("self.s.format([self.s]) == ''", {"s": "%q"}),
+    ("format.named(self.s).hasValue() && !format.named('nope').hasValue()", {"s": "uuid"}),
+    ("format.dns1035LabelPrefix().validate(self.s).value() == []", {"s": "a-"}),
+    # sortBy (ties in their order: Go's insertion sort up to twelve elements), optMap, optFlatMap
+    ("self.items.sortBy(x, x.size()) == ['c', 'aa', 'bb', 'ddd']", {"items": ["bb", "ddd", "c", "aa"]}),
+    (
+        "self.nums.sortBy(n, -n) == [3, 2, 1] && [[2, 1], [1]].sortBy(l, l.size()) == [[1], [2, 1]]",
+        {"nums": [1, 3, 2]},
+    ),
+    ("optional.of(self.s).optMap(s, s.size()).value() == 1 && !optional.none().optMap(s, s).hasValue()", {"s": "a"}),
+    (
+        "self.items.first().value() == 'b' && self.items.last().orValue('') == 'a' && ![].first().hasValue()",
+        {"items": ["b", "a"]},
+    ),
+    ("optional.of(self.s).optFlatMap(s, s == 'a' ? optional.of(1) : optional.none()).orValue(0) == 1", {"s": "a"}),
+    ("optional.of(self.s).optFlatMap(s, s == 'a' ? optional.of(1) : optional.none()).orValue(0) == 1", {"s": "b"}),
+    ('strings.quote(self.s) == \'"a\\\\n\\\\"b\\\\\\\\"\'', {"s": 'a\n"b\\'}),
 ]
 LIBRARY_SPEC = {
     "type": "object",
@@ -678,6 +755,55 @@ LIBRARY_SPEC = {
         {"rule": f"!has(self.case) || self.case != {i} || ({rule})"} for i, (rule, _) in enumerate(LIBRARY_CASES)
     ],
 }
+
+
+# Kubernetes' format library: what each named format says of a value (apimachinery's messages)
+NAMED_FORMATS = [
+    ("dns1123Label", "Ab-"),
+    ("dns1123Label", "a" * 64),
+    ("dns1123Subdomain", "a_b"),
+    ("dns1035Label", "1" * 64),
+    ("qualifiedName", "a/b/c"),
+    ("qualifiedName", "/x"),
+    ("dns1123LabelPrefix", "abc-"),
+    ("dns1123SubdomainPrefix", "a-"),
+    ("dns1035LabelPrefix", "1b-"),
+    ("labelValue", "a b"),
+    ("uri", "foo"),
+    ("uri", ""),
+    ("uri", "https://example.com/a?b"),
+    ("uuid", "zz"),
+    ("uuid", "123e4567e89b12d3a456426614174000"),
+    ("byte", "YQ"),
+    ("date", "2026-02-30"),
+    ("datetime", "2026-01-01 10:00"),
+    ("datetime", "2026-01-01T10:00:00Z"),
+]
+
+
+def test_named_formats_say_what_apimachinery_says(sides) -> None:
+    """Each case's rule fails with a messageExpression that shows what ``validate`` found, so the
+    messages themselves are compared, word for word."""
+    shown = "format.{}().validate(self.s).orValue(['valid'])[0]"
+    spec = {
+        "type": "object",
+        "properties": {"case": {"type": "integer"}, "s": {"type": "string", "maxLength": 70}},
+        "x-kubernetes-validations": [
+            {"rule": f"!has(self.case) || self.case != {i}", "messageExpression": shown.format(name)}
+            for i, (name, _) in enumerate(NAMED_FORMATS)
+        ],
+    }
+    root = {"type": "object", "properties": {"spec": spec}}
+    path = "/apis/bounded.example.com/v1/namespaces/default/formats"
+    for side in sides:
+        code, body = side.request("POST", CRDS, crd("formats", root))
+        assert code == 201, body.get("message")
+        served(side, path)
+    for i, (name, value) in enumerate(NAMED_FORMATS):
+        obj = {"apiVersion": "bounded.example.com/v1", "kind": "Format", "metadata": {"name": f"c{i}"}}
+        obj["spec"] = {"case": i, "s": value}
+        expected, got = (answer(side, "POST", path + "?dryRun=All", obj) for side in sides)
+        assert got == expected, (name, value)
 
 
 def test_library_functions_evaluate_as_kube_apiserver_evaluates_them(sides) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubesched.apiextensions.cel.decls import Decl
-from kubesched.apiextensions.cel.syntax import ACCU, MAP_INSERT, Node, parse, snippet
+from kubesched.apiextensions.cel.syntax import MAP_INSERT, Node, parse, snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +31,14 @@ class Type:
     def __str__(self) -> str:
         if self.name == "list":
             return f"list({self.elem})"
+        if self.name == OPTIONAL:
+            return f"{OPTIONAL}({self.elem})"
         if self.name == "map":
             return f"map({self.key}, {self.elem})"
         return self.path if self.name == "object" else self.name
 
 
+OPTIONAL = "optional_type"  # cel-go's optional types (cel.OptionalTypes): its value's type is ``elem``
 DYN, ERROR, BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL, TYPE = (
     Type(n) for n in ("dyn", "error", "bool", "int", "uint", "double", "string", "bytes", "null", "type")
 )
@@ -206,6 +209,7 @@ _RETURNS = {
     "substring": STRING,
     "charAt": STRING,
     "quote": STRING,
+    "format": STRING,
     "join": STRING,
     "split": Type("list", STRING),
     "isURL": BOOL,
@@ -220,8 +224,16 @@ _RETURNS = {
 # Kubernetes' libraries whose values are objects of their own (k8s.io/apiserver/pkg/cel/library: ip.go,
 # cidr.go, urls.go, quantity.go, semverlib.go): each function's overloads as (receiver or None for a
 # global, parameter types, result); a call none of them takes is refused as cel-go refuses it
-IP, CIDR, URL, QUANTITY, SEMVER = (
-    Type(n) for n in ("net.IP", "net.CIDR", "kubernetes.URL", "kubernetes.Quantity", "kubernetes.Semver")
+IP, CIDR, URL, QUANTITY, SEMVER, FORMAT = (
+    Type(n)
+    for n in (
+        "net.IP",
+        "net.CIDR",
+        "kubernetes.URL",
+        "kubernetes.Quantity",
+        "kubernetes.Semver",
+        "kubernetes.NamedFormat",
+    )
 )
 _Overload = tuple[Type | None, tuple[Type, ...], Type]
 _LIBRARY: dict[str, tuple[_Overload, ...]] = {
@@ -263,8 +275,9 @@ _LIBRARY: dict[str, tuple[_Overload, ...]] = {
     "major": ((SEMVER, (), INT),),
     "minor": ((SEMVER, (), INT),),
     "patch": ((SEMVER, (), INT),),
+    "validate": ((FORMAT, (STRING,), Type(OPTIONAL, Type("list", STRING))),),
 }
-_LIBRARY_TYPES = {t.name for t in (IP, CIDR, URL, QUANTITY, SEMVER)}
+_LIBRARY_TYPES = {t.name for t in (IP, CIDR, URL, QUANTITY, SEMVER, FORMAT)}
 
 
 def _library_call(fn: str, target: Type | None, args: list[Type]) -> Type | None:
@@ -294,6 +307,9 @@ class Checker:
         self.root = root
         self.problems: list[Problem] = []
         self.scopes: list[dict[str, Type]] = [dict.fromkeys(variables, root)]
+        self.types: dict[int, Type] = {}  # each node's type once checked, by id
+        self.in_format = 0  # how many format calls enclose the node being checked
+        self.shared_problems: dict[int, list[Problem]] = {}
 
     def report(self, node: Node, message: str) -> Type:
         self.problems.append(Problem(node.pos, message))
@@ -305,6 +321,20 @@ class Checker:
         return self.report(node, f"found no matching overload for '{fn}' applied to '{applied}'")
 
     def check(self, e: Node) -> Type:
+        if not e.shared:
+            t = self.types[id(e)] = self._check(e)
+            return t
+        # optMap's optional, referred to twice: cel-go checks its two copies, and reports what is
+        # wrong in it twice; here it is checked once and its problems repeated
+        if id(e) in self.types:
+            self.problems.extend(self.shared_problems.get(id(e), ()))
+            return self.types[id(e)]
+        before = len(self.problems)
+        t = self.types[id(e)] = self._check(e)
+        self.shared_problems[id(e)] = self.problems[before:]
+        return t
+
+    def _check(self, e: Node) -> Type:
         if e.kind == "lit":
             return Type(e.lit_type) if e.lit_type else DYN
         if e.kind == "ident":
@@ -355,12 +385,15 @@ class Checker:
 
     def _list(self, e: Node) -> Type:
         first: Type | None = None
+        mismatched = False
         for kid in e.kids:
             t = self.check(kid)
             if first is None or first.name in _OPEN:
                 first = t
-            elif t.name not in _OPEN and not _same(first, t):
-                self.report(kid, f"expected type '{first}' but found '{t}'")
+            elif t.name not in _OPEN and not _same(first, t) and not mismatched:
+                mismatched = True  # cel-go reports a list's first mismatch only
+                if not self.in_format:
+                    self.report(kid, f"expected type '{first}' but found '{t}'")
         return Type("list", first if first is not None else DYN)
 
     def _map(self, e: Node) -> Type:
@@ -371,7 +404,7 @@ class Checker:
             first = seen[i % 2]
             if first is None or first.name in _OPEN:
                 seen[i % 2] = t
-            elif t.name not in _OPEN and not _same(first, t):
+            elif t.name not in _OPEN and not _same(first, t) and not self.in_format:
                 self.report(kid, f"expected type '{first}' but found '{t}'")
         return Type("map", seen[1] or DYN, seen[0] or DYN)
 
@@ -396,7 +429,7 @@ class Checker:
         if e.macro == "filter":
             accu = Type("list", var)
         accu = accu or self.check(init)
-        scope = {e.iter_var: var, ACCU: accu}
+        scope = {e.iter_var: var, e.accu_var: accu}
         if e.iter_var2:
             scope[e.iter_var2] = value
         self.scopes.append(scope)
@@ -404,14 +437,24 @@ class Checker:
             self.check(cond)
             stepped = self.check(step)
             if e.macro in ("map", "transformList", "transformMap", "transformMapEntry"):
-                self.scopes[-1][ACCU] = stepped
+                self.scopes[-1][e.accu_var] = stepped
             return self.check(result)
         finally:
             self.scopes.pop()
 
     def _call(self, e: Node) -> Type:
         fn = e.value
+        if fn == "format" and e.target and len(e.kids) == 2 and e.kids[1].kind == "list":
+            return self._format(e)
         named = e.target and e.kids[0].kind == "ident" and e.kids[0].value in _NAMESPACES
+        if named and e.kids[0].value == "optional" and not self._declared("optional"):
+            if fn not in ("of", "ofNonZeroValue", "none"):  # optional.unwrap: the runtime cannot run it
+                return self.report(e, f"undeclared reference to 'optional.{fn}' (in container '')")
+            return self._optional_made(f"optional.{fn}", e.kids[1:])
+        if named and e.kids[0].value == "format" and not self._declared("format"):
+            return self._named_format(e, fn, e.kids[1:])
+        if fn in ("optional.of", "optional.none"):  # optMap's and optFlatMap's expansions
+            return self._optional_made(fn, e.kids)
         if named and not self._declared(e.kids[0].value):
             for arg in e.kids[1:]:
                 self.check(arg)
@@ -424,6 +467,11 @@ class Checker:
             return BOOL
         if fn == "@not_strictly_false":
             return BOOL
+        if fn == "@sortByAssociatedKeys":  # sortBy's expansion: the list sorted by keys of one comparable type
+            key = args[1].elem if args[1].name == "list" else None
+            if args[1].name in _OPEN or key is None or key.name in (*_OPEN, *_SORTABLE):
+                return args[0]
+            return self.no_overload(e, fn, *args[1:], target=args[0])
         if fn == MAP_INSERT:  # transformMap's step: (map, key, value); transformMapEntry's: (map, map)
             if len(args) == 3:
                 return Type("map", args[1], args[2])
@@ -437,6 +485,8 @@ class Checker:
         if fn in _OPERATORS:
             out = _OPERATORS[fn](*args)
             return out if out is not None else self.no_overload(e, fn, *args)
+        if e.target and fn in _OPTIONAL_CALLS:
+            return self._optional_call(e, fn, args[0], args[1:])
         if fn == "size":
             if len(args) == 1 and args[0].name in ("string", "bytes", "list", "map", *_OPEN):
                 return INT
@@ -464,6 +514,109 @@ class Checker:
             return DYN
         return _RETURNS.get(fn, BOOL if fn in _STRING_TESTS else DYN)
 
+    def _named_format(self, e: Node, fn: str, kids: list[Node]) -> Type:
+        """Kubernetes' format library: ``format.dns1123Label()`` and its siblings, a format;
+        ``format.named(name)``, an optional of one."""
+        from kubesched.apiextensions.cel.named_formats import VALIDATORS
+
+        args = [self.check(k) for k in kids]
+        if fn == "named" and len(args) == 1 and args[0].name in ("string", *_OPEN):
+            return Type(OPTIONAL, FORMAT)
+        if fn in VALIDATORS and not args:
+            return FORMAT
+        if fn == "named" or fn in VALIDATORS:
+            return self.no_overload(e, f"format.{fn}", *args)
+        # not a function of the library: cel-go reads ``format`` as a variable, and the call as a
+        # member function, and declares neither
+        self.report(e.kids[0], "undeclared reference to 'format' (in container '')")
+        return self.report(e, f"undeclared reference to '{fn}' (in container '')")
+
+    def _optional_made(self, fn: str, kids: list[Node]) -> Type:
+        """``optional.of(x)``, ``optional.ofNonZeroValue(x)``: an optional of x's type;
+        ``optional.none()``: of any type."""
+        args = [self.check(k) for k in kids]
+        if fn in ("optional.of", "optional.ofNonZeroValue") and len(args) == 1:
+            return Type(OPTIONAL, args[0])
+        return Type(OPTIONAL, DYN)
+
+    def _optional_call(self, e: Node, fn: str, target: Type, args: list[Type]) -> Type:
+        """A list's ``first()`` and ``last()``, and an optional's ``hasValue()``, ``value()``,
+        ``orValue(x)``, ``or(o)`` (cel-go's optional library, version 2)."""
+        if target.name in _OPEN:
+            return Type(OPTIONAL, DYN) if fn in ("first", "last", "or") else BOOL if fn == "hasValue" else DYN
+        if fn in ("first", "last"):
+            if target.name == "list" and not args:
+                return Type(OPTIONAL, target.elem or DYN)
+            return self.no_overload(e, fn, *args, target=target)
+        if target.name != OPTIONAL:
+            return self.no_overload(e, fn, *args, target=target)
+        inner = target.elem or DYN
+        if fn == "hasValue" and not args:
+            return BOOL
+        if fn == "value" and not args:
+            return inner
+        if fn == "orValue" and len(args) == 1 and _same(inner, args[0]):
+            return inner if inner.name not in _OPEN else args[0]
+        if fn == "or" and len(args) == 1 and args[0].name in (OPTIONAL, *_OPEN) and _same(target, args[0]):
+            return target
+        return self.no_overload(e, fn, *args, target=target)
+
+    def _format(self, e: Node) -> Type:
+        """``<string>.format([...])``: the list literal may mix types (the format validator exempts
+        it from the homogeneous-literal check), and a literal format string is parsed now, each
+        clause against its argument's type (``stringFormatValidator``, ext/formatting.go)."""
+        # a literal anywhere inside a format call may mix types (cel-go's inExemptFunction)
+        self.in_format += 1
+        try:
+            target = self.check(e.kids[0])
+            elements = [self.check(k) for k in e.kids[1].kids]
+        finally:
+            self.in_format -= 1
+        if target.name == "error" or any(t.name == "error" for t in elements):
+            return ERROR
+        if target.name not in ("string", *_OPEN):
+            return self.no_overload(e, "format", Type("list", DYN), target=target)
+        if e.kids[0].kind == "lit" and e.kids[0].lit_type == "string":
+            self._format_clauses(e, str(e.kids[0].value), e.kids[1].kids)
+        return STRING
+
+    def _format_clauses(self, e: Node, text: str, nodes: list[Node]) -> None:
+        from kubesched.apiextensions.cel.formatting import CLAUSE_TYPES, FormatError, clauses, complaint
+
+        try:
+            found = clauses(text)
+        except FormatError as exc:
+            self.report(e, str(exc))
+            return
+        for index, (letter, _precision) in enumerate(found):
+            if index >= len(nodes):
+                self.report(e, f"index {index} out of range")
+                return
+            bad = self._unformattable(nodes[index], CLAUSE_TYPES.get(letter))
+            if bad is not None:
+                node, t = bad
+                self.report(node, f"error during formatting: {complaint(letter, _type_name(t))}")
+                return
+        if len(nodes) > len(found):
+            self.report(e, f"too many arguments supplied to string.format (expected {len(found)}, got {len(nodes)})")
+
+    def _unformattable(self, node: Node, accepted: tuple[str, ...] | None) -> tuple[Node, Type] | None:
+        """The argument (or, for ``%s``, the element of a literal list or map) of a type the clause
+        does not take (``verifyTypeOneOf``, ``verifyString``)."""
+        t = self.types.get(id(node), DYN)
+        if t.name in _OPEN:
+            return None
+        if accepted is not None:
+            return None if t.name in accepted else (node, t)
+        if t.name not in _FORMATTABLE:
+            return node, t
+        if node.kind in ("list", "map"):
+            for kid in node.kids:
+                bad = self._unformattable(kid, None)
+                if bad is not None:
+                    return bad
+        return None
+
     def _regex(self, arg: Node) -> None:
         """A literal pattern is compiled when the rule is (cel-go's ``matches`` validator, RE2)."""
         if arg.kind != "lit" or arg.lit_type != "string":
@@ -476,6 +629,20 @@ class Checker:
             self.report(arg, "invalid matches argument")
 
 
+# what sort and sortBy's keys may be (ext/lists.go's comparableTypes)
+_SORTABLE = ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
+# the optional library's member functions (and the lists' first and last, which yield optionals)
+_OPTIONAL_CALLS = frozenset({"first", "last", "hasValue", "value", "orValue", "or"})
+# what ``%s`` takes (``verifyString``)
+_FORMATTABLE = frozenset(
+    {"list", "map", "int", "uint", "double", "bool", "string", "timestamp", "bytes", "duration", "type", "null"}
+)
+
+
+def _type_name(t: Type) -> str:
+    return "null_type" if t.name == "null" else str(t) if t.name == "object" else t.name
+
+
 def _same(a: Type, b: Type) -> bool:
     """Whether two types are one for an overload taking (A, A): ``dyn`` and an empty literal's
     element type match anything; objects are compared by nothing they can tell apart here."""
@@ -483,7 +650,7 @@ def _same(a: Type, b: Type) -> bool:
         return True
     if a.name != b.name:
         return False
-    if a.name in ("list", "map"):
+    if a.name in ("list", "map", OPTIONAL):
         return _same(a.elem or DYN, b.elem or DYN) and _same(a.key or DYN, b.key or DYN)
     return True
 

@@ -17,7 +17,8 @@ from kubesched.apiextensions.cel.limits import (
     STRING_TRAVERSAL,
     STRUCT_CREATE,
 )
-from kubesched.apiextensions.cel.syntax import Node, parse
+from kubesched.apiextensions.cel.named_formats import VALIDATORS
+from kubesched.apiextensions.cel.syntax import ACCU, Node, parse
 
 # the sizes of an actual value's paths (``["self", "items", "@items"]``), None where it has none
 Sizes = Callable[[list[str]], "Range | None"]
@@ -82,6 +83,10 @@ class Coster:
         self.sizes: dict[int, Range] = {}
         self.entries: dict[int, tuple[str, Range, Range]] = {}
         self.types: dict[int, str] = {}
+        # an optional's value where it is known (``optional.of(x)``, optMap's result): its
+        # ``value()`` and ``orValue()`` are of that type, as cel-go's checker types them
+        self.optionals: dict[int, Node] = {}
+        self.shared_costs: dict[int, Range] = {}
         self.scopes: dict[str, list[_Var]] = {}
 
     # types, as far as the cost needs them: the declared type of a path, else what a literal or
@@ -186,6 +191,14 @@ class Coster:
         return None
 
     def cost(self, e: Node) -> Range:
+        if e.shared:  # referred to twice by optMap's expansion: counted twice, walked once
+            found = self.shared_costs.get(id(e))
+            if found is None:
+                found = self.shared_costs[id(e)] = self._cost(e)
+            return found
+        return self._cost(e)
+
+    def _cost(self, e: Node) -> Range:
         if e.kind == "lit":
             return ZERO
         if e.kind == "ident":
@@ -242,6 +255,8 @@ class Coster:
 
     def _comprehension(self, e: Node) -> Range:
         rng, init, cond, step, result = e.kids
+        if rng.kind == "list" and not rng.kids and cond.kind == "lit" and cond.value is False and e.accu_var != ACCU:
+            return self._bind(e)
         total = self.cost(rng).add(self.cost(init))
         self._push(e.accu_var, _Var(self._path(init), self.size(init), self.entry(init), self.type_of(init)))
         entry = self.entry(rng)
@@ -279,6 +294,24 @@ class Coster:
                 self.entries[id(e)] = se
         return total
 
+    def _bind(self, e: Node) -> Range:
+        """``costBind``: a name bound to a value (sortBy's and optMap's expansions): the empty
+        range, the value, and the result with the name bound, whose size the binding takes."""
+        rng, init, _cond, _step, result = e.kids
+        total = self.cost(rng).add(self.cost(init))
+        self._push(e.accu_var, _Var(self._path(init), self.size(init), self.entry(init), self.type_of(init)))
+        total = total.add(self.cost(result))
+        self._pop(e.accu_var)
+        size, entry = self.size(result), self.entry(result)
+        if size is not None:
+            self.sizes[id(e)] = size
+        if entry is not None:
+            self.entries[id(e)] = entry
+        self.types[id(e)] = self.type_of(result)
+        if id(result) in self.optionals:  # optFlatMap's binding: the optional its expression made
+            self.optionals[id(e)] = self.optionals[id(result)]
+        return total
+
     def _iter_var(self, rpath: list[str] | None, sub: str, size: Range | None, container: str) -> _Var:
         """An iteration variable: its path under the range (``@items``, ``@keys``, ...) and size."""
         decl = self._decl_of([*(rpath or []), sub])
@@ -300,8 +333,9 @@ class Coster:
             return fixed(1).add(c)
         target = e.kids[0] if e.target else None
         args = e.kids[1:] if e.target else e.kids
-        if target is not None and target.kind == "ident" and fn in NAMESPACED.get(target.value, ()):
-            fn, target = f"{target.value}.{fn}", None  # a namespaced function (sets.contains), no receiver
+        namespace = str(target.value) if target is not None and target.kind == "ident" else ""
+        if fn in NAMESPACED.get(namespace, ()) or fn in _RUNTIME_NAMESPACED.get(namespace, ()):
+            fn, target = f"{namespace}.{fn}", None  # a namespaced function (sets.contains), no receiver
         arg_costs = [self.cost(a) for a in args]
         total = ZERO
         if target is not None:
@@ -317,6 +351,7 @@ class Coster:
             decl = self._decl_of(self.paths[id(e)])
             if decl is not None:
                 self.types[id(e)] = decl.kind
+        self._optional(e, fn, target, args)
         if result_size is None:
             result_size = self.size(e)
         if result_size is not None:
@@ -325,6 +360,16 @@ class Coster:
             self.types.setdefault(id(e), self.type_of(target))
         self.types.setdefault(id(e), _RESULT_TYPES.get(fn, "dyn") if fn != "_+_" else self._add_type(args))
         return total.add(fn_cost)
+
+    def _optional(self, e: Node, fn: str, target: Node | None, args: list[Node]) -> None:
+        """Which value an optional holds, and the type and size of ``value()`` read from it."""
+        if len(args) == 1 and fn in ("optional.of", "optional.ofNonZeroValue"):
+            self.optionals[id(e)] = args[0]
+        elif fn == "_?_:_" and len(args) == 3 and id(args[1]) in self.optionals:
+            self.optionals[id(e)] = self.optionals[id(args[1])]
+        elif fn in ("value", "orValue") and target is not None and id(target) in self.optionals:
+            inner = self.optionals[id(target)]
+            self.types[id(e)] = self.type_of(inner)  # its type; cel-go estimates no size through it
 
     def _add_type(self, args: list[Node]) -> str:
         kinds = {self.type_of(a) for a in args}
@@ -445,7 +490,16 @@ _RESULT_TYPES = {
 
 # the namespaced functions of cel-go's extensions Kubernetes' environment declares (ext.Sets), and
 # the sets functions' cost factors
-NAMESPACED = {"sets": frozenset({"contains", "equivalent", "intersects"}), "lists": frozenset({"range"})}
+NAMESPACED = {
+    "sets": frozenset({"contains", "equivalent", "intersects"}),
+    "lists": frozenset({"range"}),
+    "strings": frozenset({"quote"}),
+    "format": frozenset({*VALIDATORS, "named"}),  # Kubernetes' format library (library/format.go)
+}
+# functions under a namespace the runtime has as they are written (``optional.of(x)``): cel-go
+# resolves them as one global name, with no cost for the namespace
+_RUNTIME_NAMESPACED = {"optional": frozenset({"of", "ofNonZeroValue", "none"})}
+MAX_NAME_FORMAT_REGEX_SIZE = 128  # apiserver/pkg/cel/limits.go
 _SETS_FACTORS = {"sets.contains": 1.0, "sets.intersects": 1.0, "sets.equivalent": 2.0}
 
 
@@ -454,6 +508,8 @@ def _library_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> 
     cost.go): the cost and, where it says, the result's size; None where it leaves the call to
     cel-go's default of one."""
     st = STRING_TRAVERSAL
+    if fn == "validate" and target is not None and len(args) == 1:  # a named format's regex, estimated long
+        return c.size_or_unknown(args[0]).factor(st).factor(MAX_NAME_FORMAT_REGEX_SIZE * REGEX_LENGTH), None
     lists = _lists_cost(c, fn, target, args)
     if lists is not None:
         return lists
@@ -532,11 +588,26 @@ def _lists_cost(c: Coster, fn: str, target: Node | None, args: list[Node]) -> tu
         return allocating(depth, c.size_or_unknown(target))
     if fn == "reverse" and not args and c.type_of(target) == "list":  # a string's is cel-go's default
         return allocating(1, c.size_or_unknown(target))
+    if fn == "@sortByAssociatedKeys" and len(args) == 1:  # sortBy: by the size of its keys' list
+        sz = c.size_or_unknown(args[0])
+        key = _sort_by_key(args[0])
+        textual = key is not None and c.type_of(key) in ("string", "bytes")
+        return allocating(2 + STRING_TRAVERSAL if textual else 2, sz.mul(sz))
     if fn in ("distinct", "sort") and not args:
         sz = c.size_or_unknown(target)
         element = _list_element(c, target) if fn == "sort" else None
         textual = element is not None and element[0] in ("string", "bytes")
         return allocating(2 + STRING_TRAVERSAL if textual else 2, sz.mul(sz))
+    return None
+
+
+def _sort_by_key(keys: Node) -> Node | None:
+    """The key expression of sortBy's keys, the map its expansion makes (``[key]`` in its step)."""
+    if keys.kind != "comp":
+        return None
+    step = keys.kids[3]
+    if step.kind == "call" and len(step.kids) == 2 and step.kids[1].kind == "list" and step.kids[1].kids:
+        return step.kids[1].kids[0]
     return None
 
 

@@ -12,8 +12,10 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import cel as rust_cel
 from kubesched.api.quantity import QuantityError, parse_quantity
-from kubesched.apiextensions.cel import semver
+from kubesched.apiextensions.cel import named_formats, semver
+from kubesched.apiextensions.cel.formatting import FormatError, quote, string_format
 
 
 class LibraryError(Exception):
@@ -449,14 +451,21 @@ def distinct(items: list[Any]) -> list[Any]:
 
 
 def sort(items: list[Any]) -> list[Any]:
-    if not items:
-        return items
-    kind = _kind(items[0])
+    return [items[i] for i in order(items)]
+
+
+def order(keys: list[Any]) -> list[int]:
+    """``@sortByAssociatedKeys``'s order: the indices of ``keys`` sorted by key (sortBy sorts its
+    list by the keys it made). Ties keep their order, as Go's ``sort.Slice`` does up to twelve
+    elements (its insertion sort); past that Go's order of ties is its pdqsort's."""
+    if not keys:
+        return []
+    kind = _kind(keys[0])
     if kind in ("list", "map", "null"):
         raise LibraryError("list elements must be comparable")
-    if any(_kind(x) != kind for x in items):
+    if any(_kind(x) != kind for x in keys):
         raise LibraryError("list elements must have the same type")
-    return sorted(items)
+    return sorted(range(len(keys)), key=keys.__getitem__)
 
 
 def _kind(value: Any) -> str:
@@ -481,6 +490,19 @@ def _equality_key(value: Any) -> Any:
     if isinstance(value, dict):
         return ("m", frozenset((_equality_key(k), _equality_key(v)) for k, v in value.items()))
     return (type(value).__name__, value)
+
+
+def first(items: list[Any]) -> Any:
+    """A list's first element as an optional (cel-go's optional library, version 2)."""
+    if not isinstance(items, list):
+        raise LibraryError("no such overload")
+    return rust_cel.OptionalValue.of(items[0]) if items else rust_cel.OptionalValue.none()
+
+
+def last(items: list[Any]) -> Any:
+    if not isinstance(items, list):
+        raise LibraryError("no such overload")
+    return rust_cel.OptionalValue.of(items[-1]) if items else rust_cel.OptionalValue.none()
 
 
 def entries(value: Any) -> list[list[Any]]:
@@ -512,6 +534,13 @@ def merge_maps(maps: list[dict[Any, Any]]) -> dict[Any, Any]:
     return out
 
 
+def _format(text: str, args: list[Any]) -> str:
+    try:
+        return string_format(text, args)
+    except FormatError as exc:
+        raise LibraryError(str(exc)) from None
+
+
 def _shown(value: Any) -> str:
     """A key as Go's ``%v`` prints a CEL value (a string bare, a bool lower-case)."""
     if isinstance(value, bool):
@@ -526,6 +555,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "flatten": flatten,
     "distinct": distinct,
     "sort": sort,
+    "__cel_order": order,
+    "first": first,
+    "last": last,
     "__cel_pairs_map": pairs_map,
     "__cel_merge_maps": merge_maps,
     "charAt": char_at,
@@ -538,6 +570,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "substring": substring,
     "trim": lambda s: s.strip(),
     "join": join,
+    "format": _format,
+    "__strings_quote": quote,
     "reverse": reverse,  # a string's (ext/strings.go) and a list's (ext/lists.go)
     "isSorted": is_sorted,
     "sum": total,
@@ -587,5 +621,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isLessThan": lambda a, b: _compare(a, b) < 0,
     "isGreaterThan": lambda a, b: _compare(a, b) > 0,
 }
+FUNCTIONS.update(named_formats.FUNCTIONS)
 # the names of the library's functions a rule may call (the checker's and the cost model's view)
 NAMES = frozenset(FUNCTIONS)

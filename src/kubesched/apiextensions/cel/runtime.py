@@ -67,6 +67,8 @@ class Program:
                 raise EvalError(said.group(1)) from None
             if "Python function call failed" in text:  # arguments it has no overload for
                 raise EvalError("no such overload") from None
+            if text.startswith("Function 'value' error: optional.none() dereference"):  # none's value()
+                raise EvalError("optional.none() dereference") from None
             raise EvalError(text) from None
 
 
@@ -74,14 +76,20 @@ class Program:
 _LIBRARY_ERROR = re.compile(r"Python function call failed: LibraryError: (.*)\. Check function arguments")
 
 
-def _calls(node: Node) -> set[str]:
+def _calls(node: Node, seen: set[int] | None = None) -> set[str]:
+    """The library functions the rule calls (each node once: optMap's expansion refers to its
+    optional twice)."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return set()
+    seen.add(id(node))
     found = {node.value} if node.kind == "call" and node.value in library.NAMES else set()
     if node.kind == "call" and node.target and node.kids and node.kids[0].kind == "ident":
         namespace = str(node.kids[0].value)
         if node.value in NAMESPACED.get(namespace, ()):
             found.add(f"__{namespace}_{node.value}")
     for kid in node.kids:
-        found |= _calls(kid)
+        found |= _calls(kid, seen)
     return found
 
 
@@ -133,6 +141,7 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
 
     used: set[str] = set()  # the comprehensions' helper functions
     changed = False
+    limit = _MAX_GROWTH * len(text) + 4096  # the longest an optional's operand may be written
 
     def rewritten(node: Any, env: dict[str, str], depth: int) -> str:
         """The text of ``node``'s span with the rewritten parts inside it."""
@@ -177,6 +186,9 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
             two = _two_variable_form(str(kids[1]), args)
             if two is not None:
                 return pairs(str(kids[1]), kids[0], args, two, env, depth)
+            name = _bare_name(args[0]) if len(args) == 2 else None
+            if name is not None and str(kids[1]) in _BOUND_MACROS:
+                return bound(str(kids[1]), kids[0], name, args[1], env, depth)
         if _is_size_call(node):
             nonlocal changed
             changed = True
@@ -217,11 +229,41 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
         used.add("__cel_merge_maps")
         return f"__cel_merge_maps({over}.map({e}, {made}))"
 
+    def bound(fn: str, target: Any, name: str, expr: Any, env: dict[str, str], depth: int) -> str:
+        """sortBy, optMap and optFlatMap, which the runtime lacks: the list bound to a name by a
+        map over a list of one, sorted by ``__cel_order`` of its keys; the optional's value bound
+        by a map over a list of one (the runtime's comprehensions cannot yield optionals)."""
+        nonlocal changed
+        changed = True
+        inner = {k: v for k, v in env.items() if k != name}
+        made = rewritten_whole(expr, inner, depth + 1)
+        over = rewritten_whole(target, env, depth)
+        if len(over) > limit:  # optMap on optMap on ...: each writes its optional twice or four times
+            raise CompileError("expression too complex to run: its optMap and optFlatMap calls nest too deeply")
+        if fn == "sortBy":
+            used.add("__cel_order")
+            s, i = f"__sb{depth}", f"__ix{depth}"
+            return f"[{over}].map({s}, __cel_order({s}.map({name}, {made})).map({i}, {s}[{i}]))[0]"
+        value = f"[({over}).value()]"
+        if fn == "optMap":
+            return f"(({over}).hasValue() ? optional.of({value}.map({name}, {made})[0]) : optional.none())"
+        return (
+            f"(({over}).hasValue() && {value}.exists({name}, ({made}).hasValue()) ? "
+            f"optional.of({value}.map({name}, ({made}).value())[0]) : optional.none())"
+        )
+
     whole = replacement(tree, {}, 0)
     out = whole if whole is not None else rewritten(tree, {}, 0)
     if not changed and not used:  # nothing rewritten: the text as written
         return text, frozenset()
     return out, frozenset(used)
+
+
+# sortBy, optMap and optFlatMap bind a name (cel-go expands them with a comprehension of its own)
+_BOUND_MACROS = frozenset({"sortBy", "optMap", "optFlatMap"})
+# how much longer than the rule an optional's operand may be once rewritten: it is written twice
+# or four times, so optMap on optMap on ... grows the text by that factor a level
+_MAX_GROWTH = 16
 
 
 def _hidden(node: Any, env: dict[str, str]) -> str | None:

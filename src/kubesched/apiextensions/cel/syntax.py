@@ -23,6 +23,10 @@ class Node:
     accu_var: str = ""
     macro: str = ""  # comp: the macro it expands (all, exists, exists_one, map, filter)
     pos: int = 0  # the offset cel-go's errors point at: an operator, a '.', a call's '(', else the start
+    # a node a macro's expansion refers to twice (optMap's optional: its hasValue() and value()), where
+    # cel-go copies it; the walkers keep what they found for it the first time, so that a chain of
+    # such calls is walked in linear time, not twice a link
+    shared: bool = False
 
 
 ACCU = "@result"
@@ -136,7 +140,46 @@ def _macro_nodes(name: str, target: Node, args: list[Node]) -> Node | None:
         kept = _call("_+_", accu, Node("list", kids=[_ident(v, m)], pos=m), pos=m)
         step = _call("_?_:_", p, kept, _ident(ACCU, m), pos=m)
         return _comp(v, target, Node("list", pos=m), _lit(True, "bool", m), step, _ident(ACCU, m))
+    if name == "sortBy":
+        return _sort_by(v, target, p)
+    if name in ("optMap", "optFlatMap"):
+        return _opt_map(name, v, target, p)
     return None
+
+
+SORT_BY_INPUT = "@__sortBy_input__"
+
+
+def _bind(var: str, init: Node, result: Node) -> Node:
+    """cel-go's binding of a name to a value (a comprehension over an empty list whose
+    accumulator is the name), as sortBy and optMap expand to."""
+    m = -1
+    kids = [Node("list", pos=m), init, _lit(False, "bool", m), _ident(var, m), result]
+    return Node("comp", kids=kids, iter_var="#unused", accu_var=var, pos=m)
+
+
+def _sort_by(v: str, target: Node, key: Node) -> Node:
+    """``ext/lists.go``'s sortByMacro: the list bound to a name, sorted by the keys its elements
+    map to."""
+    m = -1
+    step = _call("_+_", _ident(ACCU, m), Node("list", kids=[key], pos=m), pos=m)
+    keys = _comp(v, _ident(SORT_BY_INPUT, m), Node("list", pos=m), _lit(True, "bool", m), step, _ident(ACCU, m))
+    keys.macro = "map"
+    sorted_ = Node("call", "@sortByAssociatedKeys", [_ident(SORT_BY_INPUT, m), keys], target=True, pos=m)
+    return _bind(SORT_BY_INPUT, target, sorted_)
+
+
+def _opt_map(name: str, v: str, target: Node, made: Node) -> Node:
+    """cel-go's optMap and optFlatMap (``cel/library.go``): when the optional has a value, the
+    expression with the variable bound to it (wrapped in ``optional.of`` for optMap), else none."""
+    m = -1
+    target.shared = True
+    has = Node("call", "hasValue", [target], target=True, pos=m)
+    value = Node("call", "value", [target], target=True, pos=m)
+    bound = _bind(v, value, made)
+    if name == "optMap":
+        bound = _call("optional.of", bound, pos=m)
+    return _call("_?_:_", has, bound, _call("optional.none", pos=m), pos=m)
 
 
 _BINARY = {

@@ -1,0 +1,102 @@
+"""string.format, strings.quote, sortBy, optMap and optFlatMap in CRD rules, without a server: the
+formatter's clauses and words (cel-go's ext/formatting.go), Go's %g of a float64 read back as the
+same number, and the rewriting that runs sortBy and optMap on the runtime without copying a rule
+exponentially. test_upstream_bounded_work judges the same functions against kube-apiserver."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubesched.apiextensions.cel.formatting import FormatError, go_g, string_format
+from kubesched.apiextensions.cel.runtime import CompileError, EvalError, compile_rule
+
+
+@pytest.mark.parametrize(
+    ("fmt", "args", "want"),
+    [
+        ("%s|%d|%x|%X|%o|%b", ["ab", -3, "ab", 255, 8, 5], "ab|-3|6162|FF|10|101"),
+        ("%.2f %f %.0f", [1234.5, -0.5, 2.5], "1,234.50 -0.500000 2"),
+        # %e through golang.org/x/text: a power of ten in superscript, the precision a width of six
+        ("%e %.2e %e", [1234.5, 0.000123, -1e100], "1.234500×10⁰³ 1.230000×10⁻⁰⁴ -1.000000×10¹⁰⁰"),
+        ("%f %f %e %e", ["NaN", "Infinity", "-Infinity", "NaN"], "NaN ∞     -∞    NaN"),
+        ("%s %s %s %s", [1e6, 123456.0, 0.00001, -0.0], "1e+06 123456 1e-05 -0"),
+        ("%s", [[1, "a", 2.5, True, None, b"x"]], '[1, "a", 2.500000, true, null, b"x"]'),
+        ("%s", [{"b": [1], "a": "x\n", 2: 1.0}], '{"a":"x\\n", "b":[1], 2:1.000000}'),
+        ("%s", [[math.inf]], '["+Inf"]'),
+        ("%b %b", [True, False], "1 0"),
+        ("100%% %s%%", ["x"], "100% x%"),
+        ("é%sé", ["ü"], "éüé"),
+    ],
+)
+def test_clauses_format_as_cel_go_formats_them(fmt: str, args: list, want: str) -> None:
+    assert string_format(fmt, args) == want
+
+
+@pytest.mark.parametrize(
+    ("fmt", "args", "said"),
+    [
+        ("%d", ["a"], "error during formatting: decimal clause can only be used on integers, was given string"),
+        ("%f", [1], "error during formatting: fixed-point clause can only be used on doubles, was given int"),
+        ("%x", [1.5], "only integers, byte buffers, and strings can be formatted as hex, was given double"),
+        ("%s", [object()], "string clause can only be used on strings"),
+        ("%s %s", ["a"], "index 1 out of range"),
+        ("%", [1], "unexpected end of string"),
+        ("%", [], "index 0 out of range"),  # the argument is asked for before the end is seen
+        ("%z", [1], 'could not parse formatting clause: unrecognized formatting clause "z"'),
+        ("%.3", [1.0], "error while parsing precision: could not find end of precision specifier"),
+        ("%.f", [1.0], 'strconv.Atoi: parsing "": invalid syntax'),
+        ("%.1000000000f", [1.0], "precision 1000000000 exceeds maximum allowed precision 1000"),
+    ],
+)
+def test_a_bad_clause_or_argument_is_refused_in_cel_gos_words(fmt: str, args: list, said: str) -> None:
+    with pytest.raises(FormatError) as caught:
+        string_format(fmt, args)
+    assert said in str(caught.value)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_go_g_reads_back_as_the_same_float(x: float) -> None:
+    shown = go_g(x)
+    assert float(shown) == x
+    exponent = math.floor(math.log10(abs(x))) if x else 0
+    assert ("e" in shown) == (exponent < -4 or exponent >= 6)
+
+
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [
+        ("self.sortBy(x, -x)", [3, 2, 1]),
+        ("self.map(x, [x]).sortBy(l, l[0]).map(l, l[0])", [1, 2, 3]),
+        ("self.sortBy(x, x).sortBy(y, -y)", [3, 2, 1]),
+        ("[[2, 1], [1]].sortBy(l, l.size()).map(l, l.sortBy(x, x))", [[1], [1, 2]]),
+        ("self.all(i, x, [x].sortBy(x, i).size() == 1)", True),  # the binding hides the outer x
+        ("optional.of(self).optMap(s, s.size()).value()", 3),
+        ("optional.of(self).optMap(s, s.size()).optMap(n, n * 2).value()", 6),
+        ("optional.none().optMap(s, s).hasValue()", False),
+        ("optional.of(1).optFlatMap(x, optional.of(x + 1)).value()", 2),
+        ("optional.of(1).optFlatMap(x, optional.none()).hasValue()", False),
+        ("'%s=%d'.format(['n', self.size()])", "n=3"),
+        ("strings.quote('a\\n\"')", '"a\\n\\""'),
+    ],
+)
+def test_the_runtime_runs_the_expansions_it_lacks(rule: str, value: object) -> None:
+    assert compile_rule(rule).run({"self": [1, 3, 2]}) == value
+
+
+def test_sort_by_keys_of_two_types_and_lists_are_refused_as_cel_go_refuses_them() -> None:
+    with pytest.raises(EvalError, match="list elements must have the same type"):
+        compile_rule("self.sortBy(x, x == 1 ? 1 : 'a')").run({"self": [1, 2]})
+    with pytest.raises(EvalError, match="list elements must be comparable"):
+        compile_rule("self.sortBy(x, [x])").run({"self": [1, 2]})
+
+
+def test_a_chain_of_opt_maps_is_refused_at_once_not_copied_exponentially() -> None:
+    """Each optMap writes its optional twice; thirty in a chain would be 2^30 copies."""
+    rule = "optional.of(1)" + ".optMap(x, x)" * 30 + ".hasValue()"
+    with pytest.raises(CompileError, match="too complex"):
+        compile_rule(rule)
+    assert compile_rule("optional.of(1)" + ".optMap(x, x + 1)" * 4 + ".value()").run({}) == 5
