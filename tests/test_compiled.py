@@ -85,7 +85,7 @@ def test_both_paths_place_the_same_pods_with_the_same_messages(tmp_path: Path) -
 
 def test_the_scheduler_core_tests_pass_on_the_pure_python_path() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *CORE],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-x", *CORE],
         cwd=ROOT,
         env=pure_env(),
         capture_output=True,
