@@ -99,4 +99,9 @@ def test_a_chain_of_opt_maps_is_refused_at_once_not_copied_exponentially() -> No
     rule = "optional.of(1)" + ".optMap(x, x)" * 30 + ".hasValue()"
     with pytest.raises(CompileError, match="too complex"):
         compile_rule(rule)
+    nested = "optional.of(1)"
+    for _ in range(30):  # optFlatMap writes its expression twice
+        nested = f"optional.of(1).optFlatMap(x, {nested})"
+    with pytest.raises(CompileError, match="too complex"):
+        compile_rule(nested + ".hasValue()")
     assert compile_rule("optional.of(1)" + ".optMap(x, x + 1)" * 4 + ".value()").run({}) == 5

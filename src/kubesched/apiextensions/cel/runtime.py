@@ -238,7 +238,7 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
         inner = {k: v for k, v in env.items() if k != name}
         made = rewritten_whole(expr, inner, depth + 1)
         over = rewritten_whole(target, env, depth)
-        if len(over) > limit:  # optMap on optMap on ...: each writes its optional twice or four times
+        if len(over) > limit or len(made) > limit:  # each writes its optional (optFlatMap its result) 2-3 times
             raise CompileError("expression too complex to run: its optMap and optFlatMap calls nest too deeply")
         if fn == "sortBy":
             used.add("__cel_order")
