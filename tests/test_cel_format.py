@@ -81,6 +81,13 @@ def test_go_g_reads_back_as_the_same_float(x: float) -> None:
         ("optional.of(1).optFlatMap(x, optional.none()).hasValue()", False),
         ("'%s=%d'.format(['n', self.size()])", "n=3"),
         ("strings.quote('a\\n\"')", '"a\\n\\""'),
+        # optional field selection, read by the parser as a plain one and run through has()
+        ("optional.of({'a': 1}).value().?a.orValue(0) + {'b': {'c': 2}}.?b.?c.orValue(0)", 3),
+        # past a .? a plain selection tests presence too (cel-go's optional chaining)
+        ("{'b': {'c': 2}}.?x.?c.orValue(5) + {'b': {'c': 2}}.?b.c.value() + {'b': {}}.?b.c.orValue(1)", 8),
+        ("'a.?b' + \"c.?d\" + r'.?' + '[?'", "a.?bc.?d.?[?"),  # no selection inside a string
+        ("[5, 6][?1].orValue(0) + [5][?1].orValue(0) + [5][?-1].orValue(0) + {'k': 3}[?'k'].orValue(0)", 9),
+        ("{'k': [7]}.?k[?0].orValue(0) + {'k': [7]}.?k[0].value()", 14),
     ],
 )
 def test_the_runtime_runs_the_expansions_it_lacks(rule: str, value: object) -> None:
@@ -105,3 +112,12 @@ def test_a_chain_of_opt_maps_is_refused_at_once_not_copied_exponentially() -> No
     with pytest.raises(CompileError, match="too complex"):
         compile_rule(nested + ".hasValue()")
     assert compile_rule("optional.of(1)" + ".optMap(x, x + 1)" * 4 + ".value()").run({}) == 5
+
+
+@pytest.mark.parametrize("rule", ["[?optional.of(1)] == [1]", "{?'a': optional.of(1)} == {}", "x == [?a]"])
+def test_optional_entries_of_literals_are_refused_not_read_as_plain_ones(rule: str) -> None:
+    """Only a ``[`` after an operand is an index; a ``?`` opening a list literal's entry is not
+    read as a space (the entry would be the optional itself), and such rules are refused."""
+    with pytest.raises(CompileError, match="Syntax error"):
+        compile_rule(rule)
+

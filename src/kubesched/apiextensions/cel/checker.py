@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubesched.apiextensions.cel.decls import Decl
-from kubesched.apiextensions.cel.syntax import MAP_INSERT, Node, parse, snippet
+from kubesched.apiextensions.cel.syntax import MAP_INSERT, OPT_INDEX, OPT_SELECT, Node, parse, snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,19 +366,44 @@ class Checker:
         if operand.kind == "ident" and operand.value in _NAMESPACES and not self._declared(operand.value):
             return DYN  # a namespaced name, not a field
         t = self.check(operand)
+        if t.name == OPTIONAL and not e.test_only:  # a field of an optional's value: optional too
+            out = self._field(e, t.elem or DYN, str(e.value))
+            return out if out.name == "error" else Type(OPTIONAL, out)
+        out = self._field(e, t, str(e.value))
+        return BOOL if e.test_only and out.name != "error" else out
+
+    def _field(self, e: Node, t: Type, name: str) -> Type:
+        """The type of field ``name`` of a value of type ``t``, or the error cel-go reports."""
         if t.name in _OPEN:
-            out = t
-        elif t.name == "object":
+            return t
+        if t.name == "object":
             assert t.decl is not None
-            found = t.decl.member(e.value)
+            found = t.decl.member(name)
             if found is None:
-                return self.report(e, f"undefined field '{e.value}'")
-            out = of_decl(found, f"{t.path}.{e.value}")
-        elif t.name == "map":
-            out = t.elem or DYN
-        else:
-            return self.report(e, f"type '{t}' does not support field selection")
-        return BOOL if e.test_only else out
+                return self.report(e, f"undefined field '{name}'")
+            return of_decl(found, f"{t.path}.{name}")
+        if t.name == "map":
+            return t.elem or DYN
+        return self.report(e, f"type '{t}' does not support field selection")
+
+    def _opt_index(self, e: Node) -> Type:
+        """``a[?k]``: an optional of the element (of the optional's value, when ``a`` is one)."""
+        t, key = self.check(e.kids[0]), self.check(e.kids[1])
+        if t.name == "error" or key.name == "error":
+            return ERROR
+        over = t.elem or DYN if t.name == OPTIONAL else t
+        out = _index(over, key)
+        if out is None:
+            return self.no_overload(e, OPT_INDEX, t, key)
+        return Type(OPTIONAL, out)
+
+    def _opt_select(self, e: Node) -> Type:
+        """``a.?b``: an optional of the field (of the optional's value, when ``a`` is one)."""
+        t = self.check(e.kids[0])
+        if t.name == "error":
+            return ERROR
+        out = self._field(e, t.elem or DYN if t.name == OPTIONAL else t, str(e.kids[1].value))
+        return out if out.name == "error" else Type(OPTIONAL, out)
 
     def _declared(self, name: str) -> bool:
         return any(name in scope for scope in self.scopes)
@@ -444,6 +469,10 @@ class Checker:
 
     def _call(self, e: Node) -> Type:
         fn = e.value
+        if fn == OPT_SELECT:
+            return self._opt_select(e)
+        if fn == OPT_INDEX:
+            return self._opt_index(e)
         if fn == "format" and e.target and len(e.kids) == 2 and e.kids[1].kind == "list":
             return self._format(e)
         named = e.target and e.kids[0].kind == "ident" and e.kids[0].value in _NAMESPACES
@@ -719,6 +748,9 @@ def _modulo(a: Type, b: Type) -> Type | None:
 def _index(a: Type, b: Type) -> Type | None:
     if a.name in _OPEN:
         return DYN
+    if a.name == OPTIONAL:  # an element of an optional's value: optional too (optional chaining)
+        inner = _index(a.elem or DYN, b)
+        return Type(OPTIONAL, inner) if inner is not None else None
     if a.name == "list" and b.name in ("int", *_OPEN):
         return a.elem or DYN
     if a.name == "map" and _same(a.key or DYN, b):

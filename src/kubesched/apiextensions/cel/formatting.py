@@ -24,27 +24,25 @@ MAX_PRECISION = 1_000
 
 def type_name(value: Any) -> str:
     """A runtime value's CEL type name, as the messages name it."""
-    if value is None:
-        return "null_type"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bytes):
-        return "bytes"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, datetime.datetime):
-        return "google.protobuf.Timestamp"
-    if isinstance(value, datetime.timedelta):
-        return "google.protobuf.Duration"
+    for python, name in _TYPE_NAMES:
+        if isinstance(value, python):
+            return name
     return type(value).__name__
+
+
+# the Python type each CEL type is carried in, bool before int (a bool is an int in Python)
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (type(None), "null_type"),
+    (bool, "bool"),
+    (int, "int"),
+    (float, "double"),
+    (str, "string"),
+    (bytes, "bytes"),
+    (list, "list"),
+    (dict, "map"),
+    (datetime.datetime, "google.protobuf.Timestamp"),
+    (datetime.timedelta, "google.protobuf.Duration"),
+)
 
 
 # -- Go's fmt, as the formatter calls it ---------------------------------------------------------

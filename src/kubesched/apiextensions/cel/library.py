@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import cel as rust_cel
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.apiextensions.cel import named_formats, semver
-from kubesched.apiextensions.cel.formatting import FormatError, quote, string_format
+from kubesched.apiextensions.cel.formatting import FormatError, quote, string_format, type_name
 
 
 class LibraryError(Exception):
@@ -460,24 +460,12 @@ def order(keys: list[Any]) -> list[int]:
     elements (its insertion sort); past that Go's order of ties is its pdqsort's."""
     if not keys:
         return []
-    kind = _kind(keys[0])
-    if kind in ("list", "map", "null"):
+    kind = type_name(keys[0])
+    if kind in ("list", "map", "null_type"):
         raise LibraryError("list elements must be comparable")
-    if any(_kind(x) != kind for x in keys):
+    if any(type_name(x) != kind for x in keys):
         raise LibraryError("list elements must have the same type")
     return sorted(range(len(keys)), key=keys.__getitem__)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "map"
-    return type(value).__name__
 
 
 def _equality_key(value: Any) -> Any:

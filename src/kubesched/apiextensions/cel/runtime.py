@@ -19,7 +19,14 @@ from typing import Any
 import cel as rust_cel
 from kubesched.apiextensions.cel import library
 from kubesched.apiextensions.cel.cost import NAMESPACED, Range
-from kubesched.apiextensions.cel.syntax import TRANSFORMS, TWO_VARIABLE, Node, parse_tree, syntax_error
+from kubesched.apiextensions.cel.syntax import (
+    TRANSFORMS,
+    TWO_VARIABLE,
+    Node,
+    optional_marks,
+    parse_tree,
+    syntax_error,
+)
 
 __all__ = ["CompileError", "EvalError", "Program", "ValueSizes", "compile_rule"]
 
@@ -111,11 +118,17 @@ def compile_rule(expression: str) -> Program:
         tree = parse_tree(expression)
     except Exception as exc:  # celpy's CELParseError and lark's errors
         raise CompileError(syntax_error(expression, exc)) from None
-    from kubesched.apiextensions.cel.syntax import convert
+    from kubesched.apiextensions.cel.syntax import MacroError, convert
 
     try:
-        ast = convert(tree)
-        source, helpers = _runnable(tree, expression)
+        ast = convert(tree, expression)
+    except MacroError as exc:  # cel-go's words, line and caret
+        raise CompileError(str(exc)) from None
+    except Exception as exc:
+        raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    try:
+        read, marks = optional_marks(expression)
+        source, helpers = _runnable(tree, read, marks)
         runnable = rust_cel.compile(source)
     except Exception as exc:
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
@@ -131,7 +144,7 @@ _ONE_VARIABLE = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _PAIRS = "__kv"  # the pair's variable, numbered by nesting
 
 
-def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
+def _runnable(tree: Any, text: str, marks: frozenset[int] = frozenset()) -> tuple[str, frozenset[str]]:
     """The expression as the runtime runs it, and the helper functions it calls: each ``x.size()``
     and ``size(x)`` as ``__cel_size(x)``, each ``sets.contains(a, b)`` (``NAMESPACED``) as
     ``__sets_contains(a, b)``, each two-variable comprehension over ``__cel_entries``. The text
@@ -180,6 +193,9 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
         """What ``node`` itself is rewritten to, or None."""
         if node.data == "ident" and str(node.children[0]) in env:
             return env[str(node.children[0])]
+        optional_node = marks and node.data in ("member_dot", "member_index")
+        if optional_node and (optional(node) or optional_valued(node.children[0])):
+            return optional_part(node, env, depth)
         if node.data == "member_dot_arg":
             kids = [c for c in node.children if c is not None]
             args = list(kids[2].children) if len(kids) > 2 else []
@@ -228,6 +244,49 @@ def _runnable(tree: Any, text: str) -> tuple[str, frozenset[str]]:
             return f"__cel_pairs_map({over}.map({e}, [{e}[0], {made}]))"
         used.add("__cel_merge_maps")
         return f"__cel_merge_maps({over}.map({e}, {made}))"
+
+    def optional(node: Any) -> bool:
+        """Whether a selection is ``.?`` or an index ``[?`` (the ``?`` the parser was shown as a
+        space)."""
+        kids = [c for c in node.children if c is not None]
+        after = kids[1].start_pos if node.data == "member_dot" else kids[1].meta.start_pos
+        return any(kids[0].meta.end_pos <= m < after for m in marks)
+
+    def optional_valued(node: Any) -> bool:
+        """Whether an operand is an optional made by selection: ``a.?b``, or a field of one
+        (``a.?b.c``, cel-go's optional chaining)."""
+        while isinstance(node, Tree) and node.data not in ("member_dot", "member_index") and len(node.children) == 1:
+            node = node.children[0]
+        if not isinstance(node, Tree) or node.data not in ("member_dot", "member_index"):
+            return False
+        return optional(node) or optional_valued(node.children[0])
+
+    def optional_part(node: Any, env: dict[str, str], depth: int) -> str:
+        """``a.?b`` as ``has(a.b) ? optional.of(a.b) : optional.none()``, ``a[?k]`` alike with the
+        key's presence (an index in range of a list, a key of a map), and a field or element (``.?``
+        or ``.``, ``[?`` or ``[``) of such an optional through its value, present or none: the
+        runtime has no optional selection, and a chain writes each operand up to four times."""
+        nonlocal changed
+        changed = True
+        kids = [c for c in node.children if c is not None]
+        over = f"({rewritten_whole(kids[0], env, depth)})"
+        key = f"({rewritten_whole(kids[1], env, depth)})" if node.data == "member_index" else ""
+        if len(over) > limit or len(key) > limit:
+            raise CompileError("expression too complex to run: its optional selections nest too deeply")
+
+        def part(value: str) -> str:
+            return f"{value}[{key}]" if key else f"{value}.{kids[1]}"
+
+        def present(value: str) -> str:
+            if not key:
+                return f"has({part(value)})"
+            return f"(type({value}) == list ? ({key} >= 0 && {key} < size({value})) : {key} in {value})"
+
+        if not optional_valued(kids[0]):
+            return f"({present(over)} ? optional.of({part(over)}) : optional.none())"
+        # past the first ``.?`` a plain ``.b`` or ``[k]`` tests presence too (cel-go's optional chaining)
+        value = f"{over}.value()"
+        return f"({over}.hasValue() && {present(value)} ? optional.of({part(value)}) : optional.none())"
 
     def bound(fn: str, target: Any, name: str, expr: Any, env: dict[str, str], depth: int) -> str:
         """sortBy, optMap and optFlatMap, which the runtime lacks: the list bound to a name by a

@@ -75,6 +75,8 @@ def _macro(name: str, target: Node, args: list[Node], pos: int = 0) -> Node | No
 TWO_VARIABLE = {"all": 3, "exists": 3, "existsOne": 3, "exists_one": 3}
 TRANSFORMS = ("transformList", "transformMap", "transformMapEntry")
 MAP_INSERT = "cel.@mapInsert"
+OPT_SELECT = "_?._"  # optional field selection, a.?b (cel-go's operators.OptSelect)
+OPT_INDEX = "_[?_]"  # optional index, a[?k] (operators.OptIndex)
 
 
 def _two_variable(name: str, target: Node, args: list[Node]) -> Node | None:
@@ -113,6 +115,49 @@ def _two_variable(name: str, target: Node, args: list[Node]) -> Node | None:
     if keep is not None:
         step = _call("_?_:_", keep, step, _ident(ACCU, m), pos=m)
     return _comp(k, target, init, _lit(True, "bool", m), step, _ident(ACCU, m), v)
+
+
+class MacroError(ValueError):
+    """A macro call cel-go's parser refuses (``parser/macro.go``, ``ext/comprehensions.go``): its
+    variable not a simple name, two variables of one name, the accumulator's name; the message is
+    cel-go's, with its line and caret."""
+
+
+# the accumulator's name a rule can spell (parser.AccumulatorName)
+_ACCUMULATOR = "__result__"
+_QUANTIFIERS = ("all", "exists", "exists_one")
+
+
+def _malformed_macro(name: str, args: list[Node]) -> tuple[Node, str] | None:
+    """The argument and cel-go's complaint when a member macro's call cannot be expanded."""
+    one = (name in _QUANTIFIERS and len(args) == 2) or (name == "filter" and len(args) == 2)
+    one = (
+        one
+        or (name == "map" and len(args) in (2, 3))
+        or (name in ("sortBy", "optMap", "optFlatMap") and len(args) == 2)
+    )
+    if one:
+        if args[0].kind != "ident":
+            if name in _QUANTIFIERS:
+                said = "argument must be a simple name"
+            elif name in ("optMap", "optFlatMap"):
+                said = f"{name}() variable name must be a simple identifier"
+            else:
+                said = "argument is not an identifier"
+            return args[0], said
+        if args[0].value == _ACCUMULATOR and name not in ("optMap", "optFlatMap"):
+            return args[0], "iteration variable overwrites accumulator variable"
+        return None
+    if TWO_VARIABLE.get(name) == len(args) or (name in TRANSFORMS and len(args) in (3, 4)):
+        for arg in args[:2]:
+            if arg.kind != "ident":
+                return arg, "argument must be a simple name"
+        if args[0].value == args[1].value:
+            return args[1], f"duplicate variable name: {args[0].value}"
+        for arg in args[:2]:
+            if arg.value == _ACCUMULATOR:
+                return arg, "iteration variable overwrites accumulator variable"
+    return None
 
 
 def _macro_nodes(name: str, target: Node, args: list[Node]) -> Node | None:
@@ -298,16 +343,24 @@ def convert(tree: Any, text: str = "") -> Node:
     if rule in ("member", "primary"):
         return go(kids[0])
     if rule == "member_dot":
+        if text and optional_select(text, _end(kids[0]), _start(kids[1])):  # a.?b: cel-go's _?._ call
+            field = _lit(str(kids[1]), "string", _start(kids[1]))
+            return _call(OPT_SELECT, go(kids[0]), field, pos=after(kids[0]))
         return Node("select", str(kids[1]), [go(kids[0])], pos=after(kids[0]))
     if rule == "member_dot_arg":
         target, name = go(kids[0]), str(kids[1])
         args = [go(k) for k in kids[2].children] if len(kids) > 2 else []
         pos = after(kids[1])
+        malformed = _malformed_macro(name, args)
+        if malformed is not None:
+            raise MacroError(snippet(text, malformed[0].pos, malformed[1]))
         expanded = _macro(name, target, args, pos)
         if expanded is not None:
             return expanded
         return Node("call", name, [target, *args], target=True, pos=pos)
     if rule == "member_index":
+        if text and optional_index(text, _end(kids[0])):  # a[?k]: cel-go's _[?_] call
+            return _call(OPT_INDEX, go(kids[0]), go(kids[1]), pos=after(kids[0]))
         return _call("_[_]", go(kids[0]), go(kids[1]), pos=after(kids[0]))
     if rule == "member_object":
         inits = kids[1].children if len(kids) > 1 else []
@@ -321,6 +374,8 @@ def convert(tree: Any, text: str = "") -> Node:
         if name == "has" and len(args) == 1 and args[0].kind == "select":
             sel = args[0]
             return Node("select", sel.value, sel.kids, test_only=True, pos=pos)
+        if name == "has" and len(args) == 1:
+            raise MacroError(snippet(text, args[0].pos, "invalid argument to has() macro"))
         return Node("call", name, args, pos=pos)
     if rule == "paren_expr":
         return go(kids[0])
@@ -375,12 +430,79 @@ def syntax_error(text: str, exc: BaseException) -> str:
 @functools.lru_cache(maxsize=4096)
 def parse_tree(expression: str) -> Any:
     """celpy's lark parse tree of the expression (celpy's and lark's errors when it does not
-    parse), with each node's span in the text."""
+    parse), with each node's span in the text. celpy's grammar has no optional field selection
+    (``a.?b``): each such ``?`` is read as a space (``optional_marks``), so the spans stay those of
+    the text, where ``convert`` and the runtime find the ``?`` again."""
     from celpy.celparser import CELParser
 
-    tree = CELParser().parse(expression)
-    _fill_spans(tree, expression, 0)
+    read, _ = optional_marks(expression)
+    tree = CELParser().parse(read)
+    _fill_spans(tree, read, 0)
     return tree
+
+
+def optional_marks(text: str) -> tuple[str, frozenset[int]]:
+    """The text with the ``?`` of each optional field selection and index (``a.?b``, ``a[?k]``: a
+    ``?`` right after a ``.`` or a ``[``, CEL.g4's Select and Index) read as a space, and where
+    those were; string literals and comments are passed over."""
+    if "?" not in text:
+        return text, frozenset()
+    out = list(text)
+    marks: set[int] = set()
+    i, n = 0, len(text)
+    prev = ""  # the last character of code before i (a '[' after an operand is an index)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            i = _string_end(text, i)
+            prev = c
+            continue
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c == "." or (c == "[" and prev != "" and (prev.isalnum() or prev in "_)]}")):
+            q = _next(text, i + 1)
+            if q < n and text[q] == "?":
+                out[q] = " "
+                marks.add(q)
+                i, prev = q + 1, "?"
+                continue
+        if not c.isspace():
+            prev = c
+        i += 1
+    return "".join(out), frozenset(marks)
+
+
+def _string_end(text: str, at: int) -> int:
+    """Where the string literal opening at ``at`` ends (raw literals have no escapes; a prefix
+    letter before the quote changes nothing for where it ends but that)."""
+    quote = text[at]
+    raw = at > 0 and text[at - 1] in "rR" and (at < 2 or not (text[at - 2].isalnum() or text[at - 2] == "_"))
+    delim = quote * 3 if text.startswith(quote * 3, at) else quote
+    i = at + len(delim)
+    while i < len(text):
+        if not raw and text[i] == "\\":
+            i += 2
+            continue
+        if text.startswith(delim, i):
+            return i + len(delim)
+        i += 1
+    return len(text)
+
+
+def optional_index(text: str, operand_end: int) -> bool:
+    """Whether the index after an operand is ``[?``."""
+    bracket = _next(text, operand_end)
+    q = _next(text, bracket + 1) if bracket < len(text) and text[bracket] == "[" else -1
+    return 0 <= q < len(text) and text[q] == "?"
+
+
+def optional_select(text: str, operand_end: int, field_start: int) -> bool:
+    """Whether the selection between an operand and its field is ``.?`` (a ``?`` after the dot)."""
+    dot = _next(text, operand_end)
+    q = _next(text, dot + 1) if dot < len(text) and text[dot] == "." else -1
+    return 0 <= q < field_start and text[q] == "?"
 
 
 def _fill_spans(node: Any, text: str, cursor: int) -> int:
