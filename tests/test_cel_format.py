@@ -120,4 +120,3 @@ def test_optional_entries_of_literals_are_refused_not_read_as_plain_ones(rule: s
     read as a space (the entry would be the optional itself), and such rules are refused."""
     with pytest.raises(CompileError, match="Syntax error"):
         compile_rule(rule)
-
