@@ -6,11 +6,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-# The suite runs on two workers (.ci/run: pytest-xdist, ``--dist loadgroup``). A module's tests stay
-# together, in order, on one worker: many share a module's cluster and build on what the tests before
-# them left there. Modules that start upstream's control plane (kube-apiserver, etcd, kube-scheduler:
-# several processes on both CPUs) or time a cluster's reactions (leases, failover, fairness, chaos)
-# run one after another on one worker, so that no two of them share the machine; the rest spread.
+# The suite runs on two workers (.ci/run: pytest-xdist, ``-n 2``), scheduled by module: a module's
+# tests stay together, in order, on one worker (many share a module's cluster and build on what the
+# tests before them left there). Modules that start upstream's control plane (kube-apiserver, etcd,
+# kube-scheduler: several processes on both CPUs) or time a cluster's reactions (leases, failover,
+# fairness, chaos) are one unit, run one after another on one worker, so that no two of them share the
+# machine; the other modules spread over both. (xdist's own ``loadgroup`` cannot group modules under
+# pytest 9.2, whose test ids it no longer rewrites.)
 _ONE_AT_A_TIME = {
     "test_chaos",
     "test_failover",
@@ -21,20 +23,23 @@ _ONE_AT_A_TIME = {
     "test_apiserver_limits",
     "test_compiled",
 }
+_HERE = Path(__file__).parent
+_ONE_AT_A_TIME |= {
+    path.stem
+    for path in _HERE.glob("test_*.py")
+    if "from tests.upstream import" in (text := path.read_text()) or "import tests.upstream" in text
+}
 
 
-def _starts_upstream(module: object) -> bool:
-    return any(
-        getattr(v, "__module__", None) == "tests.upstream" or getattr(v, "__name__", None) == "tests.upstream"
-        for v in vars(module).values()
-    )
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
 
+    class ByModule(LoadScopeScheduling):
+        """xdist's scope scheduling with modules as scopes, the one-at-a-time modules as one."""
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is None:
-            continue
-        name = module.__name__.rsplit(".", 1)[-1]
-        heavy = name in _ONE_AT_A_TIME or _starts_upstream(module)
-        item.add_marker(pytest.mark.xdist_group("one-at-a-time" if heavy else module.__name__))
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "one-at-a-time" if Path(module).stem in _ONE_AT_A_TIME else module
+
+    return ByModule(config, log)  # type: ignore[arg-type]
