@@ -86,6 +86,10 @@ def test_go_g_reads_back_as_the_same_float(x: float) -> None:
         # past a .? a plain selection tests presence too (cel-go's optional chaining)
         ("{'b': {'c': 2}}.?x.?c.orValue(5) + {'b': {'c': 2}}.?b.c.value() + {'b': {}}.?b.c.orValue(1)", 8),
         ("'a.?b' + \"c.?d\" + r'.?' + '[?'", "a.?bc.?d.?[?"),  # no selection inside a string
+        # optional entries of list and map literals
+        ("[1, ?optional.of(2), 3, ?optional.none()]", [1, 2, 3]),
+        ("{?'a': optional.none(), 'b': 1, ?'c': optional.of(2)}", {"b": 1, "c": 2}),
+        ("[?{'k': 1}.?k, ?{'k': 1}.?z].size()", 1),
         ("[5, 6][?1].orValue(0) + [5][?1].orValue(0) + [5][?-1].orValue(0) + {'k': 3}[?'k'].orValue(0)", 9),
         ("{'k': [7]}.?k[?0].orValue(0) + {'k': [7]}.?k[0].value()", 14),
     ],
@@ -114,9 +118,9 @@ def test_a_chain_of_opt_maps_is_refused_at_once_not_copied_exponentially() -> No
     assert compile_rule("optional.of(1)" + ".optMap(x, x + 1)" * 4 + ".value()").run({}) == 5
 
 
-@pytest.mark.parametrize("rule", ["[?optional.of(1)] == [1]", "{?'a': optional.of(1)} == {}", "x == [?a]"])
-def test_optional_entries_of_literals_are_refused_not_read_as_plain_ones(rule: str) -> None:
-    """Only a ``[`` after an operand is an index; a ``?`` opening a list literal's entry is not
-    read as a space (the entry would be the optional itself), and such rules are refused."""
+@pytest.mark.parametrize("rule", ["f(a, ?b)", "size([1], ?x)", "(?a)"])
+def test_a_question_mark_outside_a_literal_or_a_selection_is_refused(rule: str) -> None:
+    """Only a ``?`` after a ``.``, an index's ``[`` or a list or map literal's ``[``, ``{`` or
+    ``,`` is optional syntax; any other is refused, never read as a space."""
     with pytest.raises(CompileError, match="Syntax error"):
         compile_rule(rule)

@@ -197,6 +197,7 @@ RULES = [
     # optional field selection: cel-go's _?._ call, and a field of its optional
     "self.?name.orValue('') == self.free",
     "self.?labels.?app.orValue('x').size() < 5 && self.?labels.app.hasValue()",
+    "self.labels[?'app'].orValue('') == self.name && self.tags[?0].hasValue() && [?self.?name].size() < 2",
 ]
 
 
@@ -546,6 +547,8 @@ TYPED_RULES = [
     "self.?free.?a.?b.orValue(1) == 1",
     "self.labels[?'a'].orValue('') == '' && self.tags[?0].hasValue() && self.?tags[0].hasValue()",
     "self.tags[?'a'].hasValue()",
+    "[?self.?image, 'b'] == ['a'] && {?'k': self.?image} == {'k': 'a'}",
+    "[?self.image] == []",
     "format.dns1123Label().validate(self.image).hasValue() || format.named(self.image).hasValue()",
     "format.bogus().validate(self.image).hasValue()",
     "format.dns1123Label().validate(self.replicas).hasValue()",
@@ -750,6 +753,10 @@ LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
         {"labels": {"a": "x"}, "s": "y"},
     ),
     ("self.?labels.a.value() == 'x'", {"labels": {"b": "x"}}),
+    (
+        "[?self.?s, 'b', ?self.?labels.?z] == ['a', 'b'] && {?'k': self.?s, ?'z': self.?labels.?z} == {'k': 'a'}",
+        {"s": "a"},
+    ),
     (
         "self.labels[?'a'].value() == 'x' && !self.labels[?'b'].hasValue() && self.items[?1].value() == 'q' && "
         "!self.items[?2].hasValue() && !self.items[?-1].hasValue() && self.?items[0].value() == 'p'",

@@ -411,8 +411,10 @@ class Checker:
     def _list(self, e: Node) -> Type:
         first: Type | None = None
         mismatched = False
-        for kid in e.kids:
+        for i, kid in enumerate(e.kids):
             t = self.check(kid)
+            if e.value and i in e.value and t.name == OPTIONAL:  # [?x]: x's value, when it has one
+                t = t.elem or DYN
             if first is None or first.name in _OPEN:
                 first = t
             elif t.name not in _OPEN and not _same(first, t) and not mismatched:
@@ -426,6 +428,8 @@ class Checker:
         seen: list[Type | None] = [None, None]
         for i, kid in enumerate(e.kids):
             t = self.check(kid)
+            if e.value and i % 2 and i // 2 in e.value and t.name == OPTIONAL:  # {?k: v}: v's value
+                t = t.elem or DYN
             first = seen[i % 2]
             if first is None or first.name in _OPEN:
                 seen[i % 2] = t

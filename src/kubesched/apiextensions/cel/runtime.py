@@ -193,6 +193,8 @@ def _runnable(tree: Any, text: str, marks: frozenset[int] = frozenset()) -> tupl
         """What ``node`` itself is rewritten to, or None."""
         if node.data == "ident" and str(node.children[0]) in env:
             return env[str(node.children[0])]
+        if marks and node.data in ("list_lit", "map_lit") and node.children and entries_optional(node):
+            return optional_entries(node, env, depth)
         optional_node = marks and node.data in ("member_dot", "member_index")
         if optional_node and (optional(node) or optional_valued(node.children[0])):
             return optional_part(node, env, depth)
@@ -260,6 +262,54 @@ def _runnable(tree: Any, text: str, marks: frozenset[int] = frozenset()) -> tupl
         if not isinstance(node, Tree) or node.data not in ("member_dot", "member_index"):
             return False
         return optional(node) or optional_valued(node.children[0])
+
+    def marked_before(start: int) -> bool:
+        """Whether a ``?`` read as a space stands right before ``start`` (an optional entry)."""
+        j = start - 1
+        while j >= 0 and j not in marks and text[j].isspace():
+            j -= 1
+        return j in marks
+
+    def entries_optional(node: Any) -> list[bool]:
+        """Per entry of a list or map literal, whether it is optional (``[?x]``, ``{?k: v}``);
+        empty when none is."""
+        items = [c for c in node.children[0].children if c is not None]
+        heads = items if node.data == "list_lit" else items[::2]
+        flags = [marked_before(h.meta.start_pos) for h in heads]
+        return flags if any(flags) else []
+
+    def optional_entries(node: Any, env: dict[str, str], depth: int) -> str:
+        """A literal with optional entries as the runtime can build it: a list as the sum of its
+        plain runs and, per optional element, a list of its value or of nothing; a map merged from
+        its plain entries and, per optional entry, a map of its value or an empty one."""
+        nonlocal changed
+        changed = True
+        items = [rewritten_whole(c, env, depth) for c in node.children[0].children if c is not None]
+        flags = entries_optional(node)
+        if any(len(x) > limit for x in items):
+            raise CompileError("expression too complex to run: its optional entries nest too deeply")
+        parts: list[str] = []
+        plain: list[str] = []
+        is_list = node.data == "list_lit"
+        for i, optional_entry in enumerate(flags):
+            entry = items[i] if is_list else f"{items[2 * i]}: {items[2 * i + 1]}"
+            if not optional_entry:
+                plain.append(entry)
+                continue
+            if plain:
+                parts.append(f"[{', '.join(plain)}]" if is_list else f"{{{', '.join(plain)}}}")
+                plain = []
+            if is_list:
+                parts.append(f"(({entry}).hasValue() ? [({entry}).value()] : [])")
+            else:
+                key, value = items[2 * i], items[2 * i + 1]
+                parts.append(f"(({value}).hasValue() ? {{{key}: ({value}).value()}} : {{}})")
+        if plain:
+            parts.append(f"[{', '.join(plain)}]" if is_list else f"{{{', '.join(plain)}}}")
+        if is_list:
+            return f"({' + '.join(parts)})"
+        used.add("__cel_merge_maps")
+        return f"__cel_merge_maps([{', '.join(parts)}])"
 
     def optional_part(node: Any, env: dict[str, str], depth: int) -> str:
         """``a.?b`` as ``has(a.b) ? optional.of(a.b) : optional.none()``, ``a[?k]`` alike with the

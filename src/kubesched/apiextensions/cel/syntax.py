@@ -12,7 +12,9 @@ from typing import Any
 @dataclass(eq=False, slots=True)
 class Node:
     kind: str  # lit, ident, select, call, list, map, comp
-    value: Any = None  # lit: the Python value; ident: the name; select: the field; call: the function
+    # lit: the Python value; ident: the name; select: the field; call: the function; list and map:
+    # the optional entries' places (``[?x]``, ``{?k: v}``), None when there are none
+    value: Any = None
     kids: list[Node] = field(default_factory=list)  # select: [operand]; call: [target?] + args
     target: bool = False  # call: a member call (kids[0] is the target)
     test_only: bool = False  # select: has()
@@ -380,9 +382,14 @@ def convert(tree: Any, text: str = "") -> Node:
     if rule == "paren_expr":
         return go(kids[0])
     if rule == "list_lit":
-        return Node("list", kids=[go(k) for k in kids[0].children] if kids else [], pos=_start(tree))
+        items = list(kids[0].children) if kids else []
+        optional = frozenset(i for i, k in enumerate(items) if text and _after_question(text, _start(k)))
+        return Node("list", optional or None, [go(k) for k in items], pos=_start(tree))
     if rule == "map_lit":
-        return Node("map", kids=[go(k) for k in kids[0].children] if kids else [], pos=_start(tree))
+        items = list(kids[0].children) if kids else []
+        keys = items[::2]
+        optional = frozenset(i for i, k in enumerate(keys) if text and _after_question(text, _start(k)))
+        return Node("map", optional or None, [go(k) for k in items], pos=_start(tree))
     if rule == "literal":
         node = _literal(kids[0])
         node.pos = _start(kids[0])
@@ -442,13 +449,16 @@ def parse_tree(expression: str) -> Any:
 
 
 def optional_marks(text: str) -> tuple[str, frozenset[int]]:
-    """The text with the ``?`` of each optional field selection and index (``a.?b``, ``a[?k]``: a
-    ``?`` right after a ``.`` or a ``[``, CEL.g4's Select and Index) read as a space, and where
-    those were; string literals and comments are passed over."""
+    """The text with each ``?`` of CEL's optional syntax read as a space, and where those were:
+    optional field selection and index (``a.?b``, ``a[?k]``: right after a ``.`` or an index's
+    ``[``, CEL.g4's Select and Index) and optional entries of list and map literals (``[?x]``,
+    ``{?k: v}``: right after a literal's ``[``, ``{`` or ``,``). Any other ``?`` is the
+    conditional's; string literals and comments are passed over."""
     if "?" not in text:
         return text, frozenset()
     out = list(text)
     marks: set[int] = set()
+    opened: list[str] = []  # the brackets open before i: "(", "index", "list", "{"
     i, n = 0, len(text)
     prev = ""  # the last character of code before i (a '[' after an operand is an index)
     while i < n:
@@ -461,13 +471,18 @@ def optional_marks(text: str) -> tuple[str, frozenset[int]]:
             end = text.find("\n", i)
             i = n if end < 0 else end
             continue
-        if c == "." or (c == "[" and prev != "" and (prev.isalnum() or prev in "_)]}")):
-            q = _next(text, i + 1)
-            if q < n and text[q] == "?":
-                out[q] = " "
-                marks.add(q)
-                i, prev = q + 1, "?"
-                continue
+        if c == "?":
+            top = opened[-1] if opened else ""
+            selection = prev == "." or (prev == "[" and top == "index")
+            if selection or (prev in ("[", "{", ",") and top in ("list", "{")):
+                out[i] = " "
+                marks.add(i)
+        elif c == "[":
+            opened.append("index" if prev != "" and (prev.isalnum() or prev in "_)]}") else "list")
+        elif c in "({":
+            opened.append(c)
+        elif c in ")]}" and opened:
+            opened.pop()
         if not c.isspace():
             prev = c
         i += 1
@@ -489,6 +504,14 @@ def _string_end(text: str, at: int) -> int:
             return i + len(delim)
         i += 1
     return len(text)
+
+
+def _after_question(text: str, start: int) -> bool:
+    """Whether the part starting at ``start`` follows a ``?`` (an optional entry of a literal)."""
+    j = start - 1
+    while j >= 0 and text[j].isspace():
+        j -= 1
+    return j >= 0 and text[j] == "?"
 
 
 def optional_index(text: str, operand_end: int) -> bool:
