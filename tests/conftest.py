@@ -8,11 +8,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 # The suite runs on two workers (.ci/run: pytest-xdist, ``-n 2``), scheduled by module: a module's
 # tests stay together, in order, on one worker (many share a module's cluster and build on what the
-# tests before them left there). Modules that start upstream's control plane (kube-apiserver, etcd,
-# kube-scheduler: several processes on both CPUs) or time a cluster's reactions (leases, failover,
-# fairness, chaos) are one unit, run one after another on one worker, so that no two of them share the
-# machine; the other modules spread over both. (xdist's own ``loadgroup`` cannot group modules under
-# pytest 9.2, whose test ids it no longer rewrites.)
+# tests before them left there). The modules that time a cluster's reactions (leases, failover,
+# fairness, chaos, watch deadlines) or run schedulers side by side over whole histories are one unit,
+# run one after another on one worker, so that no two of them share the machine; the other modules,
+# those that compare kube-apiserver's answers with kubesched's included, spread over both. (xdist's
+# own ``loadgroup`` cannot group modules under pytest 9.2, whose test ids it no longer rewrites.)
 _ONE_AT_A_TIME = {
     "test_chaos",
     "test_failover",
@@ -21,13 +21,14 @@ _ONE_AT_A_TIME = {
     "test_durability",
     "test_storage_faults",
     "test_apiserver_limits",
-    "test_compiled",
-}
-_HERE = Path(__file__).parent
-_ONE_AT_A_TIME |= {
-    path.stem
-    for path in _HERE.glob("test_*.py")
-    if "from tests.upstream import" in (text := path.read_text()) or "import tests.upstream" in text
+    "test_histories",
+    "test_upstream_histories",
+    "test_upstream_differential",
+    "test_upstream_gang_differential",
+    "test_upstream_apiserver",
+    "test_upstream_kubectl_session",
+    "test_upstream_binding",
+    "test_oracle",
 }
 
 
@@ -42,4 +43,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             module = nodeid.split("::", 1)[0]
             return "one-at-a-time" if Path(module).stem in _ONE_AT_A_TIME else module
 
+    # the modules in collection order, not by their number of tests: the one-at-a-time unit, first
+    # met at test_apiserver_limits, then starts with the run
+    config.option.loadscopereorder = False
     return ByModule(config, log)  # type: ignore[arg-type]

@@ -413,8 +413,8 @@ class Checker:
         mismatched = False
         for i, kid in enumerate(e.kids):
             t = self.check(kid)
-            if e.value and i in e.value and t.name == OPTIONAL:  # [?x]: x's value, when it has one
-                t = t.elem or DYN
+            if e.value and i in e.value:  # [?x]: x's value, when it has one
+                t = self._optional_entry(kid, t)
             if first is None or first.name in _OPEN:
                 first = t
             elif t.name not in _OPEN and not _same(first, t) and not mismatched:
@@ -428,14 +428,23 @@ class Checker:
         seen: list[Type | None] = [None, None]
         for i, kid in enumerate(e.kids):
             t = self.check(kid)
-            if e.value and i % 2 and i // 2 in e.value and t.name == OPTIONAL:  # {?k: v}: v's value
-                t = t.elem or DYN
+            if e.value and i % 2 and i // 2 in e.value:  # {?k: v}: v's value, when it has one
+                t = self._optional_entry(kid, t)
             first = seen[i % 2]
             if first is None or first.name in _OPEN:
                 seen[i % 2] = t
             elif t.name not in _OPEN and not _same(first, t) and not self.in_format:
                 self.report(kid, f"expected type '{first}' but found '{t}'")
         return Type("map", seen[1] or DYN, seen[0] or DYN)
+
+    def _optional_entry(self, kid: Node, t: Type) -> Type:
+        """An optional entry's type is its optional's value's; an entry that is not optional is
+        refused as cel-go refuses it."""
+        if t.name == OPTIONAL:
+            return t.elem or DYN
+        if t.name not in _OPEN:
+            self.report(kid, f"expected type '{OPTIONAL}({t})' but found '{t}'")
+        return t
 
     def _comp(self, e: Node) -> Type:
         rng, init, cond, step, result = e.kids
