@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kubesched.apiextensions.cel.formatting import FormatError, go_g, string_format
 from kubesched.apiextensions.cel.runtime import CompileError, EvalError, compile_rule
+from kubesched.errors import go_quote
 
 
 @pytest.mark.parametrize(
@@ -124,3 +125,18 @@ def test_a_question_mark_outside_a_literal_or_a_selection_is_refused(rule: str) 
     ``,`` is optional syntax; any other is refused, never read as a space."""
     with pytest.raises(CompileError, match="Syntax error"):
         compile_rule(rule)
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ('a"b\\c', '"a\\"b\\\\c"'),
+        ("\a\b\f\n\r\t\v", '"\\a\\b\\f\\n\\r\\t\\v"'),
+        ("a\x00\x7f", '"a\\x00\\x7f"'),
+        ("é ü 😀", '"é ü 😀"'),
+        ("\u00a0\u2028\U000e0001", '"\\u00a0\\u2028\\U000e0001"'),
+    ],
+)
+def test_go_quote_is_strconv_quote(text: str, quoted: str) -> None:
+    """Go's %q, as the formatter's lists and maps and the API's field errors print a string: one line."""
+    assert go_quote(text) == quoted

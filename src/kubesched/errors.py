@@ -14,10 +14,29 @@ def one_line(text: str) -> str:
     )
 
 
+# the escapes Go's strconv.Quote writes by name (CEL's strings.quote writes the same ones)
+GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+GO_ESCAPES.update({"\\": "\\\\", '"': '\\"'})
+
+
 def go_quote(value: object) -> str:
-    """A value as Go's ``%q`` prints it in field errors: double-quoted, escapes for control characters."""
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{one_line(text)}"'
+    """A value as Go's ``%q`` prints it (``strconv.Quote``), in field errors and CEL's formatting:
+    double-quoted, printable characters as they are, the others escaped (so it stays one line)."""
+    out = ['"']
+    for ch in str(value):
+        o = ord(ch)
+        if ch in GO_ESCAPES:
+            out.append(GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif o < 0x80:
+            out.append(f"\\x{o:02x}")
+        elif o < 0x10000:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    out.append('"')
+    return "".join(out)
 
 
 class InputError(Exception):

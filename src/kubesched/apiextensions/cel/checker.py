@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubesched.apiextensions.cel.decls import Decl
+from kubesched.apiextensions.cel.formatting import CLAUSE_TYPES, FormatError, clauses, complaint
+from kubesched.apiextensions.cel.named_formats import VALIDATORS
 from kubesched.apiextensions.cel.syntax import MAP_INSERT, OPT_INDEX, OPT_SELECT, Node, parse, snippet
 
 
@@ -559,8 +561,6 @@ class Checker:
     def _named_format(self, e: Node, fn: str, kids: list[Node]) -> Type:
         """Kubernetes' format library: ``format.dns1123Label()`` and its siblings, a format;
         ``format.named(name)``, an optional of one."""
-        from kubesched.apiextensions.cel.named_formats import VALIDATORS
-
         args = [self.check(k) for k in kids]
         if fn == "named" and len(args) == 1 and args[0].name in ("string", *_OPEN):
             return Type(OPTIONAL, FORMAT)
@@ -623,8 +623,6 @@ class Checker:
         return STRING
 
     def _format_clauses(self, e: Node, text: str, nodes: list[Node]) -> None:
-        from kubesched.apiextensions.cel.formatting import CLAUSE_TYPES, FormatError, clauses, complaint
-
         try:
             found = clauses(text)
         except FormatError as exc:

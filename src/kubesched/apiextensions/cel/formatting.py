@@ -11,6 +11,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from kubesched.errors import GO_ESCAPES, go_quote
+
 
 class FormatError(Exception):
     """A format string or argument cel-go refuses, in its words."""
@@ -46,29 +48,6 @@ _TYPE_NAMES: tuple[tuple[type, str], ...] = (
 
 
 # -- Go's fmt, as the formatter calls it ---------------------------------------------------------
-
-
-def go_quote(s: str) -> str:
-    """Go's ``%q`` of a string (``strconv.Quote``)."""
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif o < 0x80:
-            out.append(f"\\x{o:02x}")
-        elif o < 0x10000:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(f"\\U{o:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-_ESCAPES.update({"\\": "\\\\", '"': '\\"'})
 
 
 def _special(x: float) -> str | None:
@@ -376,4 +355,4 @@ def quote(s: str) -> str:
     """``strings.quote``: the string in double quotes with CEL's escapes."""
     if not isinstance(s, str):
         raise TypeError("no such overload")
-    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in s) + '"'
+    return '"' + "".join(GO_ESCAPES.get(ch, ch) for ch in s) + '"'

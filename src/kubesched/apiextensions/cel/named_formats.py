@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import cel as rust_cel
 from kubesched.api.validation import dns_label_errors, dns_subdomain_errors, label_key_errors, label_value_errors
-from kubesched.apiextensions.cel.formatting import go_quote
 from kubesched.apiextensions.structural import FORMATS
+from kubesched.errors import go_quote
 
 KIND = "kubernetes.NamedFormat"
 
