@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubesched.apiextensions.cel.checker import problems
 from kubesched.apiextensions.cel.formatting import FormatError, go_g, string_format
 from kubesched.apiextensions.cel.runtime import CompileError, EvalError, compile_rule
 from kubesched.errors import go_quote
@@ -93,6 +94,13 @@ def test_go_g_reads_back_as_the_same_float(x: float) -> None:
         ("[?{'k': 1}.?k, ?{'k': 1}.?z].size()", 1),
         ("[5, 6][?1].orValue(0) + [5][?1].orValue(0) + [5][?-1].orValue(0) + {'k': 3}[?'k'].orValue(0)", 9),
         ("{'k': [7]}.?k[?0].orValue(0) + {'k': [7]}.?k[0].value()", 14),
+        # optional.unwrap and unwrapOpt over a literal and over map's optionals (and its filtering form)
+        ("optional.unwrap([optional.of(1), optional.none(), ([optional.of(3)])[0]])", [1, 3]),
+        ("[{'k': 1}.?k, {'k': 1}.?z].unwrapOpt() + [].unwrapOpt()", [1]),
+        ("optional.unwrap(self.map(x, x > 1 ? optional.of(x * 10) : optional.none()))", [30, 20]),
+        ("optional.unwrap(self.map(x, x != 3, optional.of(x)))", [1, 2]),
+        ("self.map(x, x > 1, x * 2)", [6, 4]),
+        ("self.all(x, optional.unwrap(self.map(x, optional.of(x))).size() == 3)", True),  # the inner x hides the outer
     ],
 )
 def test_the_runtime_runs_the_expansions_it_lacks(rule: str, value: object) -> None:
@@ -140,3 +148,13 @@ def test_a_question_mark_outside_a_literal_or_a_selection_is_refused(rule: str) 
 def test_go_quote_is_strconv_quote(text: str, quoted: str) -> None:
     """Go's %q, as the formatter's lists and maps and the API's field errors print a string: one line."""
     assert go_quote(text) == quoted
+
+
+def test_unwrap_of_a_list_it_cannot_see_written_is_refused_when_the_rule_is_written() -> None:
+    """cel-go unwraps any list of optionals; kubesched's runtime holds one only as a literal or a
+    ``map``'s result, so a rule unwrapping another (a comprehension's variable) is refused at
+    CRD write, in words that say so, not accepted and failed on every object."""
+    said, _ = problems("[[optional.of(1)]].all(l, optional.unwrap(l).size() == 1)", None)
+    assert "optional.unwrap runs here only on a list literal or a map macro's list" in said
+    said, _ = problems("[[optional.of(1)]].all(l, l.unwrapOpt().size() == 1)", None)
+    assert "unwrapOpt runs here only on a list literal or a map macro's list" in said

@@ -198,6 +198,10 @@ RULES = [
     "self.?name.orValue('') == self.free",
     "self.?labels.?app.orValue('x').size() < 5 && self.?labels.app.hasValue()",
     "self.labels[?'app'].orValue('') == self.name && self.tags[?0].hasValue() && [?self.?name].size() < 2",
+    "self.tags.map(t, t.size() > 1, t + 'x').all(t, t.size() < 5)",  # map's filtering form
+    # optional.unwrap and unwrapOpt over a literal and over a map's optionals
+    "optional.unwrap([self.?name, optional.of(self.free)]).size() == self.n",
+    "self.tags.map(t, t.size() > 1 ? optional.of(t) : optional.none()).unwrapOpt().size() == self.n",
 ]
 
 
@@ -560,6 +564,15 @@ TYPED_RULES = [
     "optional.of(self.replicas).optMap(r, r.foo).hasValue()",
     "optional.of(self.nope).optMap(r, r).hasValue()",
     "optional.of(self.image).optFlatMap(i, i).hasValue()",
+    "self.tags.map(t, t != 'a', t.size()) == ['b']",
+    "self.tags.map(t, t, t) == []",
+    "optional.unwrap([self.?image, optional.none()]) == ['a'] && [self.?image].unwrapOpt().size() == 1",
+    "optional.unwrap(self.tags.map(t, t.size() > 1 ? optional.of(t) : optional.none())) == []",
+    "optional.unwrap(self.tags.map(t, t != 'a', optional.of(t.size()))) == [1]",
+    "optional.unwrap([1, 2]) == []",
+    "[self.image].unwrapOpt() == []",
+    "optional.unwrap(self.tags) == []",
+    "optional.unwrap([self.?image]) == [1]",
 ]
 
 
@@ -777,6 +790,14 @@ LIBRARY_CASES: list[tuple[str, dict[str, Any]]] = [
     ("optional.of(self.s).optFlatMap(s, s == 'a' ? optional.of(1) : optional.none()).orValue(0) == 1", {"s": "a"}),
     ("optional.of(self.s).optFlatMap(s, s == 'a' ? optional.of(1) : optional.none()).orValue(0) == 1", {"s": "b"}),
     ('strings.quote(self.s) == \'"a\\\\n\\\\"b\\\\\\\\"\'', {"s": 'a\n"b\\'}),
+    ("optional.unwrap([self.?s, optional.none(), optional.of('b')]) == ['a', 'b']", {"s": "a"}),
+    ("optional.unwrap([self.?s, optional.none(), optional.of('b')]) == ['a', 'b']", {}),
+    (
+        "self.items.map(x, x.size() > 1 ? optional.of(x) : optional.none()).unwrapOpt() == ['bb']",
+        {"items": ["a", "bb"]},
+    ),
+    ("optional.unwrap(self.nums.map(n, n > 1, optional.of(n * 2))) == [6]", {"nums": [1, 3]}),
+    ("self.nums.map(n, n > 1, n * 2) == [6, 4]", {"nums": [1, 3, 2]}),
 ]
 LIBRARY_SPEC = {
     "type": "object",

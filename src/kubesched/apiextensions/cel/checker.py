@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from kubesched.apiextensions.cel.decls import Decl
 from kubesched.apiextensions.cel.formatting import CLAUSE_TYPES, FormatError, clauses, complaint
 from kubesched.apiextensions.cel.named_formats import VALIDATORS
-from kubesched.apiextensions.cel.syntax import MAP_INSERT, OPT_INDEX, OPT_SELECT, Node, parse, snippet
+from kubesched.apiextensions.cel.syntax import ACCU, MAP_INSERT, OPT_INDEX, OPT_SELECT, Node, parse, snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -492,9 +492,13 @@ class Checker:
             return self._format(e)
         named = e.target and e.kids[0].kind == "ident" and e.kids[0].value in _NAMESPACES
         if named and e.kids[0].value == "optional" and not self._declared("optional"):
-            if fn not in ("of", "ofNonZeroValue", "none"):  # optional.unwrap: the runtime cannot run it
+            if fn == "unwrap" and len(e.kids) == 2:
+                return self._unwrap(e, e.kids[1], None)
+            if fn not in ("of", "ofNonZeroValue", "none"):
                 return self.report(e, f"undeclared reference to 'optional.{fn}' (in container '')")
             return self._optional_made(f"optional.{fn}", e.kids[1:])
+        if fn == "unwrapOpt" and e.target and len(e.kids) == 1:
+            return self._unwrap(e, e.kids[0], e.kids[0])
         if named and e.kids[0].value == "format" and not self._declared("format"):
             return self._named_format(e, fn, e.kids[1:])
         if fn in ("optional.of", "optional.none"):  # optMap's and optFlatMap's expansions
@@ -528,6 +532,8 @@ class Checker:
             return _OPERATOR_RESULTS.get(fn, ERROR)
         if fn in _OPERATORS:
             out = _OPERATORS[fn](*args)
+            if fn == "_+_" and out is not None and e.kids[0].kind == "ident" and e.kids[0].value == ACCU:
+                self._unify_accumulator(out)
             return out if out is not None else self.no_overload(e, fn, *args)
         if e.target and fn in _OPTIONAL_CALLS:
             return self._optional_call(e, fn, args[0], args[1:])
@@ -580,6 +586,37 @@ class Checker:
         if fn in ("optional.of", "optional.ofNonZeroValue") and len(args) == 1:
             return Type(OPTIONAL, args[0])
         return Type(OPTIONAL, DYN)
+
+    def _unify_accumulator(self, grown: Type) -> None:
+        """A list macro's step ``@result + [e]``: cel-go binds the accumulator's element type to
+        e's when the addition type-checks, so the accumulator read later in the step (map's
+        filtering form: ``p ? @result + [e] : @result``) is a list of e's type."""
+        for scope in reversed(self.scopes):
+            if ACCU in scope:
+                held = scope[ACCU]
+                if held.name == "list" and (held.elem is None or held.elem.name in _OPEN) and grown.name == "list":
+                    scope[ACCU] = grown
+                return
+
+    def _unwrap(self, e: Node, arg: Node, target: Node | None) -> Type:
+        """``optional.unwrap(l)`` and ``l.unwrapOpt()``: the values of a list of optionals, those
+        that have one (cel-go's optional library, version 2). kubesched's runtime holds a list of
+        optionals only as it is written, so ``l`` must be a list literal or a ``map`` macro
+        (``unwrapped_operand``); cel-go takes any list of optionals."""
+        t = self.check(arg)
+        if t.name == "error":
+            return ERROR
+        if t.name in _OPEN:
+            return Type("list", DYN)
+        elem = t.elem if t.name == "list" else None
+        if elem is None or elem.name not in (OPTIONAL, *_OPEN):
+            if target is not None:
+                return self.no_overload(e, "unwrapOpt", target=t)
+            return self.no_overload(e, "optional.unwrap", t)
+        if unwrapped_operand(arg) is None:
+            fn = "unwrapOpt" if target is not None else "optional.unwrap"
+            return self.report(e, f"{fn} runs here only on a list literal or a map macro's list, not on '{t}'")
+        return Type("list", elem.elem or DYN if elem.name == OPTIONAL else DYN)
 
     def _optional_call(self, e: Node, fn: str, target: Type, args: list[Type]) -> Type:
         """A list's ``first()`` and ``last()``, and an optional's ``hasValue()``, ``value()``,
@@ -667,6 +704,15 @@ class Checker:
             patterns.compiled(str(arg.value))
         except patterns.PatternError:
             self.report(arg, "invalid matches argument")
+
+
+def unwrapped_operand(arg: Node) -> Node | None:
+    """The list of optionals ``optional.unwrap`` and ``unwrapOpt`` can run on here: a list
+    literal, or a one-variable ``map`` macro's comprehension (its values written as filtered and
+    mapped); None for any other."""
+    if arg.kind == "list" or (arg.kind == "comp" and arg.macro == "map" and not arg.iter_var2):
+        return arg
+    return None
 
 
 # what sort and sortBy's keys may be (ext/lists.go's comparableTypes)

@@ -498,7 +498,7 @@ NAMESPACED = {
 }
 # functions under a namespace the runtime has as they are written (``optional.of(x)``): cel-go
 # resolves them as one global name, with no cost for the namespace
-_RUNTIME_NAMESPACED = {"optional": frozenset({"of", "ofNonZeroValue", "none"})}
+_RUNTIME_NAMESPACED = {"optional": frozenset({"of", "ofNonZeroValue", "none", "unwrap"})}
 MAX_NAME_FORMAT_REGEX_SIZE = 128  # apiserver/pkg/cel/limits.go
 _SETS_FACTORS = {"sets.contains": 1.0, "sets.intersects": 1.0, "sets.equivalent": 2.0}
 

@@ -201,6 +201,11 @@ def _runnable(tree: Any, text: str, marks: frozenset[int] = frozenset()) -> tupl
         if node.data == "member_dot_arg":
             kids = [c for c in node.children if c is not None]
             args = list(kids[2].children) if len(kids) > 2 else []
+            unwrap = str(kids[1]) == "unwrap" and len(args) == 1 and _bare_name(kids[0]) == "optional"
+            if unwrap or (str(kids[1]) == "unwrapOpt" and not args):
+                made = unwrapped(args[0] if unwrap else kids[0], env, depth)
+                if made is not None:
+                    return made
             two = _two_variable_form(str(kids[1]), args)
             if two is not None:
                 return pairs(str(kids[1]), kids[0], args, two, env, depth)
@@ -338,6 +343,38 @@ def _runnable(tree: Any, text: str, marks: frozenset[int] = frozenset()) -> tupl
         value = f"{over}.value()"
         return f"({over}.hasValue() && {present(value)} ? optional.of({part(value)}) : optional.none())"
 
+    def unwrapped(operand: Any, env: dict[str, str], depth: int) -> str | None:
+        """``optional.unwrap(l)`` and ``l.unwrapOpt()``, which the runtime lacks, over what the
+        checker lets them take (``checker.unwrapped_operand``): a list literal as the sum of a list
+        of each element's value or of nothing; ``l.map(x, e)`` (``l.map(x, p, e)``) as the elements
+        whose ``e`` has a value (and ``p`` holds) mapped to that value; None for any other operand
+        (the checker refuses it)."""
+        nonlocal changed
+        node = _inner(operand)
+        kids = [c for c in node.children if c is not None]
+        args = list(kids[2].children) if node.data == "member_dot_arg" and len(kids) > 2 else []
+        name = _bare_name(args[0]) if args else None
+        is_map = bool(args) and str(kids[1]) == "map" and name is not None and len(args) in (2, 3)
+        if node.data != "list_lit" and not is_map:
+            return None
+        changed = True
+        if node.data == "list_lit":
+            items = [rewritten_whole(c, env, depth) for c in (node.children[0].children if node.children else ())]
+            if any(len(x) > limit for x in items):
+                raise CompileError("expression too complex to run: its unwrapped optionals nest too deeply")
+            parts = [f"(({x}).hasValue() ? [({x}).value()] : [])" for x in items]
+            return f"({' + '.join(parts)})" if parts else "[]"
+        assert name is not None
+        inner = {k: v for k, v in env.items() if k != name}
+        over = rewritten_whole(kids[0], env, depth)
+        made = rewritten_whole(args[-1], inner, depth + 1)
+        if len(made) > limit:
+            raise CompileError("expression too complex to run: its unwrapped optionals nest too deeply")
+        kept = f"({made}).hasValue()"
+        if len(args) == 3:
+            kept = f"({rewritten_whole(args[1], inner, depth + 1)}) && {kept}"
+        return f"({over}).filter({name}, {kept}).map({name}, ({made}).value())"
+
     def bound(fn: str, target: Any, name: str, expr: Any, env: dict[str, str], depth: int) -> str:
         """sortBy, optMap and optFlatMap, which the runtime lacks: the list bound to a name by a
         map over a list of one, sorted by ``__cel_order`` of its keys; the optional's value bound
@@ -373,6 +410,18 @@ _BOUND_MACROS = frozenset({"sortBy", "optMap", "optFlatMap"})
 # how much longer than the rule an optional's operand may be once rewritten: it is written twice
 # or four times, so optMap on optMap on ... grows the text by that factor a level
 _MAX_GROWTH = 16
+
+
+def _inner(node: Any) -> Any:
+    """The node an operand comes to through its wrappers and parentheses."""
+    from lark import Tree
+
+    while isinstance(node, Tree) and node.data not in ("list_lit", "member_dot_arg"):
+        kids = [c for c in node.children if c is not None]
+        if len(kids) != 1 or not isinstance(kids[0], Tree):
+            break
+        node = kids[0]
+    return node
 
 
 def _hidden(node: Any, env: dict[str, str]) -> str | None:

@@ -163,6 +163,11 @@ def _malformed_macro(name: str, args: list[Node]) -> tuple[Node, str] | None:
 
 
 def _macro_nodes(name: str, target: Node, args: list[Node]) -> Node | None:
+    if name == "map" and len(args) == 3 and args[0].kind == "ident":  # MapFilterMacro: map(x, p, e)
+        v, m = args[0].value, -1
+        step = _call("_+_", _ident(ACCU, m), Node("list", kids=[args[2]], pos=m), pos=m)
+        step = _call("_?_:_", args[1], step, _ident(ACCU, m), pos=m)
+        return _comp(v, target, Node("list", pos=m), _lit(True, "bool", m), step, _ident(ACCU, m))
     if len(args) >= 3:
         return _two_variable(name, target, args)
     if len(args) != 2 or args[0].kind != "ident":
