@@ -603,7 +603,7 @@ def test_gpushare_prefilter_replayed_places_pods_as_called():
         store, sched = _cluster(nodes, [], "FGD", TYPICAL)
         fw = sched.profiles["default-scheduler"]
         if not memo:
-            fw.pre_filter_memo = None
+            fw.use_template_memo(False)
         whole = 0
         for i, (cpu, count, milli) in enumerate(shapes):
             _schedule(store, sched, gpu_pod(f"p{i}", cpu, count, milli))

@@ -198,7 +198,7 @@ def run(
     c = Cluster(*copy.deepcopy(nodes), config={"profiles": profiles}, registry=registry)
     if not memo:
         for fw in frameworks(c):
-            fw.pre_filter_memo = fw.pre_score_memo = None
+            fw.use_template_memo(False)
     made: list[str] = []
     for what, a, b in steps:
         if what == "delete" and made:
@@ -312,7 +312,7 @@ def test_plain_pods_replay_every_plugin_at_once() -> None:
     assert fw.pre_score_memo is not None and fw.pre_score_memo.replaying()
     c.create(templated("x", 0))
     replayed = pre_filter_outcome(fw, c, templated("x", 0))
-    fw.pre_filter_memo = None
+    fw.use_template_memo(False)
     assert replayed == pre_filter_outcome(fw, c, templated("x", 0))
     assert replayed[3] == [
         "DynamicResources",
@@ -344,9 +344,9 @@ def test_interleaved_templates_are_each_replayed() -> None:
         c.create(templated(f"x{t}", t))
         replayed = pre_filter_outcome(fw, c, templated(f"x{t}", t))
         assert memo.replaying(), t
-        fw.pre_filter_memo = None
+        fw.use_template_memo(False)
         assert replayed == pre_filter_outcome(fw, c, templated(f"x{t}", t))
-        fw.pre_filter_memo = memo
+        fw.use_template_memo(True)
     templates = Templates()
     a, b = pod_info_from(templated("a", 0)), pod_info_from(templated("b", 2))
     assert templates.of(a) != templates.of(b)
@@ -370,7 +370,7 @@ def test_a_service_selecting_the_template_ends_the_replay() -> None:
     after = pre_score_outcome(fw, c, templated("before", 1))
     assert "PodTopologySpread" not in after[1]
     assert "PreScorePodTopologySpread" in after[2]
-    fw.pre_score_memo = None
+    fw.use_template_memo(False)
     assert pre_score_outcome(fw, c, templated("before", 1))[1:] == after[1:]
 
 

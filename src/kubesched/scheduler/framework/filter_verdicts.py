@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.framework.diagnosis import Diagnosis
 from kubesched.framework.interface import NodeVerdicts
 from kubesched.framework.status import Code, Status
 
@@ -26,6 +27,11 @@ _PENDING = int(Code.PENDING)
 # how many codes there are: a bincount of a verdict's codes (as bytes) longer than this holds one
 # outside the enum (a negative int8 counts from 128)
 _CODE_COUNT = int(max(Code)) + 1
+
+
+def _no_reasons(_reason: int) -> tuple[str, ...]:
+    """The describer of a filter that rejected no node."""
+    return ()
 
 
 @dataclass(init=False, slots=True)
@@ -52,6 +58,12 @@ class FilterOutcome:
         self.reasons = reasons
         self.describers = describers
         self.error = error
+
+    def diagnosis(self, node_names: list[str], filter_names: list[str]) -> Diagnosis:
+        """The Diagnosis of these verdicts (``filter_names``: the profile's Filter plugins, in
+        order; shared, a Diagnosis copies them before it adds the extenders')."""
+        describers = [_no_reasons if d is None else d for d in self.describers]
+        return Diagnosis(node_names, self.codes, self.plugins, self.reasons, describers, filter_names)
 
 
 class VerdictMerge:

@@ -2,7 +2,10 @@
 the profile is built. A cycle whose plugin calls are watched from outside (sampled plugin
 metrics, the attempt's results, as kube-scheduler-simulator wraps every plugin) gets the same
 lists with each call timed and handed to the observer (the lists are built once; the cycle's
-observer is set on their relay), so the runtime has one path per point."""
+observer is set on their relay), so the runtime has one path per point. An unwatched cycle's
+lists replay PreFilter and PreScore outcomes for pods of one template (the template memo,
+``memoised``): the third strategy behind the same lists, chosen with the others in
+``Framework.calls``."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from functools import partial
 from time import perf_counter
 from typing import Any, TypeVar
 
+from kubesched.api.pod import PodInfo
 from kubesched.framework.interface import (
     BindPlugin,
     FilterPlugin,
@@ -23,12 +27,21 @@ from kubesched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from kubesched.framework.nodes import NodeTableView
+from kubesched.scheduler.framework.template_memo import PointMemo, Templates, Whole
 
 # (plugin, extension point, the call's arguments, what it returned, seconds)
 PluginObserver = Callable[[str, str, tuple[Any, ...], Any, float], None]
 
 P = TypeVar("P")
 Calls = list[tuple[P, Callable[..., Any]]]
+# a point's outcome replayed whole for this pod (PreFilter's, PreScore's), or None: call the list
+WholeReplay = Callable[[PodInfo, NodeTableView], Whole | None]
+
+
+def no_whole(pod: PodInfo, nodes: NodeTableView) -> Whole | None:
+    """The plain and watched calls replay no point whole."""
+    return None
 
 
 class ObserverRelay:
@@ -73,7 +86,9 @@ def _watched(calls: list[tuple[Any, Callable[..., Any]]], relay: ObserverRelay, 
 class PointCalls:
     """The calls of every extension point a cycle runs, in the profile's order. ``score``
     carries each Score plugin's weight and whether its class has a NormalizeScore; ``unreserve``
-    is Reserve's list reversed, as upstream unreserves."""
+    is Reserve's list reversed, as upstream unreserves. ``pre_filter_whole`` and
+    ``pre_score_whole``, asked before their point's list is called, answer with the point's
+    outcome when it is replayed whole (``memoised``)."""
 
     pre_filter: Calls[PreFilterPlugin]
     filter: Calls[FilterPlugin]
@@ -86,6 +101,8 @@ class PointCalls:
     pre_bind: Calls[PreBindPlugin]
     bind: Calls[BindPlugin]
     post_bind: Calls[PostBindPlugin]
+    pre_filter_whole: WholeReplay
+    pre_score_whole: WholeReplay
 
     def __init__(
         self,
@@ -100,6 +117,8 @@ class PointCalls:
         pre_bind: Calls[PreBindPlugin],
         bind: Calls[BindPlugin],
         post_bind: Calls[PostBindPlugin],
+        pre_filter_whole: WholeReplay = no_whole,
+        pre_score_whole: WholeReplay = no_whole,
     ) -> None:
         self.pre_filter = pre_filter
         self.filter = filter
@@ -112,6 +131,8 @@ class PointCalls:
         self.pre_bind = pre_bind
         self.bind = bind
         self.post_bind = post_bind
+        self.pre_filter_whole = pre_filter_whole
+        self.pre_score_whole = pre_score_whole
 
     @classmethod
     def bind_methods(
@@ -157,3 +178,34 @@ class PointCalls:
             _watched(self.bind, relay, "Bind"),
             _watched(self.post_bind, relay, "PostBind"),
         )
+
+
+def memoised(
+    calls: PointCalls, templates: Templates, pre_filter: PointMemo | None, pre_score: PointMemo | None
+) -> PointCalls:
+    """The unwatched calls with the template memo (``template_memo.py``): each point asked
+    whether its outcome is replayed whole for the pod's template, and each plugin that declares a
+    ``Memo`` called through its point's memo (replayed, or called and recorded)."""
+    if pre_filter is None and pre_score is None:
+        return calls
+    return PointCalls(
+        _through_memo(calls.pre_filter, pre_filter),
+        calls.filter,
+        calls.post_filter,
+        _through_memo(calls.pre_score, pre_score),
+        calls.score,
+        calls.reserve,
+        calls.unreserve,
+        calls.permit,
+        calls.pre_bind,
+        calls.bind,
+        calls.post_bind,
+        no_whole if pre_filter is None else partial(pre_filter.whole, templates),
+        no_whole if pre_score is None else partial(pre_score.whole, templates),
+    )
+
+
+def _through_memo(calls: Calls[P], memo: PointMemo | None) -> Calls[P]:
+    if memo is None:
+        return calls
+    return [(p, call if memo.memos[i] is None else partial(memo.call_at, i, call)) for i, (p, call) in enumerate(calls)]

@@ -51,7 +51,7 @@ from kubesched.scheduler.framework.batch import OpportunisticBatch
 from kubesched.scheduler.framework.binding_points import permit_outcome, placement_feasible, pre_bind_pre_flights
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass, VerdictMerge, has_odd_code
 from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.point_calls import ObserverRelay, PluginObserver, PointCalls, both
+from kubesched.scheduler.framework.point_calls import ObserverRelay, PluginObserver, PointCalls, both, memoised
 from kubesched.scheduler.framework.point_times import (
     BIND,
     PERMIT,
@@ -87,11 +87,6 @@ class ScoreOutcome:
         self.total = total
         self.by_plugin = by_plugin
         self.raw_by_plugin = {} if raw_by_plugin is None else raw_by_plugin
-
-
-def _no_reasons(_reason: int) -> tuple[str, ...]:
-    """The describer of a filter that rejected no node."""
-    return ()
 
 
 class Framework:
@@ -199,6 +194,7 @@ class Framework:
         plugins_field = f"{profile.field_path}.plugins"
         self.pre_filter_memo = PointMemo.for_plugins(self.pre_filter, "pre_filter_memo", pair=True, field=plugins_field)
         self.pre_score_memo = PointMemo.for_plugins(self.pre_score, "pre_score_memo", pair=False, field=plugins_field)
+        self._memoised = memoised(self.point_calls, self.templates, self.pre_filter_memo, self.pre_score_memo)
         self.batch = OpportunisticBatch(self.profile_name, self._batch_now, self._batch_count)
 
     # -- construction -------------------------------------------------------------------------
@@ -256,17 +252,13 @@ class Framework:
         rejected: Status | None = None
         rejectors: set[str] = set()
         calls = self.calls(state)
-        memo = self.pre_filter_memo if calls is self.point_calls else None  # unwatched cycles only
-        plan = memo.plan(self.templates.of(pod), nodes) if memo is not None else None
-        if plan is not None and plan.whole is not None:  # every plugin's outcome replayed
-            state.skip_filter.update(plan.whole.skips)
-            state.replay(plan.whole.writes)
+        whole = calls.pre_filter_whole(pod, nodes)
+        if whole is not None:  # every plugin's outcome replayed (the template memo)
+            state.skip_filter.update(whole.skips)
+            state.replay(whole.writes)
             return result, None, set()
-        for i, (p, call) in enumerate(calls.pre_filter):
-            if memo is not None and plan is not None:
-                res, st = memo.call(plan, i, pod, state, call, state, pod, nodes)
-            else:
-                res, st = call(state, pod, nodes)
+        for p, call in calls.pre_filter:
+            res, st = call(state, pod, nodes)
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
@@ -335,11 +327,6 @@ class Framework:
             if nodes.n and not np.count_nonzero(passed):
                 break
         return FilterPass(np.ones(nodes.n, bool) if passed is None else passed, verdicts, suspect)
-
-    def diagnosis_from(self, nodes: NodeTable, outcome: FilterOutcome) -> Diagnosis:
-        describers = [_no_reasons if d is None else d for d in outcome.describers]
-        # the filter names are shared: a Diagnosis copies them before it adds the extenders'
-        return Diagnosis(nodes.names, outcome.codes, outcome.plugins, outcome.reasons, describers, self.filter_names)
 
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[Any, Status]:
         """RunPostFilterPlugins: first success or unresolvable wins, else reasons accumulate."""
@@ -412,19 +399,15 @@ class Framework:
         rows: np.ndarray,
         statuses: dict[str, str] | None,
     ) -> Status | None:
-        calls = self.calls(state)
-        # the memo: unwatched cycles only, and not where the statuses are kept
-        memo = self.pre_score_memo if calls is self.point_calls and statuses is None and len(rows) else None
-        plan = memo.plan(self.templates.of(pod), nodes) if memo is not None else None
-        if plan is not None and plan.whole is not None:  # every plugin's outcome replayed
-            state.skip_score.update(plan.whole.skips)
-            state.replay(plan.whole.writes)
+        # the template memo is not asked where the statuses are kept
+        calls = self.calls(state, memo=statuses is None and len(rows) > 0)
+        whole = calls.pre_score_whole(pod, nodes)
+        if whole is not None:  # every plugin's outcome replayed (the template memo)
+            state.skip_score.update(whole.skips)
+            state.replay(whole.writes)
             return None
-        for i, (p, call) in enumerate(calls.pre_score):
-            if memo is not None and plan is not None:
-                st = memo.call(plan, i, pod, state, call, state, pod, nodes, rows)
-            else:
-                st = call(state, pod, nodes, rows)
+        for p, call in calls.pre_score:
+            st = call(state, pod, nodes, rows)
             if statuses is not None:
                 statuses[p.name] = status_word(st)
             if st is None or st.code == Code.SUCCESS:
@@ -603,16 +586,23 @@ class Framework:
             return timing
         return rec.observe if timing is None else both(timing, rec.observe)
 
-    def calls(self, state: CycleState) -> PointCalls:
-        """The plugin calls of this cycle: the bound methods, or, when the cycle is watched,
-        the same timed (built once), handed to this cycle's observer through the relay."""
+    def calls(self, state: CycleState, memo: bool = True) -> PointCalls:
+        """The plugin calls of this cycle, each way of calling chosen here: an unwatched cycle's
+        through the template memo (unless ``memo`` is False, or the memo is off), a watched
+        cycle's timed (built once) and handed to its observer through the relay."""
         if state.results is None and not state.record_plugin_metrics:
-            return self.point_calls  # unwatched: most cycles
+            return self._memoised if memo else self.point_calls  # unwatched: most cycles
         obs = self.observer(state)
         if obs is None:
             return self.point_calls
         self._relay.target = obs
         return self._watched
+
+    def use_template_memo(self, on: bool) -> None:
+        """The template memo on (as built) or off (every PreFilter and PreScore plugin called in
+        every cycle: the equivalence tests compare both)."""
+        memos = (self.pre_filter_memo, self.pre_score_memo)
+        self._memoised = memoised(self.point_calls, self.templates, *memos) if on else self.point_calls
 
     def plugin(self, name: str) -> Plugin | None:
         return self.plugins.get(name)

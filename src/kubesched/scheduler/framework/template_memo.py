@@ -197,6 +197,12 @@ class PointMemo:
         self._plan = kept[1]
         return self._plan
 
+    def whole(self, templates: Templates, pod: PodInfo, nodes: NodeTableView) -> Whole | None:
+        """The point's outcome for ``pod`` when every plugin's is replayed, else None (and the
+        point's plugins are called through ``call_at``, under the plan this sets)."""
+        plan = self.plan(templates.of(pod), nodes)
+        return None if plan is None else plan.whole
+
     def current(self) -> Plan | None:
         """The plan of the last pod asked for."""
         return self._plan
@@ -204,6 +210,14 @@ class PointMemo:
     def replaying(self) -> bool:
         """Whether the last pod's template has every plugin's outcome recorded."""
         return self._plan is not None and self._plan.whole is not None
+
+    def call_at(self, i: int, method: Callable[..., Any], state: CycleState, pod: PodInfo, *rest: Any) -> Any:
+        """Plugin ``i``'s ``method(state, pod, *rest)`` under the plan of the pod whose point is
+        running (``whole`` set it; the point's loop runs no other pod's point meanwhile)."""
+        plan = self._plan
+        if plan is None:
+            return method(state, pod, *rest)
+        return self.call(plan, i, pod, state, method, state, pod, *rest)
 
     def call(self, plan: Plan, i: int, pod: PodInfo, state: CycleState, method: Callable[..., Any], *args: Any) -> Any:
         """What plugin ``i``'s ``method(*args)`` returns for ``pod``: replayed from ``plan`` (its

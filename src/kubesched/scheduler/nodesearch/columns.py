@@ -212,7 +212,7 @@ def _diagnosis(
         outcome = verdicts.outcome(fwk.filter_names)
     if outcome.error is not None:
         return outcome.error
-    diagnosis = fwk.diagnosis_from(nodes, outcome)
+    diagnosis = outcome.diagnosis(nodes.names, fwk.filter_names)
     diagnosis.unschedulable_plugins = set(plugins)
     return diagnosis
 

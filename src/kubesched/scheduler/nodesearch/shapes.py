@@ -168,7 +168,7 @@ def shape_report(
         plugins = np.zeros(nodes.n, sub.plugins.dtype)
         reasons = np.zeros(nodes.n, sub.reasons.dtype)
         codes[rejected], plugins[rejected], reasons[rejected] = sub.codes, sub.plugins, sub.reasons
-        diagnosis = fwk.diagnosis_from(nodes, FilterOutcome(codes, plugins, reasons, sub.describers))
+        diagnosis = FilterOutcome(codes, plugins, reasons, sub.describers).diagnosis(nodes.names, fwk.filter_names)
     info = AttemptReport(diagnosis)
     if len(rows) == 1:
         info.feasible = rows

@@ -322,7 +322,7 @@ class Evaluator:
         if not parts:  # every potential node was examined: their statuses make the message
             statuses: dict[int, Status] = {}
             for rows, has_victims, sub, outcome in misses:
-                diag = self.fwk.diagnosis_from(sub, outcome)
+                diag = outcome.diagnosis(sub.names, self.fwk.filter_names)
                 for i, row in enumerate(rows.tolist()):
                     if not has_victims[i]:
                         statuses[row] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
