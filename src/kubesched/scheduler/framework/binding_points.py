@@ -1,16 +1,22 @@
 """What the binding cycle's extension points decide from their plugins' answers
 (``framework/runtime/framework.go``: RunPermitPlugins, RunPlacementFeasiblePlugins,
-RunPreBindPreFlights), apart from calling them, which the framework does."""
+RunPreBindPreFlights), apart from calling them, which the framework does; and a binding sent as one
+request (``SentBind``), answered later on the scheduler's thread."""
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable, Sequence
+from time import perf_counter
 from typing import Any
 
+from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Plugin, PreBindPlugin
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.framework.point_calls import PluginObserver
+from kubesched.scheduler.framework.point_times import BIND, PointTimes
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
@@ -81,3 +87,50 @@ def pre_bind_pre_flights(plugins: Sequence[PreBindPlugin], state: CycleState, po
             break
     state.skip_pre_bind = skipped
     return out
+
+
+class SentBind:
+    """A Bind point sent as one request (``Framework.send_bind``), timed as the Bind point and, in
+    a sampled cycle, as its plugin."""
+
+    __slots__ = ("_answered", "_args", "_plugin", "_point_times", "_started", "_timing", "future")
+
+    def __init__(
+        self,
+        point_times: PointTimes,
+        plugin: str,
+        future: concurrent.futures.Future[None],
+        started: float,
+        timing: PluginObserver | None = None,
+        args: tuple[Any, ...] = (),
+    ) -> None:
+        self._point_times = point_times
+        self._plugin = plugin
+        self.future = future
+        self._started = started
+        # a cycle sampled for plugin metrics times the Bind plugin from the send to the answer
+        self._timing = timing
+        self._args = args
+        self._answered = 0.0
+        if timing is not None:
+            future.add_done_callback(self._answer_came)
+
+    def _answer_came(self, _future: concurrent.futures.Future[None]) -> None:
+        self._answered = perf_counter()
+
+    def status(self) -> Status | None:
+        """Once answered, on the scheduler's thread: what ``run_bind`` returns for the same answer
+        (a refusal is the plugin's error, as DefaultBinder and RunBindPlugins word it)."""
+        returned: Status | None = None
+        try:
+            self.future.result(0)
+            st = None
+        except ApiError as exc:
+            returned = Status(Code.ERROR, (exc.message,), self._plugin)
+            st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {exc.message}',), self._plugin)
+        except Exception as exc:  # as a binding that raised on a thread (``run_guarded``)
+            returned = st = Status.error(f"binding failed: {exc}")
+        if self._timing is not None:
+            self._timing(self._plugin, BIND, self._args, returned, (self._answered or perf_counter()) - self._started)
+        self._point_times.done(BIND, self._started, st)
+        return st

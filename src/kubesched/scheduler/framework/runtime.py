@@ -9,15 +9,12 @@ rejection in plugin order, which is what upstream's per-node loop yields.
 
 from __future__ import annotations
 
-import concurrent.futures
-import dataclasses
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
 
 import numpy as np
 
-from kubesched.api.errors import ApiError
 from kubesched.api.pod import PodInfo
 from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
@@ -45,10 +42,14 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.config import EXTENSION_POINTS, NOT_YET_IMPLEMENTED, Profile
-from kubesched.scheduler.framework.args import decode_args
+from kubesched.scheduler.config import EXTENSION_POINTS, Profile
 from kubesched.scheduler.framework.batch import OpportunisticBatch
-from kubesched.scheduler.framework.binding_points import permit_outcome, placement_feasible, pre_bind_pre_flights
+from kubesched.scheduler.framework.binding_points import (
+    SentBind,
+    permit_outcome,
+    placement_feasible,
+    pre_bind_pre_flights,
+)
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome, FilterPass, VerdictMerge, has_odd_code
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.point_calls import ObserverRelay, PluginObserver, PointCalls, both, memoised
@@ -66,7 +67,7 @@ from kubesched.scheduler.framework.point_times import (
     UNRESERVE,
     PointTimes,
 )
-from kubesched.scheduler.framework.profile_plugins import expand, plugins_needed, score_weights
+from kubesched.scheduler.framework.profile_plugins import expand, new_plugins, score_weights
 from kubesched.scheduler.framework.shape_cache import ShapeCache
 from kubesched.scheduler.framework.signatures import PodSigner
 from kubesched.scheduler.framework.template_memo import PointMemo, Templates
@@ -101,37 +102,11 @@ class Framework:
         # (plugin, extension point, what it returned, seconds): the metrics' recorder of sampled
         # cycles' plugin calls (``plugin_execution_duration_seconds``); None: none kept
         self.plugin_metrics: PluginObserver | None = None
-        profile.multi_point.enabled = [
-            p for p in profile.multi_point.enabled if not (p.default and p.name not in registry)
-        ]
-        needed = plugins_needed(profile)
-        self.plugins: dict[str, Plugin] = {}
-        for name in needed:
-            factory = registry.get(name)
-            if factory is None:
-                if name in NOT_YET_IMPLEMENTED:
-                    raise InputError(
-                        f'plugin "{name}" is not implemented by kubesched yet', field=f"{profile.field_path}.plugins"
-                    )
-                raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.plugins")
-            args = profile.plugin_config.get(name)
-            try:
-                target = factory.load() if hasattr(factory, "load") else factory
-                arg_type = getattr(target, "Args", None)
-                if isinstance(arg_type, type) and dataclasses.is_dataclass(arg_type):
-                    args = decode_args(arg_type, args)
-                self.plugins[name] = target(args, handle)
-            except InputError as exc:
-                if exc.field and not exc.field.startswith("profiles"):
-                    exc.field = f"{profile.field_path}.pluginConfig[{name}].args.{exc.field}"
-                raise
+        self.plugins: dict[str, Plugin] = new_plugins(registry, profile, handle)
         for plugin in self.plugins.values():
             attach = getattr(plugin, "set_framework", None)
             if attach is not None:
                 attach(self)
-        for name in profile.plugin_config:
-            if name not in registry:
-                raise InputError(f'plugin "{name}" does not exist', field=f"{profile.field_path}.pluginConfig")
         self.points: dict[str, list[Plugin]] = {}
         for ep in EXTENSION_POINTS:
             self.points[ep] = expand(ep, profile, self.plugins)
@@ -566,7 +541,7 @@ class Framework:
             return None
         self.point_times.done(PRE_BIND, started, None)
         timing = self.plugin_metrics if state.record_plugin_metrics else None
-        return SentBind(self, binder.name, future, perf_counter(), timing, (state, pod, node))
+        return SentBind(self.point_times, binder.name, future, perf_counter(), timing, (state, pod, node))
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """RunPostBindPlugins (informational: nothing they return is read)."""
@@ -609,49 +584,3 @@ class Framework:
 
     def has_score(self) -> bool:
         return bool(self.scores)
-
-
-class SentBind:
-    """A Bind point sent as one request (``Framework.send_bind``)."""
-
-    __slots__ = ("_answered", "_args", "_framework", "_plugin", "_started", "_timing", "future")
-
-    def __init__(
-        self,
-        framework: Framework,
-        plugin: str,
-        future: concurrent.futures.Future[None],
-        started: float,
-        timing: PluginObserver | None = None,
-        args: tuple[Any, ...] = (),
-    ) -> None:
-        self._framework = framework
-        self._plugin = plugin
-        self.future = future
-        self._started = started
-        # a cycle sampled for plugin metrics times the Bind plugin from the send to the answer
-        self._timing = timing
-        self._args = args
-        self._answered = 0.0
-        if timing is not None:
-            future.add_done_callback(self._answer_came)
-
-    def _answer_came(self, _future: concurrent.futures.Future[None]) -> None:
-        self._answered = perf_counter()
-
-    def status(self) -> Status | None:
-        """Once answered, on the scheduler's thread: what ``run_bind`` returns for the same answer
-        (a refusal is the plugin's error, as DefaultBinder and RunBindPlugins word it)."""
-        returned: Status | None = None
-        try:
-            self.future.result(0)
-            st = None
-        except ApiError as exc:
-            returned = Status(Code.ERROR, (exc.message,), self._plugin)
-            st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {exc.message}',), self._plugin)
-        except Exception as exc:  # as a binding that raised on a thread (``run_guarded``)
-            returned = st = Status.error(f"binding failed: {exc}")
-        if self._timing is not None:
-            self._timing(self._plugin, BIND, self._args, returned, (self._answered or perf_counter()) - self._started)
-        self._framework.point_times.done(BIND, self._started, st)
-        return st
