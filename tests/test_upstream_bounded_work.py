@@ -415,6 +415,27 @@ TYPED_SPEC = {
     },
 }
 TYPED_RULES = [
+    # syntax errors in the words of cel-go's ANTLR parser (its default error strategy)
+    "self.replicas ==",
+    "self.replicas +* 1",
+    "self.replicas == 1 1",
+    "(self.replicas == 1",
+    "(self.replicas 1) == 1",
+    "size(self.tags == 1",
+    "size(self.tags 1) == 1",
+    "[1, 2 == []",
+    "[1 2] == []",
+    "{'a': 1 == {}",
+    "{'a' 1} == {}",
+    "self.replicas == 1 ? true",
+    "self.replicas == 1 ? 1 2 == 1",
+    "self.replicas == 1 ? 1",
+    "self..image == 'a'",
+    "self. == 1",
+    "self.tags[0 == 'a'",
+    "self.image == 'abc",
+    "self.image == 'a' &&",
+    "size(self.tags,) == 1",
     # a reserved word as a property: escaped, and found by its own name too (recognizeKeywordAsFieldName)
     "self.namespace == 'a'",
     "self.__namespace__ == 'a'",

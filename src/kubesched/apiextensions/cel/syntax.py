@@ -418,25 +418,147 @@ _AN_OPERAND = (
 )
 
 
-def syntax_error(text: str, exc: BaseException) -> str:
-    """A parse failure in cel-go's shape: where, ``Syntax error: mismatched input 'X'`` (the
-    token the parser did not expect, ``<EOF>`` at the end) or ``token recognition error at: 'X'``
-    (a character no token starts with), the line and a caret; what cel-go says it expected only where
-    an operand was (its grammar's names elsewhere are not reproduced)."""
+def syntax_error(text: str, exc: BaseException, shown_text: str | None = None, depth: int = 0) -> str:
+    """A parse failure in cel-go's shape (ANTLR's default error strategy): where, what, the line and
+    a caret. Where an operand was expected: ``mismatched input 'X' expecting {...}``, or
+    ``extraneous input 'X'`` when the token after X would do. After a whole operand, what may
+    follow it where it stands (``<EOF>`` at the top, ``')'`` in parentheses, ``{')', ','}`` among
+    a call's arguments...): ``missing ')' at '<EOF>'`` when the text ends inside a bracket, else
+    ``extraneous input`` or ``mismatched input`` as the token after X would do or not. A character
+    no token starts with (or a string never closed): ``token recognition error at: 'X'``, then what
+    the parser makes of the rest. ``shown_text``: the line shown, where ``text`` is a copy of it
+    with the unreadable part blanked."""
     cause = exc.__cause__ or exc.__context__ or exc
+    line_text = text if shown_text is None else shown_text  # the text shown (``text`` with parts blanked)
     token = getattr(cause, "token", None)
     char = getattr(cause, "char", None)
     if token is not None:
         at_end = getattr(token, "type", "") == "$END"
         offset = len(text) if at_end else int(getattr(token, "start_pos", 0) or 0)
         shown = "<EOF>" if at_end else str(token)
+        end = offset if at_end else int(getattr(token, "end_pos", offset + len(shown)) or offset + len(shown))
         expected = set(getattr(cause, "expected", None) or ())
-        wanted = f" expecting {_AN_OPERAND}" if "BOOL_LIT" in expected else ""
-        return snippet(text, offset, f"Syntax error: mismatched input '{shown}'{wanted}")
+        then = _next_char(text, end)
+        if "BOOL_LIT" in expected:  # an operand was due
+            said = "extraneous" if not at_end and _starts_operand(then) else "mismatched"
+            return snippet(line_text, offset, f"Syntax error: {said} input '{shown}' expecting {_AN_OPERAND}")
+        if expected == {"IDENT"} and _code_before(text, offset).endswith("."):  # a selection with no name
+            start = _code_before(text, offset).rfind(".")
+            return snippet(line_text, offset, f"Syntax error: no viable alternative at input '{text[start:end]}'")
+        if expected - {"IDENT"}:  # after a whole operand
+            follow, inserts = _followers(text, offset)
+            deletes = not at_end and _follows(then, follow)
+            # single-token insertion: a closer before the end, a colon before an operand
+            if not deletes and inserts and (at_end if follow[0] in _CLOSERS else _starts_operand(shown[:1])):
+                return snippet(line_text, offset, f"Syntax error: missing {follow[0]} at '{shown}'")
+            said = "extraneous" if deletes else "mismatched"
+            wanted = follow[0] if len(follow) == 1 else "{" + ", ".join(follow) + "}"
+            return snippet(line_text, offset, f"Syntax error: {said} input '{shown}' expecting {wanted}")
+        return snippet(line_text, offset, f"Syntax error: mismatched input '{shown}'")
     if char is not None:
         offset = int(getattr(cause, "pos_in_stream", 0) or 0)
-        return snippet(text, offset, f"Syntax error: token recognition error at: '{char}'")
+        skipped = 1
+        if char in "'\"":  # a string never closed: the lexer read it to the end of its line
+            line_end = text.find("\n", offset)
+            skipped = (len(text) if line_end < 0 else line_end) - offset
+            char = text[offset : offset + skipped] + ("\\n" if line_end >= 0 else "")
+        said = snippet(line_text, offset, f"Syntax error: token recognition error at: '{char}'")
+        # the lexer drops what it could not read and the parser goes on without it, saying what
+        # that leaves wrong too
+        rest = text[:offset] + " " * skipped + text[offset + skipped :]
+        if depth >= _MAX_LEXER_ERRORS:  # each is a parse of the whole rule again: a few are said
+            return said
+        try:
+            parse_tree(rest)
+        except Exception as again:
+            said += "\n" + syntax_error(rest, again, text, depth + 1)
+        return said
     return f"ERROR: <input>: Syntax error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+
+_CLOSERS = ("')'", "']'", "'}'")
+
+
+_MAX_LEXER_ERRORS = 8
+
+
+def _code_before(text: str, at: int) -> str:
+    """The text before ``at`` without its trailing spaces."""
+    return text[:at].rstrip()
+
+
+def _next_char(text: str, at: int) -> str:
+    """The first character of code from ``at`` ("" at the end)."""
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return text[at] if at < len(text) else ""
+
+
+def _starts_operand(c: str) -> bool:
+    return c != "" and (c.isalnum() or c in "_'\"([{.-!")
+
+
+def _follows(c: str, follow: tuple[str, ...]) -> bool:
+    """Whether a token starting with ``c`` is one of ``follow`` (ANTLR's single-token deletion)."""
+    return any((f == "<EOF>" and c == "") or (f != "<EOF>" and f[1] == c) for f in follow)
+
+
+def _followers(text: str, offset: int) -> tuple[tuple[str, ...], bool]:
+    """What may follow a whole operand standing at ``offset``, as cel-go's parser names it where it
+    reports a token out of place: the innermost open bracket's closer (with a comma among a list's
+    or a map's elements, whose loops ANTLR checks first), a colon after a map's key or a
+    conditional's ``?``, ``<EOF>`` at the top; and whether a missing one is reported as missing
+    (ANTLR's single-token insertion, tried where one token is matched, not at a loop)."""
+    opened: list[str] = []  # "group", "call", "list", "index", "key", "value", "?"
+    i, prev = 0, ""
+    while i < offset:
+        c = text[i]
+        if c in "'\"":
+            i = _string_end(text, i)
+            prev = c
+            continue
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = offset if end < 0 else end
+            continue
+        operand_before = prev != "" and (prev.isalnum() or prev in "_)]}'\"")
+        if c == "(":
+            opened.append("call" if operand_before else "group")
+        elif c == "[":
+            opened.append("index" if operand_before else "list")
+        elif c == "{":
+            opened.append("key")
+        elif c in ")]}":
+            while opened and opened[-1] == "?":
+                opened.pop()
+            if opened:
+                opened.pop()
+        elif c == "?" and prev != "." and prev != "[":
+            opened.append("?")
+        elif c == ":":
+            if opened and opened[-1] == "?":
+                opened.pop()
+            elif opened and opened[-1] == "key":
+                opened[-1] = "value"
+        elif c == ",":
+            while opened and opened[-1] == "?":
+                opened.pop()
+            if opened and opened[-1] == "value":
+                opened[-1] = "key"
+        if not c.isspace():
+            prev = c
+        i += 1
+    top = opened[-1] if opened else ""
+    return {
+        "": (("<EOF>",), False),
+        "group": (("')'",), True),
+        "call": (("')'",), True),
+        "list": (("']'", "','"), False),
+        "index": (("']'",), True),
+        "key": (("':'",), True),
+        "value": (("'}'", "','"), False),
+        "?": (("':'",), True),
+    }[top]
 
 
 @functools.lru_cache(maxsize=4096)
