@@ -430,6 +430,8 @@ TYPED_RULES = [
     "self.replicas == 1 ? true",
     "self.replicas == 1 ? 1 2 == 1",
     "self.replicas == 1 ? 1",
+    "self.flag == true true",
+    "self.replicas == 1 ? true false",
     "self..image == 'a'",
     "self. == 1",
     "self.tags[0 == 'a'",

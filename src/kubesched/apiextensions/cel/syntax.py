@@ -569,10 +569,24 @@ def parse_tree(expression: str) -> Any:
     the text, where ``convert`` and the runtime find the ``?`` again."""
     from celpy.celparser import CELParser
 
+    if CELParser.ambiguous_literals is not _positioned_literal:  # once, before its grammar is built
+        CELParser.ambiguous_literals = staticmethod(_positioned_literal)  # type: ignore[method-assign]
+        CELParser.CEL_PARSER = None
     read, _ = optional_marks(expression)
     tree = CELParser().parse(read)
     _fill_spans(tree, read, 0)
     return tree
+
+
+def _positioned_literal(t: Any) -> Any:
+    """celpy's lexer callback (``CELParser.ambiguous_literals``: ``true`` and ``false`` are
+    BOOL_LIT, not identifiers), keeping the token's position, which celpy's drops: a parse error at
+    one is then placed where it stands, as cel-go places it."""
+    from lark import Token
+
+    if t.value in ("true", "false"):
+        return Token.new_borrow_pos("BOOL_LIT", t.value, t)
+    return t
 
 
 def optional_marks(text: str) -> tuple[str, frozenset[int]]:
