@@ -5,6 +5,7 @@ expanded as ``parser/macro.go`` expands them, so the cost model walks the same s
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -510,17 +511,7 @@ def _followers(text: str, offset: int) -> tuple[tuple[str, ...], bool]:
     conditional's ``?``, ``<EOF>`` at the top; and whether a missing one is reported as missing
     (ANTLR's single-token insertion, tried where one token is matched, not at a loop)."""
     opened: list[str] = []  # "group", "call", "list", "index", "key", "value", "?"
-    i, prev = 0, ""
-    while i < offset:
-        c = text[i]
-        if c in "'\"":
-            i = _string_end(text, i)
-            prev = c
-            continue
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            i = offset if end < 0 else end
-            continue
+    for _, c, prev in _code(text, offset):
         operand_before = prev != "" and (prev.isalnum() or prev in "_)]}'\"")
         if c == "(":
             opened.append("call" if operand_before else "group")
@@ -545,9 +536,6 @@ def _followers(text: str, offset: int) -> tuple[tuple[str, ...], bool]:
                 opened.pop()
             if opened and opened[-1] == "value":
                 opened[-1] = "key"
-        if not c.isspace():
-            prev = c
-        i += 1
     top = opened[-1] if opened else ""
     return {
         "": (("<EOF>",), False),
@@ -600,18 +588,8 @@ def optional_marks(text: str) -> tuple[str, frozenset[int]]:
     out = list(text)
     marks: set[int] = set()
     opened: list[str] = []  # the brackets open before i: "(", "index", "list", "{"
-    i, n = 0, len(text)
-    prev = ""  # the last character of code before i (a '[' after an operand is an index)
-    while i < n:
-        c = text[i]
-        if c in "'\"":
-            i = _string_end(text, i)
-            prev = c
-            continue
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
+    # prev: the last character of code before i (a '[' after an operand is an index)
+    for i, c, prev in _code(text, len(text)):
         if c == "?":
             top = opened[-1] if opened else ""
             selection = prev == "." or (prev == "[" and top == "index")
@@ -624,10 +602,27 @@ def optional_marks(text: str) -> tuple[str, frozenset[int]]:
             opened.append(c)
         elif c in ")]}" and opened:
             opened.pop()
+    return "".join(out), frozenset(marks)
+
+
+def _code(text: str, end: int) -> Iterator[tuple[int, str, str]]:
+    """Each character of code before ``end``, where it is, and the last character of code before
+    it (a string literal counts as its quote); string literals and comments are passed over."""
+    i, prev = 0, ""
+    while i < end:
+        c = text[i]
+        if c in "'\"":
+            i = _string_end(text, i)
+            prev = c
+            continue
+        if text.startswith("//", i):
+            line_end = text.find("\n", i)
+            i = end if line_end < 0 else line_end
+            continue
+        yield i, c, prev
         if not c.isspace():
             prev = c
         i += 1
-    return "".join(out), frozenset(marks)
 
 
 def _string_end(text: str, at: int) -> int:
