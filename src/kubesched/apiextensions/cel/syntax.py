@@ -558,7 +558,8 @@ def parse_tree(expression: str) -> Any:
     from celpy.celparser import CELParser
 
     if CELParser.ambiguous_literals is not _positioned_literal:  # once, before its grammar is built
-        CELParser.ambiguous_literals = staticmethod(_positioned_literal)  # type: ignore[method-assign]
+        # (celpy is Any to the build's mypyc, which has no celpy: the ignore is unused there)
+        CELParser.ambiguous_literals = staticmethod(_positioned_literal)  # type: ignore[method-assign, unused-ignore]
         CELParser.CEL_PARSER = None
     read, _ = optional_marks(expression)
     tree = CELParser().parse(read)
