@@ -12,10 +12,10 @@ real kube-apiserver. ``--stack`` picks the two:
 
 The client creates the nodes (``templates/node-default.yaml``), then the init pods, waits until
 they are bound, then creates the measured pods (``templates/pod-default.yaml``) with
-``--concurrency`` requests in flight and times from the first create until the last measured
-pod is bound (seen on a watch). Throughput is measured pods / those seconds. No kubelet runs
-(``kubesched apiserver --no-kubelet``), as scheduler_perf has none: bound pods stay as the
-scheduler left them; kube-apiserver runs without the TaintNodesByCondition admission plugin, as
+``--concurrency`` requests in flight (``--rate``: at a fixed number a second) and times from the
+first create until the last measured pod is bound (seen on a watch). Throughput is measured pods /
+those seconds. No kubelet runs (``kubesched apiserver --no-kubelet``), as scheduler_perf has none:
+bound pods stay as the scheduler left them; kube-apiserver runs without the TaintNodesByCondition admission plugin, as
 upstream's integration harness does, so new nodes are not tainted not-ready. Both schedulers get
 scheduler_perf's client limits. The last line printed is JSON: workload, stack, nodes, pods,
 seconds, pods_per_second, CPU seconds per process, peak RSS of the scheduler and the API server.
@@ -99,11 +99,18 @@ class Client:
         )
         self.concurrency = concurrency
 
-    async def create_all(self, path: str, objs: list[dict[str, Any]]) -> None:
-        it = iter(objs)
+    async def create_all(self, path: str, objs: list[dict[str, Any]], rate: float = 0.0) -> None:
+        """POST every object, ``concurrency`` at a time; with ``rate``, the i-th not before i/rate
+        seconds from the start (a fixed arrival rate, whatever the scheduler's pace)."""
+        it = iter(enumerate(objs))
+        start = time.perf_counter()
 
         async def worker() -> None:
-            for obj in it:
+            for i, obj in it:
+                if rate > 0:
+                    delay = start + i / rate - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
                 async with self.session.post(self.base + path, data=orjson.dumps(obj)) as resp:
                     if resp.status != 201:
                         raise RuntimeError(f"POST {path}: {resp.status} {await resp.text()}")
@@ -177,6 +184,7 @@ async def measure(
     sched_cmd: list[str],
     logs: Path,
     server_pids: dict[str, int],
+    rate: float = 0.0,
 ) -> tuple[dict[str, Any], subprocess.Popen[bytes]]:
     client = Client(kubeconfig, concurrency)
     sched: subprocess.Popen[bytes] | None = None
@@ -198,7 +206,7 @@ async def measure(
             watched["scheduler_events"] = events_pid
         cpu0 = {name: cpu_seconds(p) for name, p in watched.items()}
         started = time.perf_counter()
-        await client.create_all("/api/v1/namespaces/default/pods", objs)
+        await client.create_all("/api/v1/namespaces/default/pods", objs, rate)
         created = time.perf_counter()
         finished = await while_running(measured, sched)
         cpu = {name: round(cpu_seconds(watched[name]) - c, 2) for name, c in cpu0.items()}
@@ -333,6 +341,13 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--init-pods", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32, help="client requests in flight")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="measured pods created per second (default: as fast as the client can); below both schedulers' "
+        "throughput, both see the same arrivals, so their CPU per pod compares the work alone",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the data directory and logs")
     parser.add_argument(
         "--write-results",
@@ -350,7 +365,17 @@ def main() -> None:
         kubeconfig = servers.start()
         command = scheduler_command(args.stack, work, kubeconfig, args.write_results, args.results_node_limit)
         result, sched = eventloop.run(
-            measure(kubeconfig, args.nodes, args.init_pods, args.pods, args.concurrency, command, work, servers.pids())
+            measure(
+                kubeconfig,
+                args.nodes,
+                args.init_pods,
+                args.pods,
+                args.concurrency,
+                command,
+                work,
+                servers.pids(),
+                args.rate,
+            )
         )
         rss = {
             "scheduler_peak_rss_mib": peak_rss_mib(sched.pid),
@@ -366,7 +391,17 @@ def main() -> None:
             print(f"kept {work}", file=sys.stderr)
     workload = "SchedulingBasic/http" + ("+results" if args.write_results else "")
     print(
-        json.dumps({"workload": workload, "stack": args.stack, "nodes": args.nodes, "pods": args.pods, **result, **rss})
+        json.dumps(
+            {
+                "workload": workload,
+                "stack": args.stack,
+                "nodes": args.nodes,
+                "pods": args.pods,
+                **({"rate": args.rate} if args.rate > 0 else {}),
+                **result,
+                **rss,
+            }
+        )
     )
 
 
