@@ -312,7 +312,9 @@ def test_plain_pods_replay_every_plugin_at_once() -> None:
     assert fw.pre_score_memo is not None and fw.pre_score_memo.replaying()
     c.create(templated("x", 0))
     replayed = pre_filter_outcome(fw, c, templated("x", 0))
+    assert fw.calls(CycleState()) is not fw.point_calls  # an unwatched cycle's calls go through the memo
     fw.use_template_memo(False)
+    assert fw.calls(CycleState()) is fw.point_calls
     assert replayed == pre_filter_outcome(fw, c, templated("x", 0))
     assert replayed[3] == [
         "DynamicResources",

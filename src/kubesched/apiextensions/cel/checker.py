@@ -606,17 +606,17 @@ class Checker:
         t = self.check(arg)
         if t.name == "error":
             return ERROR
-        if t.name in _OPEN:
-            return Type("list", DYN)
         elem = t.elem if t.name == "list" else None
-        if elem is None or elem.name not in (OPTIONAL, *_OPEN):
+        if t.name not in _OPEN and (elem is None or elem.name not in (OPTIONAL, *_OPEN)):
             if target is not None:
                 return self.no_overload(e, "unwrapOpt", target=t)
             return self.no_overload(e, "optional.unwrap", t)
-        if unwrapped_operand(arg) is None:
+        if unwrapped_operand(arg) is None:  # a dyn value too: nothing here could run it
             fn = "unwrapOpt" if target is not None else "optional.unwrap"
             return self.report(e, f"{fn} runs here only on a list literal or a map macro's list, not on '{t}'")
-        return Type("list", elem.elem or DYN if elem.name == OPTIONAL else DYN)
+        if elem is None or elem.name != OPTIONAL:
+            return Type("list", DYN)
+        return Type("list", elem.elem or DYN)
 
     def _optional_call(self, e: Node, fn: str, target: Type, args: list[Type]) -> Type:
         """A list's ``first()`` and ``last()``, and an optional's ``hasValue()``, ``value()``,

@@ -423,11 +423,11 @@ def syntax_error(text: str, exc: BaseException, shown_text: str | None = None, d
     """A parse failure in cel-go's shape (ANTLR's default error strategy): where, what, the line and
     a caret. Where an operand was expected: ``mismatched input 'X' expecting {...}``, or
     ``extraneous input 'X'`` when the token after X would do. After a whole operand, what may
-    follow it where it stands (``<EOF>`` at the top, ``')'`` in parentheses, ``{')', ','}`` among
-    a call's arguments...): ``missing ')' at '<EOF>'`` when the text ends inside a bracket, else
+    follow it where it stands (``<EOF>`` at the top, ``')'`` in parentheses, ``{']', ','}`` among
+    a list's elements...): ``missing ')' at '<EOF>'`` when the text ends inside a bracket, else
     ``extraneous input`` or ``mismatched input`` as the token after X would do or not. A character
     no token starts with (or a string never closed): ``token recognition error at: 'X'``, then what
-    the parser makes of the rest. ``shown_text``: the line shown, where ``text`` is a copy of it
+    the parser makes of the rest (for a short rule). ``shown_text``: the line shown, where ``text`` is a copy of it
     with the unreadable part blanked."""
     cause = exc.__cause__ or exc.__context__ or exc
     line_text = text if shown_text is None else shown_text  # the text shown (``text`` with parts blanked)
@@ -467,7 +467,7 @@ def syntax_error(text: str, exc: BaseException, shown_text: str | None = None, d
         # the lexer drops what it could not read and the parser goes on without it, saying what
         # that leaves wrong too
         rest = text[:offset] + " " * skipped + text[offset + skipped :]
-        if depth >= _MAX_LEXER_ERRORS:  # each is a parse of the whole rule again: a few are said
+        if depth >= _MAX_LEXER_ERRORS or len(text) > _REPARSED_SIZE:  # each is a parse of the whole rule again
             return said
         try:
             parse_tree(rest)
@@ -478,9 +478,10 @@ def syntax_error(text: str, exc: BaseException, shown_text: str | None = None, d
 
 
 _CLOSERS = ("')'", "']'", "'}'")
-
-
+# after a lexer error, the rest is parsed again to say what else is wrong: a few times, for a rule
+# short enough that a parse costs little (celpy parses 45,000 characters in over a second)
 _MAX_LEXER_ERRORS = 8
+_REPARSED_SIZE = 2048
 
 
 def _code_before(text: str, at: int) -> str:
