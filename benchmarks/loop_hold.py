@@ -7,9 +7,10 @@ was in flight (the loop hold) and the worst request time; the last line is JSON.
     python benchmarks/loop_hold.py --rounds 20 --seed 1
 
 The kinds: a CRD pattern that backtracks exponentially in a backtracking matcher; CEL rules near
-the per-call limit and past it; quantities of huge exponents and digits; JSON nested to the limit
-and a YAML alias bomb; a Service with every node port; a list of every ConfigMap of a namespace of
-5,000 (1 KiB each; ``--configmaps``); a JSON patch of 10,000 operations; a selector of 100 requirements.
+the per-call limit and past it; CRDs whose rule is near cel-go's 100,000 code points; quantities
+of huge exponents and digits; JSON nested to the limit and a YAML alias bomb; a Service with every
+node port; a list of every ConfigMap of a namespace of 5,000 (1 KiB each; ``--configmaps``); a JSON
+patch of 10,000 operations; a selector of 100 requirements.
 """
 
 from __future__ import annotations
@@ -103,6 +104,23 @@ class Bench:
             "POST", f"{GROUP}/pairs?dryRun=All", {**obj, "spec": {"items": [f"s{i:06d}" for i in range(n)]}}
         )
 
+    async def long_rule(self) -> int:
+        """A CRD whose rule is near cel-go's 100,000 code points: a chain of up to 4,000 ``&&``
+        (accepted), 20,000 additions (too deep) or 4,000 list entries; a new literal each time, so
+        no cache has it."""
+        tag = self.name()
+        shape = self.rng.choice(["and", "plus", "list"])
+        n = self.rng.randint(1000, 4000)
+        if shape == "and":
+            rule = " && ".join(f"self.s != '{tag}{i}'" for i in range(n))
+        elif shape == "plus":
+            rule = " + ".join(["1"] * 20_000) + f" > {n}"
+        else:
+            rule = "self.s in [" + ", ".join(f"'{tag}{i}'" for i in range(n)) + "]"
+        root = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 8}}}
+        root["x-kubernetes-validations"] = [{"rule": rule}]
+        return await self.send("POST", f"{CRDS}?dryRun=All", crd(f"rules{tag}s", root))
+
     async def quantity(self) -> int:
         value = self.rng.choice(
             ["1e9999999", "1e-9999999", "9" * self.rng.randint(1000, 100_000), "1." + "0" * 200_000 + "1"]
@@ -195,6 +213,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             kinds: dict[str, Callable[[], Awaitable[int]]] = {
                 "pattern": bench.pattern,
                 "cel": bench.cel,
+                "long-rule": bench.long_rule,
                 "quantity": bench.quantity,
                 "nesting": bench.nesting,
                 "service-ports": bench.service_ports,
@@ -202,6 +221,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 "json-patch": bench.json_patch,
                 "selector": bench.selector,
             }
+            if args.kinds:
+                kinds = {k: v for k, v in kinds.items() if k.split("-")[0] in args.kinds.split(",")}
             results = await measure(bench, kinds, args.rounds)
     worst = max(results.items(), key=lambda kv: kv[1]["hold_ms"])
     print(f"worst loop hold: {worst[1]['hold_ms']} ms ({worst[0]})")
@@ -212,6 +233,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10, help="requests of each kind")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", default="", help="only these kinds (comma-separated, e.g. long,json)")
     parser.add_argument("--configmaps", type=int, default=5000, help="ConfigMaps in the namespace the list reads")
     args = parser.parse_args()
     print(json.dumps(eventloop.run(main_async(args))))

@@ -610,6 +610,68 @@ def test_rules_are_type_checked_as_cel_go_checks_them(sides, rule: str | dict[st
     assert _unnumbered(got) == _unnumbered(expected)
 
 
+# rules nested deep or chained long: cel-go's parser refuses more than 250 expressions inside one
+# another ("expression recursion limit exceeded: 250") and more than 250 operators, selections,
+# calls on a target and indexes on one path ("max recursion depth exceeded"); chains of && and || and
+# runs of ! and - are not counted (cel-go balances the first and folds the second). kubesched
+# refused a chain of a few hundred && as Python's recursion overflowed, and parsed 20,000 additions
+# before saying anything.
+DEEP_RULES = {
+    "250 operators": " + ".join(["1"] * 249) + " > 0",
+    "251 operators": " + ".join(["1"] * 250) + " > 0",
+    "20,000 additions": " + ".join(["1"] * 20_000) + " > 0",
+    "300 selections": "self" + ".a" * 300 + " == 1",
+    "300 comparisons": " == ".join(["true"] * 300),
+    "300 indexes": "self.tags" + "[0]" * 300 + " == 'a'",
+    "249 member calls": "self.image" + ".lowerAscii()" * 249 + " == 'a'",
+    "250 member calls": "self.image" + ".lowerAscii()" * 250 + " == 'a'",
+    "250 parentheses": "(" * 250 + "1" + ")" * 250 + " > 0",
+    "251 nested lists": "[" * 251 + "1" + "]" * 251 + " != []",
+    "300 nested calls": "size(" * 300 + "self.image" + ")" * 300 + " > 0",
+    "300 conditionals": "self.flag ? 1 : " * 300 + "2 > 0",
+    "2,000 ands": " && ".join(["self.image != 'x'"] * 2000),
+    "2,000 ors": " || ".join(["self.image != 'x'"] * 2000),
+    "5,001 nots": "!" * 5001 + "self.flag",
+    "5,000 nots": "!" * 5000 + "self.flag",
+    "5,001 minus signs": "-" * 5001 + "self.replicas > 0",
+}
+
+
+@pytest.mark.parametrize("rule", DEEP_RULES.values(), ids=DEEP_RULES.keys())
+def test_deep_and_long_rules_are_answered_as_cel_go_answers_them(sides, rule: str) -> None:
+    """The same code and causes for each CRD: refused in cel-go's words at the same depth, and a
+    long chain of && or || (a generated enum check) accepted."""
+    spec = {**TYPED_SPEC, "x-kubernetes-validations": [{"rule": rule}]}
+    body = crd("typeds", {"type": "object", "properties": {"spec": spec}})
+    expected, got = (answer(side, "POST", CRDS + "?dryRun=All", body) for side in sides)
+    assert _unnumbered(got) == _unnumbered(expected)
+
+
+def test_a_rule_of_two_thousand_terms_is_enforced_as_upstream_enforces_it(sides) -> None:
+    """A CRD whose rule is 2,000 conditions joined by || takes objects that meet one of them and
+    refuses the others, on both sides."""
+    rule = " || ".join(f"self.image == 'v{i}'" for i in range(2000))
+    spec = {"type": "object", "properties": {"image": {"type": "string", "maxLength": 10}}}
+    spec["x-kubernetes-validations"] = [{"rule": rule, "message": "an image of the list"}]
+    path = "/apis/bounded.example.com/v1/namespaces/default/enums"
+    verdicts = []
+    for side in sides:
+        assert side.request("POST", CRDS, crd("enums", {"type": "object", "properties": {"spec": spec}}))[0] == 201
+        served(side, path)
+        verdicts.append(
+            [
+                answer(side, "POST", path, {**obj(name, image), "apiVersion": "bounded.example.com/v1"})
+                for name, image in (("a", "v1999"), ("b", "v2000"), ("c", "v0"))
+            ]
+        )
+    assert verdicts[0] == verdicts[1]
+    assert [v["code"] for v in verdicts[1]] == [201, 422, 201]
+
+
+def obj(name: str, image: str) -> dict[str, Any]:
+    return {"kind": "Enum", "metadata": {"name": name}, "spec": {"image": image}}
+
+
 def _unnumbered(verdict: dict[str, Any]) -> dict[str, Any]:
     return json.loads(re.sub(r"selfType[0-9]+", "selfType", json.dumps(verdict)))
 

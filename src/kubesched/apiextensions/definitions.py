@@ -213,7 +213,7 @@ def validate(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list[Fie
         structural_errors = _structural_errors(schema, status_on)
         errors.extend(structural_errors)
         if not structural_errors:  # upstream types and costs rules only on a schema CEL can type
-            errors.extend(cel_crd.cel_errors(schema, "spec.validation.openAPIV3Schema"))
+            errors.extend(cel_crd.cel_errors(schema, cel_crd.SCHEMA_PATH))
         for j, column in enumerate(v.get("additionalPrinterColumns") or []):
             if not isinstance(column, dict):
                 continue

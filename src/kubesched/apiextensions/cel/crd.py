@@ -6,8 +6,11 @@ per-rule limit, and all of them against the CRD's, with upstream's messages."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from kubesched.apiextensions.cel import checker
 from kubesched.apiextensions.cel.cost import estimated_cost
@@ -89,7 +92,33 @@ def _compiled(text: str, decl: Decl, wants: str) -> str | None:
     return None
 
 
+# where validation.go reports a CRD's rules (whichever version's schema holds them)
+SCHEMA_PATH = "spec.validation.openAPIV3Schema"
+_CHECKED_SIZE = 64
+_checked: dict[tuple[bytes, str], tuple[FieldError, ...]] = {}  # the last schemas checked, oldest first
+_checked_lock = threading.Lock()
+
+
 def cel_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
+    """``_cel_errors``, kept for the last schemas checked: a CRD write's rules are checked off the
+    event loop first (``off_loop``), and the write's own validation finds the answer here."""
+    try:
+        key = (orjson.dumps(schema, option=orjson.OPT_SORT_KEYS), path)
+    except (TypeError, orjson.JSONEncodeError):  # (an integer past 64 bits): not kept
+        return _cel_errors(schema, path)
+    with _checked_lock:
+        hit = _checked.get(key)
+    if hit is not None:
+        return list(hit)
+    found = _cel_errors(schema, path)
+    with _checked_lock:
+        _checked[key] = tuple(found)
+        while len(_checked) > _CHECKED_SIZE:
+            del _checked[next(iter(_checked))]
+    return found
+
+
+def _cel_errors(schema: dict[str, Any], path: str) -> list[FieldError]:
     """``compileRule`` and the cost checks of ``validation.go``, rule by rule: a rule's estimated cost
     over the per-rule limit, a rule cel-go's checker refuses, then its messageExpression refused or
     over the limit; then, if all of them together exceed the CRD's limit, the most expensive (up to

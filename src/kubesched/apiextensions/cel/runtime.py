@@ -11,7 +11,6 @@ a function that counts as CEL does."""
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from kubesched.apiextensions.cel.syntax import (
     TWO_VARIABLE,
     Node,
     optional_marks,
+    outcome_cached,
     parse_tree,
     syntax_error,
 )
@@ -107,18 +107,30 @@ def _size(value: Any) -> int:
     raise TypeError("no such overload")
 
 
-@functools.lru_cache(maxsize=4096)
+# The runtime's parser (the cel crate's) nests expressions at most 96 deep where cel-go nests 250:
+# a rule between the two is refused in words that say so (upstream would accept it).
+_RUNTIME_NESTING = "Recursion limit of 96 exceeded"
+RUNTIME_TOO_DEEP = (
+    "ERROR: <input>:-1:0: expression recursion limit exceeded: 96 (kubesched's CEL runtime nests "
+    "parentheses, arguments, list and map entries and conditionals at most 96 deep; kube-apiserver, 250)"
+)
+
+
+@outcome_cached(4096)
 def compile_rule(expression: str) -> Program:
     """A runnable rule, compiled once (as upstream caches them per CRD)."""
     if len(expression) > MAX_CODE_POINTS:
         raise CompileError(
             f"expression code point size exceeds limit: size: {len(expression)}, limit {MAX_CODE_POINTS}"
         )
+    from kubesched.apiextensions.cel.syntax import DepthError, MacroError, convert
+
     try:
         tree = parse_tree(expression)
+    except DepthError as exc:  # nested deeper than cel-go's parser allows, in its words
+        raise CompileError(str(exc)) from None
     except Exception as exc:  # celpy's CELParseError and lark's errors
         raise CompileError(syntax_error(expression, exc)) from None
-    from kubesched.apiextensions.cel.syntax import MacroError, convert
 
     try:
         ast = convert(tree, expression)
@@ -131,6 +143,8 @@ def compile_rule(expression: str) -> Program:
         source, helpers = _runnable(tree, read, marks)
         runnable = rust_cel.compile(source)
     except Exception as exc:
+        if _RUNTIME_NESTING in str(exc):
+            raise CompileError(RUNTIME_TOO_DEEP) from None
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     return Program(expression, ast, runnable, tuple(sorted(_calls(ast) | helpers)))
 

@@ -5,9 +5,63 @@ expanded as ``parser/macro.go`` expands them, so the cost model walks the same s
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class _OutcomeCache(Generic[T]):
+    """A function of one rule's text with its last answers kept, failures too."""
+
+    def __init__(self, fn: Callable[[str], T], maxsize: int) -> None:
+        self._fn = fn
+        self._outcome = functools.lru_cache(maxsize=maxsize)(self._run)
+        functools.update_wrapper(self, fn)
+
+    def _run(self, text: str) -> tuple[bool, Any]:
+        try:
+            return True, self._fn(text)
+        except Exception as exc:
+            return False, _detached(exc)
+
+    def __call__(self, text: str) -> T:
+        ok, value = self._outcome(text)
+        if ok:
+            return value  # type: ignore[no-any-return, unused-ignore]
+        raise value.with_traceback(None)
+
+    def cache_clear(self) -> None:
+        self._outcome.cache_clear()
+
+
+def _detached(exc: BaseException) -> BaseException:
+    """The failure without what it would keep alive: its frames (and the tree in them) and a
+    parser's state (lark's errors hold the parse's stacks); the token, the position and what was
+    expected stay, for ``syntax_error``. What it was raised in handling becomes its cause: raised
+    again from the cache inside another ``except``, its context would be that one's."""
+    if exc.__cause__ is None and exc.__context__ is not None:
+        exc.__cause__ = exc.__context__
+    seen: BaseException | None = exc
+    while seen is not None:
+        seen.__traceback__ = None
+        for heavy in ("state", "interactive_parser"):
+            if getattr(seen, heavy, None) is not None:
+                setattr(seen, heavy, None)
+        seen = seen.__cause__ or seen.__context__
+    return exc
+
+
+def outcome_cached(maxsize: int) -> Callable[[Callable[[str], T]], _OutcomeCache[T]]:
+    """``functools.lru_cache`` that keeps a failure too: a rule that does not parse or compile is
+    asked about several times in one write (its compilation, its type check, its cost), and a
+    failure found after parsing 100,000 code points is not to be found again each time."""
+
+    def cached(fn: Callable[[str], T]) -> _OutcomeCache[T]:
+        return _OutcomeCache(fn, maxsize)
+
+    return cached
 
 
 @dataclass(eq=False, slots=True)
@@ -429,6 +483,8 @@ def syntax_error(text: str, exc: BaseException, shown_text: str | None = None, d
     no token starts with (or a string never closed): ``token recognition error at: 'X'``, then what
     the parser makes of the rest (for a short rule). ``shown_text``: the line shown, where ``text`` is a copy of it
     with the unreadable part blanked."""
+    if isinstance(exc, DepthError):
+        return str(exc)
     cause = exc.__cause__ or exc.__context__ or exc
     line_text = text if shown_text is None else shown_text  # the text shown (``text`` with parts blanked)
     token = getattr(cause, "token", None)
@@ -550,7 +606,10 @@ def _followers(text: str, offset: int) -> tuple[tuple[str, ...], bool]:
     }[top]
 
 
-@functools.lru_cache(maxsize=4096)
+# lark's trees are large (a node, its meta and its tokens per element of the text, a million objects
+# for 100,000 code points, each walked by every full collection while it lives): only the last two
+# are kept, for the compilation and the AST of the same rule to share one parse
+@outcome_cached(2)
 def parse_tree(expression: str) -> Any:
     """celpy's lark parse tree of the expression (celpy's and lark's errors when it does not
     parse), with each node's span in the text. celpy's grammar has no optional field selection
@@ -564,8 +623,135 @@ def parse_tree(expression: str) -> Any:
         CELParser.CEL_PARSER = None
     read, _ = optional_marks(expression)
     tree = CELParser().parse(read)
+    tree = _as_cel_go_nests(tree)
     _fill_spans(tree, read, 0)
     return tree
+
+
+class DepthError(ValueError):
+    """A rule nested deeper than cel-go's parser allows (its words in ``str``)."""
+
+
+# cel-go's parser defaults (parser/parser.go), which kube-apiserver keeps: a rule nests at most
+# 250 deep, counted two ways (see _as_cel_go_nests)
+MAX_RECURSION_DEPTH = 250
+# what nesting 250 deep costs our recursive walkers of lark's tree (about ten of its levels for
+# one of CEL's, two frames each): the interpreter's limit is raised to it when this module is
+# loaded (pure-Python frames do not use the C stack from Python 3.11 on)
+_RECURSION_LIMIT = 20_000
+# lark's rules the visitor counts (the first three only with an operator: with one child they pass
+# their operand through)
+_COUNTED_WITH_TWO = frozenset({"relation", "addition", "multiplication"})
+_COUNTED = frozenset({"member_dot", "member_dot_arg", "member_index"})
+
+
+def _deep_enough() -> None:
+    import sys
+
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+
+
+_deep_enough()
+
+
+def _as_cel_go_nests(tree: Any) -> Any:
+    """The tree checked for depth as cel-go's parser checks it, and shaped as cel-go builds it,
+    without recursion (a chain of 20,000 terms is as deep in lark's tree):
+
+    - more than 250 expressions inside one another (parentheses, arguments, list and map entries,
+      a conditional's else) is ``expression recursion limit exceeded: 250`` (parser.go's
+      recursionListener counts each grammar rule's nesting while parsing);
+    - more than 250 operators, selections, member calls, indexes and conditionals on one path is
+      ``max recursion depth exceeded`` (the visitor's checkAndIncrementRecursionDepth); ``&&``,
+      ``||``, ``!``, unary ``-``, global calls and literals are not counted;
+    - a chain of ``&&`` or ``||`` is balanced (helper.go's balancedTree: ``a && b && c && d`` is
+      ``(a && b) && (c && d)``), and a run of ``!`` or of ``-`` is one when odd, none when even
+      (VisitLogicalNot, VisitNegate), so that neither makes the tree deep."""
+    from lark import Tree
+
+    most_nested = most_counted = 0
+    balanced: set[int] = set()  # the nodes _balanced made (their halves are balanced already)
+    stack: list[tuple[Any, Any, int, int, int]] = [(tree, None, -1, 0, 0)]
+    root = tree
+    while stack:
+        node, parent, index, nested, counted = stack.pop()
+        if not isinstance(node, Tree):
+            continue
+        kids = [k for k in node.children if k is not None]
+        rule = node.data
+        if rule in ("conditionaland", "conditionalor") and len(kids) == 2 and id(node) not in balanced:
+            node = _balanced(rule, _chain(node), balanced)
+        elif rule == "unary" and len(kids) == 2:
+            node = _one_or_none(node)
+        if parent is None:
+            root = node
+        else:
+            parent.children[index] = node
+        rule = node.data
+        kids_n = sum(1 for k in node.children if k is not None)
+        if rule == "expr":
+            nested += 1
+            most_nested = max(most_nested, nested)
+            if kids_n == 3:
+                counted += 1
+        elif rule in _COUNTED or (rule in _COUNTED_WITH_TWO and kids_n == 2):
+            counted += 1
+        most_counted = max(most_counted, counted)
+        for i, kid in enumerate(node.children):
+            if isinstance(kid, Tree):
+                stack.append((kid, node, i, nested, counted))
+    if most_nested > MAX_RECURSION_DEPTH:
+        raise DepthError(f"ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_RECURSION_DEPTH}")
+    if most_counted > MAX_RECURSION_DEPTH:
+        raise DepthError("ERROR: <input>:-1:0: max recursion depth exceeded")
+    return root
+
+
+def _chain(node: Any) -> list[Any]:
+    """The terms of a left-nested chain of one logical operator, in the text's order."""
+    rule, terms = node.data, []
+    while True:
+        kids = [k for k in node.children if k is not None]
+        if node.data != rule or len(kids) != 2:
+            terms.append(node)
+            break
+        terms.append(kids[1])
+        node = kids[0]
+    terms.reverse()
+    return terms
+
+
+def _balanced(rule: str, terms: list[Any], made: set[int]) -> Any:
+    """``balancedTree``: the operator in the middle at the top (the left half the larger of
+    two), each half balanced alike; the nodes it makes are added to ``made``."""
+    from lark import Tree
+
+    if len(terms) == 1:
+        return terms[0]
+    mid = (len(terms) - 1) // 2 + 1  # the first term of the right half
+    node = Tree(rule, [_balanced(rule, terms[:mid], made), _balanced(rule, terms[mid:], made)])
+    made.add(id(node))
+    return node
+
+
+def _one_or_none(node: Any) -> Any:
+    """A run of one unary operator (``unary(unary_not, unary(unary_not, x))``): the operand when
+    the run is even, one operator over it when odd."""
+    op = node.children[0].data if hasattr(node.children[0], "data") else None
+    run, inner = 0, node
+    while True:
+        kids = [k for k in inner.children if k is not None]
+        if inner.data != "unary" or len(kids) != 2 or getattr(kids[0], "data", None) != op:
+            break
+        run += 1
+        inner = kids[1]
+    if run == 1:
+        return node
+    if run % 2 == 0:
+        return inner
+    node.children = [node.children[0], inner]
+    return node
 
 
 def _positioned_literal(t: Any) -> Any:
@@ -704,7 +890,7 @@ def _keyword_at(text: str, word: str, cursor: int) -> int:
     return at if at >= 0 else _next(text, cursor)
 
 
-@functools.lru_cache(maxsize=4096)
+@outcome_cached(4096)
 def parse(expression: str) -> Node:
     """The expression's AST (``ValueError`` and lark's errors when it does not parse)."""
     return convert(parse_tree(expression), expression)

@@ -13,6 +13,7 @@ from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound, Unsup
 from kubesched.api.fields import fields_match
 from kubesched.api.labels import labels_match
 from kubesched.apiextensions import cleanup
+from kubesched.apiextensions.cel import off_loop
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.handlers import fieldmanager
 from kubesched.apiserver.handlers.bodies import check_object_size, decode_json, decode_yaml, read_body, read_object
@@ -59,7 +60,18 @@ class Writes(ServerContext):
         body, warnings = self._validate_fields(request, t, body)
         body = self._in(t, body)
         self._check_namespace(t, body)
+        await self._rules_compiled(t, body)
         return with_warnings(lambda: self._store_create(request, t, body), warnings)
+
+    async def _rules_compiled(self, t: Target, body: Any, *, patch: bool = False) -> None:
+        """The CEL rules a write brings (a CRD's) or meets (a custom object's) compiled off the
+        event loop first (``off_loop``); a CRD's whole body is checked there too, unless it is a
+        patch."""
+        if t.resource.stored == customresources.CRD_KIND and not t.subresource:
+            checked = None if patch else off_loop.schemas(body)
+            await off_loop.compiled_off_loop(off_loop.rule_texts(body), checked)
+        elif t.resource.custom:
+            await off_loop.compiled_off_loop(off_loop.schema_texts(self._custom(t).schema))
 
     def _validate_fields(
         self, request: web.Request, t: Target, body: dict[str, Any], *, patch: bool = False
@@ -151,6 +163,7 @@ class Writes(ServerContext):
         body = await read_object(request)
         self._check_kind(t, body)
         body, warnings = self._validate_fields(request, t, body)
+        await self._rules_compiled(t, body)
         return with_warnings(lambda: self._update_with(request, t, body), warnings)
 
     def _update_with(self, request: web.Request, t: Target, body: dict[str, Any]) -> web.Response:
@@ -182,6 +195,7 @@ class Writes(ServerContext):
                 patch, warnings = self._validate_fields(request, t, patch, patch=True)
             except StrictPatchError as exc:
                 raise self._strict_patch_error(t, ctype, patch, exc.message) from None
+        await self._rules_compiled(t, patch, patch=ctype != "application/apply-patch+yaml")
         return with_warnings(lambda: self._patch_with(request, t, ctype, patch), warnings)
 
     def _strict_patch_error(self, t: Target, ctype: str, patch: dict[str, Any], reason: str) -> Exception:
