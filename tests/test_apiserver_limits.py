@@ -278,6 +278,20 @@ def test_a_list_at_a_revision_not_yet_reached_is_504(server):
     assert server.request("GET", "/api/v1/namespaces?resourceVersion=0")[0] == 200
 
 
+# 300 operations that change nothing (over writes.LONG_JSON_PATCH)
+LONG = [{"op": "test", "path": "/metadata/name", "value": "patched"}] * 300
+
+
+def test_a_long_json_patch_is_applied_and_answered_as_a_short_one(server):
+    path = "/api/v1/namespaces/default/configmaps/long-patched"
+    assert server.request("POST", "/api/v1/namespaces/default/configmaps", configmap("long-patched", 1))[0] == 201
+    ops = [{"op": "add", "path": f"/data/k{i}", "value": str(i)} for i in range(1000)]
+    code, body = server.request("PATCH", path, ops, content_type="application/json-patch+json")
+    assert code == 200 and body["data"]["k999"] == "999" and len(body["data"]) == 1001
+    _, stored = server.request("GET", path)
+    assert stored == body
+
+
 @pytest.mark.parametrize(
     ("ctype", "patch", "code", "message"),
     [
@@ -315,6 +329,19 @@ def test_a_list_at_a_revision_not_yet_reached_is_504(server):
             "the namespace of the object (elsewhere) does not match the namespace on the URL (default)",
         ),
         ("application/merge-patch+json", [1, 2], 400, "the patch must be a JSON object"),
+        # long enough to be applied on a worker thread: the same answers
+        (
+            "application/json-patch+json",
+            [*LONG, {"op": "test", "path": "/data/blob", "value": "other"}],
+            422,
+            "the server rejected",
+        ),
+        (
+            "application/json-patch+json",
+            [*LONG, {"op": "replace", "path": "/metadata/name", "value": "renamed"}],
+            400,
+            "the name of the object (renamed) does not match the name on the URL (patched)",
+        ),
     ],
     ids=[
         "test-fails",
@@ -326,6 +353,8 @@ def test_a_list_at_a_revision_not_yet_reached_is_504(server):
         "merge-rename",
         "smp-namespace",
         "merge-not-object",
+        "test-fails-after-300",
+        "rename-after-300",
     ],
 )
 def test_a_patch_that_cannot_apply_is_refused_and_changes_nothing(server, ctype, patch, code, message):
