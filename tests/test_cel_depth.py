@@ -10,9 +10,11 @@ import asyncio
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.apiextensions.cel import off_loop, syntax
-from kubesched.apiextensions.cel.runtime import RUNTIME_TOO_DEEP, CompileError, compile_rule
+from kubesched.apiextensions.cel.runtime import RUNTIME_TOO_DEEP, CompileError, EvalError, Program, compile_rule
 from kubesched.apiextensions.cel.syntax import Node, parse
 
 
@@ -158,3 +160,49 @@ def test_a_lexer_error_reads_the_same_when_its_rest_was_parsed_before() -> None:
     lines = str(err.value).splitlines()
     assert lines[0] == "ERROR: <input>:1:15: Syntax error: token recognition error at: ''abcd'"
     assert lines[3].startswith("ERROR: <input>:1:20: Syntax error: mismatched input '<EOF>' expecting {'['")
+
+
+def _chain(joiner: str) -> str:
+    forms = [
+        "self.v.size() > {n}",
+        "self.s != 'x{i}'",
+        "self.v.all(x, x >= -{n})",
+        "has(self.m.k{n})",
+        "self.m['k{n}'] != 'z'",  # an error where the key is missing
+    ]
+    return f" {joiner} ".join(forms[i % len(forms)].format(i=i, n=i % 7) for i in range(1500))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    joiner=st.sampled_from(["&&", "||"]),
+    v=st.lists(st.integers(-8, 8), max_size=8),
+    s=st.sampled_from(["abc", "x3", "x1499"]),
+    keys=st.sets(st.integers(0, 6)),
+)
+def test_a_long_chain_compiled_in_parts_answers_as_compiled_whole(joiner, v, s, keys) -> None:
+    """A rule over CHUNKED_FROM whose top is a chain runs as several programs; its answer (a value,
+    or an error's words) is the one program's, whatever decides it and wherever."""
+    rule = _chain(joiner)
+    parted = compile_rule(rule)
+    assert len(parted.parts) > 1 and parted.joiner == joiner
+    whole = _whole(rule)
+    activation = {"self": {"v": v, "s": s, "m": {f"k{k}": "a" for k in keys}}}
+    assert _answer(parted, activation) == _answer(whole, activation)
+
+
+def _whole(rule: str) -> Program:
+    from kubesched.apiextensions.cel import runtime
+
+    limit, runtime.CHUNKED_FROM = runtime.CHUNKED_FROM, 10**9
+    try:
+        return compile_rule(rule + " ")  # another text: not the cached one
+    finally:
+        runtime.CHUNKED_FROM = limit
+
+
+def _answer(program: Program, activation: dict) -> object:
+    try:
+        return program.run(activation)
+    except EvalError as exc:
+        return f"error: {exc}"

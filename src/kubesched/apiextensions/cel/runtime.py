@@ -48,6 +48,9 @@ class Program:
     ast: Node
     runnable: Any
     functions: tuple[str, ...] = ()  # the library functions it calls (``library.py``)
+    # a long rule whose top is a chain of ``&&`` or ``||`` (``joiner``), compiled a part at a time
+    parts: tuple[Any, ...] = ()
+    joiner: str = ""
 
     def run(self, activation: dict[str, Any]) -> Any:
         context = rust_cel.Context()
@@ -56,27 +59,49 @@ class Program:
             context.add_function(name, library.FUNCTIONS[name])
         for name, value in activation.items():
             context.add_variable(name, value)
-        try:
-            return self.runnable.execute(context)
-        except KeyError as exc:
-            raise EvalError(f"no such key: {exc.args[0] if exc.args else ''}") from None
-        except ZeroDivisionError:
-            raise EvalError("division by zero") from None
-        except OverflowError:
-            raise EvalError("integer overflow") from None
-        except TypeError as exc:
-            text = str(exc)
-            raise EvalError("no such overload" if "overload" in text.lower() else text) from None
-        except Exception as exc:  # the binding's RuntimeError, IndexError, ValueError
-            text = str(exc)
-            said = _LIBRARY_ERROR.search(text)
-            if said is not None:  # a library function's own words
-                raise EvalError(said.group(1)) from None
-            if "Python function call failed" in text:  # arguments it has no overload for
-                raise EvalError("no such overload") from None
-            if text.startswith("Function 'value' error: optional.none() dereference"):  # none's value()
-                raise EvalError("optional.none() dereference") from None
-            raise EvalError(text) from None
+        if not self.parts:
+            return _execute(self.runnable, context)
+        # cel-go's && and || are commutative: a false (a true) anywhere decides, else an error
+        decides = self.joiner == "||"
+        error: EvalError | None = None
+        for part in self.parts:
+            try:
+                value = _execute(part, context)
+            except EvalError as exc:
+                error = error or exc
+                continue
+            if value is decides:
+                return decides
+            if not isinstance(value, bool):
+                error = error or EvalError("no such overload")
+        if error is not None:
+            raise error
+        return not decides
+
+
+def _execute(runnable: Any, context: Any) -> Any:
+    """One compiled program run, its errors worded as cel-go words them."""
+    try:
+        return runnable.execute(context)
+    except KeyError as exc:
+        raise EvalError(f"no such key: {exc.args[0] if exc.args else ''}") from None
+    except ZeroDivisionError:
+        raise EvalError("division by zero") from None
+    except OverflowError:
+        raise EvalError("integer overflow") from None
+    except TypeError as exc:
+        text = str(exc)
+        raise EvalError("no such overload" if "overload" in text.lower() else text) from None
+    except Exception as exc:  # the binding's RuntimeError, IndexError, ValueError
+        text = str(exc)
+        said = _LIBRARY_ERROR.search(text)
+        if said is not None:  # a library function's own words
+            raise EvalError(said.group(1)) from None
+        if "Python function call failed" in text:  # arguments it has no overload for
+            raise EvalError("no such overload") from None
+        if text.startswith("Function 'value' error: optional.none() dereference"):  # none's value()
+            raise EvalError("optional.none() dereference") from None
+        raise EvalError(text) from None
 
 
 # how the runtime reports an exception a library function raised
@@ -138,15 +163,79 @@ def compile_rule(expression: str) -> Program:
         raise CompileError(str(exc)) from None
     except Exception as exc:
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    read, marks = optional_marks(expression)
+    chain = _top_chain(tree) if len(expression) >= CHUNKED_FROM else None
     try:
-        read, marks = optional_marks(expression)
+        if chain is not None:
+            joiner, terms = chain
+            sources, helpers = _parts(joiner, terms, read, marks)
+            parts = tuple(rust_cel.compile(source) for source in sources)
+            return Program(expression, ast, None, tuple(sorted(_calls(ast) | helpers)), parts, joiner)
         source, helpers = _runnable(tree, read, marks)
         runnable = rust_cel.compile(source)
+    except CompileError:
+        raise
     except Exception as exc:
         if _RUNTIME_NESTING in str(exc):
             raise CompileError(RUNTIME_TOO_DEEP) from None
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     return Program(expression, ast, runnable, tuple(sorted(_calls(ast) | helpers)))
+
+
+# A rule this long whose top is a chain of && or || is compiled a part of about _PART_SIZE at a
+# time: the runtime's compile keeps the interpreter (about 1 us a code point), so a rule of
+# 100,000 code points compiled whole held the event loop a tenth of a second, its compile running
+# on the worker thread or not; between two parts the loop gets in.
+CHUNKED_FROM = 16_384
+_PART_SIZE = 4_096
+
+
+def _top_chain(tree: Any) -> tuple[str, list[Any]] | None:
+    """The operator and the terms, in order, of the chain of ``&&`` or ``||`` at the rule's top
+    (below the one-child rules above it), None when the top is something else."""
+    from lark import Tree
+
+    node = tree
+    while True:
+        kids = [k for k in node.children if k is not None]
+        if node.data in ("conditionalor", "conditionaland") and len(kids) == 2:
+            break
+        if node.data not in ("expr", "conditionalor", "conditionaland") or len(kids) != 1:
+            return None
+        if not isinstance(kids[0], Tree):
+            return None
+        node = kids[0]
+    rule, terms, stack = node.data, [], [node]
+    while stack:
+        n = stack.pop()
+        kids = [k for k in n.children if k is not None] if isinstance(n, Tree) else []
+        if isinstance(n, Tree) and n.data == rule and len(kids) == 2:
+            stack.extend(reversed(kids))  # the left one next
+        else:
+            terms.append(n)
+    return ("&&" if rule == "conditionaland" else "||"), terms
+
+
+def _parts(joiner: str, terms: list[Any], text: str, marks: frozenset[int]) -> tuple[list[str], frozenset[str]]:
+    """The runnable text of consecutive terms joined by ``joiner``, about ``_PART_SIZE`` a part,
+    and the helpers they call."""
+    sources: list[str] = []
+    used: set[str] = set()
+    part: list[str] = []
+    size = 0
+    for term in terms:
+        source, helpers = _runnable(term, text, marks)
+        if source is text:  # nothing rewritten in it: its own span
+            source = text[term.meta.start_pos : term.meta.end_pos]
+        used |= helpers
+        part.append(f"({source})")
+        size += len(source)
+        if size >= _PART_SIZE:
+            sources.append(f" {joiner} ".join(part))
+            part, size = [], 0
+    if part:
+        sources.append(f" {joiner} ".join(part))
+    return sources, frozenset(used)
 
 
 # cel-go's namespaced extension functions (``cost.NAMESPACED``) run as library functions named
