@@ -567,3 +567,63 @@ def test_explain_shows_a_gang_pods_attempts():
     assert sorted(verdicts) == ["gpu-1", "gpu-2"]  # its turn came after trainer-0 and -1 took both nodes
     assert {v["NodeResourcesFit"] for v in verdicts.values()} == {"Insufficient nvidia.com/gpu"}
     assert all(p == "passed" for v in verdicts.values() for name, p in v.items() if name != "NodeResourcesFit")
+
+
+@st.composite
+def preempting_gangs(draw):
+    """Nodes of 2 CPUs full of lower-priority pods (some in a PodGroup evicted whole, some under
+    a budget), some with a zone-wide anti-affinity that couples nodes, and a gang of higher
+    priority that fits only by preempting."""
+    n = draw(st.integers(2, 5))
+    cluster: list[dict[str, Any]] = [make_priority_class("high", 100), make_priority_class("mid", 50)]
+    for i in range(1, n + 1):
+        node = make_node(f"n{i}", cpu="2")
+        node["metadata"]["labels"] = {"zone": f"z{i % 2}"}
+        cluster.append(node)
+    if draw(st.booleans()):
+        cluster += [pod_group("whole", 2, disruptionMode={"all": {}})]
+        cluster += [member(f"whole-{k}", "whole", cpu="500m", node=f"n{k + 1}") for k in range(2)]
+    if draw(st.booleans()):
+        budget = {"minAvailable": 1, "selector": {"matchLabels": {"app": "kept"}}}
+        cluster.append(
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"}, "spec": budget}
+        )
+    for i in range(1, n + 1):
+        for k in range(draw(st.integers(1, 3))):
+            low = make_pod(f"low-{i}-{k}", cpu=draw(st.sampled_from(["300m", "500m", "700m"])), node=f"n{i}")
+            if draw(st.booleans()):
+                low["spec"]["priorityClassName"] = "mid"
+                del low["spec"]["priority"]
+            if draw(st.booleans()):
+                low["metadata"]["labels"] = {"app": "kept"}
+            cluster.append(low)
+    size = draw(st.integers(1, 3))
+    cluster.append(pod_group("g", size, priorityClassName="high"))
+    anti = draw(st.booleans())
+    for k in range(size):
+        m = member(f"g-{k}", "g", cpu=draw(st.sampled_from(["1", "1500m"])), priority_class="high")
+        m["metadata"]["labels"] = {"gang": "g"}
+        if anti:  # no two members in a zone: a victim put back elsewhere can matter
+            term = {"labelSelector": {"matchLabels": {"gang": "g"}}, "topologyKey": "zone"}
+            m["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        cluster.append(m)
+    return cluster
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=preempting_gangs())
+def test_reprieving_on_the_victims_nodes_only_is_the_whole_check(tmp_path_factory, case):
+    """The reprieve that checks only the placed pods on a victim's own nodes (where no verdict
+    reads other nodes) evicts the same victims and places the gang where the full check of every
+    placed pod for every victim does."""
+    from kubesched.scheduler.preemption.podgroup import PodGroupEvaluator
+
+    path = _write(tmp_path_factory.mktemp("reprieve"), "case", case)
+    fast = mine(path)
+    real = PodGroupEvaluator._node_local
+    PodGroupEvaluator._node_local = lambda self, placed: False  # type: ignore[method-assign]
+    try:
+        whole = mine(path)
+    finally:
+        PodGroupEvaluator._node_local = real  # type: ignore[method-assign]
+    assert fast == whole
