@@ -29,10 +29,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
@@ -88,6 +91,31 @@ func decode(raw []byte) (runtime.Object, error) {
 	return obj, nil
 }
 
+// prioritize gives each pod and PodGroup naming a PriorityClass of the workload that class's value,
+// as kube-apiserver's Priority admission plugin does (plugin/pkg/admission/priority): the fake API
+// admits nothing, and a workload cannot give the value itself, since kubesched's API server, like
+// kube-apiserver, refuses a pod that does.
+func prioritize(objects []runtime.Object) {
+	values := map[string]int32{}
+	for _, obj := range objects {
+		if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
+			values[pc.Name] = pc.Value
+		}
+	}
+	for _, obj := range objects {
+		switch o := obj.(type) {
+		case *v1.Pod:
+			if v, ok := values[o.Spec.PriorityClassName]; ok && o.Spec.Priority == nil {
+				o.Spec.Priority = &v
+			}
+		case *schedulingv1beta1.PodGroup:
+			if v, ok := values[o.Spec.PriorityClassName]; ok && o.Spec.Priority == nil {
+				o.Spec.Priority = &v
+			}
+		}
+	}
+}
+
 func cpuSeconds() float64 {
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
@@ -107,11 +135,16 @@ func run(path string) (*report, error) {
 	}
 	// the plain tracker: an API server that costs the scheduler's process as little as it can
 	client, tracker := fakeapi.NewWith(k8stesting.NewObjectTracker(scheme.Scheme, scheme.Codecs.UniversalDecoder()))
+	objects := make([]runtime.Object, 0, len(w.Objects)+len(w.Measured))
 	for i, raw := range append(w.Objects, w.Measured...) {
 		obj, err := decode(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: object %d: %w", path, i, err)
 		}
+		objects = append(objects, obj)
+	}
+	prioritize(objects)
+	for i, obj := range objects {
 		if err := tracker.Add(obj); err != nil {
 			return nil, fmt.Errorf("%s: object %d: %w", path, i, err)
 		}
@@ -210,6 +243,9 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	// a fake watch buffers 100 events and panics past that; kube-apiserver's watch cache holds
+	// more: preemption deleting a thousand pods at once outruns the informers for a moment
+	watch.DefaultChanSize = 20000
 	r, err := run(flags.Arg(0))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "schedperf: %s\n", err)
