@@ -120,12 +120,13 @@ class PodGroupEvaluator:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
         self._assumed: set[str] = set()
         self._local = False
-        removed: list[PodInfo] = []
+        removed: dict[str, PodInfo] = {}  # by uid, in the order taken off
+        self._told: list[tuple[Any, Any]] = []
         try:
             for v in potential:
                 for pod, _node in v.pods:
                     if self._take(pod):
-                        removed.append(pod)
+                        removed[pod.uid] = pod
             outcome = reschedule()
             if outcome.status is not None:
                 return None, outcome.status
@@ -135,6 +136,8 @@ class PodGroupEvaluator:
             evict: list[Victim] = []
             violations = 0
             self._local = self._node_local(placed)
+            # the placed pods whose PreFilter state hears of each victim moved (none where node-local)
+            self._told = [(o, ext) for o in placed for _, ext in active_extensions(self.fwk, o.state)]
             for v, count in violating:
                 if not self._reprieve(v, placed, removed):
                     evict.append(v)
@@ -143,7 +146,7 @@ class PodGroupEvaluator:
                 if not self._reprieve(v, placed, removed):
                     evict.append(v)
         finally:
-            for pod in removed:  # the cache as the watch knows it; the evictions follow
+            for pod in removed.values():  # the cache as the watch knows it; the evictions follow
                 self._put(pod)
         evict.sort(key=Victim.importance)
         self._actuate(group, evict)
@@ -195,7 +198,7 @@ class PodGroupEvaluator:
                 return False
         return True
 
-    def _reprieve(self, v: Victim, placed: Sequence[Any], removed: list[PodInfo]) -> bool:
+    def _reprieve(self, v: Victim, placed: Sequence[Any], removed: dict[str, PodInfo]) -> bool:
         """``reprieveVictim``: put the victim back; it stays when every placed pod still passes
         Filter on its node (each then assumed and reserved, as the cycle left them, until the
         check ends).
@@ -207,7 +210,7 @@ class PodGroupEvaluator:
         gang of a hundred preempting a thousand pods ran Filter a hundred thousand times)."""
         cache = self.handle.cache
         table = cache.table
-        self._move_victim(v, placed, removed, back=True)
+        self._move_victim(v, removed, back=True)
         undo: list[Callable[[], None]] = []
         fits = True
         touched = {node for _, node in v.pods} if self._local else None
@@ -228,24 +231,23 @@ class PodGroupEvaluator:
             for fn in reversed(undo):
                 fn()
         if not fits:
-            self._move_victim(v, placed, removed, back=False)
+            self._move_victim(v, removed, back=False)
         return fits
 
-    def _move_victim(self, v: Victim, placed: Sequence[Any], removed: list[PodInfo], *, back: bool) -> None:
+    def _move_victim(self, v: Victim, removed: dict[str, PodInfo], *, back: bool) -> None:
         """The victim's pods back on the cluster (or off it again), and every placed pod's
         PreFilter state told (``RunPreFilterExtensionAddPod`` / ``RemovePod``)."""
         table = self.handle.cache.table
         for pod, _node in v.pods:
             if back:
                 self._put(pod)
-                removed.remove(pod)
+                del removed[pod.uid]
             else:
                 self._take(pod)
-                removed.append(pod)
+                removed[pod.uid] = pod
             row = table.index.get(pod.node_name)
-            for o in placed:
-                for _, ext in active_extensions(self.fwk, o.state):
-                    (ext.add_pod if back else ext.remove_pod)(o.state, o.qp.pod, pod, table, row)
+            for o, ext in self._told:
+                (ext.add_pod if back else ext.remove_pod)(o.state, o.qp.pod, pod, table, row)
 
     def _actuate(self, group: Any, evict: Sequence[Victim]) -> None:
         """``actuatePodGroupPreemption``: each victim pod gets DisruptionTarget and is deleted (a
