@@ -55,6 +55,26 @@ def test_each_side_binds_every_measured_pod_in_its_window(side: str, workload_fi
     assert report["cpu_ms_per_pod"] == pytest.approx(1000 * report["cpu_seconds"] / 60)
 
 
+@pytest.mark.parametrize("side", ["upstream", "kubesched"])
+def test_each_side_preempts_for_every_pod_of_a_preempting_gang(side: str, tmp_path: Path) -> None:
+    """Ten nodes full of low-priority pods and a gang of ten that fits only by evicting them: each
+    side binds the whole gang (upstream's through schedperf giving the pods their PriorityClass's
+    value, as admission would; without it they would have none and preempt nothing)."""
+    path = tmp_path / "gangpreempt.json"
+    w = like_for_like.workload("gangpreempt", 10, 100, 10)
+    assert w["objects"][0]["kind"] == "PriorityClass" and "priority" not in w["measured"][0]["spec"]
+    path.write_text(json.dumps(w))
+    cmd = (
+        [str(binaries() / "schedperf"), "--feature-gates", w["feature_gates"], str(path)]
+        if side == "upstream"
+        else [sys.executable, str(BENCHMARKS / "like_for_like.py"), "--side", "kubesched", str(path)]
+    )
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["pods"] == 10 and report["bound"] == 10, report
+
+
 def test_a_workload_that_does_not_decode_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"objects": [{"kind": "Nope", "apiVersion": "v9"}], "measured": []}))
