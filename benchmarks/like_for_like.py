@@ -3,7 +3,7 @@ process of its own, on the same workload file, timed over the same window, on th
 
     python benchmarks/like_for_like.py [--only ROW ...] [--repeat 3] > like_for_like.md
     python benchmarks/like_for_like.py --update docs/benchmarks.md   # the docs' table, between its markers
-    python benchmarks/like_for_like.py --only gang-preempt-100 gang-preempt-300 --update docs/benchmarks.md  # own table
+    python benchmarks/like_for_like.py --only gang-preempt-100 gang-preempt-300   # some rows, printed
     python benchmarks/like_for_like.py --side kubesched|upstream WORKLOAD.json   # one run, as JSON
 
 What each side does with a workload file (its ``objects``: nodes, the pods already bound to them and
