@@ -5,6 +5,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# CEL's syntax module raises the interpreter's recursion limit when it loads (rules nest 250 deep and
+# are walked recursively), and the DRA selectors' celpy Environment lowers it as it is made (then put
+# back): both happen here, before any hypothesis test, whose runs keep a limit of their own and warn
+# when a test changes it
+import kubesched.apiextensions.cel.syntax  # noqa: F401
+from kubesched.scheduler.plugins.dynamicresources.cel import environment
+
+environment()
 
 # The suite runs on two workers (.ci/run: pytest-xdist, ``-n 2``), scheduled by module: a module's
 # tests stay together, in order, on one worker (many share a module's cluster and build on what the

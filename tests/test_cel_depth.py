@@ -206,3 +206,14 @@ def _answer(program: Program, activation: dict) -> object:
         return program.run(activation)
     except EvalError as exc:
         return f"error: {exc}"
+
+
+def test_a_dra_selector_compiled_leaves_the_recursion_limit_crd_rules_need() -> None:
+    """celpy's Environment sets the interpreter's recursion limit to 2,500 as it is made; compiling
+    a DeviceClass selector with it must not lower what the CRD rules' walkers were given."""
+    import sys
+
+    from kubesched.scheduler.plugins.dynamicresources.cel import compile_selector
+
+    compile_selector("device.driver == 'depth.example.com'")
+    assert sys.getrecursionlimit() >= syntax._RECURSION_LIMIT

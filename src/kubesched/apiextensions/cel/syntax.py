@@ -623,6 +623,7 @@ def parse_tree(expression: str) -> Any:
         CELParser.CEL_PARSER = None
     read, _ = optional_marks(expression)
     tree = CELParser().parse(read)
+    _deep_enough()  # (a library may have lowered it since this module loaded: celpy's Environment does)
     tree = _as_cel_go_nests(tree)
     _fill_spans(tree, read, 0)
     return tree

@@ -107,12 +107,25 @@ def _is_quantity(text: str) -> bool:
     return True
 
 
+@functools.cache
+def environment() -> Any:
+    """celpy's Environment, made once a process: making one sets the interpreter's recursion limit
+    to 2,500, and the CRD rules' walkers (``apiextensions/cel/syntax.py``), in the same process,
+    need the higher one they set; it is put back."""
+    import sys
+
+    import celpy
+
+    limit = sys.getrecursionlimit()
+    env = celpy.Environment()
+    sys.setrecursionlimit(max(limit, sys.getrecursionlimit()))
+    return env
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_selector(expression: str) -> Any:
     """A runnable program for the expression (compiled once, as upstream's CEL cache keeps them)."""
-    import celpy
-
-    env = celpy.Environment()
+    env = environment()
     try:
         ast = env.compile(expression)
     except Exception as exc:  # celpy's CELParseError and lark's errors
