@@ -217,3 +217,18 @@ def test_a_dra_selector_compiled_leaves_the_recursion_limit_crd_rules_need() -> 
 
     compile_selector("device.driver == 'depth.example.com'")
     assert sys.getrecursionlimit() >= syntax._RECURSION_LIMIT
+
+
+def test_a_rule_that_does_not_parse_is_parsed_on_the_worker_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the worker has compiled a CRD's rules, the type check and the cost model on the loop
+    find a failing rule's AST failure cached: the loop does not parse it again."""
+    from celpy.celparser import CELParseError, CELParser
+
+    bad = "self.s == " + " + ".join(["'x'"] * 300) + " +"  # long, and does not parse
+    off_loop.compile_all([bad], [])
+    calls = []
+    real = CELParser.parse
+    monkeypatch.setattr(CELParser, "parse", lambda self, text: calls.append(text) or real(self, text))
+    with pytest.raises(CELParseError):
+        syntax.parse(bad)
+    assert calls == []

@@ -91,8 +91,11 @@ def compile_all(texts: list[str], checked: list[dict[str, Any]]) -> None:
     gc.disable()
     try:
         for text in texts:
-            with contextlib.suppress(Exception):  # a failure is cached too, for the write to report
+            # a failure is cached too, for the write to report: the AST's own failure is asked for
+            # by the type check and the cost model, and a rule that parses may not compile
+            with contextlib.suppress(Exception):
                 runtime.compile_rule(text)
+            with contextlib.suppress(Exception):
                 syntax.parse(text)
             with _lock:
                 _ready[text] = None

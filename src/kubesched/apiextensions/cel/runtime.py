@@ -46,10 +46,10 @@ class EvalError(Exception):
 class Program:
     expression: str
     ast: Node
-    runnable: Any
+    # the runtime's compiled programs: one, or the parts of a long rule whose top is a chain of
+    # ``&&`` or ``||`` (``joiner``), compiled a part at a time
+    parts: tuple[Any, ...]
     functions: tuple[str, ...] = ()  # the library functions it calls (``library.py``)
-    # a long rule whose top is a chain of ``&&`` or ``||`` (``joiner``), compiled a part at a time
-    parts: tuple[Any, ...] = ()
     joiner: str = ""
 
     def run(self, activation: dict[str, Any]) -> Any:
@@ -59,8 +59,8 @@ class Program:
             context.add_function(name, library.FUNCTIONS[name])
         for name, value in activation.items():
             context.add_variable(name, value)
-        if not self.parts:
-            return _execute(self.runnable, context)
+        if len(self.parts) == 1:
+            return _execute(self.parts[0], context)
         # cel-go's && and || are commutative: a false (a true) anywhere decides, else an error
         decides = self.joiner == "||"
         error: EvalError | None = None
@@ -148,17 +148,15 @@ def compile_rule(expression: str) -> Program:
         raise CompileError(
             f"expression code point size exceeds limit: size: {len(expression)}, limit {MAX_CODE_POINTS}"
         )
-    from kubesched.apiextensions.cel.syntax import DepthError, MacroError, convert
+    from kubesched.apiextensions.cel.syntax import MacroError, parse
 
     try:
         tree = parse_tree(expression)
-    except DepthError as exc:  # nested deeper than cel-go's parser allows, in its words
-        raise CompileError(str(exc)) from None
-    except Exception as exc:  # celpy's CELParseError and lark's errors
+    except Exception as exc:  # celpy's CELParseError, lark's errors, DepthError
         raise CompileError(syntax_error(expression, exc)) from None
 
     try:
-        ast = convert(tree, expression)
+        ast = parse(expression)  # the AST the checker and the cost model read too (one, cached)
     except MacroError as exc:  # cel-go's words, line and caret
         raise CompileError(str(exc)) from None
     except Exception as exc:
@@ -170,7 +168,7 @@ def compile_rule(expression: str) -> Program:
             joiner, terms = chain
             sources, helpers = _parts(joiner, terms, read, marks)
             parts = tuple(rust_cel.compile(source) for source in sources)
-            return Program(expression, ast, None, tuple(sorted(_calls(ast) | helpers)), parts, joiner)
+            return Program(expression, ast, parts, tuple(sorted(_calls(ast) | helpers)), joiner)
         source, helpers = _runnable(tree, read, marks)
         runnable = rust_cel.compile(source)
     except CompileError:
@@ -179,7 +177,7 @@ def compile_rule(expression: str) -> Program:
         if _RUNTIME_NESTING in str(exc):
             raise CompileError(RUNTIME_TOO_DEEP) from None
         raise CompileError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    return Program(expression, ast, runnable, tuple(sorted(_calls(ast) | helpers)))
+    return Program(expression, ast, (runnable,), tuple(sorted(_calls(ast) | helpers)))
 
 
 # A rule this long whose top is a chain of && or || is compiled a part of about _PART_SIZE at a
