@@ -135,9 +135,10 @@ class PodGroupEvaluator:
             violating, rest = _split_by_budgets(potential, pdb_infos(self.handle.client.list("PodDisruptionBudget")[0]))
             evict: list[Victim] = []
             violations = 0
-            self._local = self._node_local(placed)
-            # the placed pods whose PreFilter state hears of each victim moved (none where node-local)
+            # the placed pods whose PreFilter state hears of each victim moved: its own node's pods
+            # are all a verdict reads when there are none (and the rest is node-local too)
             self._told = [(o, ext) for o in placed for _, ext in active_extensions(self.fwk, o.state)]
+            self._local = not self._told and self._node_local(placed)
             for v, count in violating:
                 if not self._reprieve(v, placed, removed):
                     evict.append(v)
@@ -181,10 +182,10 @@ class PodGroupEvaluator:
 
     def _node_local(self, placed: Sequence[Any]) -> bool:
         """Whether putting a victim back can change the Filter verdict of the placed pods on its
-        own nodes only: every filter and reserve plugin is in-tree (each reads its own node and
-        what PreFilter left in the cycle state), no placed pod's cycle state reads other nodes'
-        pods (no PreFilter extension takes part: no inter-pod affinity or topology spreading to
-        honour, no volumes counted), and none reserves what nodes share (claims, volumes)."""
+        own nodes only, given that no placed pod's cycle state reads other nodes' pods (no
+        PreFilter extension takes part: ``_told`` is empty): every filter and reserve plugin is
+        in-tree (each reads its own node and what PreFilter left in the cycle state), and no
+        placed pod reserves what nodes share (claims, volumes)."""
         plugins = (*self.fwk.filters, *self.fwk.reserve)
         if any(not type(p).__module__.startswith(_IN_TREE) for p in plugins):
             return False
@@ -193,8 +194,6 @@ class PodGroupEvaluator:
             if spec.get("resourceClaims") or any(
                 "persistentVolumeClaim" in vol or "ephemeral" in vol for vol in spec.get("volumes") or ()
             ):
-                return False
-            if active_extensions(self.fwk, o.state):
                 return False
         return True
 
