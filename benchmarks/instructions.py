@@ -58,7 +58,7 @@ PHASES: dict[str, tuple[str, ...]] = {
     "Filter": ("kubesched.scheduler.nodesearch.search:NodeSearch.find_nodes_that_fit",),
     "PreScore": ("kubesched.scheduler.framework.runtime:Framework.run_pre_score",),
     "Score": ("kubesched.scheduler.framework.runtime:Framework.run_score",),
-    "selectHost": ("kubesched.scheduler.select_host:HostPicker.select",),
+    "selectHost": ("kubesched.scheduler.schedule_pod:HostPicker.select",),
     "assume": (
         "kubesched.scheduler.schedule_one:ScheduleOne._assume",
         "kubesched.scheduler.cache:Cache.finish_binding",

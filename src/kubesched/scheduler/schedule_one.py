@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,6 @@ from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import NOMINATION_CLEARED, NOMINATION_KEPT, NominatingInfo
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
-from kubesched.scheduler.failure import Failure
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import FitError
 from kubesched.scheduler.framework.waiting_pods import WaitingPod
@@ -31,6 +31,38 @@ from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.resultstore import PodResults, record_nodes
 from kubesched.scheduler.schedule_pod import ScheduleFailure, ScheduleResult
+
+
+@dataclass(slots=True)
+class Failure:
+    """A failed attempt as a value. ``unschedulable``/``pending``: the pod's unschedulable and
+    pending plugins from now on (``pending`` None: the pod keeps those it had)."""
+
+    status: Status
+    unschedulable: set[str]
+    pending: set[str] | None = None
+
+    @property
+    def message(self) -> str:
+        return self.status.message()
+
+    @classmethod
+    def error(cls, status: Status) -> Failure:
+        """An Error: no plugin to wait on."""
+        return cls(status, set(), set())
+
+    @classmethod
+    def rejected_by(cls, status: Status) -> Failure:
+        """A status from a plugin after the node search (Reserve, Permit, PreBind, Bind): the
+        pod waits on that plugin when it rejected the pod."""
+        return cls(status, {status.plugin} if status.is_rejected() and status.plugin else set())
+
+    @classmethod
+    def no_fit(cls, status: Status, err: FitError) -> Failure:
+        """No node fit: the Diagnosis's plugins."""
+        diagnosis = err.diagnosis
+        return cls(status, set(diagnosis.unschedulable_plugins), set(diagnosis.pending_plugins))
+
 
 log = logging.getLogger("kubesched.scheduler")
 # clearNominatedNode: a failure after the node search (no nodes, an error, anything after assume)

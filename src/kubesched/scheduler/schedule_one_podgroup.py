@@ -22,12 +22,11 @@ from kubesched.clock import rfc3339
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NOMINATION_CLEARED, NominatingInfo
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.failure import Failure
 from kubesched.scheduler.plugins.gangscheduling import PlacementProgress
 from kubesched.scheduler.podgroups import PodGroupState
 from kubesched.scheduler.queue import QueuedPodInfo
 from kubesched.scheduler.queue_podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.schedule_one import ScheduleOne
+from kubesched.scheduler.schedule_one import Failure, ScheduleOne
 from kubesched.scheduler.schedule_pod import ScheduleFailure
 
 if TYPE_CHECKING:

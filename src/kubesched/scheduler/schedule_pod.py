@@ -1,31 +1,36 @@
-"""The scheduling algorithm of one cycle (``pkg/scheduler/schedule_one.go``: schedulePod).
-
-``find_nodes_that_fit`` (the node search seam, ``nodesearch/``) → ``prioritize_nodes``
-(``prioritize.py``) → ``select_host`` (``select_host.py``), upstream's order; a single feasible
-node is taken unscored, and Opportunistic Batching keeps the rest of the feasible nodes, best
-first, for the next pod of the same signature.
+"""The scheduling algorithm of one cycle (``pkg/scheduler/schedule_one.go``), in upstream's
+order: ``schedulePod`` → ``findNodesThatFitPod`` (the node search seam, ``nodesearch/``) →
+``prioritizeNodes`` → ``selectHost``. A single feasible node is taken unscored, and
+Opportunistic Batching keeps the rest of the feasible nodes, best first, for the next pod of the
+same signature.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.extender import HTTPExtender
+from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
+from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.nodesearch import AttemptReport, NodeSearch, SearchOutcome
+from kubesched.scheduler.nodesearch.extenders import NodeLookup, node_objects
 from kubesched.scheduler.nodesearch.search import no_node_object
-from kubesched.scheduler.nodesearch.shapes import shape_report
+from kubesched.scheduler.nodesearch.shapes import shape_report, shape_scores
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.prioritize import prioritize_nodes
 from kubesched.scheduler.queue import SchedulingQueue
-from kubesched.scheduler.select_host import HostPicker
+
+log = logging.getLogger("kubesched.scheduler")
 
 
 @dataclass(init=False, slots=True)
@@ -146,3 +151,149 @@ class Algorithm:
         if found.taken:
             info.hint = chosen
         return info
+
+
+# -- prioritizeNodes ----------------------------------------------------------------------------
+@dataclass(init=False, slots=True)
+class Prioritized:
+    """Each feasible node's total score (in the order of the search's feasible rows) and, when
+    asked, the attempt's report of every plugin's scores."""
+
+    total: np.ndarray
+    report: AttemptReport | None
+
+    def __init__(self, total: np.ndarray, report: AttemptReport | None) -> None:
+        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.total = total
+        self.report = report
+
+
+def prioritize_nodes(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    nodes: NodeTable,
+    found: SearchOutcome,
+    extenders: list[HTTPExtender],
+    lookup: NodeLookup,
+    *,
+    report: bool,
+) -> Prioritized | Status:
+    """The scores of ``found``'s feasible nodes, or a plugin's Error."""
+    feasible = found.feasible
+    if found.shape is not None and found.window is not None:
+        total = shape_scores(fwk, found.shape, pod, found.window)
+        kept = shape_report(fwk, state, pod, nodes, found.shape, found.window) if report else None
+        return Prioritized(total, kept)
+    st = fwk.run_pre_score(state, pod, nodes, feasible)
+    if st is not None:
+        return st
+    outcome, st = fwk.run_score(state, pod, nodes, feasible, keep=report)
+    if st is not None or outcome is None:
+        return st or Status.error("score failed")
+    prioritizers = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
+    if prioritizers:
+        outcome.total += extender_scores(pod, nodes, feasible, prioritizers, lookup)
+    elif not fwk.has_score():
+        outcome.total[:] = 1
+    kept = None
+    if report:
+        kept = AttemptReport(found.diagnosis).scored(feasible, outcome.raw_by_plugin, outcome.by_plugin, outcome.total)
+    return Prioritized(outcome.total, kept)
+
+
+def extender_scores(
+    pod: PodInfo, nodes: NodeTable, feasible: np.ndarray, prioritizers: list[HTTPExtender], lookup: NodeLookup
+) -> np.ndarray:
+    """Each prioritizer's 0..10 scores times its weight, scaled to the plugins' 0..100
+    (``MaxNodeScore / MaxExtenderPriority``); a failing prioritizer adds nothing."""
+    names = [nodes.names[int(r)] for r in feasible]
+    pos = {n: i for i, n in enumerate(names)}
+    combined = np.zeros(len(names), np.int64)
+
+    def call(ext: HTTPExtender) -> dict[str, int]:
+        try:
+            return ext.prioritize(pod, names, node_objects(ext, names, lookup))
+        except ExtenderError as err:
+            log.warning("extender %s prioritize failed: %s", ext.name, err)
+            return {}
+
+    if len(prioritizers) == 1:
+        answers = [call(prioritizers[0])]
+    else:  # upstream asks them in parallel (a goroutine each)
+        with ThreadPoolExecutor(len(prioritizers)) as pool:
+            answers = list(pool.map(call, prioritizers))
+    for ext, scores in zip(prioritizers, answers, strict=True):
+        for host, score in scores.items():
+            i = pos.get(host)
+            if i is not None:
+                combined[i] += score * ext.cfg.weight
+    return combined * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+
+
+# -- selectHost ---------------------------------------------------------------------------------
+class HostPicker:
+    """The tie-break of ``selectHost``. ``tie_break``: "random" (upstream's reservoir sampling
+    among the best); "name", the smallest node name among the best, as the FGD paper's simulator
+    patched its kube-scheduler v1.20 fork (github.com/mental2008/kubernetes,
+    generic_scheduler.go) "for reproducibility" (replay offers it to reproduce that paper,
+    nothing else uses it); "permutation", names compared as ``tie_names`` renames them
+    (replay/tiebreak.py)."""
+
+    rng: random.Random
+    tie_break: str
+    tie_names: dict[str, str] | None
+    _rank_key: tuple[Any, int] | None
+    _rank: np.ndarray
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.tie_break = "random"
+        self.tie_names = None
+        self._rank_key = None
+        self._rank = np.zeros(0, np.int64)
+
+    def break_ties_by(self, names: dict[str, str]) -> None:
+        """The "permutation" tie-break: among the best, the node whose ``names`` entry is smallest."""
+        self.tie_break, self.tie_names, self._rank_key = "permutation", names, None
+
+    def select(self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray) -> int:
+        """The position in ``feasible`` of a top-scored node."""
+        if len(feasible) == 1:
+            return 0
+        top = (total == np.maximum.reduce(total)).nonzero()[0]  # the ufunc: no method wrapper
+        if len(top) == 1:
+            return int(top[0])
+        if self.tie_break != "random":
+            return int(top[int(np.argmin(self._name_rank(nodes)[feasible[top]]))])
+        return int(top[self.rng.randrange(len(top))])
+
+    def sorted_rest(
+        self, nodes: NodeTable, feasible: np.ndarray, total: np.ndarray, pick: int, signature: PodSignature | None
+    ) -> SortedNodes:
+        """The feasible nodes the pod did not take, best first: ``sortedNodeScores`` after its
+        first Pop (score, then a random number per node among equals; by name with a name
+        tie-break). Built only for a signed pod: the others keep no list."""
+        k = len(feasible) - 1
+        if signature is None or k <= 0:
+            return SortedNodes.unlisted(max(k, 0))
+        rest = np.delete(np.arange(len(feasible)), pick)
+        if self.tie_break != "random":
+            second = self._name_rank(nodes)[feasible[rest]]
+        else:
+            second = -np.frombuffer(self.rng.randbytes(4 * k), np.uint32).astype(np.int64)
+        order = rest[np.lexsort((second, -total[rest]))]
+        return SortedNodes(nodes.names, feasible[order])  # names looked up as they are popped
+
+    def _name_rank(self, nodes: NodeTable) -> np.ndarray:
+        """Each row's position in node-name order, or in the order of ``tie_names`` with the
+        "permutation" tie-break (cached while the table's layout holds)."""
+        key = (nodes.index, len(nodes.index))
+        if self._rank_key is None or self._rank_key[0] is not key[0] or self._rank_key[1] != key[1]:
+            names = nodes.names
+            if self.tie_break == "permutation" and self.tie_names is not None:
+                names = [self.tie_names.get(n, n) for n in names]
+            rank = np.empty(len(names), np.int64)
+            rank[np.argsort(np.array(names))] = np.arange(len(names))
+            self._rank_key, self._rank = key, rank
+        return self._rank
