@@ -19,12 +19,18 @@ import numpy as np
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
-from kubesched.scheduler.extender import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, ExtenderError, HTTPExtender
+from kubesched.scheduler.extender import (
+    MAX_EXTENDER_PRIORITY,
+    MAX_NODE_SCORE,
+    ExtenderError,
+    HTTPExtender,
+    NodeLookup,
+    node_objects,
+)
 from kubesched.scheduler.framework.batch import PodSignature, SortedNodes
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.nodesearch import AttemptReport, NodeSearch, SearchOutcome
-from kubesched.scheduler.nodesearch.extenders import NodeLookup, node_objects
 from kubesched.scheduler.nodesearch.search import no_node_object
 from kubesched.scheduler.nodesearch.shapes import shape_report, shape_scores
 from kubesched.scheduler.nodetable import NodeTable

@@ -18,8 +18,8 @@ from kubesched.scheduler.framework.filter_verdicts import FilterOutcome
 from kubesched.scheduler.framework.point_times import SCORE
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
+from kubesched.scheduler.nodesearch.columns import covered
 from kubesched.scheduler.nodesearch.outcome import AttemptReport, SearchOutcome, num_feasible_nodes_to_find
-from kubesched.scheduler.nodesearch.rotation import covered
 from kubesched.scheduler.nodetable import NodeTable
 
 # the shape cache is used when a search covers at most 1/this of the nodes (with the adaptive

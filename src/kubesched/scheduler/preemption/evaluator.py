@@ -29,8 +29,8 @@ from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extender import ExtenderError
 from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.nominated_pods import add_to, nominated_slots
 from kubesched.scheduler.framework.types import NO_NODE_AVAILABLE, reasons_histogram
+from kubesched.scheduler.nodesearch.nominated import add_to, nominated_slots
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.podtable import PodTable
 from kubesched.scheduler.preemption.candidates import MAX_INT32, Candidate, CandidateColumns, pick_index, pick_one_node

@@ -20,7 +20,7 @@ from kubesched.api.pod import PodInfo
 from kubesched.api.validation_podgroups import pod_group_priority
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.handle import Handle
-from kubesched.scheduler.framework.nominated_pods import active_extensions
+from kubesched.scheduler.nodesearch.nominated import active_extensions
 from kubesched.scheduler.preemption.evaluator import is_preemption_victim_terminating
 from kubesched.scheduler.preemption.executor import evict_victim
 from kubesched.scheduler.preemption.pdb import PDBInfo, pdb_infos, takes_below_zero
