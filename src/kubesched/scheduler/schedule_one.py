@@ -200,16 +200,14 @@ class ScheduleOne(SchedulerParts):
         pod = qp.pod
         assumed = self._assume(pod, host)
         st = fwk.run_reserve(state, assumed, host)
-        if st is not None:
-            fwk.run_unreserve(state, assumed, host)
-            self.cache.forget_pod(pod.uid)
-            self._fail_after_assume(qp, st, state.results)
-            return
-        st, waits = fwk.run_permit(state, assumed, host)
-        if st is not None and st.code != Code.WAIT:
-            fwk.run_unreserve(state, assumed, host)
-            self.cache.forget_pod(pod.uid)
-            self._fail_after_assume(qp, st, state.results)
+        waits: dict[str, float] = {}
+        if st is None:
+            st, waits = fwk.run_permit(state, assumed, host)
+            if st is not None and st.code == Code.WAIT:
+                st = None
+        if st is not None:  # Reserve or Permit refused: the assumption undone, the pod requeued
+            self._undo_assume(fwk, state, assumed, host)
+            self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, state.results)
             return
         if state.pods_to_activate:
             self.queue.activate(state.pods_to_activate)
@@ -236,10 +234,7 @@ class ScheduleOne(SchedulerParts):
         see where it is going. False: a pre-flight failed and the attempt is undone."""
         st = fwk.run_pre_bind_pre_flights(state, pod, host)
         if st is not None and (st.code == Code.ERROR or st.is_rejected()):
-            fwk.run_unreserve(state, pod, host)
-            self.cache.forget_pod(pod.uid)
-            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.uid != pod.uid)
-            self._fail_after_assume(qp, st, state.results)
+            self._binding_cycle_failed(fwk, state, qp, pod, host, st)
             return False
         if (st is None or waits) and pod.nominated_node_name != host:
             try:
@@ -259,10 +254,7 @@ class ScheduleOne(SchedulerParts):
     ) -> None:
         self.waiting_pods.remove(pod.uid)
         if status is not None:
-            fwk.run_unreserve(state, pod, host)
-            self.cache.forget_pod(pod.uid)
-            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.uid != pod.uid)
-            self._fail_after_assume(qp, status, state.results)
+            self._binding_cycle_failed(fwk, state, qp, pod, host, status)
             return
         self._binding_cycle(fwk, state, qp, pod, host)
 
@@ -307,10 +299,7 @@ class ScheduleOne(SchedulerParts):
     ) -> None:
         """The end of a binding cycle, on the scheduler's thread: confirm or undo the assumption."""
         if st is not None:
-            fwk.run_unreserve(state, pod, host)
-            self.cache.forget_pod(pod.uid)
-            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
-            self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, state.results)
+            self._binding_cycle_failed(fwk, state, qp, pod, host, st)
             return
         if log.isEnabledFor(logging.DEBUG):  # upstream logs it at -v=2 once Bind succeeded
             log.debug('"Successfully bound pod to node" pod="%s" node="%s"', pod.key, host)
@@ -334,8 +323,27 @@ class ScheduleOne(SchedulerParts):
         )
         fwk.run_post_bind(state, pod, host)
 
-    def _fail_after_assume(self, qp: QueuedPodInfo, st: Status, results: PodResults | None = None) -> None:
-        self._handle_failure(qp, Failure.rejected_by(st), NOMINATION_CLEARED, results)
+    def _undo_assume(self, fwk: Framework, state: CycleState, pod: PodInfo, host: str) -> None:
+        """The assumption undone: Unreserve, then the cache forgets the assumed pod."""
+        fwk.run_unreserve(state, pod, host)
+        self.cache.forget_pod(pod.uid)
+
+    def _binding_cycle_failed(
+        self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, pod: PodInfo, host: str, st: Status
+    ) -> None:
+        """``handleBindingCycleError`` (PreBind's pre-flights, Permit's wait, PreBind, Bind): the
+        assumption undone; its node freed is an AssignedPodDelete for the waiting pods, then the
+        failure handled with the nomination cleared. A rejection moves the others after the pod is
+        requeued and never the pod itself (upstream defers it: as an in-flight event it would send
+        the pod to backoffQ); an Error moves them first."""
+        self._undo_assume(fwk, state, pod, host)
+        failure = Failure.rejected_by(st)
+        if st.is_rejected():
+            self._handle_failure(qp, failure, NOMINATION_CLEARED, state.results)
+            self.queue.move_all(ASSIGNED_POD_DELETE, pod, None, pre_check=lambda q: q.uid != pod.uid)
+            return
+        self.queue.move_all(ASSIGNED_POD_DELETE, pod, None)
+        self._handle_failure(qp, failure, NOMINATION_CLEARED, state.results)
 
     def _handle_fit_error(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, err: FitError) -> None:
         nominating = NOMINATION_KEPT
