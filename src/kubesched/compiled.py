@@ -81,7 +81,6 @@ MODULES = (
     "kubesched.scheduler.plugins.volumerestrictions",
     "kubesched.scheduler.plugins.volumezone",
     "kubesched.scheduler.podtable",
-    "kubesched.scheduler.prioritize",
     "kubesched.scheduler.queue",
     "kubesched.scheduler.queue_podgroups",
     "kubesched.scheduler.queued",
@@ -89,7 +88,6 @@ MODULES = (
     "kubesched.scheduler.schedule_one_podgroup",
     "kubesched.scheduler.schedule_pod",
     "kubesched.scheduler.scheduler",
-    "kubesched.scheduler.select_host",
 )
 PACKAGE = Path(__file__).resolve().parent
 
