@@ -43,6 +43,7 @@ FILES = [
     (0, "node/v1/types.go", "node", "v1"),
     (0, "discovery/v1/types.go", "discovery", "v1"),
     (0, "networking/v1/types.go", "networking", "v1"),
+    (0, "flowcontrol/v1/types.go", "flowcontrol", "v1"),
     (1, "pkg/apis/meta/v1/types.go", "meta", "v1"),
     (2, "pkg/apis/apiextensions/v1/types.go", "apiextensionsv1", "v1"),
 ]
@@ -125,6 +126,8 @@ ROOTS = [
     "networking.Ingress",
     "networking.IngressClass",
     "storage.VolumeAttributesClass",
+    "flowcontrol.FlowSchema",
+    "flowcontrol.PriorityLevelConfiguration",
 ]
 SCALARS = {"string", "bool", "int32", "int64", "float64", "int", "uint64", "uint32", "float32"}
 _FIELD = re.compile(r'^\s+(\w+)\s+([^\s`]+)\s+`json:"([^"]*)"')

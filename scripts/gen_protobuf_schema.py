@@ -38,6 +38,7 @@ API_GROUPS = [
     "node/v1",
     "discovery/v1",
     "networking/v1",
+    "flowcontrol/v1",
 ]
 MACHINERY = ["pkg/apis/meta/v1", "pkg/runtime", "pkg/api/resource", "pkg/util/intstr"]
 # (apiVersion, kind) of every top-level object a client may send in protobuf
@@ -75,6 +76,7 @@ KINDS = {
         "VolumeAttributesClass",
     ],
     "networking.k8s.io/v1": ["NetworkPolicy", "Ingress", "IngressClass"],
+    "flowcontrol.apiserver.k8s.io/v1": ["FlowSchema", "PriorityLevelConfiguration"],
     "resource.k8s.io/v1": ["DeviceClass", "DeviceTaintRule", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
     "events.k8s.io/v1": ["Event"],
     "autoscaling/v1": ["Scale", "HorizontalPodAutoscaler"],

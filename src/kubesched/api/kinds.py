@@ -183,6 +183,20 @@ RESOURCES: tuple[Resource, ...] = (
         ("status",),
     ),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)),
+    Resource(
+        "flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "FlowSchema", False, "flowschema", (), (), ("status",)
+    ),
+    Resource(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        False,
+        "prioritylevelconfiguration",
+        (),
+        (),
+        ("status",),
+    ),
     Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "runtimeclass"),
     Resource(
         "policy",

@@ -60,6 +60,8 @@ _KIND_TYPES = {
     ("events.k8s.io", "Event"): "events.Event",
     ("coordination.k8s.io", "Lease"): "coordination.Lease",
     ("scheduling.k8s.io", "PriorityClass"): "scheduling.PriorityClass",
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): "flowcontrol.FlowSchema",
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): "flowcontrol.PriorityLevelConfiguration",
     ("node.k8s.io", "RuntimeClass"): "node.RuntimeClass",
     ("policy", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
     ("policy", "Eviction"): "policy.Eviction",

@@ -42,6 +42,7 @@ from kubesched.apiserver.filters import faults as faults_api
 from kubesched.apiserver.filters.fairness import Fairness, FairnessSettings
 from kubesched.apiserver.filters.faults import Faults
 from kubesched.apiserver.filters.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
+from kubesched.apiserver.flowcontrol.classify import Classification, FlowControl
 from kubesched.apiserver.handlers import discovery, openapi
 from kubesched.apiserver.handlers.bodies import read_object
 from kubesched.apiserver.handlers.listwatch import WATCH_QUEUE_LENGTH, ListWatch
@@ -64,6 +65,7 @@ from kubesched.health import LoopHealth
 log = logging.getLogger("kubesched.apiserver")
 
 PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
+ANONYMOUS_USER = UserInfo("system:anonymous", groups=("system:unauthenticated",))
 LOOPS_PATH = "/debug/kubesched/loops"  # each loop's last good sync and errors, as JSON
 
 
@@ -104,6 +106,8 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self.limits = limits or Limits()
         self.inflight = Inflight(self.limits)
         self.fairness = Fairness(FairnessSettings(enabled=self.limits.priority_and_fairness))
+        self.flow_control = FlowControl(store, self.fairness.settings.seats)
+        self.flow_control.start()
         self.watch_queue_length = watch_queue_length
         self.commit = GroupCommit(store)
         self.store = store
@@ -130,18 +134,17 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
     async def _middleware(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
-        if request.path not in PUBLIC_PATHS:
-            user = self._authenticate(request)
-            if user is None:
+        user = self._authenticate(request)
+        if user is None:
+            if request.path not in PUBLIC_PATHS:
                 return status_response(Unauthorized("Unauthorized"))
+            user = ANONYMOUS_USER  # anyone may ask these; who asks still decides the flow
+        else:
             try:
                 user = impersonate(request.headers, user, self.authorizer)
             except ApiError as err:
                 return status_response(err)
-            request["user"] = user
-            denied = self._authorize(request, user)
-            if denied is not None:
-                return status_response(denied)
+        request["user"] = user
         method = request.method
         # watches are long-running requests: maxinflight does not count them
         counted = not parse_bool(request.query.get("watch"))
@@ -151,20 +154,30 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             return resp
         try:
             user = request.get("user")
-            # API Priority and Fairness: system:masters is exempt, everyone else waits their turn
-            flow = None
-            if counted and user is not None and "system:masters" not in user.groups and not _long_running(request.path):
-                flow = user.name
-            fair = flow is not None
-            if flow is not None and not await self.fairness.acquire(flow):
-                resp = status_response(too_many_requests())
-                resp.headers["Retry-After"] = RETRY_AFTER
-                return resp
-            try:
-                return await self._serve(request, handler)
+            # API Priority and Fairness: the FlowSchemas say the request's priority level and flow;
+            # an exempt level's requests go straight in, the others wait their turn for its seats
+            classified: Classification | None = None
+            seat = None
+            if counted and user is not None and self.fairness.settings.enabled and not _long_running(request.path):
+                classified = self.flow_control.classify(request_attributes(user, method, request.path, request.query))
+                level = classified.level
+                if not level.exempt:
+                    seat = self.fairness.pool(level.name, level.seats, level.queue_length)
+                    if not await self.fairness.acquire(classified.flow, seat):
+                        refused = status_response(too_many_requests())
+                        refused.headers["Retry-After"] = RETRY_AFTER
+                        _matched(refused, classified)
+                        return refused
+            try:  # authorization comes after APF, as in kube-apiserver's handler chain
+                public = request.path in PUBLIC_PATHS
+                denied = self._authorize(request, user) if user is not None and not public else None
+                served = status_response(denied) if denied is not None else await self._serve(request, handler)
+                if classified is not None and not served.prepared:
+                    _matched(served, classified)
+                return served
             finally:
-                if fair:
-                    self.fairness.release()
+                if seat is not None:
+                    self.fairness.release(seat)
         finally:
             if counted:
                 self.inflight.leave(method)
@@ -450,3 +463,9 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return await self._delete(request, t)
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
+
+
+def _matched(resp: web.StreamResponse, classified: Classification) -> None:
+    """The response headers that name the FlowSchema and priority level a request matched."""
+    resp.headers["X-Kubernetes-PF-FlowSchema-UID"] = classified.schema_uid
+    resp.headers["X-Kubernetes-PF-PriorityLevel-UID"] = classified.level.uid

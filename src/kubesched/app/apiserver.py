@@ -21,6 +21,7 @@ from kubesched.apiserver.auth import bootstrap_policy
 from kubesched.apiserver.auth.authn import Authenticator, load_token_file
 from kubesched.apiserver.filters.faults import Faults
 from kubesched.apiserver.filters.limits import Limits, limited_factory
+from kubesched.apiserver.flowcontrol import ensurer as flowcontrol_ensurer
 from kubesched.apiserver.handlers.listwatch import WATCH_QUEUE_LENGTH
 from kubesched.apiserver.registry.services import kubernetes_service
 from kubesched.apiserver.resources import disabled_versions
@@ -124,6 +125,7 @@ async def _serve(opts: ServerOptions) -> None:
     kubeconfig = opts.data_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, f"https://{address}", token, ca.read_bytes())
     tasks = [asyncio.create_task(cluster.run(stop, changed))]
+    tasks.append(asyncio.create_task(server.flow_control.run(stop, health)))
     service: SchedulerService | None = None
     ui_runner: web.AppRunner | None = None
     ui_line = ""
@@ -192,6 +194,7 @@ def _cluster(
                 store.create("Node", fake_node(f"node-{i}"))
             made_default[0] = opts.default_nodes
         bootstrap_policy.install(store)
+        flowcontrol_ensurer.ensure(store)  # the priority-and-fairness-config-producer hook's first round
 
     cluster = EmbeddedCluster(
         config=None,  # the scheduler of ``up`` is the restartable service

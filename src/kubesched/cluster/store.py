@@ -88,6 +88,8 @@ GENERATION_KINDS = frozenset(
         "PodDisruptionBudget",
         "DeviceClass",
         "ResourceClaimTemplate",
+        "FlowSchema",
+        "PriorityLevelConfiguration",
     }
 )
 

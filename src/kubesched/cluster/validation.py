@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api import quota, schema, validation
+from kubesched.api import flowcontrol, quota, schema, validation
 from kubesched.api.node import node_info_from
 from kubesched.api.pod import PodInfo, pod_info_from
 from kubesched.api.validation_dra import validate_device_selectors
@@ -47,6 +47,8 @@ _GROUPS = {
     "CSIDriver": "storage.k8s.io",
     "CSIStorageCapacity": "storage.k8s.io",
     "VolumeAttachment": "storage.k8s.io",
+    "FlowSchema": "flowcontrol.apiserver.k8s.io",
+    "PriorityLevelConfiguration": "flowcontrol.apiserver.k8s.io",
 }
 
 
@@ -96,6 +98,8 @@ def validate(kind: str, obj: dict[str, Any], *, meta: bool = True, old: dict[str
         validate_scheduling_workload(obj)
     elif kind in WORKLOAD_VALIDATORS:
         validate_workload(kind, obj)
+    elif kind in ("FlowSchema", "PriorityLevelConfiguration"):
+        flowcontrol.validate(kind, obj)
     elif kind in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
         validate_device_selectors(kind, obj, old, selector_cost, selector_problem)
     return None

@@ -1,21 +1,26 @@
 """Fair shares of the API server between clients, after API Priority and Fairness
-(``apiserver/pkg/util/flowcontrol``): requests of ``system:masters`` are exempt (the ``exempt``
-FlowSchema); every other request is of the flow of its user (``ByUser``) and takes one of
-``seats`` concurrency seats. When none is free it waits in its flow's queue (at most
-``queue_length``, else 429 with ``Retry-After``, as a full queue is rejected), and each seat that
-frees goes to the next flow in turn that has a request waiting, so a flow that sends a thousand
-requests at once is served one at a time beside one that sends one: the flood waits for itself.
-A request that waits longer than ``wait_limit`` is rejected too (APF's queue wait timeout)."""
+(``apiserver/pkg/util/flowcontrol``): each request is classified by the FlowSchemas into a
+priority level and a flow (``apiserver/flowcontrol/classify.py``). An exempt level's requests go
+straight through; a limited level has its own seats, its share of the server's ``seats`` in
+proportion to its nominal concurrency shares, so a flood in one level never takes another's
+(the scheduler's and the controllers' ``workload-high`` stays free while tenants flood
+``global-default`` or ``workload-low``). Within a level, a request waits in its flow's queue (at
+most the level's ``queueLengthLimit``, else 429 with ``Retry-After``; a level that Rejects has no
+queue) and each seat that frees goes to the next flow in turn with a request waiting, so a flow
+that sends a thousand requests at once is served one at a time beside one that sends one: the
+flood waits for itself. A request that waits longer than ``wait_limit`` is rejected too (APF's
+queue wait timeout). Upstream shuffle-shards flows into a level's queues; here every flow has a
+queue of its own, the ideal the shuffle sharding approximates."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-SEATS = 4  # requests of non-exempt flows being served at once (across their awaits)
-QUEUE_LENGTH = 50  # a flow's waiting requests (APF's queueLengthLimit)
+SEATS = 49  # the server's seats: global-default's share is 4 (upstream: 600 seats, 49 of them)
+QUEUE_LENGTH = 50  # a flow's waiting requests where the level names none (APF's queueLengthLimit)
 WAIT_LIMIT = 15.0  # seconds a request may wait for a seat (the handler's 15 s APF wait)
 
 
@@ -27,73 +32,117 @@ class FairnessSettings:
     wait_limit: float = WAIT_LIMIT
 
 
+@dataclass(slots=True)
+class _Pool:
+    """One priority level's seats and its flows' queues."""
+
+    seats: int
+    queue_length: int  # 0: no queue (the level Rejects when no seat is free)
+    busy: int = 0
+    queues: OrderedDict[str, deque[asyncio.Future[None]]] = field(default_factory=OrderedDict)
+
+
 class Fairness:
-    """The seats and the flows' queues; ``acquire`` waits its turn, ``release`` hands the seat on."""
+    """The levels' seats and queues; ``acquire`` waits its turn, ``release`` hands the seat on."""
 
     def __init__(self, settings: FairnessSettings | None = None) -> None:
         self.settings = settings or FairnessSettings()
-        self.busy = 0
-        self.queues: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self.pools: dict[str, _Pool] = {}
         self.rejected = 0  # requests refused (queue full or waited too long), for /metrics
 
-    async def acquire(self, flow: str) -> bool:
-        """A seat for one request of ``flow`` (False: rejected, answer 429). Every request waits
-        in its flow's queue, even with a seat free: on one event loop a request is served in one
-        go, so the order seats are handed out in is the only share there is to give."""
+    def pool(self, level: str = "", seats: int | None = None, queue_length: int | None = None) -> _Pool:
+        """The level's pool, made or resized to its configuration (``""``: one level with the
+        settings' seats and queue length)."""
+        want_seats = self.settings.seats if seats is None else seats
+        want_length = self.settings.queue_length if queue_length is None else queue_length
+        pool = self.pools.get(level)
+        if pool is None:
+            pool = self.pools[level] = _Pool(want_seats, want_length)
+        elif (pool.seats, pool.queue_length) != (want_seats, want_length):
+            pool.seats, pool.queue_length = want_seats, want_length
+            self._dispatch(pool)
+        return pool
+
+    @property
+    def busy(self) -> int:
+        return sum(p.busy for p in self.pools.values())
+
+    @property
+    def queues(self) -> dict[str, int]:
+        """Waiting requests by flow, across levels."""
+        return {f: len(q) for p in self.pools.values() for f, q in p.queues.items()}
+
+    async def acquire(self, flow: str, pool: _Pool | None = None) -> bool:
+        """A seat in ``pool`` (default: the one level) for one request of ``flow`` (False:
+        rejected, answer 429). Every request waits in its flow's queue, even with a seat free:
+        on one event loop a request is served in one go, so the order seats are handed out in
+        is the only share there is to give."""
         if not self.settings.enabled:
             return True
-        queue = self.queues.get(flow)
+        if pool is None:
+            pool = self.pool()
+        queue = pool.queues.get(flow)
+        if pool.queue_length == 0:  # Reject: a seat now or nothing
+            if pool.busy >= pool.seats or pool.queues:
+                self.rejected += 1
+                return False
+            pool.busy += 1
+            return True
         if queue is None:
-            queue = self.queues[flow] = deque()
-        if len(queue) >= self.settings.queue_length:
+            queue = pool.queues[flow] = deque()
+        if len(queue) >= pool.queue_length:
             self.rejected += 1
             return False
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue.append(waiter)
-        self._dispatch()
+        self._dispatch(pool)
         try:
             await asyncio.wait_for(asyncio.shield(waiter), self.settings.wait_limit)
         except TimeoutError:
             if waiter.done():  # granted just as the wait ended: keep it
                 return True
             waiter.cancel()
-            self._forget(flow, waiter)
+            self._forget(pool, flow, waiter)
             self.rejected += 1
             return False
         except asyncio.CancelledError:  # the client went away while waiting
             if waiter.done() and not waiter.cancelled():
-                self.release()
+                self.release(pool)
             else:
                 waiter.cancel()
-                self._forget(flow, waiter)
+                self._forget(pool, flow, waiter)
             raise
         return True
 
-    def release(self) -> None:
+    def release(self, pool: _Pool | None = None) -> None:
         """A request is done: its seat goes to the next flow in turn with one waiting."""
         if not self.settings.enabled:
             return
-        self.busy -= 1
-        self._dispatch()
+        if pool is None:
+            pool = self.pool()
+        pool.busy -= 1
+        self._dispatch(pool)
 
-    def _dispatch(self) -> None:
+    @staticmethod
+    def _dispatch(pool: _Pool) -> None:
         """Free seats to the waiting flows, one request each in turn (round robin)."""
-        while self.busy < self.settings.seats and self.queues:
-            flow, queue = next(iter(self.queues.items()))
-            self.queues.move_to_end(flow)  # this flow goes to the back of the line
+        while pool.busy < pool.seats and pool.queues:
+            flow, queue = next(iter(pool.queues.items()))
+            pool.queues.move_to_end(flow)  # this flow goes to the back of the line
             while queue and queue[0].done():  # (cancelled waiters)
                 queue.popleft()
             if queue:
                 queue.popleft().set_result(None)
-                self.busy += 1
+                pool.busy += 1
             if not queue:
-                del self.queues[flow]
+                del pool.queues[flow]
 
-    def _forget(self, flow: str, waiter: asyncio.Future[None]) -> None:
-        queue = self.queues.get(flow)
+    @staticmethod
+    def _forget(pool: _Pool, flow: str, waiter: asyncio.Future[None]) -> None:
+        queue = pool.queues.get(flow)
         if queue is None:
             return
         with contextlib.suppress(ValueError):  # (already handed a seat and gone)
             queue.remove(waiter)
         if not queue:
-            del self.queues[flow]
+            del pool.queues[flow]

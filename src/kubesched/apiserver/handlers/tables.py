@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.apiserver.handlers.printers import core, networking, scheduling, storage, workloads
+from kubesched.apiserver.handlers.printers import core, flowcontrol, networking, scheduling, storage, workloads
 from kubesched.apiserver.handlers.printers.common import Printer, Row, col, default_row, human_duration, name_col
 
 __all__ = ["PRINTERS", "Printer", "Row", "human_duration", "table"]
@@ -17,7 +17,10 @@ PRINTERS: dict[str, Printer] = {
     **networking.PRINTERS,
     **storage.PRINTERS,
     **scheduling.PRINTERS,
+    **flowcontrol.PRINTERS,
 }
+# kinds whose list printer sorts the rows (printFlowSchemaList: by matching precedence, then name)
+ORDERS = {**flowcontrol.ORDERS}
 _DEFAULT: Printer = ([name_col(), col("Created At", type_="date")], default_row)
 
 
@@ -49,6 +52,9 @@ def table(
             return None
         return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o.get("metadata") or {}}
 
+    order = ORDERS.get(kind) if printer is None else None
+    if order is not None:
+        objects = sorted(objects, key=order)
     rows = [{"cells": render(o, now), "object": embedded(o)} for o in objects]
     out: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "rows": rows}
     if headers:

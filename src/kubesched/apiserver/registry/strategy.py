@@ -9,7 +9,7 @@ import difflib
 import json
 from typing import Any
 
-from kubesched.api import schema, validation
+from kubesched.api import flowcontrol, schema, validation
 from kubesched.api.errors import BadRequest, Forbidden, Invalid, NotFound
 from kubesched.api.kinds import is_custom
 from kubesched.api.names import generate_name
@@ -158,6 +158,8 @@ ZERO_STATUS: dict[str, dict[str, Any]] = {
     "Job": {},
     "ReplicationController": {"replicas": 0},
     "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
+    "FlowSchema": {},
+    "PriorityLevelConfiguration": {},
     "Service": {"loadBalancer": {}},
 }
 
@@ -199,7 +201,16 @@ def prepare_for_create(r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         obj["status"] = dict(ZERO_STATUS[r.kind])
     if r.kind == "DaemonSet":
         obj = with_template_generation(obj, None)
+    if r.kind in FLOWCONTROL_DEFAULTS:
+        obj = FLOWCONTROL_DEFAULTS[r.kind](obj)
     return obj
+
+
+# API Priority and Fairness's kinds: defaulted on every decode, creates and updates
+FLOWCONTROL_DEFAULTS = {
+    "FlowSchema": flowcontrol.default_flow_schema,
+    "PriorityLevelConfiguration": flowcontrol.default_priority_level,
+}
 
 
 # kinds whose status only the /status subresource may change (the main resource keeps it)
@@ -218,6 +229,8 @@ STATUS_KINDS = {
     "DaemonSet",
     "Job",
     "PersistentVolumeClaim",
+    "FlowSchema",
+    "PriorityLevelConfiguration",
 }
 
 
@@ -241,6 +254,8 @@ def prepare_for_update(
             new.pop("status", None)
     if r.kind in WORKLOAD_KINDS:  # defaulting runs on every decode, updates too
         new = default_workload(r.kind, new, old["metadata"].get("uid") or "")
+    if r.kind in FLOWCONTROL_DEFAULTS:
+        new = FLOWCONTROL_DEFAULTS[r.kind](new)
     if r.kind == "DaemonSet":
         new = with_template_generation(new, old)
     if r.kind == "Service":
