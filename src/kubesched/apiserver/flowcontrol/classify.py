@@ -26,6 +26,7 @@ from kubesched.health import LoopHealth
 SA_PREFIX = "system:serviceaccount:"
 LOOP = "priority-and-fairness"
 ENSURE_PERIOD = 30.0
+SEEN_LIMIT = 4096  # classifications remembered (users x kinds of request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,7 @@ class FlowControl:
         self.schemas: list[dict[str, Any]] = []
         self._watch: Watch | None = None
         self._stale = True
+        self._seen: dict[tuple[Any, ...], Classification] = {}
         self.wake: asyncio.Event | None = None  # set when a schema or level changed (the loop's)
 
     def start(self) -> None:
@@ -159,9 +161,30 @@ class FlowControl:
                 await asyncio.wait_for(self.wake.wait(), max(0.0, period - (loop.time() - last)))
 
     def classify(self, attrs: Attributes) -> Classification:
-        """The schema that matches first, its level and the request's flow."""
+        """The schema that matches first, its level and the request's flow; remembered for
+        requests alike in all that matching reads, until the configuration changes."""
         if self._stale:
             self.digest()
+        user = attrs.user
+        key = (
+            user.name,
+            user.groups,
+            attrs.verb,
+            attrs.resource_request,
+            attrs.api_group,
+            attrs.resource,
+            attrs.subresource,
+            attrs.namespace,
+            "" if attrs.resource_request else attrs.path,
+        )
+        hit = self._seen.get(key)
+        if hit is None:
+            if len(self._seen) >= SEEN_LIMIT:
+                self._seen.clear()
+            hit = self._seen[key] = self._classify(attrs)
+        return hit
+
+    def _classify(self, attrs: Attributes) -> Classification:
         for fs in self.schemas:
             spec = fs.get("spec") or {}
             if not any(_rule_matches(attrs, r or {}) for r in spec.get("rules") or []):
@@ -180,6 +203,7 @@ class FlowControl:
         if self._watch is not None:
             self._watch.drain()
         self._stale = False
+        self._seen.clear()
         levels = [o for o in self.store.list("PriorityLevelConfiguration")[0] if o.get("spec")]
         if not any(o["metadata"]["name"] == "catch-all" for o in levels):
             levels.append(_builtin("PriorityLevelConfiguration", "catch-all"))
