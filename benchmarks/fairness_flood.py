@@ -2,9 +2,13 @@
 its own process over HTTPS, two users of a static token file (neither in system:masters, both
 bound to cluster-admin): tenant A runs ``--flood`` concurrent loops of list-the-ConfigMaps and
 create-ConfigMap requests, tenant B sends one GET at a time; B's latency (p50, p99, max) and A's
-answers by code are printed with API Priority and Fairness on and off, the last line JSON.
+answers by code are printed with API Priority and Fairness on and off, the last line JSON. B is
+each of ``--quiet-users`` in turn with fairness on (``tenant-b``: another tenant, in A's priority
+level ``global-default``; ``system:kube-scheduler``: the scheduler's user, whose FlowSchema sends
+it to ``workload-high``), and the first of them with fairness off.
 
     python benchmarks/fairness_flood.py --flood 200 --seconds 20
+    python benchmarks/fairness_flood.py --quiet-users tenant-b system:kube-scheduler
 """
 
 from __future__ import annotations
@@ -23,17 +27,17 @@ from apiserver_process import apiserver
 from kubesched import eventloop
 
 NS = "/api/v1/namespaces/default"
-TOKENS = 'flood-token,tenant-a,2001,"tenants"\nquiet-token,tenant-b,2002,"tenants"\n'
+TOKENS = 'flood-token,tenant-a,2001,"tenants"\nquiet-token,{quiet},2002,"tenants"\n'
 
 
-async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
+async def run_once(args: argparse.Namespace, fair: bool, quiet_user: str) -> dict[str, Any]:
     flags = (
         "--no-kubelet",
         "--token-auth-file",
         "{dir}/tokens.csv",
         f"--enable-priority-and-fairness={str(fair).lower()}",
     )
-    async with apiserver(*flags, files={"tokens.csv": TOKENS}) as server:
+    async with apiserver(*flags, files={"tokens.csv": TOKENS.format(quiet=quiet_user)}) as server:
         base, admin = server.base, server.admin
         connector = aiohttp.TCPConnector(limit=args.flood + 20, ssl=server.ssl)
         async with aiohttp.ClientSession(connector=connector) as session:
@@ -98,6 +102,7 @@ async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
     ms = [x * 1000 for x in latencies]
     out = {
         "fairness": fair,
+        "quiet_user": quiet_user,
         "quiet_requests": len(ms),
         "quiet_p50_ms": round(statistics.median(ms), 1),
         "quiet_p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 1),
@@ -106,14 +111,16 @@ async def run_once(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
         "flood_codes": dict(flood_codes),
     }
     print(
-        f"fairness {'on ' if fair else 'off'}: tenant B p50 {out['quiet_p50_ms']} ms, p99 {out['quiet_p99_ms']} ms, "
+        f"fairness {'on ' if fair else 'off'}: B ({quiet_user}) p50 {out['quiet_p50_ms']} ms, "
+        f"p99 {out['quiet_p99_ms']} ms, "
         f"max {out['quiet_max_ms']} ms over {len(ms)} requests {dict(quiet_codes)}; tenant A {dict(flood_codes)}"
     )
     return out
 
 
 async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
-    return [await run_once(args, fair) for fair in (True, False)]
+    runs = [await run_once(args, True, user) for user in args.quiet_users]
+    return [*runs, await run_once(args, False, args.quiet_users[0])]
 
 
 def main() -> None:
@@ -121,6 +128,9 @@ def main() -> None:
     parser.add_argument("--flood", type=int, default=200, help="tenant A's concurrent loops")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--configmaps", type=int, default=200, help="ConfigMaps tenant A lists whole")
+    parser.add_argument(
+        "--quiet-users", nargs="+", default=["tenant-b"], help="who B is, one run each with fairness on"
+    )
     args = parser.parse_args()
     print(json.dumps(eventloop.run(main_async(args))))
 

@@ -214,3 +214,16 @@ def test_a_reject_level_refuses_at_once_when_its_seats_are_taken() -> None:
         return [first, second, third]
 
     assert asyncio.run(main()) == [True, False, True]
+
+
+def test_a_stored_schema_that_cannot_be_read_sends_requests_to_catch_all(store: Store) -> None:
+    """An object written past validation (an older data directory): requests are still served."""
+    store.mutate(
+        FS,
+        "",
+        "global-default",
+        lambda o: {**o, "metadata": dict(o["metadata"]), "spec": {**o["spec"], "rules": ["not a rule"]}},
+    )
+    fc = FlowControl(store, 49)
+    got = fc.classify(attrs("alice", "/api/v1/pods"))
+    assert (got.schema, got.level.name, got.flow) == ("catch-all", "catch-all", "catch-all/alice")

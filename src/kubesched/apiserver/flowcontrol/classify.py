@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from kubesched.clock import rfc3339
 from kubesched.cluster.store import Store
 from kubesched.health import LoopHealth
 
+log = logging.getLogger("kubesched.apiserver")
 SA_PREFIX = "system:serviceaccount:"
 LOOP = "priority-and-fairness"
 ENSURE_PERIOD = 30.0
@@ -181,7 +183,12 @@ class FlowControl:
         if hit is None:
             if len(self._seen) >= SEEN_LIMIT:
                 self._seen.clear()
-            hit = self._seen[key] = self._classify(attrs)
+            try:
+                hit = self._classify(attrs)
+            except Exception:  # a stored schema we cannot read: the request is still served, by catch-all
+                log.exception("classifying a request of %s", user.name)
+                hit = self._catch_all(user.name)
+            self._seen[key] = hit
         return hit
 
     def _classify(self, attrs: Attributes) -> Classification:
@@ -194,9 +201,11 @@ class FlowControl:
             distinguisher = {"ByUser": attrs.user.name, "ByNamespace": attrs.namespace}.get(method or "", "")
             name = fs["metadata"]["name"]
             return Classification(name, fs["metadata"].get("uid", ""), level, f"{name}/{distinguisher}")
-        # nothing matched (the catch-all schema was edited away meanwhile): catch-all's level
-        catch_all = self.levels.get("catch-all") or _builtin_catch_all()
-        return Classification("catch-all", "", catch_all, f"catch-all/{attrs.user.name}")
+        return self._catch_all(attrs.user.name)  # nothing matched (catch-all was edited meanwhile)
+
+    def _catch_all(self, user: str) -> Classification:
+        level = self.levels.get("catch-all") or _builtin_catch_all()
+        return Classification("catch-all", "", level, f"catch-all/{user}")
 
     def digest(self) -> None:
         """``digestConfigObjects``: levels with their seats, schemas in matching order."""
