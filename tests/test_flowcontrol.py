@@ -227,3 +227,12 @@ def test_a_stored_schema_that_cannot_be_read_sends_requests_to_catch_all(store: 
     fc = FlowControl(store, 49)
     got = fc.classify(attrs("alice", "/api/v1/pods"))
     assert (got.schema, got.level.name, got.flow) == ("catch-all", "catch-all", "catch-all/alice")
+
+
+def test_the_exempt_levels_own_shares_are_left_to_the_operator(store: Store) -> None:
+    """plcSpecEqualish: spec.exempt is not put back; the rest of a mandatory spec is."""
+    edit(store, PL, "exempt", "true", exempt={"nominalConcurrencyShares": 3, "lendablePercent": 10})
+    edit(store, PL, "catch-all", "true", limited={**spec_of(store, PL, "catch-all")["limited"], "lendablePercent": 10})
+    ensure(store)
+    assert spec_of(store, PL, "exempt")["exempt"] == {"nominalConcurrencyShares": 3, "lendablePercent": 10}
+    assert spec_of(store, PL, "catch-all")["limited"]["lendablePercent"] == 0

@@ -37,7 +37,7 @@ def _revised(current: dict[str, Any], boot: dict[str, Any], mandatory: bool) -> 
         parsed = _parse_bool(annotations.get(AUTOUPDATE))
         auto = parsed if parsed is not None else (current["metadata"].get("generation") or 0) == 1
     annotate = _parse_bool(annotations.get(AUTOUPDATE)) != auto
-    respec = auto and not same_spec(boot["spec"], current.get("spec") or {})
+    respec = auto and not _spec_equalish(boot, current)
     if not (annotate or respec):
         return None
     out = copy.deepcopy(current)
@@ -47,6 +47,17 @@ def _revised(current: dict[str, Any], boot: dict[str, Any], mandatory: bool) -> 
         meta = out["metadata"]
         meta["annotations"] = {**(meta.get("annotations") or {}), AUTOUPDATE: "true" if auto else "false"}
     return out
+
+
+def _spec_equalish(boot: dict[str, Any], current: dict[str, Any]) -> bool:
+    """``SpecEqualish``: the exempt level's own shares and lendable percent are the operator's
+    (``plcSpecEqualish``); everything else must be the bootstrap's."""
+    want, have = boot["spec"], current.get("spec") or {}
+    if boot["metadata"]["name"] == "exempt" and "type" in want and want.get("type") == "Exempt":
+        if not isinstance(have.get("exempt"), dict):
+            return False
+        want = {**want, "exempt": have["exempt"]}
+    return same_spec(want, have)
 
 
 def ensure(store: Store) -> None:
