@@ -1,8 +1,10 @@
-"""API Priority and Fairness over real HTTP (``kubesched apiserver``, two tenants by static token):
-while the seated requests are held (``--fault-injection``'s pause, inside the seat), tenant A sends
-60 at once; the four seats and A's queue of 50 take 54 of them, the other 6 are refused at once with
-429 and Retry-After; tenant B's one request, sent after A's flood, is served within a round of the
-seats once they free, before most of A's queue."""
+"""API Priority and Fairness over real HTTP (``kubesched apiserver``, two tenants and the
+scheduler's user by static token): while the seated requests are held (``--fault-injection``'s
+pause, inside the seat), tenant A sends 60 at once; global-default's four seats and A's queue of 50
+take 54 of them, the other 6 are refused at once with 429 and Retry-After; tenant B's one request,
+sent after A's flood, is served within a round of the seats once they free, before most of A's
+queue; the scheduler's request, in a level of its own (workload-high), is seated at once and
+answered with A's first four."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ FLOOD = 60
 
 def test_a_tenants_flood_waits_for_itself_and_the_overflow_is_refused(tmp_path) -> None:
     tokens = tmp_path / "tokens.csv"
-    tokens.write_text("a-token,tenant-a,2001\nb-token,tenant-b,2002\n")
+    tokens.write_text("a-token,tenant-a,2001\nb-token,tenant-b,2002\ns-token,system:kube-scheduler,2003\n")
     s = Server(tmp_path / "data", args=["--token-auth-file", str(tokens), "--fault-injection"]).start()
     try:
         faults = {"latencySeconds": LATENCY, "pauseSeconds": PAUSE}
@@ -38,8 +40,10 @@ def test_a_tenants_flood_waits_for_itself_and_the_overflow_is_refused(tmp_path) 
         with ThreadPoolExecutor(FLOOD + 1) as pool:
             flood = [pool.submit(get, "a-token") for _ in range(FLOOD)]
             time.sleep(1.0)  # A's requests are seated and queued
+            scheduler = pool.submit(get, "s-token")
             b = pool.submit(get, "b-token").result()
             a = [f.result() for f in flood]
+            s_answer = scheduler.result()
         refused = [x for x in a if x[0] == 429]
         served = sorted(x[1] for x in a if x[0] == 200)
         assert len(refused) == FLOOD - 4 - 50 and all(r[2] == "1" for r in refused)  # seats 4, queue 50
@@ -47,5 +51,12 @@ def test_a_tenants_flood_waits_for_itself_and_the_overflow_is_refused(tmp_path) 
         assert len(served) == 54 and b[0] == 200
         # B waited for a seat to come free, not for A's queue: one round of the seats at most
         assert sum(1 for t in served if t < b[1]) <= 4 + 4
+        # the scheduler waited for nobody's seat: answered with the four seated before the pause ended
+        assert s_answer[0] == 200 and sum(1 for t in served if t < s_answer[1]) <= 4
+        levels = {}
+        for token in ("a-token", "b-token", "s-token"):
+            s.request("GET", "/api", token=token, raw=True)
+            levels[token] = s.last_headers["X-Kubernetes-PF-PriorityLevel-UID"]
+        assert levels["a-token"] == levels["b-token"] != levels["s-token"]
     finally:
         s.stop()
