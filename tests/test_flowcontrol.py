@@ -236,3 +236,57 @@ def test_the_exempt_levels_own_shares_are_left_to_the_operator(store: Store) -> 
     ensure(store)
     assert spec_of(store, PL, "exempt")["exempt"] == {"nominalConcurrencyShares": 3, "lendablePercent": 10}
     assert spec_of(store, PL, "catch-all")["limited"]["lendablePercent"] == 0
+
+
+def test_the_loop_writes_conditions_on_change_and_retries_a_failed_round_a_second_later(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kubesched.apiserver.flowcontrol import classify
+    from kubesched.health import LoopHealth
+
+    async def main() -> tuple[str, int, int]:
+        health = LoopHealth()
+        fc = FlowControl(store, 49)
+        fc.start()
+        stop = asyncio.Event()
+        task = asyncio.create_task(fc.run(stop, health))
+        await asyncio.sleep(0.05)
+        store.create(
+            FS,
+            {
+                "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+                "kind": FS,
+                "metadata": {"name": "late"},
+                "spec": {
+                    "priorityLevelConfiguration": {"name": "missing"},
+                    "rules": [
+                        {
+                            "subjects": [{"kind": "User", "user": {"name": "x"}}],
+                            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/x"]}],
+                        }
+                    ],
+                },
+            },
+        )
+        await asyncio.sleep(0.05)  # woken by the change, not by the 30 s period
+        reason = store.get(FS, "", "late")["status"]["conditions"][0]["reason"]
+        healthy_errors = health.loops[classify.LOOP].errors
+
+        def broken(_: Store) -> None:
+            raise RuntimeError("store unavailable")
+
+        monkeypatch.setattr(classify, "ensure", broken)
+        monkeypatch.setattr(classify, "RETRY", 0.1)
+        fc2 = FlowControl(store, 49)
+        task2 = asyncio.create_task(fc2.run(stop, health))
+        await asyncio.sleep(0.35)
+        stop.set()
+        for running in (fc, fc2):
+            if running.wake is not None:
+                running.wake.set()
+        await asyncio.gather(task, task2)
+        return reason, healthy_errors, health.loops[classify.LOOP].errors
+
+    reason, before, after = asyncio.run(main())
+    assert reason == "NotFound" and before == 0
+    assert 3 <= after <= 5  # one failed round each 0.1 s, not a spin

@@ -28,6 +28,7 @@ log = logging.getLogger("kubesched.apiserver")
 SA_PREFIX = "system:serviceaccount:"
 LOOP = "priority-and-fairness"
 ENSURE_PERIOD = 30.0
+RETRY = 1.0  # seconds before a failed round is tried again
 SEEN_LIMIT = 4096  # classifications remembered (users x kinds of request)
 
 
@@ -145,22 +146,25 @@ class FlowControl:
         """The post-start hook's loop and the controller's status writes: the bootstrap
         configuration ensured now and every ``period`` (upstream: a minute; here within the
         health check's stall), each schema's Dangling condition written when the
-        configuration changes. An error is logged and counted, and the loop goes on."""
+        configuration changes. An error is logged and counted, and the round is tried again a
+        second later (the hook's first poll interval)."""
         self.wake = asyncio.Event()
-        last = -period
         loop = asyncio.get_running_loop()
+        due = loop.time()  # the next ensuring round
         while not stop.is_set():
+            wait = RETRY
             try:
-                if loop.time() - last >= period:
+                if loop.time() >= due:
                     ensure(self.store)
-                    last = loop.time()
+                    due = loop.time() + period
                 self.write_conditions()
                 health.ok(LOOP)
+                wait = max(0.0, due - loop.time())
             except Exception as exc:
                 health.error(LOOP, "the API Priority and Fairness configuration", exc)
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), max(0.0, period - (loop.time() - last)))
+                await asyncio.wait_for(self.wake.wait(), wait)
 
     def classify(self, attrs: Attributes) -> Classification:
         """The schema that matches first, its level and the request's flow; remembered for
