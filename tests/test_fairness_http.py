@@ -58,5 +58,19 @@ def test_a_tenants_flood_waits_for_itself_and_the_overflow_is_refused(tmp_path) 
             s.request("GET", "/api", token=token, raw=True)
             levels[token] = s.last_headers["X-Kubernetes-PF-PriorityLevel-UID"]
         assert levels["a-token"] == levels["b-token"] != levels["s-token"]
+        # APF's metrics, upstream's names: the refusals by reason, what each level dispatched and seats
+        code, body = s.request("GET", "/metrics", raw=True)
+        metrics = body.decode()
+        assert code == 200
+        assert (
+            'apiserver_flowcontrol_rejected_requests_total{flow_schema="global-default",'
+            'priority_level="global-default",reason="queue-full"} 6.0'
+        ) in metrics
+        assert (
+            'apiserver_flowcontrol_dispatched_requests_total{flow_schema="kube-scheduler",'
+            'priority_level="workload-high"} 2.0'
+        ) in metrics
+        assert 'apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 4.0' in metrics
+        assert "# HELP apiserver_flowcontrol_rejected_requests_total [BETA] Number of requests rejected" in metrics
     finally:
         s.stop()

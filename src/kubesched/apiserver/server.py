@@ -42,6 +42,7 @@ from kubesched.apiserver.filters import faults as faults_api
 from kubesched.apiserver.filters.fairness import Fairness, FairnessSettings
 from kubesched.apiserver.filters.faults import Faults
 from kubesched.apiserver.filters.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
+from kubesched.apiserver.flowcontrol import metrics as flowcontrol_metrics
 from kubesched.apiserver.flowcontrol.classify import Classification, FlowControl
 from kubesched.apiserver.handlers import discovery, openapi
 from kubesched.apiserver.handlers.bodies import read_object
@@ -120,8 +121,8 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self._wakes: set[asyncio.Event] = set()
         self._encoded: deque[WatchEvent] = deque()
         self._paged: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
-        # Prometheus registries /metrics serves (the in-process scheduler's, under `kubesched up`)
-        self.metrics_registries: list[Any] = []
+        # Prometheus registries /metrics serves (APF's; the in-process scheduler's, under `kubesched up`)
+        self.metrics_registries: list[Any] = [flowcontrol_metrics.registry(self.fairness, self.flow_control)]
 
     def close_watches(self) -> None:
         """End every open watch (shutdown): clients re-watch elsewhere or after the restart."""
@@ -161,7 +162,9 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             if counted and user is not None and self.fairness.settings.enabled and not _long_running(request.path):
                 classified = self.flow_control.classify(request_attributes(user, method, request.path, request.query))
                 level = classified.level
-                if not level.exempt:
+                if level.exempt:
+                    self.fairness.exempt(level.name, classified.schema)
+                else:
                     seat = self.fairness.pool(level.name, level.seats, level.queue_length)
                     if not await self.fairness.acquire(classified.flow, seat):
                         refused = status_response(too_many_requests())
@@ -177,7 +180,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                 return served
             finally:
                 if seat is not None:
-                    self.fairness.release(seat)
+                    self.fairness.release(seat, classified.flow if classified is not None else "")
         finally:
             if counted:
                 self.inflight.leave(method)

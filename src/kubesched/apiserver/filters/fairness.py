@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 
 SEATS = 49  # the server's seats: global-default's share is 4 (upstream: 600 seats, 49 of them)
@@ -38,6 +38,7 @@ class _Pool:
 
     seats: int
     queue_length: int  # 0: no queue (the level Rejects when no seat is free)
+    name: str = ""
     busy: int = 0
     queues: OrderedDict[str, deque[asyncio.Future[None]]] = field(default_factory=OrderedDict)
 
@@ -49,6 +50,10 @@ class Fairness:
         self.settings = settings or FairnessSettings()
         self.pools: dict[str, _Pool] = {}
         self.rejected = 0  # requests refused (queue full or waited too long), for /metrics
+        # for /metrics (``flowcontrol/metrics.py``): by (level, schema) and (level, schema, reason)
+        self.dispatched: Counter[tuple[str, str]] = Counter()
+        self.refused: Counter[tuple[str, str, str]] = Counter()
+        self.executing: Counter[tuple[str, str]] = Counter()
 
     def pool(self, level: str = "", seats: int | None = None, queue_length: int | None = None) -> _Pool:
         """The level's pool, made or resized to its configuration (``""``: one level with the
@@ -57,7 +62,7 @@ class Fairness:
         want_length = self.settings.queue_length if queue_length is None else queue_length
         pool = self.pools.get(level)
         if pool is None:
-            pool = self.pools[level] = _Pool(want_seats, want_length)
+            pool = self.pools[level] = _Pool(want_seats, want_length, level)
         elif (pool.seats, pool.queue_length) != (want_seats, want_length):
             pool.seats, pool.queue_length = want_seats, want_length
             self._dispatch(pool)
@@ -84,14 +89,15 @@ class Fairness:
         queue = pool.queues.get(flow)
         if pool.queue_length == 0:  # Reject: a seat now or nothing
             if pool.busy >= pool.seats or pool.queues:
-                self.rejected += 1
+                self._refuse(pool, flow, "concurrency-limit")
                 return False
             pool.busy += 1
+            self._dispatched(pool, flow)
             return True
         if queue is None:
             queue = pool.queues[flow] = deque()
         if len(queue) >= pool.queue_length:
-            self.rejected += 1
+            self._refuse(pool, flow, "queue-full")
             return False
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue.append(waiter)
@@ -100,27 +106,49 @@ class Fairness:
             await asyncio.wait_for(asyncio.shield(waiter), self.settings.wait_limit)
         except TimeoutError:
             if waiter.done():  # granted just as the wait ended: keep it
+                self._dispatched(pool, flow)
                 return True
             waiter.cancel()
             self._forget(pool, flow, waiter)
-            self.rejected += 1
+            self._refuse(pool, flow, "time-out")
             return False
         except asyncio.CancelledError:  # the client went away while waiting
             if waiter.done() and not waiter.cancelled():
-                self.release(pool)
+                pool.busy -= 1
+                self._dispatch(pool)
             else:
                 waiter.cancel()
                 self._forget(pool, flow, waiter)
+            self.refused[(pool.name, _schema(flow), "cancelled")] += 1
             raise
+        self._dispatched(pool, flow)
         return True
 
-    def release(self, pool: _Pool | None = None) -> None:
+    def _dispatched(self, pool: _Pool, flow: str) -> None:
+        key = (pool.name, _schema(flow))
+        self.dispatched[key] += 1
+        self.executing[key] += 1
+
+    def _refuse(self, pool: _Pool, flow: str, reason: str) -> None:
+        self.rejected += 1
+        self.refused[(pool.name, _schema(flow), reason)] += 1
+
+    def exempt(self, level: str, schema: str) -> None:
+        """An exempt level's request, dispatched at once (counted as upstream counts it)."""
+        self.dispatched[(level, schema)] += 1
+
+    def release(self, pool: _Pool | None = None, flow: str = "") -> None:
         """A request is done: its seat goes to the next flow in turn with one waiting."""
         if not self.settings.enabled:
             return
         if pool is None:
             pool = self.pool()
         pool.busy -= 1
+        key = (pool.name, _schema(flow))
+        if self.executing[key] > 1:
+            self.executing[key] -= 1
+        else:
+            self.executing.pop(key, None)
         self._dispatch(pool)
 
     @staticmethod
@@ -146,3 +174,8 @@ class Fairness:
             queue.remove(waiter)
         if not queue:
             del pool.queues[flow]
+
+
+def _schema(flow: str) -> str:
+    """The FlowSchema of a flow (``schema/distinguisher``)."""
+    return flow.partition("/")[0]
