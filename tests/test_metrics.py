@@ -42,7 +42,12 @@ def test_names_labels_and_buckets_are_upstreams():
     m.preemption_victims.observe(3)
     m.queue_incoming.inc("active", "PodAdd")
     text = generate_latest(m.registry).decode()
-    assert "# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result." in text
+    # the help starts with the stability level, as component-base writes it
+    assert (
+        "# HELP scheduler_schedule_attempts_total [STABLE] Number of attempts to schedule pods, by the result." in text
+    )
+    assert "# HELP scheduler_scheduling_algorithm_duration_seconds [BETA] Scheduling algorithm latency" in text
+    assert "# HELP scheduler_pending_pods [STABLE] Number of pending pods, by the queue type." in text
     assert "# TYPE scheduler_schedule_attempts_total counter" in text
     # label names in Go's order (sorted), as client_golang writes them
     assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1.0' in text

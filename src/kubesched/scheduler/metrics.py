@@ -30,6 +30,34 @@ FOLD_EVERY = 4096  # observations buffered before they are folded into buckets: 
 FOLD_CYCLES = 256  # cycles between folds of the extension points' buffers (a few calls each a cycle)
 
 
+# each metric's stability level (``pkg/scheduler/metrics/metrics.go``): component-base writes it at
+# the start of the help, ``[STABLE] Number of...``
+STABILITY = {
+    "scheduler_schedule_attempts_total": "STABLE",
+    "scheduler_scheduling_attempt_duration_seconds": "STABLE",
+    "scheduler_scheduling_algorithm_duration_seconds": "BETA",
+    "scheduler_preemption_victims": "STABLE",
+    "scheduler_preemption_attempts_total": "STABLE",
+    "scheduler_pending_pods": "STABLE",
+    "scheduler_pod_scheduling_sli_duration_seconds": "BETA",
+    "scheduler_pod_scheduling_attempts": "STABLE",
+    "scheduler_framework_extension_point_duration_seconds": "STABLE",
+    "scheduler_plugin_execution_duration_seconds": "BETA",
+    "scheduler_queue_incoming_pods_total": "STABLE",
+    "scheduler_batch_attempts_total": "ALPHA",
+    "scheduler_batch_cache_flushed_total": "ALPHA",
+    "scheduler_podgroup_schedule_attempts_total": "ALPHA",
+    "scheduler_podgroup_scheduling_attempt_duration_seconds": "ALPHA",
+    "scheduler_unschedulable_pods": "BETA",
+    "scheduler_cache_size": "ALPHA",
+}
+
+
+def annotated(name: str, doc: str) -> str:
+    """The help as component-base writes it: the stability level first."""
+    return f"[{STABILITY.get(name, 'ALPHA')}] {doc}"
+
+
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
     """``metrics.ExponentialBuckets``."""
     return [start * factor**i for i in range(count)]
@@ -71,7 +99,7 @@ class Histogram:
 
 class HistogramVec:
     def __init__(self, name: str, doc: str, labels: Sequence[str], buckets: Sequence[float]) -> None:
-        self.name, self.doc, self.labels = name, doc, tuple(labels)
+        self.name, self.doc, self.labels = name, annotated(name, doc), tuple(labels)
         self.bounds = np.asarray(buckets, np.float64)
         self.series: dict[tuple[str, ...], Histogram] = {}
 
@@ -136,7 +164,7 @@ def _le(b: float) -> str:
 
 class CounterVec:
     def __init__(self, name: str, doc: str, labels: Sequence[str]) -> None:
-        self.name, self.doc, self.labels = name, doc, tuple(labels)
+        self.name, self.doc, self.labels = name, annotated(name, doc), tuple(labels)
         self.series: dict[tuple[str, ...], float] = {}
 
     def inc(self, *labels: str, by: float = 1.0) -> None:
@@ -326,10 +354,13 @@ class SchedulerMetrics(Collector):
             yield self.pod_group_attempt_duration.collect()
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
-            "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
-            "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
-            "scheduler never attempted to schedule because they are gated.",
+            annotated(
+                "scheduler_pending_pods",
+                "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+                "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
+                "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
+                "scheduler never attempted to schedule because they are gated.",
+            ),
             labels=["queue"],
         )
         for queue, n in sorted((self.pending_source() if self.pending_source else {}).items()):
@@ -337,8 +368,12 @@ class SchedulerMetrics(Collector):
         yield pending
         unschedulable = GaugeMetricFamily(
             "scheduler_unschedulable_pods",
-            "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all "
-            "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+            annotated(
+                "scheduler_unschedulable_pods",
+                "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+                "all plugins that caused it to not schedule and so this metric have meaning only when broken down "
+                "by plugin.",
+            ),
             labels=["plugin", "profile"],
         )  # (already in label-name order)
         for (plugin, profile), n in sorted((self.unschedulable_source() if self.unschedulable_source else {}).items()):
@@ -346,7 +381,10 @@ class SchedulerMetrics(Collector):
         yield unschedulable
         cache = GaugeMetricFamily(
             "scheduler_cache_size",
-            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            annotated(
+                "scheduler_cache_size",
+                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ),
             labels=["type"],
         )
         for kind, n in sorted((self.cache_source() if self.cache_source else {}).items()):
