@@ -4,6 +4,8 @@ the outcome is taken back on the scheduler's thread."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import gc
 import threading
 import time
 from typing import ClassVar
@@ -11,6 +13,7 @@ from typing import ClassVar
 import pytest
 
 from helpers import make_node, make_pod
+from kubesched.api.errors import ApiError, Conflict
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import BindPlugin
@@ -152,8 +155,6 @@ def test_a_binding_that_raises_is_an_error_status() -> None:
 
 def test_a_failed_status_patch_is_logged_and_the_pod_stays_queued() -> None:
     """``Error updating pod``: the API refusing the PodScheduled patch does not stop the loop."""
-    from kubesched.api.errors import ApiError
-
     c = Cluster(make_node("n", cpu="1"))
 
     class Refusing:
@@ -179,3 +180,53 @@ def test_a_failed_status_patch_is_logged_and_the_pod_stays_queued() -> None:
     assert c.node_of("small") == "n"
     assert c.sched.queue.get("uid-default-big") is not None
     assert refusing.refused >= 1
+
+
+class Sender(BindPlugin):
+    """Binds by one request handed off without waiting, as DefaultBinder's ``send`` over HTTP:
+    the answer arrives on another thread; pods annotated fail=<msg> are refused."""
+
+    name = "Sender"
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise AssertionError("a binding that can be sent is sent")
+
+    def send(self, state: CycleState, pod: PodInfo, node_name: str) -> concurrent.futures.Future[None]:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        message = (pod.obj["metadata"].get("annotations") or {}).get("fail")
+        answer = (future.set_exception, Conflict(message)) if message else (future.set_result, None)
+        threading.Thread(target=answer[0], args=(answer[1],)).start()
+        return future
+
+
+def test_a_sent_binding_is_taken_back_and_leaves_no_cycles() -> None:
+    """A sent binding's outcome comes back on the scheduler's thread (an error as Bind's own), and
+    nothing of the cycle (its pod, CycleState, queued info, the request's future) is left for the
+    cyclic collector: reference counting frees it when the binding is done. A closure that held
+    itself once left a whole cycle's state per pod to the collector, a fifth of the scheduler's
+    CPU over HTTP."""
+    registry = in_tree_registry()
+    registry.register("Sender", Sender)
+    cfg = {"profiles": [{"plugins": {"bind": {"disabled": [{"name": "*"}], "enabled": [{"name": "Sender"}]}}}]}
+    binding = ThreadedBinding(workers=2)
+    c = Cluster(make_node("n", cpu="8"), config=cfg, registry=registry, binding=binding)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for i in range(5):
+            c.create(make_pod(f"p{i}", cpu="1"))
+        refused = make_pod("refused", cpu="1")
+        refused["metadata"]["annotations"] = {"fail": 'pods "refused" is already assigned'}
+        c.create(refused)
+        c.settle()
+        _wait_drained(c, binding)
+        gc.collect()
+        left = {type(o).__name__ for o in gc.garbage}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert sorted(c.events("Scheduled")) == [f"Successfully assigned default/p{i} to n" for i in range(5)]
+    assert c.sched.last_message["default/refused"] == 'running Bind plugin "Sender": pods "refused" is already assigned'
+    assert not c.sched.cache.is_assumed("uid-default-refused")
+    assert left.isdisjoint({"CycleState", "QueuedPodInfo", "PodInfo", "SentBind", "Future"}), left
+    binding.close()

@@ -14,6 +14,7 @@ no thread: its answer is handed back the same way.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import queue
 import threading
@@ -47,6 +48,20 @@ def run_guarded(work: Work) -> Status | None:
         return Status.error(f"binding failed: {exc}")
 
 
+class Sent(Protocol):
+    """A binding already on its way as one request (``binding_points.SentBind``)."""
+
+    future: concurrent.futures.Future[None] | None
+
+    def status(self) -> Status | None:
+        """What the request came to, on the scheduler's thread, once it is answered."""
+        ...
+
+
+def _sent_done(sent: Sent, done: Done, _status: Status | None) -> None:
+    done(sent.status())
+
+
 class Binding(Protocol):
     notify: Callable[[], None] | None
 
@@ -54,9 +69,9 @@ class Binding(Protocol):
         """Run ``work`` (PreBind and Bind); ``done`` gets its status on the scheduler's thread."""
         ...
 
-    def submit_sent(self, future: concurrent.futures.Future[None], done: Callable[[], None]) -> None:
-        """A binding already sent as one request (``Framework.send_bind``): ``done`` runs on the
-        scheduler's thread once it is answered, with no thread of its own meanwhile."""
+    def submit_sent(self, sent: Sent, done: Done) -> None:
+        """A binding already sent as one request (``Framework.send_bind``): ``done`` gets its
+        status on the scheduler's thread once it is answered, with no thread of its own meanwhile."""
         ...
 
     def pending(self) -> bool:
@@ -84,9 +99,10 @@ class InlineBinding:
     def submit(self, work: Work, done: Done) -> None:
         done(run_guarded(work))
 
-    def submit_sent(self, future: concurrent.futures.Future[None], done: Callable[[], None]) -> None:
-        concurrent.futures.wait([future])
-        done()
+    def submit_sent(self, sent: Sent, done: Done) -> None:
+        if sent.future is not None:
+            concurrent.futures.wait([sent.future])
+        done(sent.status())
 
     def pending(self) -> bool:
         return False
@@ -121,10 +137,16 @@ class ThreadedBinding:
             self._running += 1
         self._pool.submit(self._run, work, done)
 
-    def submit_sent(self, future: concurrent.futures.Future[None], done: Callable[[], None]) -> None:
+    def submit_sent(self, sent: Sent, done: Done) -> None:
+        # partials, not closures: nothing here refers back to itself, so a binding's state is
+        # freed by reference counting when it is done, not left to the cyclic collector
         with self._lock:
             self._running += 1
-        future.add_done_callback(lambda _f: self._finish(lambda _st: done(), None))
+        if sent.future is not None:
+            sent.future.add_done_callback(functools.partial(self._answered, functools.partial(_sent_done, sent, done)))
+
+    def _answered(self, done: Done, _future: concurrent.futures.Future[None]) -> None:
+        self._finish(done, None)
 
     def _run(self, work: Work, done: Done) -> None:
         self._finish(done, run_guarded(work))

@@ -106,7 +106,7 @@ class SentBind:
     ) -> None:
         self._point_times = point_times
         self._plugin = plugin
-        self.future = future
+        self.future: concurrent.futures.Future[None] | None = future
         self._started = started
         # a cycle sampled for plugin metrics times the Bind plugin from the send to the answer
         self._timing = timing
@@ -122,14 +122,16 @@ class SentBind:
         """Once answered, on the scheduler's thread: what ``run_bind`` returns for the same answer
         (a refusal is the plugin's error, as DefaultBinder and RunBindPlugins word it)."""
         returned: Status | None = None
-        try:
-            self.future.result(0)
-            st = None
-        except ApiError as exc:
-            returned = Status(Code.ERROR, (exc.message,), self._plugin)
-            st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {exc.message}',), self._plugin)
-        except Exception as exc:  # as a binding that raised on a thread (``run_guarded``)
-            returned = st = Status.error(f"binding failed: {exc}")
+        st: Status | None = None
+        # the request's future is let go once read (its done-callbacks refer back to this object),
+        # and its error is read, not raised here: a traceback through this frame would hold the future
+        future, self.future = self.future, None
+        err = RuntimeError("the binding's answer was read twice") if future is None else future.exception(0)
+        if isinstance(err, ApiError):
+            returned = Status(Code.ERROR, (err.message,), self._plugin)
+            st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {err.message}',), self._plugin)
+        elif err is not None:  # as a binding that raised on a thread (``run_guarded``)
+            returned = st = Status.error(f"binding failed: {err}")
         if self._timing is not None:
             self._timing(self._plugin, BIND, self._args, returned, (self._answered or perf_counter()) - self._started)
         self._point_times.done(BIND, self._started, st)
