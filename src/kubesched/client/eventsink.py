@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import multiprocessing
 import threading
@@ -41,7 +42,10 @@ class EventSink:
         ctx = multiprocessing.get_context("spawn")  # the parent has threads: no fork
         reader, self._conn = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
-            target=serve, args=(kubeconfig, reader, qps, burst, retry_sleep), name="kubesched-events", daemon=True
+            target=serve,
+            args=(kubeconfig, reader, qps, burst, retry_sleep, gc.get_threshold()),
+            name="kubesched-events",
+            daemon=True,
         )
         self._proc.start()
         reader.close()
@@ -96,9 +100,18 @@ class EventSink:
 
 
 def serve(
-    kubeconfig: str | None, conn: Connection, qps: float = -1, burst: int = 0, retry_sleep: float = RETRY_SLEEP
+    kubeconfig: str | None,
+    conn: Connection,
+    qps: float = -1,
+    burst: int = 0,
+    retry_sleep: float = RETRY_SLEEP,
+    gc_thresholds: tuple[int, ...] = (),
 ) -> None:
-    """The child: POST every event received until the pipe closes."""
+    """The child: POST every event received until the pipe closes. It collects garbage as its
+    parent does (``gc_thresholds``: the scheduler command's, not the interpreter's defaults, with
+    which the series cache's growth alone set off a young collection every few events)."""
+    if gc_thresholds:
+        gc.set_threshold(*gc_thresholds)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
         eventloop.run(_pump(kubeconfig, conn, qps, burst, retry_sleep))
@@ -126,6 +139,9 @@ async def _pump(
     api = await api_client(kubeconfig)
     no_env_lookups(api)
     writer = EventWriter(api, qps, burst, retry_sleep)
+    # what start-up made (modules, the client) is out of the collections' walks from now on
+    gc.collect()
+    gc.freeze()
     rounds = loop.create_task(writer.run_rounds())
     threading.Thread(target=read, name="kubesched-event-reader", daemon=True).start()
     try:
