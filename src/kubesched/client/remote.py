@@ -104,6 +104,9 @@ class RemoteClient:
         self._tasks: list[asyncio.Future[Any]] = []
         self._outbox: deque[dict[str, Any]] = deque()  # events for the in-process writer
         self._outbox_scheduled = False
+        # bindings sent without waiting: the scheduler's thread queues them, the loop starts them
+        self._bindings: deque[tuple[concurrent.futures.Future[None], str, str, str, str]] = deque()
+        self._bindings_scheduled = False
         self._limiter = TokenBucket(qps, burst)  # used on the loop's thread only
         self._api: k8s.ApiClient = self._call(api_client(kubeconfig), CALL_TIMEOUT)
         no_env_lookups(self._api)
@@ -389,7 +392,25 @@ class RemoteClient:
         self._request(self._post_binding(namespace, name, uid, node_name, annotations))
 
     def bind_later(self, namespace: str, name: str, uid: str, node_name: str) -> concurrent.futures.Future[None] | None:
-        return asyncio.run_coroutine_threadsafe(self._send_binding(namespace, name, uid, node_name), self._loop)
+        """The binding queued for the client's loop; its future is settled by the answer. The
+        bindings of one scheduling burst share a wake-up of the loop (as events do), instead of
+        a thread-safe hand-off each."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._bindings.append((future, namespace, name, uid, node_name))
+        if not self._bindings_scheduled:
+            self._bindings_scheduled = True
+            self._loop.call_soon_threadsafe(self._start_bindings)
+        return future
+
+    def _start_bindings(self) -> None:
+        """On the loop: a task for each binding queued since the last wake-up (the flag is cleared
+        first, so a binding queued while they start brings a wake-up of its own)."""
+        self._bindings_scheduled = False
+        while self._bindings:
+            future, namespace, name, uid, node_name = self._bindings.popleft()
+            if future.set_running_or_notify_cancel():
+                task = self._loop.create_task(self._send_binding(namespace, name, uid, node_name))
+                task.add_done_callback(functools.partial(_settle, future))
 
     async def _send_binding(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         await self._answered(self._post_binding(namespace, name, uid, node_name))  # its Status: Success
@@ -526,6 +547,18 @@ class RemoteClient:
         if not self._outbox_scheduled:
             self._outbox_scheduled = True
             self._loop.call_soon_threadsafe(self._flush_outbox)
+
+
+def _settle(future: concurrent.futures.Future[None], task: asyncio.Task[None]) -> None:
+    """A binding's task done: its outcome given to the future the scheduler holds."""
+    if task.cancelled():
+        future.set_exception(errors.ApiError("request failed: the client was closed"))
+        return
+    exc = task.exception()
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(None)
 
 
 def _as_api_error(exc: Exception) -> Exception:

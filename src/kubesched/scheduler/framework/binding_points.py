@@ -126,7 +126,12 @@ class SentBind:
         # the request's future is let go once read (its done-callbacks refer back to this object),
         # and its error is read, not raised here: a traceback through this frame would hold the future
         future, self.future = self.future, None
-        err = RuntimeError("the binding's answer was read twice") if future is None else future.exception(0)
+        if future is None:
+            err: BaseException | None = RuntimeError("the binding's answer was read twice")
+        elif future.cancelled():
+            err = RuntimeError("the binding's request was cancelled")
+        else:
+            err = future.exception(0)
         if isinstance(err, ApiError):
             returned = Status(Code.ERROR, (err.message,), self._plugin)
             st = Status(Code.ERROR, (f'running Bind plugin "{self._plugin}": {err.message}',), self._plugin)
