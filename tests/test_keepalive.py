@@ -102,6 +102,40 @@ def test_a_json_answer_and_the_request_as_sent() -> None:
     assert json.loads(body) == {"x": 0}
 
 
+@pytest.mark.parametrize("refreshed", [True, False], ids=["refresh-hook", "static-token"])
+def test_the_token_is_the_librarys_each_time_it_can_change(refreshed: bool) -> None:
+    """A configuration whose hook refreshes the token (an exec or OIDC credential) is asked for it
+    on every request, so a rotated token is sent at once; a static token is read once."""
+    asked = [0]
+
+    async def answer(_r: asyncio.StreamReader, w: asyncio.StreamWriter, _req: bytes) -> bool:
+        w.write(response("201 Created", b"{}"))
+        return True
+
+    def rotate(cfg: k8s.Configuration) -> None:
+        asked[0] += 1
+        cfg.api_key["BearerToken"] = f"token-{asked[0]}"
+
+    async def go() -> list[bytes]:
+        server, requests, _ = await serve(answer)
+        writer = writer_for(server)
+        if refreshed:
+            writer._api.configuration.refresh_api_key_hook = rotate
+        for i in range(3):
+            await writer.json("POST", "/p", {"x": i})
+        writer.close()
+        server.close()
+        return requests
+
+    requests = run(go())
+    sent = [next(line for line in r.split(b"\r\n") if line.lower().startswith(b"authorization:")) for r in requests]
+    if refreshed:
+        assert asked[0] == 3
+        assert sent == [f"authorization: Bearer token-{i}".encode() for i in (1, 2, 3)]
+    else:
+        assert sent == [b"authorization: Bearer secret"] * 3
+
+
 def test_a_chunked_answer_with_a_trailer_is_read_whole() -> None:
     async def answer(_r: asyncio.StreamReader, w: asyncio.StreamWriter, _req: bytes) -> bool:
         chunks = b'5\r\n{"a":\r\n4;ext=1\r\n[1,2\r\n2\r\n]}\r\n0\r\nX-Trailer: t\r\n\r\n'

@@ -77,6 +77,7 @@ class KeepAliveWriter:
         self._fixed = "\r\n".join(
             [f"Host: {self._authority}", "Accept: application/json"] + [f"{k}: {v}" for k, v in fixed.items()]
         )
+        self._static_auth: dict[str, str] | None = None
         self._idle: deque[_Connection] = deque()
         self._slots = asyncio.Semaphore(connections)
         self.timeout = timeout
@@ -94,8 +95,7 @@ class KeepAliveWriter:
 
     async def json(self, method: str, path: str, body: Any, content_type: str = "application/json") -> Any:
         """Send ``body`` as JSON; the decoded answer (None if empty), ``ApiException`` for 400 or more."""
-        headers: dict[str, str] = {}
-        await self._api.update_params_for_auth(headers, [], ["BearerToken"])  # the token, refreshed
+        headers = await self._auth()
         data = orjson.dumps(body)
         lines = [f"{method} {self._prefix}{path} HTTP/1.1", self._fixed]
         lines += [f"{k}: {v}" for k, v in headers.items()]
@@ -106,6 +106,18 @@ class KeepAliveWriter:
         if status >= 400:
             raise http_error(status, reason, answer)
         return orjson.loads(answer) if answer else None
+
+    async def _auth(self) -> dict[str, str]:
+        """The token header as the library's calls send it: asked of the library for every request
+        where its configuration refreshes the token (an exec or OIDC credential's hook), else once,
+        since a configuration without a hook never changes its token."""
+        if self._static_auth is not None:
+            return self._static_auth
+        headers: dict[str, str] = {}
+        await self._api.update_params_for_auth(headers, [], ["BearerToken"])
+        if self._api.configuration.refresh_api_key_hook is None:
+            self._static_auth = headers
+        return headers
 
     async def _exchange(self, request: bytes) -> tuple[int, str, bytes]:
         for reused in (True, False):
