@@ -35,6 +35,12 @@ class Timer:
         self.cancelled = True
 
 
+def _fire(timer: Timer) -> None:
+    """A real-time timer due: its callback, unless it was cancelled."""
+    if not timer.cancelled:
+        timer.fn()
+
+
 class VirtualClock:
     """Seconds since the simulation epoch; time moves only when ``advance_to`` is called."""
 
@@ -141,13 +147,9 @@ class WallClock:
 
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
         timer = Timer(when, fn)
-
-        def fire() -> None:
-            if not timer.cancelled:
-                fn()
-
-        def arm() -> None:
-            self.loop.call_later(max(0.0, when - self.now()), fire)
-
-        self.loop.call_soon_threadsafe(arm)
+        # bound methods, not closures: compiled, two closures sharing an environment hold each other
+        self.loop.call_soon_threadsafe(self._arm, timer)
         return timer
+
+    def _arm(self, timer: Timer) -> None:
+        self.loop.call_later(max(0.0, timer.when - self.now()), _fire, timer)

@@ -138,19 +138,21 @@ def _with_label_keys(selector: Any, labels: dict[str, Any], keys: Any, operator:
     return {**selector, "matchExpressions": [*(selector.get("matchExpressions") or []), *added]}
 
 
+def _term(t: Any, labels: dict[str, Any]) -> Any:
+    """One (anti-)affinity term with its label keys merged into its selector (a function of the
+    module, not a closure: compiled, a closure and its environment would hold each other)."""
+    if not isinstance(t, dict) or not (t.get("matchLabelKeys") or t.get("mismatchLabelKeys")):
+        return t
+    selector = _with_label_keys(t.get("labelSelector"), labels, t.get("matchLabelKeys"), "In")
+    return {**t, "labelSelector": _with_label_keys(selector, labels, t.get("mismatchLabelKeys"), "NotIn")}
+
+
 def merge_label_keys(spec: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
     """What the pod strategy's PrepareForCreate does to a new pod (``pkg/registry/core/pod/strategy.go``:
     mutatePodAffinity, mutateTopologySpreadConstraints): each (anti-)affinity term's matchLabelKeys
     and mismatchLabelKeys, and each spread constraint's matchLabelKeys, become ``In`` and ``NotIn``
     requirements on the pod's own label values in the term's selector."""
     out = dict(spec)
-
-    def term(t: Any) -> Any:
-        if not isinstance(t, dict) or not (t.get("matchLabelKeys") or t.get("mismatchLabelKeys")):
-            return t
-        selector = _with_label_keys(t.get("labelSelector"), labels, t.get("matchLabelKeys"), "In")
-        return {**t, "labelSelector": _with_label_keys(selector, labels, t.get("mismatchLabelKeys"), "NotIn")}
-
     affinity = out.get("affinity")
     if isinstance(affinity, dict):
         affinity = dict(affinity)
@@ -161,11 +163,11 @@ def merge_label_keys(spec: dict[str, Any], labels: dict[str, Any]) -> dict[str, 
             terms = dict(terms)
             required = terms.get("requiredDuringSchedulingIgnoredDuringExecution")
             if isinstance(required, list):
-                terms["requiredDuringSchedulingIgnoredDuringExecution"] = [term(t) for t in required]
+                terms["requiredDuringSchedulingIgnoredDuringExecution"] = [_term(t, labels) for t in required]
             preferred = terms.get("preferredDuringSchedulingIgnoredDuringExecution")
             if isinstance(preferred, list):
                 terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {**w, "podAffinityTerm": term(w.get("podAffinityTerm"))} if isinstance(w, dict) else w
+                    {**w, "podAffinityTerm": _term(w.get("podAffinityTerm"), labels)} if isinstance(w, dict) else w
                     for w in preferred
                 ]
             affinity[kind] = terms

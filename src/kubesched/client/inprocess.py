@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import random
 import time
@@ -74,29 +75,10 @@ class InProcessClient:
     ) -> None:
         """Strategic-merge patch of status.conditions[type] and status.nominatedNodeName."""
         now = rfc3339(self.store.clock.now())
-
-        def patch(o: dict[str, Any]) -> dict[str, Any]:
-            status = dict(o.get("status") or {})
-            if condition is not None:
-                conds = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-                conds.append({**condition, "lastTransitionTime": condition.get("lastTransitionTime") or now})
-                status["conditions"] = conds
-            if nominated_node_name is not None:
-                if nominated_node_name:
-                    status["nominatedNodeName"] = nominated_node_name
-                else:
-                    status.pop("nominatedNodeName", None)
-            return {**o, "status": status}
-
-        self.store.mutate("Pod", namespace, name, patch)
+        self.store.mutate("Pod", namespace, name, functools.partial(_patch_status, now, condition, nominated_node_name))
 
     def annotate_pod(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
-        def patch(o: dict[str, Any]) -> dict[str, Any]:
-            meta = dict(o["metadata"])
-            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
-            return {**o, "metadata": meta}
-
-        self.store.mutate("Pod", namespace, name, patch)
+        self.store.mutate("Pod", namespace, name, functools.partial(_annotate, annotations))
 
     def delete(
         self, kind: str, namespace: str, name: str, grace_period_seconds: int | None = None, *, uid: str | None = None
@@ -155,16 +137,10 @@ class InProcessClient:
         self.store.delete("ResourceClaim", namespace, name)
 
     def patch_pod_group_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
-        def patch(o: dict[str, Any]) -> dict[str, Any]:
-            return {**o, "status": {**(o.get("status") or {}), **status}}
-
-        self.store.mutate("PodGroup", namespace, name, patch)
+        self.store.mutate("PodGroup", namespace, name, functools.partial(_merge_status, status))
 
     def patch_pod_status_fields(self, namespace: str, name: str, fields: dict[str, Any]) -> None:
-        def patch(o: dict[str, Any]) -> dict[str, Any]:
-            return {**o, "status": {**(o.get("status") or {}), **fields}}
-
-        self.store.mutate("Pod", namespace, name, patch)
+        self.store.mutate("Pod", namespace, name, functools.partial(_merge_status, fields))
 
     def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> None:
         """pods/eviction: raises TooManyRequests (429) when a PodDisruptionBudget forbids it."""
@@ -220,3 +196,34 @@ class InProcessClient:
                 ev.get("reason"),
                 exc.message,
             )
+
+
+# The patches above as functions of the module with their arguments bound (functools.partial), not
+# closures: compiled, a closure and its environment hold each other, a cycle left for the collector
+# by every pod whose status or annotations are written.
+
+
+def _patch_status(
+    now: str, condition: dict[str, Any] | None, nominated_node_name: str | None, o: dict[str, Any]
+) -> dict[str, Any]:
+    status = dict(o.get("status") or {})
+    if condition is not None:
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
+        conds.append({**condition, "lastTransitionTime": condition.get("lastTransitionTime") or now})
+        status["conditions"] = conds
+    if nominated_node_name is not None:
+        if nominated_node_name:
+            status["nominatedNodeName"] = nominated_node_name
+        else:
+            status.pop("nominatedNodeName", None)
+    return {**o, "status": status}
+
+
+def _annotate(annotations: dict[str, str], o: dict[str, Any]) -> dict[str, Any]:
+    meta = dict(o["metadata"])
+    meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+    return {**o, "metadata": meta}
+
+
+def _merge_status(fields: dict[str, Any], o: dict[str, Any]) -> dict[str, Any]:
+    return {**o, "status": {**(o.get("status") or {}), **fields}}

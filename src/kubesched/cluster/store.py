@@ -573,13 +573,7 @@ class Store:
         if meta.get("finalizers"):  # marked, and kept until the finalizers are removed
             if meta.get("deletionTimestamp"):
                 return obj
-            now = self.clock.now()
-
-            def mark_final(o: dict[str, Any]) -> dict[str, Any]:
-                extra = {"deletionTimestamp": rfc3339(now), "deletionGracePeriodSeconds": 0}
-                return {**o, "metadata": {**o["metadata"], **extra}}
-
-            return self.mutate(kind, namespace, name, mark_final)
+            return self.mutate(kind, namespace, name, functools.partial(_mark_deleted, self.clock.now(), 0))
         if kind == "Pod":
             grace = grace_period_seconds
             if grace is None:
@@ -589,16 +583,7 @@ class Store:
                 if (obj.get("metadata") or {}).get("deletionTimestamp"):
                     return obj
                 now = self.clock.now()
-
-                def mark(o: dict[str, Any]) -> dict[str, Any]:
-                    meta = {
-                        **o["metadata"],
-                        "deletionTimestamp": rfc3339(now + grace),
-                        "deletionGracePeriodSeconds": grace,
-                    }
-                    return {**o, "metadata": meta}
-
-                marked = self.mutate(kind, namespace, name, mark)
+                marked = self.mutate(kind, namespace, name, functools.partial(_mark_deleted, now + grace, grace))
                 if self.ends_graceful_deletions:
                     marked_uid: str = marked["metadata"]["uid"]
                     ending = functools.partial(self._finalize, kind, namespace, name, marked_uid)
@@ -672,27 +657,45 @@ class Store:
                 ".spec.schedulingGates",
                 details={"name": name, "kind": "pods/binding"},
             )
-        now = rfc3339(self.clock.now())
-        start = self.on_bind
-
-        def assign(o: dict[str, Any]) -> dict[str, Any]:
-            status = dict(o.get("status") or {})
-            conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
-            status["conditions"] = conds
-            # ClearingNominatedNodeNameAfterBinding (beta, on): the nomination was only a hint
-            status.pop("nominatedNodeName", None)
-            if start is not None:
-                status = start(status, now)
-            out = {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
-            if annotations or labels:
-                meta = dict(o["metadata"])
-                if annotations:
-                    meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
-                if labels:
-                    meta["labels"] = {**(meta.get("labels") or {}), **labels}
-                out["metadata"] = meta
-            return out
-
+        assign = functools.partial(_assign, node_name, rfc3339(self.clock.now()), self.on_bind, annotations, labels)
         # the binding storage sets spec.nodeName without the pod strategy: no new generation
         return self.mutate("Pod", namespace, name, assign, generation=False)
+
+
+# What a write does to the stored object, as functions of the module given to ``mutate`` with their
+# arguments bound (functools.partial), not closures: compiled, a closure and its environment hold
+# each other, and every pod bound or deleted would leave a cycle for the collector.
+
+
+def _mark_deleted(when: float, grace: int, o: dict[str, Any]) -> dict[str, Any]:
+    """A graceful deletion begun: deletionTimestamp (when it ends) and its grace period."""
+    meta = {**o["metadata"], "deletionTimestamp": rfc3339(when), "deletionGracePeriodSeconds": grace}
+    return {**o, "metadata": meta}
+
+
+def _assign(
+    node_name: str,
+    now: str,
+    start: Callable[[dict[str, Any], str], dict[str, Any]] | None,
+    annotations: dict[str, str] | None,
+    labels: dict[str, str] | None,
+    o: dict[str, Any],
+) -> dict[str, Any]:
+    """pods/binding: the node, PodScheduled True, no nomination (ClearingNominatedNodeNameAfterBinding,
+    beta, on: it was only a hint), the binding's annotations and labels."""
+    status = dict(o.get("status") or {})
+    conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
+    status["conditions"] = conds
+    status.pop("nominatedNodeName", None)
+    if start is not None:
+        status = start(status, now)
+    out = {**o, "spec": {**o["spec"], "nodeName": node_name}, "status": status}
+    if annotations or labels:
+        meta = dict(o["metadata"])
+        if annotations:
+            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+        if labels:
+            meta["labels"] = {**(meta.get("labels") or {}), **labels}
+        out["metadata"] = meta
+    return out

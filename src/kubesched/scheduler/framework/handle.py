@@ -3,6 +3,7 @@ also reach the mutable cache and the queue through it."""
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -62,14 +63,7 @@ class Handle:
         cycle is over, where binding cycles run (threads against an API server, else inline);
         ``start`` first and ``done`` with its status run on the scheduler's thread (what touches
         the scheduler's state: waiting pods, the queue)."""
-        background = self._background
-
-        def begin() -> None:
-            if start is not None:
-                start()
-            background.submit(work, done)
-
-        self.clock.call_at(self.clock.now(), begin)
+        self.clock.call_at(self.clock.now(), functools.partial(_begin, self._background, work, done, start))
 
     @property
     def snapshot(self) -> Snapshot:
@@ -96,3 +90,11 @@ def internal(handle: object) -> Handle:
     cache's internals (the pod table)."""
     assert isinstance(handle, Handle), "an in-tree plugin needs the scheduler's Handle"
     return handle
+
+
+def _begin(background: Binding, work: Work, done: Done, start: Callable[[], None] | None) -> None:
+    """``Handle.go``'s work started once the cycle is over (a function of the module with its
+    arguments bound, not a closure: compiled, a closure and its environment hold each other)."""
+    if start is not None:
+        start()
+    background.submit(work, done)
