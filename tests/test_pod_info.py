@@ -102,16 +102,19 @@ def test_evolve_copies_every_field() -> None:
     import dataclasses
 
     old = pod_info_from(RICH)
-    old.extra["memo"] = 1
+    old.extra["memo"] = (old.obj, 1)
     new = old.evolve({"metadata": {}}, "n1", "n2")
     for f in dataclasses.fields(old):
-        if f.name in ("obj", "node_name", "nominated_node_name"):
+        if f.name in ("obj", "node_name", "nominated_node_name", "extra"):
             continue
         value = getattr(old, f.name)
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         assert value != default, f"the rich pod leaves {f.name} at its default"
         assert getattr(new, f.name) == value, f.name  # equal, not identical: compiled, an int is unboxed
     assert (new.node_name, new.nominated_node_name, new.obj) == ("n1", "n2", {"metadata": {}})
+    # the plugins' caches are kept with the old version's object: the new version starts without
+    # them, so they do not hold the old object alive once the old version is dropped
+    assert new.extra == {} and old.extra == {"memo": (old.obj, 1)}
 
 
 def test_a_pod_created_in_process_is_parsed_once_with_the_stored_metadata() -> None:

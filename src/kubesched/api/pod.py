@@ -77,6 +77,9 @@ class PodInfo:
     pod_affinity: PodAffinity | None = None
     spread_constraints: tuple[SpreadConstraint, ...] = ()
     controller: tuple[str, str, str] | None = None  # (apiVersion, kind, name) of the controller owner
+    # what plugins cache for this version of the pod, each entry beside the object it was taken
+    # from ((obj, value): a newer version misses); ``evolve`` starts it empty, so an old version's
+    # object is not kept alive by its entries
     extra: dict[str, Any] = field(default_factory=dict)
     pod_group: str = ""  # spec.schedulingGroup.podGroupName: the PodGroup it is scheduled with
 
@@ -154,7 +157,8 @@ class PodInfo:
         (see ``same_scheduling_inputs``), or whose ``labels`` alone did where nothing else parsed
         reads them (``labels_alone_changed``). Every field is named here, so that compiled code
         calls the constructor directly (a third of ``dataclasses.replace``'s cost, or of a
-        constructor fed from an attrgetter); ``test_evolve_copies_every_field`` keeps the list whole."""
+        constructor fed from an attrgetter); ``test_evolve_copies_every_field`` keeps the list whole.
+        ``extra`` is not copied: its entries belong to the old version's object."""
         return PodInfo(
             obj,
             self.namespace,
@@ -183,7 +187,7 @@ class PodInfo:
             self.pod_affinity,
             self.spread_constraints,
             self.controller,
-            self.extra,
+            None,  # a new ``extra``: what it caches is kept with one version's object (see the field)
             self.pod_group,
         )
 
