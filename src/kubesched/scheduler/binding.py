@@ -59,6 +59,7 @@ class Sent(Protocol):
 
 
 def _sent_done(sent: Sent, done: Done, _status: Status | None) -> None:
+    """A sent binding's ``done``, given what its request came to."""
     done(sent.status())
 
 
@@ -142,8 +143,11 @@ class ThreadedBinding:
         # freed by reference counting when it is done, not left to the cyclic collector
         with self._lock:
             self._running += 1
-        if sent.future is not None:
-            sent.future.add_done_callback(functools.partial(self._answered, functools.partial(_sent_done, sent, done)))
+        finish = functools.partial(_sent_done, sent, done)
+        if sent.future is None:  # already read: taken back at the next drain, as an error
+            self._finish(finish, None)
+        else:
+            sent.future.add_done_callback(functools.partial(self._answered, finish))
 
     def _answered(self, done: Done, _future: concurrent.futures.Future[None]) -> None:
         self._finish(done, None)
