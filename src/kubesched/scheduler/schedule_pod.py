@@ -7,6 +7,7 @@ same signature.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from collections.abc import Callable
@@ -216,14 +217,7 @@ def extender_scores(
     names = [nodes.names[int(r)] for r in feasible]
     pos = {n: i for i, n in enumerate(names)}
     combined = np.zeros(len(names), np.int64)
-
-    def call(ext: HTTPExtender) -> dict[str, int]:
-        try:
-            return ext.prioritize(pod, names, node_objects(ext, names, lookup))
-        except ExtenderError as err:
-            log.warning("extender %s prioritize failed: %s", ext.name, err)
-            return {}
-
+    call = functools.partial(_prioritize, pod, names, lookup)  # not a closure: see tests/test_no_cycles.py
     if len(prioritizers) == 1:
         answers = [call(prioritizers[0])]
     else:  # upstream asks them in parallel (a goroutine each)
@@ -235,6 +229,15 @@ def extender_scores(
             if i is not None:
                 combined[i] += score * ext.cfg.weight
     return combined * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+
+
+def _prioritize(pod: PodInfo, names: list[str], lookup: NodeLookup, ext: HTTPExtender) -> dict[str, int]:
+    """One prioritizer's answer; a failing one's is empty (logged)."""
+    try:
+        return ext.prioritize(pod, names, node_objects(ext, names, lookup))
+    except ExtenderError as err:
+        log.warning("extender %s prioritize failed: %s", ext.name, err)
+        return {}
 
 
 # -- selectHost ---------------------------------------------------------------------------------

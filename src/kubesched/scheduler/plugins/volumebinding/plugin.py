@@ -9,6 +9,7 @@ PreScore skips.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -184,13 +185,7 @@ class VolumeBinding(
             reason[found.error_rows] = 1 << 8
         if not code.any():
             return None
-
-        def describe(bits: int) -> tuple[str, ...]:
-            if bits & (1 << 8):
-                return (str(error),)
-            return tuple(text for bit, text in REASONS if bits & bit)
-
-        return NodeVerdicts(code, reason, describe)
+        return NodeVerdicts(code, reason, functools.partial(_describe, error))
 
     # -- PreScore / Score (StorageCapacityScoring) ------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeTableView, rows: np.ndarray) -> Status | None:
@@ -349,3 +344,11 @@ def _volume_limit(cap: Mapping[str, Any]) -> int | None:
         return quantity_value(raw)
     except InputError:
         return None
+
+
+def _describe(error: object, bits: int) -> tuple[str, ...]:
+    """A node's reasons from its bits (bit 8: the search's error); a function of the module with
+    the error bound, not a closure (see tests/test_no_cycles.py)."""
+    if bits & (1 << 8):
+        return (str(error),)
+    return tuple(text for bit, text in REASONS if bits & bit)
