@@ -8,6 +8,7 @@ binding for real, the others returning to the queue with the group's verdict. Th
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -124,9 +125,8 @@ class ScheduleOnePodGroup(ScheduleOne):
         """The PodGroupPostFilter plugins (preemption for the group); their verdict is added to
         the group's (``applyPodGroupPostFilterResult``), an error replaces it."""
 
-        def reschedule() -> GroupOutcome:
-            return self._pod_group_algorithm(fwk, group, state, record=False)
-
+        # bound methods, not closures: compiled, a closure and its environment hold each other
+        reschedule = functools.partial(self._pod_group_algorithm, fwk, group, state, record=False)
         result, st = fwk.run_pod_group_post_filter(group, reschedule)
         assert outcome.status is not None
         if st.code == Code.SUCCESS:
@@ -237,11 +237,12 @@ class ScheduleOnePodGroup(ScheduleOne):
             self._forget(pod)
             return PodOutcome(qp, state, status=st), None
 
-        def revert() -> None:
-            fwk.run_unreserve(state, assumed, host)
-            self._forget(pod)
+        return PodOutcome(qp, state, host), functools.partial(self._revert, fwk, state, assumed, pod, host)
 
-        return PodOutcome(qp, state, host), revert
+    def _revert(self, fwk: Framework, state: CycleState, assumed: PodInfo, pod: PodInfo, host: str) -> None:
+        """A placed pod of a group that failed: Unreserve, and the assumption forgotten."""
+        fwk.run_unreserve(state, assumed, host)
+        self._forget(pod)
 
     def _forget(self, pod: PodInfo) -> None:
         """``unreserveAndForget`` in a pod group cycle: the assumption goes, and the nomination
