@@ -57,6 +57,7 @@ import numpy as np
 
 from kubesched.app import gc_settings
 from kubesched.scheduler.plugins.dynamicresources import allocator
+from kubesched.scheduler.plugins.dynamicresources import devices as device_table
 from scheduler_perf import embedded_cluster
 
 DRIVER = "test-driver.cdi.k8s.io"
@@ -342,7 +343,7 @@ class Cluster:
         order, where it fits, given every allocation made so far; unallocatable claims fail."""
         rng = random.Random(seed)
         rules = self.store.list("DeviceTaintRule")[0]
-        table = allocator.DeviceTable(allocator.apply_taint_rules(self.store.list("ResourceSlice")[0], rules))
+        table = device_table.DeviceTable(device_table.apply_taint_rules(self.store.list("ResourceSlice")[0], rules))
         classes = {(c.get("metadata") or {}).get("name"): c for c in self.store.list("DeviceClass")[0]}
         nodes = [(n["metadata"]["name"], n["metadata"].get("labels") or {}) for n in self.store.list("Node")[0]]
         claims = self.store.list("ResourceClaim", ns)[0]
