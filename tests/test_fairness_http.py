@@ -74,3 +74,50 @@ def test_a_tenants_flood_waits_for_itself_and_the_overflow_is_refused(tmp_path) 
         assert "# HELP apiserver_flowcontrol_rejected_requests_total [BETA] Number of requests rejected" in metrics
     finally:
         s.stop()
+
+
+def test_watches_are_classified_and_give_their_seat_back_once_initialized(tmp_path) -> None:
+    """A watch takes a seat of its level until its initial events are out (upstream's
+    WatchInitialized), then streams without one: eight open watches of one tenant, twice
+    global-default's seats, leave both tenants' next requests answered at once; each watch's
+    response names its FlowSchema and level as other answers do."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("a-token,tenant-a,2001\nb-token,tenant-b,2002\n")
+    s = Server(tmp_path / "data", args=["--token-auth-file", str(tokens)]).start()
+    watches: list[http.client.HTTPSConnection] = []
+    try:
+        binding = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "tenant-a-view"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "tenant-a"}],
+        }
+        assert s.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)[0] == 201
+        s.request("GET", "/api", token="a-token", raw=True)
+        level = s.last_headers["X-Kubernetes-PF-PriorityLevel-UID"]
+        server, _, ctx = s._config()
+        url = urlsplit(server)
+        for _ in range(8):
+            conn = http.client.HTTPSConnection(url.hostname or "127.0.0.1", url.port, context=ctx, timeout=10)
+            conn.request(
+                "GET",
+                "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=60",
+                headers={"Authorization": "Bearer a-token"},
+            )
+            resp = conn.getresponse()  # the stream's head: the watch is open
+            assert resp.status == 200
+            assert resp.getheader("X-Kubernetes-PF-PriorityLevel-UID") == level
+            assert resp.getheader("X-Kubernetes-PF-FlowSchema-UID")
+            watches.append(conn)
+        for token in ("a-token", "b-token"):
+            started = time.monotonic()
+            code, _ = s.request("GET", "/api", token=token, raw=True)
+            assert code == 200 and time.monotonic() - started < 2.0
+    finally:
+        for conn in watches:
+            conn.close()
+        s.stop()

@@ -313,6 +313,9 @@ REQUESTS = [
     ("system:node:n1", "system:nodes", "GET", "/api/v1/pods"),
     ("system:node:n1", "system:nodes", "PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1"),
     ("system:anonymous", "system:unauthenticated", "GET", "/api"),
+    # watches are classified too (the stream's headers name its schema); a refused one as well
+    ("system:kube-scheduler", None, "GET", "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1"),
+    ("alice", None, "GET", "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1"),
 ]
 
 

@@ -39,7 +39,7 @@ from kubesched.apiserver.auth.requestinfo import request_attributes
 from kubesched.apiserver.commit import GroupCommit
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.filters import faults as faults_api
-from kubesched.apiserver.filters.fairness import Fairness, FairnessSettings
+from kubesched.apiserver.filters.fairness import CLASSIFIED, WATCH_INITIALIZED, Fairness, FairnessSettings, Pool
 from kubesched.apiserver.filters.faults import Faults
 from kubesched.apiserver.filters.limits import RETRY_AFTER, Inflight, Limits, too_many_requests
 from kubesched.apiserver.flowcontrol import metrics as flowcontrol_metrics
@@ -116,6 +116,7 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         self.token = token
         self.address = address
         self.app = web.Application(middlewares=[self._middleware])
+        self.app.on_response_prepare.append(_matched_on_prepare)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._closing = asyncio.Event()
         self._wakes: set[asyncio.Event] = set()
@@ -148,7 +149,8 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
         request["user"] = user
         method = request.method
         # watches are long-running requests: maxinflight does not count them
-        counted = not parse_bool(request.query.get("watch"))
+        watching = parse_bool(request.query.get("watch"))
+        counted = not watching
         if counted and not self.inflight.enter(method):
             resp = status_response(too_many_requests())
             resp.headers["Retry-After"] = RETRY_AFTER
@@ -158,9 +160,16 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
             # API Priority and Fairness: the FlowSchemas say the request's priority level and flow;
             # an exempt level's requests go straight in, the others wait their turn for its seats
             classified: Classification | None = None
-            seat = None
-            if counted and user is not None and self.fairness.settings.enabled and not _long_running(request.path):
+            held: _Held | None = None
+            # a watch is classified too and holds its seat until its initial events are out
+            # (``WatchInitialized``); other long-running requests (logs, exec) bypass APF
+            if (
+                user is not None
+                and self.fairness.settings.enabled
+                and (watching or (counted and not _long_running(request.path)))
+            ):
                 classified = self.flow_control.classify(request_attributes(user, method, request.path, request.query))
+                request[CLASSIFIED] = classified
                 level = classified.level
                 if level.exempt:
                     self.fairness.exempt(level.name, classified.schema)
@@ -169,18 +178,17 @@ class ApiServer(ListWatch, Writes, Subresources, Virtual, ServerContext):
                     if not await self.fairness.acquire(classified.flow, seat):
                         refused = status_response(too_many_requests())
                         refused.headers["Retry-After"] = RETRY_AFTER
-                        _matched(refused, classified)
                         return refused
+                    held = _Held(self.fairness, seat, classified.flow)
+                    if watching:
+                        request[WATCH_INITIALIZED] = held.release
             try:  # authorization comes after APF, as in kube-apiserver's handler chain
                 public = request.path in PUBLIC_PATHS
                 denied = self._authorize(request, user) if user is not None and not public else None
-                served = status_response(denied) if denied is not None else await self._serve(request, handler)
-                if classified is not None and not served.prepared:
-                    _matched(served, classified)
-                return served
+                return status_response(denied) if denied is not None else await self._serve(request, handler)
             finally:
-                if seat is not None:
-                    self.fairness.release(seat, classified.flow if classified is not None else "")
+                if held is not None:
+                    held.release()
         finally:
             if counted:
                 self.inflight.leave(method)
@@ -472,3 +480,27 @@ def _matched(resp: web.StreamResponse, classified: Classification) -> None:
     """The response headers that name the FlowSchema and priority level a request matched."""
     resp.headers["X-Kubernetes-PF-FlowSchema-UID"] = classified.schema_uid
     resp.headers["X-Kubernetes-PF-PriorityLevel-UID"] = classified.level.uid
+
+
+async def _matched_on_prepare(request: web.Request, resp: web.StreamResponse) -> None:
+    """Every answer to a classified request names its FlowSchema and level, a streamed one (a
+    watch) included, as the APF filter sets them before the handler writes."""
+    classified = request.get(CLASSIFIED)
+    if classified is not None:
+        _matched(resp, classified)
+
+
+class _Held:
+    """A request's seat, given back once: when its watch is initialized or when it ends."""
+
+    __slots__ = ("_fairness", "_flow", "_seat")
+
+    def __init__(self, fairness: Fairness, seat: Pool, flow: str) -> None:
+        self._fairness: Fairness | None = fairness
+        self._seat = seat
+        self._flow = flow
+
+    def release(self) -> None:
+        if self._fairness is not None:
+            self._fairness.release(self._seat, self._flow)
+            self._fairness = None

@@ -32,8 +32,14 @@ class FairnessSettings:
     wait_limit: float = WAIT_LIMIT
 
 
+# the request's keys the APF filter sets: its Classification, and (a watch) the callable that gives
+# its seat back once the initial events are out (``utilflowcontrol.WatchInitialized``)
+CLASSIFIED = "kubesched.apf.classified"
+WATCH_INITIALIZED = "kubesched.apf.watch_initialized"
+
+
 @dataclass(slots=True)
-class _Pool:
+class Pool:
     """One priority level's seats and its flows' queues."""
 
     seats: int
@@ -48,21 +54,21 @@ class Fairness:
 
     def __init__(self, settings: FairnessSettings | None = None) -> None:
         self.settings = settings or FairnessSettings()
-        self.pools: dict[str, _Pool] = {}
+        self.pools: dict[str, Pool] = {}
         self.rejected = 0  # requests refused (queue full or waited too long), for /metrics
         # for /metrics (``flowcontrol/metrics.py``): by (level, schema) and (level, schema, reason)
         self.dispatched: Counter[tuple[str, str]] = Counter()
         self.refused: Counter[tuple[str, str, str]] = Counter()
         self.executing: Counter[tuple[str, str]] = Counter()
 
-    def pool(self, level: str = "", seats: int | None = None, queue_length: int | None = None) -> _Pool:
+    def pool(self, level: str = "", seats: int | None = None, queue_length: int | None = None) -> Pool:
         """The level's pool, made or resized to its configuration (``""``: one level with the
         settings' seats and queue length)."""
         want_seats = self.settings.seats if seats is None else seats
         want_length = self.settings.queue_length if queue_length is None else queue_length
         pool = self.pools.get(level)
         if pool is None:
-            pool = self.pools[level] = _Pool(want_seats, want_length, level)
+            pool = self.pools[level] = Pool(want_seats, want_length, level)
         elif (pool.seats, pool.queue_length) != (want_seats, want_length):
             pool.seats, pool.queue_length = want_seats, want_length
             self._dispatch(pool)
@@ -77,7 +83,7 @@ class Fairness:
         """Waiting requests by flow, across levels."""
         return {f: len(q) for p in self.pools.values() for f, q in p.queues.items()}
 
-    async def acquire(self, flow: str, pool: _Pool | None = None) -> bool:
+    async def acquire(self, flow: str, pool: Pool | None = None) -> bool:
         """A seat in ``pool`` (default: the one level) for one request of ``flow`` (False:
         rejected, answer 429). Every request waits in its flow's queue, even with a seat free:
         on one event loop a request is served in one go, so the order seats are handed out in
@@ -124,12 +130,12 @@ class Fairness:
         self._dispatched(pool, flow)
         return True
 
-    def _dispatched(self, pool: _Pool, flow: str) -> None:
+    def _dispatched(self, pool: Pool, flow: str) -> None:
         key = (pool.name, _schema(flow))
         self.dispatched[key] += 1
         self.executing[key] += 1
 
-    def _refuse(self, pool: _Pool, flow: str, reason: str) -> None:
+    def _refuse(self, pool: Pool, flow: str, reason: str) -> None:
         self.rejected += 1
         self.refused[(pool.name, _schema(flow), reason)] += 1
 
@@ -137,7 +143,7 @@ class Fairness:
         """An exempt level's request, dispatched at once (counted as upstream counts it)."""
         self.dispatched[(level, schema)] += 1
 
-    def release(self, pool: _Pool | None = None, flow: str = "") -> None:
+    def release(self, pool: Pool | None = None, flow: str = "") -> None:
         """A request is done: its seat goes to the next flow in turn with one waiting."""
         if not self.settings.enabled:
             return
@@ -152,7 +158,7 @@ class Fairness:
         self._dispatch(pool)
 
     @staticmethod
-    def _dispatch(pool: _Pool) -> None:
+    def _dispatch(pool: Pool) -> None:
         """Free seats to the waiting flows, one request each in turn (round robin)."""
         while pool.busy < pool.seats and pool.queues:
             flow, queue = next(iter(pool.queues.items()))
@@ -166,7 +172,7 @@ class Fairness:
                 del pool.queues[flow]
 
     @staticmethod
-    def _forget(pool: _Pool, flow: str, waiter: asyncio.Future[None]) -> None:
+    def _forget(pool: Pool, flow: str, waiter: asyncio.Future[None]) -> None:
         queue = pool.queues.get(flow)
         if queue is None:
             return

@@ -22,6 +22,7 @@ from kubesched.api.labels import labels_match
 from kubesched.api.watch import ADDED, WatchEvent, selected_type
 from kubesched.apiserver.context import ServerContext
 from kubesched.apiserver.filters import memory
+from kubesched.apiserver.filters.fairness import WATCH_INITIALIZED
 from kubesched.apiserver.handlers.bodies import JSON
 from kubesched.apiserver.handlers.request import Target, dumps, int_param, parse_bool, respond, wants_table
 from kubesched.apiserver.handlers.tables import table
@@ -242,6 +243,8 @@ class ListWatch(ServerContext):
         async def send(type_: str, obj: dict[str, Any]) -> None:
             await write(line(type_, obj))
 
+        # the request's APF seat is held until the watch is initialized (its initial events out)
+        initialized = request.get(WATCH_INITIALIZED)
         if expired is not None:
             self._wakes.discard(wake)
             await send("ERROR", expired.status())
@@ -269,6 +272,8 @@ class ListWatch(ServerContext):
                 return resp
             await write_lines(line(ADDED, self._out(t, o)) for o in initial)
             initial = []
+            if initialized is not None:
+                initialized()
             while not self._closing.is_set() and not watch.overflowed:
                 # the events that piled up since the last wake-up go out in one chunk: one TLS
                 # record and one read on the other side instead of one per event
