@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build upstream's kube-apiserver, kube-scheduler, kube-controller-manager and kubectl v1.37.2 and etcd
+# Build upstream's kube-apiserver, kube-scheduler, kube-controller-manager and kubectl v1.37.2 (kubectl v1.32 too) and etcd
 # v3.7.0 from their Go modules (upstream/go.mod), the oracle (upstream/cmd/oracle: kube-scheduler's scheduler run in
 # process on a cluster file) and schedperf (upstream/cmd/schedperf: the same scheduler timed on a
 # benchmark workload), into a cache folder git ignores, once per machine; print that folder.
@@ -39,4 +39,18 @@ build kubectl k8s.io/kubernetes/cmd/kubectl
 build etcd ./cmd/etcd
 build oracle ./cmd/oracle
 build schedperf ./cmd/schedperf
+# kubectl v1.32 (its own module, upstream/kubectl132): what an older client sends, for the tests that
+# compare it (kubectl 1.32's `autoscale` writes autoscaling/v1)
+old_kubectl=v1.32.13
+if [ ! -x "$out/kubectl-1.32" ] || [ -n "$(find "$root/upstream/kubectl132" -type f -newer "$out/kubectl-1.32" -print -quit)" ]; then
+  echo "build_upstream: building kubectl-1.32 (k8s.io/kubectl $old_kubectl)" >&2
+  old_stamp=""
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    old_stamp+=" -X $pkg.gitVersion=$old_kubectl -X $pkg.gitMajor=1 -X $pkg.gitMinor=32"
+    old_stamp+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=2026-01-01T00:00:00Z"
+  done
+  (cd "$root/upstream/kubectl132" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$old_stamp" \
+    -o "$out/kubectl-1.32.tmp" .)
+  mv "$out/kubectl-1.32.tmp" "$out/kubectl-1.32"
+fi
 echo "$out"

@@ -182,8 +182,9 @@ UPSTREAM_KUBECTL = Path(__file__).resolve().parent.parent / ".cache" / "upstream
 
 
 def kubectl_binaries() -> dict[str, str]:
-    """The real kubectl builds on this machine, by minor version: the image's google-cloud-sdk ones
-    and v1.37.2, built from its Go module by scripts/build_upstream.sh (which .ci/run runs)."""
+    """The real kubectl builds on this machine, by minor version: the image's google-cloud-sdk ones,
+    and v1.37.2 and v1.32.13, built from their Go modules by scripts/build_upstream.sh (which .ci/run
+    runs)."""
     found = {}
     for folder in ("/usr/lib/google-cloud-sdk/bin", "/usr/local/google-cloud-sdk/bin"):
         for minor in range(20, 40):
@@ -192,6 +193,9 @@ def kubectl_binaries() -> dict[str, str]:
                 found.setdefault(f"1.{minor}", path)
     if os.access(UPSTREAM_KUBECTL, os.X_OK):
         found.setdefault("1.37", str(UPSTREAM_KUBECTL))
+    older = UPSTREAM_KUBECTL.with_name("kubectl-1.32")  # built beside it, from upstream/kubectl132
+    if os.access(older, os.X_OK):
+        found.setdefault("1.32", str(older))
     plain = shutil.which("kubectl")
     if plain and not found:
         found["default"] = plain
