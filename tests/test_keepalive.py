@@ -102,10 +102,12 @@ def test_a_json_answer_and_the_request_as_sent() -> None:
     assert json.loads(body) == {"x": 0}
 
 
-@pytest.mark.parametrize("refreshed", [True, False], ids=["refresh-hook", "static-token"])
-def test_the_token_is_the_librarys_each_time_it_can_change(refreshed: bool) -> None:
-    """A configuration whose hook refreshes the token (an exec or OIDC credential) is asked for it
-    on every request, so a rotated token is sent at once; a static token is read once."""
+@pytest.mark.parametrize("how", ["refresh-hook", "rewritten", "static-token"])
+def test_the_token_is_the_librarys_each_time_it_can_change(how: str) -> None:
+    """A configuration whose hook refreshes the token (in-cluster: the service account's rotated
+    file) is asked for it on every request; a token rewritten in the configuration (kubernetes_asyncio's
+    kubeconfig refresh of an exec or OIDC credential) is sent from the next request; a static one as
+    it is."""
     asked = [0]
 
     async def answer(_r: asyncio.StreamReader, w: asyncio.StreamWriter, _req: bytes) -> bool:
@@ -119,19 +121,25 @@ def test_the_token_is_the_librarys_each_time_it_can_change(refreshed: bool) -> N
     async def go() -> list[bytes]:
         server, requests, _ = await serve(answer)
         writer = writer_for(server)
-        if refreshed:
-            writer._api.configuration.refresh_api_key_hook = rotate
+        cfg = writer._api.configuration
+        if how == "refresh-hook":
+            cfg.refresh_api_key_hook = rotate
         for i in range(3):
             await writer.json("POST", "/p", {"x": i})
+            if how == "rewritten":
+                cfg.api_key["BearerToken"] = f"token-{i + 2}"
         writer.close()
         server.close()
         return requests
 
     requests = run(go())
     sent = [next(line for line in r.split(b"\r\n") if line.lower().startswith(b"authorization:")) for r in requests]
-    if refreshed:
+    if how == "refresh-hook":
         assert asked[0] == 3
-        assert sent == [f"authorization: Bearer token-{i}".encode() for i in (1, 2, 3)]
+    if how != "static-token":
+        assert sent == [
+            f"authorization: Bearer {t}".encode() for t in ("token-1" if asked[0] else "secret", "token-2", "token-3")
+        ]
     else:
         assert sent == [b"authorization: Bearer secret"] * 3
 

@@ -77,7 +77,7 @@ class KeepAliveWriter:
         self._fixed = "\r\n".join(
             [f"Host: {self._authority}", "Accept: application/json"] + [f"{k}: {v}" for k, v in fixed.items()]
         )
-        self._static_auth: dict[str, str] | None = None
+        self._auth_cache: tuple[object, dict[str, str]] | None = None  # (the token, its headers)
         self._idle: deque[_Connection] = deque()
         self._slots = asyncio.Semaphore(connections)
         self.timeout = timeout
@@ -109,14 +109,16 @@ class KeepAliveWriter:
 
     async def _auth(self) -> dict[str, str]:
         """The token header as the library's calls send it: asked of the library for every request
-        where its configuration refreshes the token (an exec or OIDC credential's hook), else once,
-        since a configuration without a hook never changes its token."""
-        if self._static_auth is not None:
-            return self._static_auth
+        where its configuration refreshes the token through a hook (in-cluster, a service account's
+        rotated file), else taken again only when the configuration's token changes (kubernetes_asyncio's
+        kubeconfig loader writes a refreshed exec or OIDC token there)."""
+        cfg = self._api.configuration
+        token = cfg.api_key.get("BearerToken")
+        if cfg.refresh_api_key_hook is None and self._auth_cache is not None and self._auth_cache[0] == token:
+            return self._auth_cache[1]
         headers: dict[str, str] = {}
         await self._api.update_params_for_auth(headers, [], ["BearerToken"])
-        if self._api.configuration.refresh_api_key_hook is None:
-            self._static_auth = headers
+        self._auth_cache = (token, headers)
         return headers
 
     async def _exchange(self, request: bytes) -> tuple[int, str, bytes]:
