@@ -162,6 +162,43 @@ def test_a_chunked_answer_with_a_trailer_is_read_whole() -> None:
     assert answers == ({"a": [1, 2]}, {"a": [1, 2]}) and connections == [1]
 
 
+@pytest.mark.parametrize("framing", ["content-length", "chunked", "to-the-end"])
+def test_an_answer_arriving_a_byte_at_a_time_is_read_whole(framing: str) -> None:
+    """The answer is parsed as its bytes arrive: a head and a body split anywhere (here into single
+    bytes, each sent on its own) make the same answer, and the connection is kept only where its
+    framing says where the answer ends."""
+    body = b'{"kind":"Status","status":"Success","code":201}'
+    if framing == "chunked":
+        raw = response(
+            "201 Created",
+            b"9\r\n" + body[:9] + b"\r\n" + f"{len(body) - 9:x}".encode() + b"\r\n" + body[9:] + b"\r\n0\r\n\r\n",
+            "Transfer-Encoding: chunked",
+        )
+    elif framing == "to-the-end":
+        raw = b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n\r\n" + body
+    else:
+        raw = response("201 Created", body)
+
+    async def answer(_r: asyncio.StreamReader, w: asyncio.StreamWriter, _req: bytes) -> bool:
+        for i in range(len(raw)):
+            w.write(raw[i : i + 1])
+            await w.drain()
+            await asyncio.sleep(0)
+        return framing != "to-the-end"
+
+    async def go() -> tuple[list[Any], list[int]]:
+        server, _, connections = await serve(answer)
+        writer = writer_for(server)
+        got = [await writer.json("POST", "/x", {}) for _ in range(2)]
+        writer.close()
+        server.close()
+        return got, connections
+
+    got, connections = run(go())
+    assert got == [json.loads(body)] * 2
+    assert connections == [2 if framing == "to-the-end" else 1]
+
+
 @pytest.mark.parametrize(
     ("headers", "connections"),
     [((), 1), (("Connection: close",), 2)],

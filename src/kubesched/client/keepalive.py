@@ -4,10 +4,11 @@ of its own, as client-go's transport keeps its connections to the API server ope
 kubernetes_asyncio sends through aiohttp, whose request and response machinery costs about three
 times what the request itself does here (448 against 154 µs of client CPU a POST, measured against
 kube-apiserver v1.37.2; see docs/benchmarks.md). These requests are small and all alike: a JSON
-body out, a JSON Status or object back, so a plain HTTP/1.1 exchange over asyncio streams carries
-them. The connection settings are the library's own (its configuration's server, CA, client
-certificate, TLS server name and bearer token, refreshed as its calls refresh it); a configuration
-with a proxy, or an environment naming one, keeps aiohttp (``for_api`` returns None).
+body out, a JSON Status or object back, so a plain HTTP/1.1 exchange carries them, its answer
+parsed by the connection's protocol as the bytes arrive. The connection settings are the
+library's own (its configuration's server, CA, client certificate, TLS server name and bearer
+token, refreshed as its calls refresh it); a configuration with a proxy, or an environment naming
+one, keeps aiohttp (``for_api`` returns None).
 
 An answer of 400 or more is raised as the library's ``ApiException`` with the body, as ``checked``
 raises it; a connection that fails is an ``OSError`` (a reused connection the server had closed
@@ -47,15 +48,154 @@ def tls_context(cfg: k8s.Configuration) -> ssl.SSLContext:
     return ctx
 
 
-class _Connection:
-    __slots__ = ("reader", "writer")
+class _Lost(Exception):
+    """The connection ended before its answer was whole; ``received``: whether any of it came."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
+    def __init__(self, received: bool, why: BaseException | None) -> None:
+        super().__init__(why or "closed")
+        self.received = received
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection, its answer parsed as the bytes arrive: no stream reader between
+    the transport and the parse (asyncio's StreamReader wakes a waiter for every read, each a few
+    Python calls, and a request made three of them)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self._buf = bytearray()
+        self._waiter: asyncio.Future[tuple[int, str, bytes, bool]] | None = None
+        self._received = False  # any byte of the awaited answer
+        # the awaited answer's head once read: status, reason, length (-1: none), chunked, keep
+        self._head: tuple[int, str, int, bool, bool] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def send(self, request: bytes) -> asyncio.Future[tuple[int, str, bytes, bool]]:
+        """Write ``request``; the future holds status, reason, body and whether to keep the connection."""
+        assert self.transport is not None
+        self._waiter = asyncio.get_running_loop().create_future()
+        self._received = False
+        self.transport.write(request)
+        return self._waiter
+
+    def data_received(self, data: bytes) -> None:
+        waiter = self._waiter
+        if waiter is None or waiter.done():  # bytes nobody asked for: the connection is not to be trusted
+            self.close()
+            return
+        self._received = True
+        self._buf += data
+        try:
+            answer = self._parse()
+        except ValueError as exc:
+            self._fail(exc)
+            return
+        if answer is not None:
+            self._waiter = None
+            self._head = None
+            if self._buf:  # more than one answer: never reused
+                answer = (*answer[:3], False)
+            waiter.set_result(answer)
+
+    def _parse(self) -> tuple[int, str, bytes, bool] | None:
+        """The whole answer when its last byte is in, else None (the head is kept once read)."""
+        buf = self._buf
+        if self._head is None:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > MAX_HEAD:
+                    raise ValueError("the answer's head is too long")
+                return None
+            self._head = _head(bytes(buf[:end]))
+            del buf[: end + 4]
+        code, reason, length, chunked, keep = self._head
+        if chunked:
+            found = _dechunked(buf)
+            if found is None:
+                return None
+            body, used = found
+            del buf[:used]
+            return code, reason, body, keep
+        if length >= 0:
+            if len(buf) < length:
+                return None
+            body = bytes(buf[:length])
+            del buf[:length]
+            return code, reason, body, keep
+        return None  # the body runs to the end of the connection
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes, and connection_lost says what was left
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        head = self._head
+        if head is not None and not head[3] and head[2] < 0 and exc is None:
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():  # a body that ran to the end
+                self._waiter = None
+                waiter.set_result((head[0], head[1], bytes(self._buf), False))
+                return
+        self._fail(exc)
+
+    def _fail(self, why: BaseException | None) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(_Lost(self._received, why))
+        self.close()
 
     def close(self) -> None:
-        self.writer.close()
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _head(head: bytes) -> tuple[int, str, int, bool, bool]:
+    """Status, reason, Content-Length (-1 if none), whether chunked, whether the connection stays."""
+    lines = head.split(b"\r\n")
+    version, _, rest = lines[0].partition(b" ")
+    code, _, reason = rest.partition(b" ")
+    length = -1
+    chunked = False
+    keep = version == b"HTTP/1.1"
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = b"chunked" in value.lower()
+        elif name == b"connection":
+            keep = b"close" not in value.lower()
+    return int(code), reason.decode("latin-1"), length, chunked, keep
+
+
+def _dechunked(buf: bytearray) -> tuple[bytes, int] | None:
+    """A chunked body and the bytes it took (its trailers included), or None until it is all in."""
+    parts: list[bytes] = []
+    at = 0
+    while True:
+        eol = buf.find(b"\r\n", at)
+        if eol < 0:
+            return None
+        size = int(bytes(buf[at:eol]).split(b";")[0], 16)
+        at = eol + 2
+        if size == 0:
+            while True:  # trailers, up to an empty line
+                eol = buf.find(b"\r\n", at)
+                if eol < 0:
+                    return None
+                empty = eol == at
+                at = eol + 2
+                if empty:
+                    return b"".join(parts), at
+        if len(buf) < at + size + 2:
+            return None
+        parts.append(bytes(buf[at : at + size]))
+        at += size + 2
 
 
 class KeepAliveWriter:
@@ -123,73 +263,37 @@ class KeepAliveWriter:
 
     async def _exchange(self, request: bytes) -> tuple[int, str, bytes]:
         for reused in (True, False):
-            conn = self._idle.pop() if reused and self._idle else None
+            conn = None
+            while reused and self._idle and conn is None:
+                conn = self._idle.pop()
+                if conn.closed:
+                    conn = None  # closed by the server while idle
             if conn is None:
                 reused = False
-                conn = _Connection(
-                    *await asyncio.open_connection(
-                        self._host,
-                        self._port,
-                        ssl=self._tls,
-                        server_hostname=self._server_hostname if self._tls else None,
-                        limit=MAX_HEAD,
-                    )
+                _, conn = await asyncio.get_running_loop().create_connection(
+                    _Connection,
+                    self._host,
+                    self._port,
+                    ssl=self._tls,
+                    server_hostname=self._server_hostname if self._tls else None,
                 )
             try:
-                conn.writer.write(request)
-                head = await conn.reader.readuntil(b"\r\n\r\n")
-            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
-                conn.close()
-                nothing = isinstance(exc, asyncio.IncompleteReadError) and not exc.partial
-                if reused and (nothing or isinstance(exc, ConnectionResetError)):
+                status, reason, body, keep = await conn.send(request)
+            except _Lost as lost:
+                if reused and not lost.received:
                     continue  # closed by the server while idle: the request was not read
-                raise ConnectionResetError(f"the API server closed the connection: {exc!r}") from None
-            try:
-                status, reason, body, keep = await self._answer(conn.reader, head)
-            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+                if lost.received:
+                    raise ConnectionResetError(f"the API server's answer was cut short: {lost}") from None
+                raise ConnectionResetError(f"the API server closed the connection: {lost}") from None
+            except BaseException:  # cancelled (the timeout): an answer may still come, for nobody
                 conn.close()
-                raise ConnectionResetError(f"the API server's answer was cut short: {exc!r}") from None
+                raise
             if keep:
                 self._idle.append(conn)
             else:
                 conn.close()
             return status, reason, body
         raise AssertionError("unreachable")  # the second pass never continues
-
-    @staticmethod
-    async def _answer(reader: asyncio.StreamReader, head: bytes) -> tuple[int, str, bytes, bool]:
-        """Status, reason, body and whether the connection stays open, from the head read so far."""
-        lines = head[:-4].split(b"\r\n")
-        version, _, rest = lines[0].partition(b" ")
-        code, _, reason = rest.partition(b" ")
-        length = -1
-        chunked = False
-        keep = version == b"HTTP/1.1"
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"transfer-encoding":
-                chunked = b"chunked" in value.lower()
-            elif name == b"connection":
-                keep = b"close" not in value.lower()
-        if chunked:
-            parts = []
-            while True:
-                size = int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                if size == 0:
-                    while await reader.readuntil(b"\r\n") != b"\r\n":
-                        pass  # trailers
-                    break
-                parts.append(await reader.readexactly(size))
-                await reader.readexactly(2)
-            body = b"".join(parts)
-        elif length >= 0:
-            body = await reader.readexactly(length)
-        else:  # the body runs to the end of the connection
-            body, keep = await reader.read(), False
-        return int(code), reason.decode("latin-1"), body, keep
 
     def close(self) -> None:
         while self._idle:
