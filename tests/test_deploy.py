@@ -196,7 +196,7 @@ def test_deploy_manifests_run_the_scheduler_with_only_their_rbac(tmp_path):
         new_holder = (server.request("GET", LEASE)[1].get("spec") or {}).get("holderIdentity")
         assert new_holder and new_holder != holder
 
-        # every pod bound once: one Scheduled event each, all from this scheduler (its event process
+        # every pod bound once: one Scheduled event each, all from this scheduler (its broadcaster
         # posts them after the bindings: waited for, not raced)
         def scheduled_events() -> list[dict]:
             _, events = server.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events")

@@ -1,16 +1,17 @@
-"""The scheduler's event sink against a real API server that fails requests: events are tried
+"""The scheduler's event writer against a real API server that fails requests: events are tried
 again as client-go's broadcaster tries them (up to 12 times), so none is lost to a passing
 fault, and one the server refuses outright is not asked again."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 from tests.live import Server
 
-from kubesched.client.eventsink import EventSink
-from kubesched.client.eventwriter import MAX_TRIES, retryable
+from kubesched.client.connection import api_client
+from kubesched.client.eventwriter import MAX_TRIES, EventWriter, retryable
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +37,24 @@ def event(i: int) -> dict:
     }
 
 
+async def write_all(kubeconfig: str, events: list[dict]) -> None:
+    """Record the events, as the remote client's loop does, and wait for their writes."""
+    api = await api_client(kubeconfig)
+    try:
+        writer = EventWriter(api, retry_sleep=0.05)
+        for ev in events:
+            writer.record(ev)
+        await writer.drain(20)
+        assert writer.held == 0
+        writer.close()
+    finally:
+        await api.close()
+
+
 def test_no_event_is_lost_to_failing_requests(server):
     assert server.request("PUT", "/debug/kubesched/faults", {"failRate": 0.3})[0] == 200
     try:
-        sink = EventSink(str(server.kubeconfig), retry_sleep=0.05)
-        for i in range(150):
-            assert sink.send(event(i))
-        sink.close(timeout=20)
+        asyncio.run(write_all(str(server.kubeconfig), [event(i) for i in range(150)]))
     finally:
         server.request("PUT", "/debug/kubesched/faults", {})
     deadline = time.monotonic() + 10

@@ -87,4 +87,4 @@ def test_the_scheduler_command_limits_its_clients_as_configured(tmp_path: Any, m
     )
     with pytest.raises(InputError, match="cannot use kubeconfig"):  # the fake client stops the start-up
         app.run(str(tmp_path / "kubeconfig"), config, {"leader_elect": False})
-    assert (seen["qps"], seen["burst"], seen["event_process"]) == (7.5, 12, True)
+    assert (seen["qps"], seen["burst"]) == (7.5, 12)

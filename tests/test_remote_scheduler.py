@@ -66,7 +66,7 @@ def test_binds_and_reports_failures(cluster):
 
     cond = wait_for(failed)
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
-    # events are sent without waiting (the scheduler's event process, as upstream's broadcaster)
+    # events are sent without waiting (the scheduler's broadcaster, as upstream's)
     events = wait_for(
         lambda: s.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dbig")[
             1

@@ -110,7 +110,6 @@ def run(
             kubeconfig,
             kinds=INFORMER_KINDS,
             reporting_controller=config.profiles[0].scheduler_name,
-            event_process=True,
             qps=config.client_connection.qps,
             burst=config.client_connection.burst,
             field_selectors=FIELD_SELECTORS,

@@ -11,7 +11,7 @@ memory. Two rounds write what memory holds: every 30 minutes every series is wri
 written one last time and forgotten, as is a singleton older than 6 minutes (``finishSeries``).
 
 ``EventSeriesCache`` holds only that bookkeeping, with the time passed in, so the in-process
-client (a virtual clock), the remote client and the event process share it; each does its own
+client (a virtual clock) and the remote client's event writer share it; each does its own
 writing.
 """
 

@@ -1,9 +1,10 @@
 """client-go's events broadcaster writing to an API server (``tools/events/event_broadcaster.go``):
 repeats folded into series (``eventseries``), each write tried up to 12 times, what waits bounded.
 
-``EventWriter`` runs on one asyncio loop: the remote client's own, or the event process's
-(``eventsink``). ``record`` takes a finished events.k8s.io/v1 Event and returns at once;
-``run_rounds`` is the broadcaster's two timers, writing series that are refreshed or finished.
+``EventWriter`` runs on the remote client's asyncio loop, beside the informers and the bindings, as
+client-go's broadcaster runs in the scheduler's process. ``record`` takes a finished
+events.k8s.io/v1 Event and returns at once; ``run_rounds`` is the broadcaster's two timers,
+writing series that are refreshed or finished.
 
 A write that fails for a reason that may pass (the connection, a 429 or a 5xx, or a create of a
 series whose event has just appeared) is tried again after 10 s with 25 % jitter, as
@@ -148,3 +149,8 @@ class EventWriter:
         """Wait up to ``timeout`` for the writes under way."""
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=timeout)
+
+    def close(self) -> None:
+        """Close the writer's idle connections (on its loop)."""
+        if self._writer is not None:
+            self._writer.close()

@@ -34,7 +34,6 @@ from kubesched import eventloop
 from kubesched.api import errors
 from kubesched.api.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 from kubesched.client.connection import api_client
-from kubesched.client.eventsink import EventSink
 from kubesched.client.eventwriter import EventWriter
 from kubesched.client.keepalive import KeepAliveWriter, write_json
 from kubesched.client.ratelimit import TokenBucket
@@ -78,17 +77,14 @@ class RemoteClient:
         kinds: Iterable[str],
         reporting_controller: str = "default-scheduler",
         reporting_instance: str | None = None,
-        event_process: bool = False,
         qps: float = -1,
         burst: int = 0,
         field_selectors: Mapping[str, str] | None = None,
     ) -> None:
         """``field_selectors``: kinds whose informers list and watch with a selector, which the
-        API server applies (the scheduler's pod informer). ``event_process``: events are POSTed
-        by a child process (``EventSink``), which keeps their HTTP work off this process's GIL;
-        the scheduler command sets it. ``qps`` / ``burst``: ``clientConnection``'s client-side
-        rate limit (< 0: none), for this client's requests and, separately, for the events'
-        (kube-scheduler's event client is a clientset of its own)."""
+        API server applies (the scheduler's pod informer). ``qps`` / ``burst``:
+        ``clientConnection``'s client-side rate limit (< 0: none), for this client's requests and,
+        separately, for the events' (kube-scheduler's event client is a clientset of its own)."""
         self.kubeconfig = kubeconfig
         # client-go's events broadcaster names the instance "<controller>-<hostname>" (NewRecorder)
         instance = reporting_instance or f"{reporting_controller}-{socket.gethostname()}"
@@ -111,9 +107,9 @@ class RemoteClient:
         self._api: k8s.ApiClient = self._call(api_client(kubeconfig), CALL_TIMEOUT)
         no_env_lookups(self._api)
         self._writer = KeepAliveWriter.for_api(self._api)
-        self._sink: EventSink | None = EventSink(kubeconfig, qps, burst) if event_process else None
         self.core = k8s.CoreV1Api(self._api)
-        # the in-process broadcaster: when there is no event process, or it is gone
+        # the events broadcaster: its writes share the client's loop, as client-go's run on goroutines
+        # of the scheduler's process
         self._events: EventWriter = self._call(self._event_writer(qps, burst), CALL_TIMEOUT)
         self._listers: dict[str, Callable[..., Any]] = {
             "Pod": self.core.list_pod_for_all_namespaces,
@@ -212,8 +208,6 @@ class RemoteClient:
 
     def close(self) -> None:
         """Send what is queued (up to a few seconds), stop the informers and the loop."""
-        if self._sink is not None:
-            self._sink.close()
         with contextlib.suppress(Exception):
             self._call(self._drain_sends(SEND_GRACE), SEND_GRACE + 1)
         for t in self._tasks:
@@ -222,6 +216,7 @@ class RemoteClient:
             self._call(self._api.close(), 5)
         if self._writer is not None:
             self._loop.call_soon_threadsafe(self._writer.close)
+        self._loop.call_soon_threadsafe(self._events.close)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
@@ -541,8 +536,6 @@ class RemoteClient:
         related: dict[str, Any] | None = None,
     ) -> None:
         ev = self.recorder.event(_now(), type_, reason, action, regarding, message, related)
-        if self._sink is not None and self._sink.send(ev):
-            return
         self._outbox.append(ev)
         if not self._outbox_scheduled:
             self._outbox_scheduled = True
