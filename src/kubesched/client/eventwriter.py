@@ -111,14 +111,14 @@ class EventWriter:
                     try:
                         patch = series_patch(event)
                         path = f"{base}/{path_segment(name)}"
-                        await write_json(self._api, self._writer, "PATCH", path, patch, STRATEGIC_MERGE)
+                        await write_json(self._api, self._writer, "PATCH", path, patch, STRATEGIC_MERGE, decode=False)
                         return False, ""
                     except ApiException as exc:
                         if exc.status != 404:
                             raise
                     await self.limiter.wait()
                 created = {**event, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-                await write_json(self._api, self._writer, "POST", base, created, "application/json")
+                await write_json(self._api, self._writer, "POST", base, created, "application/json", decode=False)
                 return False, ""
             except ApiException as exc:
                 status, why = exc.status, api_error(exc).message

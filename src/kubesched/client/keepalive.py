@@ -19,6 +19,7 @@ not sent), and no answer within ``timeout`` is a ``TimeoutError``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import ssl
 from collections import deque
@@ -61,7 +62,8 @@ class _Connection(asyncio.Protocol):
     the transport and the parse (asyncio's StreamReader wakes a waiter for every read, each a few
     Python calls, and a request made three of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop  # asked once: asyncio's get_running_loop compares the process id each time
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self._buf = bytearray()
@@ -76,7 +78,7 @@ class _Connection(asyncio.Protocol):
     def send(self, request: bytes) -> asyncio.Future[tuple[int, str, bytes, bool]]:
         """Write ``request``; the future holds status, reason, body and whether to keep the connection."""
         assert self.transport is not None
-        self._waiter = asyncio.get_running_loop().create_future()
+        self._waiter = self._loop.create_future()
         self._received = False
         self.transport.write(request)
         return self._waiter
@@ -233,9 +235,14 @@ class KeepAliveWriter:
             return None
         return cls(api)
 
-    async def json(self, method: str, path: str, body: Any, content_type: str = "application/json") -> Any:
-        """Send ``body`` as JSON; the decoded answer (None if empty), ``ApiException`` for 400 or more."""
-        headers = await self._auth()
+    async def json(
+        self, method: str, path: str, body: Any, content_type: str = "application/json", decode: bool = True
+    ) -> Any:
+        """Send ``body`` as JSON; the decoded answer (None if empty, or not ``decode``d: a binding's
+        Status, a created Event nobody reads), ``ApiException`` for 400 or more."""
+        headers = self._auth_cached()
+        if headers is None:
+            headers = await self._auth()
         data = orjson.dumps(body)
         lines = [f"{method} {self._prefix}{path} HTTP/1.1", self._fixed]
         lines += [f"{k}: {v}" for k, v in headers.items()]
@@ -245,17 +252,24 @@ class KeepAliveWriter:
             status, reason, answer = await self._exchange(request)
         if status >= 400:
             raise http_error(status, reason, answer)
-        return orjson.loads(answer) if answer else None
+        return orjson.loads(answer) if answer and decode else None
+
+    def _auth_cached(self) -> dict[str, str] | None:
+        """The token header taken before, while the configuration's token is unchanged and nothing
+        refreshes it through a hook (kubernetes_asyncio's kubeconfig loader writes a refreshed exec
+        or OIDC token into the configuration); None: ask the library (``_auth``)."""
+        cfg = self._api.configuration
+        cache = self._auth_cache
+        if cache is None or cfg.refresh_api_key_hook is not None or cache[0] != cfg.api_key.get("BearerToken"):
+            return None
+        return cache[1]
 
     async def _auth(self) -> dict[str, str]:
         """The token header as the library's calls send it: asked of the library for every request
         where its configuration refreshes the token through a hook (in-cluster, a service account's
-        rotated file), else taken again only when the configuration's token changes (kubernetes_asyncio's
-        kubeconfig loader writes a refreshed exec or OIDC token there)."""
+        rotated file), else when the configuration's token changed."""
         cfg = self._api.configuration
         token = cfg.api_key.get("BearerToken")
-        if cfg.refresh_api_key_hook is None and self._auth_cache is not None and self._auth_cache[0] == token:
-            return self._auth_cache[1]
         headers: dict[str, str] = {}
         await self._api.update_params_for_auth(headers, [], ["BearerToken"])
         self._auth_cache = (token, headers)
@@ -270,8 +284,9 @@ class KeepAliveWriter:
                     conn = None  # closed by the server while idle
             if conn is None:
                 reused = False
-                _, conn = await asyncio.get_running_loop().create_connection(
-                    _Connection,
+                loop = asyncio.get_running_loop()
+                _, conn = await loop.create_connection(
+                    functools.partial(_Connection, loop),
                     self._host,
                     self._port,
                     ssl=self._tls,
@@ -301,10 +316,16 @@ class KeepAliveWriter:
 
 
 async def write_json(
-    api: k8s.ApiClient, writer: KeepAliveWriter | None, method: str, path: str, body: Any, content_type: str
+    api: k8s.ApiClient,
+    writer: KeepAliveWriter | None,
+    method: str,
+    path: str,
+    body: Any,
+    content_type: str,
+    decode: bool = True,
 ) -> Any:
     """One JSON write and its decoded answer: on ``writer`` where there is one, else through the
     library's session (the remote client's per-pod writes, the event writer's events)."""
     if writer is not None:
-        return await writer.json(method, path, body, content_type)
+        return await writer.json(method, path, body, content_type, decode)
     return await checked(send_json(api, method, path, body, content_type))

@@ -180,11 +180,11 @@ class RemoteClient:
         return self._request(checked(coro))
 
     def _json(
-        self, method: str, path: str, body: Any, content_type: str = "application/json"
+        self, method: str, path: str, body: Any, content_type: str = "application/json", decode: bool = True
     ) -> Coroutine[Any, Any, Any]:
         """A JSON write of the kind sent for every pod (binding, status, results): on the
         keep-alive writer where there is one, else through the library's session."""
-        return write_json(self._api, self._writer, method, path, body, content_type)
+        return write_json(self._api, self._writer, method, path, body, content_type, decode)
 
     def _request(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """A write and its answer; an HTTP error is its ApiError, and so is a request that got
@@ -423,7 +423,7 @@ class RemoteClient:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         path = f"/api/v1/namespaces/{path_segment(namespace)}/pods/{path_segment(name)}/binding"
-        return self._json("POST", path, body)
+        return self._json("POST", path, body, decode=False)  # its Status: Success, read by nobody
 
     def patch_pod_status(
         self, namespace: str, name: str, condition: dict[str, Any] | None, nominated_node_name: str | None
