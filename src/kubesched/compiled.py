@@ -60,6 +60,7 @@ MODULES = (
     "kubesched.scheduler.nodesearch.outcome",
     "kubesched.scheduler.nodesearch.search",
     "kubesched.scheduler.nodesearch.shapes",
+    "kubesched.scheduler.nodesearch.way",
     "kubesched.scheduler.nodetable",
     "kubesched.scheduler.nominator",
     "kubesched.scheduler.parts",

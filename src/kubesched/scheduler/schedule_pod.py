@@ -33,7 +33,6 @@ from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.types import ERR_NO_NODES_AVAILABLE, FitError
 from kubesched.scheduler.nodesearch import AttemptReport, NodeSearch, SearchOutcome
 from kubesched.scheduler.nodesearch.search import no_node_object
-from kubesched.scheduler.nodesearch.shapes import shape_report, shape_scores
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.queue import SchedulingQueue
 
@@ -151,8 +150,8 @@ class Algorithm:
         fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable, found: SearchOutcome, chosen: str
     ) -> AttemptReport:
         """The report of an attempt that found one node (taken unscored)."""
-        if found.shape is not None and found.window is not None:
-            return shape_report(fwk, state, pod, nodes, found.shape, found.window)
+        if found.stored is not None:
+            return found.stored.report(fwk, state, pod, nodes)
         info = AttemptReport(found.diagnosis)
         info.feasible = found.feasible
         if found.taken:
@@ -188,10 +187,9 @@ def prioritize_nodes(
 ) -> Prioritized | Status:
     """The scores of ``found``'s feasible nodes, or a plugin's Error."""
     feasible = found.feasible
-    if found.shape is not None and found.window is not None:
-        total = shape_scores(fwk, found.shape, pod, found.window)
-        kept = shape_report(fwk, state, pod, nodes, found.shape, found.window) if report else None
-        return Prioritized(total, kept)
+    stored = found.stored
+    if stored is not None:  # scored and reported by the way that stored the verdicts
+        return Prioritized(stored.scores(fwk, pod), stored.report(fwk, state, pod, nodes) if report else None)
     st = fwk.run_pre_score(state, pod, nodes, feasible)
     if st is not None:
         return st

@@ -4,8 +4,6 @@ nominated pods filtered again as the search reaches them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from kubesched.api.pod import PodInfo
@@ -21,6 +19,7 @@ from kubesched.scheduler.nodesearch.nominated import (
     verdicts_of_failed_rows,
 )
 from kubesched.scheduler.nodesearch.outcome import NO_DIAGNOSIS, NO_ROWS, SearchOutcome, num_feasible_nodes_to_find
+from kubesched.scheduler.nodesearch.way import SearchAsk, SearchWay
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.queue import SchedulingQueue
 
@@ -28,30 +27,21 @@ from kubesched.scheduler.queue import SchedulingQueue
 SMALL_RESULT_FACTOR = 16
 
 
-@dataclass(init=False, slots=True)
-class SearchAsk:
-    """What a search is asked besides the pod: where the rotation starts, how many nodes to
-    find, the node the attempt tried first (nominated, else the batch's hint), and what the
-    attempt reports: ``explain`` filters every nominated node too, ``report`` keeps every
-    node's verdict (explain, results, extenders read them)."""
+class ColumnSearch(SearchWay):
+    """The search over fresh verdicts, which answers for every pod."""
 
-    start: int
-    percentage: int
-    want_one: bool
-    tried_first: str
-    explain: bool
-    report: bool
-
-    def __init__(
-        self, start: int, percentage: int, want_one: bool, tried_first: str, explain: bool, report: bool
-    ) -> None:
-        # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
-        self.start = start
-        self.percentage = percentage
-        self.want_one = want_one
-        self.tried_first = tried_first
-        self.explain = explain
-        self.report = report
+    def find(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        pre_res: PreFilterResult,
+        plugins: set[str],
+        ask: SearchAsk,
+    ) -> SearchOutcome | Status | None:
+        return search_columns(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
 
 
 def search_columns(

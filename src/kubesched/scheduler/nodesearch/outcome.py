@@ -8,9 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kubesched.api.pod import PodInfo
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
 from kubesched.scheduler.framework.batch import PodSignature
-from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
+from kubesched.scheduler.framework.runtime import Framework
+from kubesched.scheduler.nodetable import NodeTable
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -31,12 +34,29 @@ NO_ROWS = np.zeros(0, np.int64)
 NO_DIAGNOSIS = Diagnosis.empty(())
 
 
+class StoredAnswer:
+    """A search answered from verdicts and raw scores a way of searching stored before (the shape
+    cache's): the steps after the search ask it for the feasible nodes' scores and the attempt's
+    report instead of running PreScore and Score. ``processed``: the nodes its rotation went
+    through."""
+
+    processed: int
+
+    def scores(self, fwk: Framework, pod: PodInfo) -> np.ndarray:
+        """``RunScorePlugins``' totals of the feasible nodes, in their order."""
+        raise NotImplementedError
+
+    def report(self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable) -> AttemptReport:
+        """What ``explain`` and the results keep of the attempt."""
+        raise NotImplementedError
+
+
 @dataclass(init=False, slots=True)
 class SearchOutcome:
     """``findNodesThatFitPod``'s answer: the feasible rows in search order and the Diagnosis of
     the others. How they were found rides along for the steps after: Opportunistic Batching's
-    signature and hint (``taken``: the hinted node, without a search), and the shape cache's
-    entry and window (the scores then come from the entry). ``rejected``: the rows Filter
+    signature and hint (``taken``: the hinted node, without a search), and the stored answer of
+    a search over stored verdicts (the scores then come from it). ``rejected``: the rows Filter
     rejected when no Diagnosis was built to count them (-1: count the Diagnosis);
     ``processed``: the nodes the rotation went through (0: it did not run), which moves
     ``nextStartNodeIndex``."""
@@ -47,8 +67,7 @@ class SearchOutcome:
     signature: PodSignature | None = None
     hint: str = ""
     taken: bool = False
-    shape: ShapeEntry | None = None
-    window: Window | None = None
+    stored: StoredAnswer | None = None
     processed: int = 0
 
     def __init__(
@@ -59,8 +78,7 @@ class SearchOutcome:
         signature: PodSignature | None = None,
         hint: str = "",
         taken: bool = False,
-        shape: ShapeEntry | None = None,
-        window: Window | None = None,
+        stored: StoredAnswer | None = None,
         processed: int = 0,
     ) -> None:
         # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
@@ -70,13 +88,12 @@ class SearchOutcome:
         self.signature = signature
         self.hint = hint
         self.taken = taken
-        self.shape = shape
-        self.window = window
-        self.processed = processed if window is None else window.processed
+        self.stored = stored
+        self.processed = processed if stored is None else stored.processed
 
     def evaluated(self) -> int:
         """Nodes the search looked at: the feasible ones and those some plugin rejected."""
-        if self.window is not None:
+        if self.stored is not None:
             return self.processed
         rejected = self.rejected if self.rejected >= 0 else int(np.count_nonzero(self.diagnosis.codes))
         return len(self.feasible) + rejected

@@ -20,10 +20,11 @@ from kubesched.scheduler.extender import HTTPExtender, find_nodes_that_pass_exte
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome
 from kubesched.scheduler.framework.point_times import FILTER
 from kubesched.scheduler.framework.runtime import Framework
-from kubesched.scheduler.nodesearch.columns import SearchAsk, search_columns
+from kubesched.scheduler.nodesearch.columns import ColumnSearch
 from kubesched.scheduler.nodesearch.nominated import filter_with_nominated_pods, nominated_rows
 from kubesched.scheduler.nodesearch.outcome import NO_ROWS, SearchOutcome
-from kubesched.scheduler.nodesearch.shapes import search_shapes
+from kubesched.scheduler.nodesearch.shapes import ShapeCacheSearch
+from kubesched.scheduler.nodesearch.way import SearchAsk, SearchWay
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.queue import SchedulingQueue
 
@@ -36,13 +37,17 @@ def no_node_object(name: str) -> dict[str, Any] | None:
 class NodeSearch:
     """``findNodesThatFitPod`` and the state it keeps between cycles: ``nextStartNodeIndex``,
     where the next search starts. ``batching``: Opportunistic Batching (feature gate
-    OpportunisticBatching, on by default since v1.36); ``use_shape_cache``: the shape cache
-    (same decisions, fewer plugin runs; off only to compare with)."""
+    OpportunisticBatching, on by default since v1.36). The ways of searching, asked in order:
+    the shape cache's stored verdicts where they answer for the pod, else fresh verdicts
+    (``use_shape_cache`` off: fresh ones only, the same decisions with more plugin runs, to
+    compare with)."""
 
     percentage_of_nodes_to_score: int
     next_start_node_index: int
     batching: bool
     use_shape_cache: bool
+    ways: tuple[SearchWay, ...]
+    fresh_ways: tuple[SearchWay, ...]
     extenders: list[HTTPExtender]
     node_object: Callable[[str], dict[str, Any] | None]
 
@@ -58,6 +63,9 @@ class NodeSearch:
         self.next_start_node_index = 0
         self.batching = batching
         self.use_shape_cache = True
+        fresh = ColumnSearch()
+        self.ways = (ShapeCacheSearch(), fresh)
+        self.fresh_ways = (fresh,)
         self.extenders = [] if extenders is None else extenders
         self.node_object = node_object
 
@@ -136,48 +144,22 @@ class NodeSearch:
         explain: bool,
         report: bool,
     ) -> SearchOutcome | Status:
-        """``findNodesThatPassFilters``: over the shape cache's stored verdicts where they
-        answer for this pod, else over fresh ones. The shape cache keeps no nominated pods, no
-        batch and no extenders, and reports nothing per node unless asked afresh."""
-        percentage = self.percentage(fwk)
-        if self._shapes_answer(fwk, pod, queue, pre_res, unsigned, explain):
-            found = search_shapes(fwk, state, pod, nodes, self.next_start_node_index % nodes.n, percentage)
-            if found is not None:
-                return found
-        want_one = not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders)
+        """``findNodesThatPassFilters``: the first of the ways that answers for the pod."""
         ask = SearchAsk(
             start=self.next_start_node_index,
-            percentage=percentage,
-            want_one=want_one,
+            percentage=self.percentage(fwk),
+            want_one=not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders),
             tried_first=pod.nominated_node_name or hint,
             explain=explain,
             report=report or bool(self.extenders),
+            signed=not unsigned,
+            extenders=bool(self.extenders),
         )
-        return search_columns(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
-
-    def _shapes_answer(
-        self,
-        fwk: Framework,
-        pod: PodInfo,
-        queue: SchedulingQueue,
-        pre_res: PreFilterResult,
-        unsigned: bool,
-        explain: bool,
-    ) -> bool:
-        """Whether the shape cache's stored verdicts answer for this pod: the profile's plugins
-        all give shapes, and the cycle reads nothing the entries do not keep (no batch
-        signature, no PreFilterResult narrowing the nodes, no fresh explanation, no nominated
-        node or nominated pods to add, no extenders)."""
-        return (
-            self.use_shape_cache
-            and fwk.signer.shape_static is not None
-            and unsigned
-            and pre_res.all_nodes()
-            and not explain
-            and not pod.nominated_node_name
-            and not self.extenders
-            and (queue.nominated_table is None or not queue.nominated)
-        )
+        for way in self.ways if self.use_shape_cache else self.fresh_ways:
+            found = way.find(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
+            if found is not None:
+                return found
+        raise AssertionError("the search over fresh verdicts answers for every pod")
 
     def percentage(self, fwk: Framework) -> int:
         """``percentageOfNodesToScore``: the profile's, else the scheduler's."""

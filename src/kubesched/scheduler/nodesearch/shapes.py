@@ -12,20 +12,76 @@ import numpy as np
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
-from kubesched.framework.interface import ScorePlugin
+from kubesched.framework.interface import PreFilterResult, ScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome
 from kubesched.scheduler.framework.point_times import SCORE
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.shape_cache import ShapeEntry, Window
 from kubesched.scheduler.nodesearch.columns import covered
-from kubesched.scheduler.nodesearch.outcome import AttemptReport, SearchOutcome, num_feasible_nodes_to_find
+from kubesched.scheduler.nodesearch.outcome import (
+    AttemptReport,
+    SearchOutcome,
+    StoredAnswer,
+    num_feasible_nodes_to_find,
+)
+from kubesched.scheduler.nodesearch.way import SearchAsk, SearchWay
 from kubesched.scheduler.nodetable import NodeTable
+from kubesched.scheduler.queue import SchedulingQueue
 
 # the shape cache is used when a search covers at most 1/this of the nodes (with the adaptive
 # percentage: from about 200 nodes); an entry then stays good for about this many pods before a
 # search reaches a node bound since, and smaller clusters gain nothing from it
 SHAPE_MIN_SEARCHES_PER_LAP = 2
+
+
+class ShapeCacheSearch(SearchWay):
+    """The search over the shape cache's stored verdicts, for the pods whose cycle reads nothing
+    an entry does not keep: the profile's plugins all give shapes, and there is no batch
+    signature, no PreFilterResult narrowing the nodes, no fresh explanation, no nominated node
+    or nominated pods to add and no filter extender."""
+
+    def find(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        pre_res: PreFilterResult,
+        plugins: set[str],
+        ask: SearchAsk,
+    ) -> SearchOutcome | Status | None:
+        if (
+            fwk.signer.shape_static is None
+            or ask.signed
+            or not pre_res.all_nodes()
+            or ask.explain
+            or pod.nominated_node_name
+            or ask.extenders
+            or (queue.nominated_table is not None and queue.nominated)
+        ):
+            return None
+        return search_shapes(fwk, state, pod, nodes, ask.start % nodes.n, ask.percentage)
+
+
+class ShapeAnswer(StoredAnswer):
+    """A search answered from a shape cache entry: its window's nodes scored and reported from
+    the entry."""
+
+    entry: ShapeEntry
+    window: Window
+
+    def __init__(self, entry: ShapeEntry, window: Window) -> None:
+        self.entry = entry
+        self.window = window
+        self.processed = window.processed
+
+    def scores(self, fwk: Framework, pod: PodInfo) -> np.ndarray:
+        return shape_scores(fwk, self.entry, pod, self.window)
+
+    def report(self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeTable) -> AttemptReport:
+        return shape_report(fwk, state, pod, nodes, self.entry, self.window)
 
 
 def search_shapes(
@@ -66,7 +122,7 @@ def search_shapes(
     if not len(window):
         return None
     cache.searches += 1
-    return SearchOutcome(entry.rows(window), _NOTHING_REJECTED, shape=entry, window=window)
+    return SearchOutcome(entry.rows(window), _NOTHING_REJECTED, stored=ShapeAnswer(entry, window))
 
 
 _NOTHING_REJECTED = Diagnosis.empty(())
