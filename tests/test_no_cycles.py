@@ -63,7 +63,7 @@ def test_a_pods_life_in_process_leaves_no_cycles() -> None:
 # pod (events_to_register builds the queueing hints when a profile starts; metrics wraps plugins once;
 # the queue's comparator is made once; the node table grows and drops columns on node changes)
 SETUP_CLOSURES = {
-    "kubesched.scheduler.metrics": {"instrument"},
+    "kubesched.scheduler.metrics": {"framework_recorders"},
     "kubesched.scheduler.queue": {"__init__"},
     "kubesched.scheduler.nodetable": {"_grow_rows", "remove_node"},
 }

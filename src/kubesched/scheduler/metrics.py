@@ -452,9 +452,12 @@ def _status_of(ret: Any) -> str:
     return _label(ret) if ret is None or hasattr(ret, "code") else "Success"
 
 
-def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
-    """Record a framework's extension points (every call, which the framework times itself:
-    ``framework/point_times.py``) and time its plugins in sampled cycles, as ``frameworkImpl``
+def framework_recorders(
+    metrics: SchedulerMetrics, profile: str
+) -> tuple[PointTimes, Callable[[str, str, tuple[Any, ...], Any, float], None]]:
+    """What a profile's framework records into, given to it as it is built (``WithMetricsRecorder``):
+    its extension points' times (every call, which the framework times itself:
+    ``framework/point_times.py``) and its plugins' in sampled cycles, as ``frameworkImpl``
     records ``framework_extension_point_duration_seconds`` and
     ``plugin_execution_duration_seconds``."""
     vec = metrics.extension_point_duration
@@ -470,10 +473,9 @@ def instrument(fwk: Any, metrics: SchedulerMetrics, profile: str) -> None:
             h = series[key] = Histogram(bounds)
         h.observe(seconds)
 
-    fwk.point_times = PointTimes(ok, other)
     duration = metrics.plugin_duration
 
     def plugin(name: str, point: str, args: tuple[Any, ...], ret: Any, seconds: float) -> None:
         duration.observe(seconds, name, point, _status_of(ret))
 
-    fwk.plugin_metrics = plugin
+    return PointTimes(ok, other), plugin

@@ -10,7 +10,6 @@ from kubesched.scheduler.config import SchedulerConfig, apply_feature_gates
 from kubesched.scheduler.framework.handle import Handle
 from kubesched.scheduler.framework.runtime import Framework
 from kubesched.scheduler.framework.waiting_pods import WaitingPods
-from kubesched.scheduler.metrics import instrument
 from kubesched.scheduler.plugins import installed_registry
 
 
@@ -29,7 +28,5 @@ def build_profiles(
             fwk = Framework(registry, profile, handle)
         except InputError as exc:
             raise exc.located(file=config.source, obj="KubeSchedulerConfiguration") from None
-        if handle.metrics is not None:  # WithMetricsRecorder: the framework records into it
-            instrument(fwk, handle.metrics, profile.scheduler_name)
         profiles[profile.scheduler_name] = fwk
     return profiles

@@ -71,6 +71,7 @@ from kubesched.scheduler.framework.profile_plugins import expand, new_plugins, s
 from kubesched.scheduler.framework.shape_cache import ShapeCache
 from kubesched.scheduler.framework.signatures import PodSigner
 from kubesched.scheduler.framework.template_memo import PointMemo, Templates
+from kubesched.scheduler.metrics import framework_recorders
 from kubesched.scheduler.nodetable import NodeTable
 from kubesched.scheduler.resultstore import status_word
 
@@ -97,11 +98,13 @@ class Framework:
         self.profile = profile
         self.profile_name = profile.scheduler_name
         self.handle = handle
-        # framework_extension_point_duration_seconds (the metrics set where they go)
+        # framework_extension_point_duration_seconds, and (plugin, extension point, what it
+        # returned, seconds) of sampled cycles' plugin calls (plugin_execution_duration_seconds):
+        # recorded into the scheduler's metrics when the handle has them (WithMetricsRecorder)
         self.point_times = PointTimes()
-        # (plugin, extension point, what it returned, seconds): the metrics' recorder of sampled
-        # cycles' plugin calls (``plugin_execution_duration_seconds``); None: none kept
         self.plugin_metrics: PluginObserver | None = None
+        if handle.metrics is not None:
+            self.point_times, self.plugin_metrics = framework_recorders(handle.metrics, profile.scheduler_name)
         self.plugins: dict[str, Plugin] = new_plugins(registry, profile, handle)
         for plugin in self.plugins.values():
             attach = getattr(plugin, "set_framework", None)
