@@ -30,18 +30,8 @@ SMALL_RESULT_FACTOR = 16
 class ColumnSearch(SearchWay):
     """The search over fresh verdicts, which answers for every pod."""
 
-    def find(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        nodes: NodeTable,
-        queue: SchedulingQueue,
-        pre_res: PreFilterResult,
-        plugins: set[str],
-        ask: SearchAsk,
-    ) -> SearchOutcome | Status | None:
-        return search_columns(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
+    def find(self, ask: SearchAsk) -> SearchOutcome | Status | None:
+        return search_columns(ask.fwk, ask.state, ask.pod, ask.nodes, ask.queue, ask.pre_res, ask.plugins, ask)
 
 
 def search_columns(

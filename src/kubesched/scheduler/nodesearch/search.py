@@ -146,6 +146,13 @@ class NodeSearch:
     ) -> SearchOutcome | Status:
         """``findNodesThatPassFilters``: the first of the ways that answers for the pod."""
         ask = SearchAsk(
+            fwk,
+            state,
+            pod,
+            nodes,
+            queue,
+            pre_res,
+            plugins,
             start=self.next_start_node_index,
             percentage=self.percentage(fwk),
             want_one=not fwk.has_score() and not any(e.is_filter() or e.is_prioritizer() for e in self.extenders),
@@ -156,7 +163,7 @@ class NodeSearch:
             extenders=bool(self.extenders),
         )
         for way in self.ways if self.use_shape_cache else self.fresh_ways:
-            found = way.find(fwk, state, pod, nodes, queue, pre_res, plugins, ask)
+            found = way.find(ask)
             if found is not None:
                 return found
         raise AssertionError("the search over fresh verdicts answers for every pod")

@@ -12,7 +12,7 @@ import numpy as np
 from kubesched.api.pod import PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis
-from kubesched.framework.interface import PreFilterResult, ScorePlugin
+from kubesched.framework.interface import ScorePlugin
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.framework.filter_verdicts import FilterOutcome
 from kubesched.scheduler.framework.point_times import SCORE
@@ -27,7 +27,6 @@ from kubesched.scheduler.nodesearch.outcome import (
 )
 from kubesched.scheduler.nodesearch.way import SearchAsk, SearchWay
 from kubesched.scheduler.nodetable import NodeTable
-from kubesched.scheduler.queue import SchedulingQueue
 
 # the shape cache is used when a search covers at most 1/this of the nodes (with the adaptive
 # percentage: from about 200 nodes); an entry then stays good for about this many pods before a
@@ -41,28 +40,19 @@ class ShapeCacheSearch(SearchWay):
     signature, no PreFilterResult narrowing the nodes, no fresh explanation, no nominated node
     or nominated pods to add and no filter extender."""
 
-    def find(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        nodes: NodeTable,
-        queue: SchedulingQueue,
-        pre_res: PreFilterResult,
-        plugins: set[str],
-        ask: SearchAsk,
-    ) -> SearchOutcome | Status | None:
+    def find(self, ask: SearchAsk) -> SearchOutcome | Status | None:
+        fwk, pod, queue = ask.fwk, ask.pod, ask.queue
         if (
             fwk.signer.shape_static is None
             or ask.signed
-            or not pre_res.all_nodes()
+            or not ask.pre_res.all_nodes()
             or ask.explain
             or pod.nominated_node_name
             or ask.extenders
             or (queue.nominated_table is not None and queue.nominated)
         ):
             return None
-        return search_shapes(fwk, state, pod, nodes, ask.start % nodes.n, ask.percentage)
+        return search_shapes(fwk, ask.state, pod, ask.nodes, ask.start % ask.nodes.n, ask.percentage)
 
 
 class ShapeAnswer(StoredAnswer):

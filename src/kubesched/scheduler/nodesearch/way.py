@@ -19,13 +19,21 @@ from kubesched.scheduler.queue import SchedulingQueue
 
 @dataclass(init=False, slots=True)
 class SearchAsk:
-    """What a search is asked besides the pod: where the rotation starts, how many nodes to
-    find, the node the attempt tried first (nominated, else the batch's hint), and what the
-    attempt reports: ``explain`` filters every nominated node too, ``report`` keeps every
-    node's verdict (explain, results, extenders read them). ``signed``: the batch took the
-    pod's signature (its hint is compared with what the search finds); ``extenders``: filter
+    """One search: the cycle's framework, state, pod, nodes and queue, PreFilter's result and
+    the plugins it ran, and what the search is asked: where the rotation starts, how many nodes
+    to find, the node the attempt tried first (nominated, else the batch's hint), and what the
+    attempt reports: ``explain`` filters every nominated node too, ``report`` keeps every node's
+    verdict (explain, results, extenders read them). ``signed``: the batch took the pod's
+    signature (its hint is compared with what the search finds); ``extenders``: filter
     extenders run after the search."""
 
+    fwk: Framework
+    state: CycleState
+    pod: PodInfo
+    nodes: NodeTable
+    queue: SchedulingQueue
+    pre_res: PreFilterResult
+    plugins: set[str]
     start: int
     percentage: int
     want_one: bool
@@ -37,6 +45,13 @@ class SearchAsk:
 
     def __init__(
         self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: NodeTable,
+        queue: SchedulingQueue,
+        pre_res: PreFilterResult,
+        plugins: set[str],
         start: int,
         percentage: int,
         want_one: bool,
@@ -47,6 +62,13 @@ class SearchAsk:
         extenders: bool = False,
     ) -> None:
         # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
+        self.fwk = fwk
+        self.state = state
+        self.pod = pod
+        self.nodes = nodes
+        self.queue = queue
+        self.pre_res = pre_res
+        self.plugins = plugins
         self.start = start
         self.percentage = percentage
         self.want_one = want_one
@@ -60,17 +82,7 @@ class SearchAsk:
 class SearchWay:
     """One way of finding the nodes that pass Filter."""
 
-    def find(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        nodes: NodeTable,
-        queue: SchedulingQueue,
-        pre_res: PreFilterResult,
-        plugins: set[str],
-        ask: SearchAsk,
-    ) -> SearchOutcome | Status | None:
+    def find(self, ask: SearchAsk) -> SearchOutcome | Status | None:
         """The first nodes of the search that pass and the Diagnosis of the others, a plugin's
         Error, or None where this way does not answer for the pod (the next way is asked)."""
         raise NotImplementedError
