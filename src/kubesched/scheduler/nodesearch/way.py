@@ -58,8 +58,8 @@ class SearchAsk:
         tried_first: str,
         explain: bool,
         report: bool,
-        signed: bool = False,
-        extenders: bool = False,
+        signed: bool,
+        extenders: bool,
     ) -> None:
         # written out (init=False): mypyc compiles this one; a dataclass's own runs interpreted
         self.fwk = fwk
