@@ -31,22 +31,15 @@ class ColumnSearch(SearchWay):
     """The search over fresh verdicts, which answers for every pod."""
 
     def find(self, ask: SearchAsk) -> SearchOutcome | Status | None:
-        return search_columns(ask.fwk, ask.state, ask.pod, ask.nodes, ask.queue, ask.pre_res, ask.plugins, ask)
+        return search_columns(ask)
 
 
-def search_columns(
-    fwk: Framework,
-    state: CycleState,
-    pod: PodInfo,
-    nodes: NodeTable,
-    queue: SchedulingQueue,
-    pre_res: PreFilterResult,
-    plugins: set[str],
-    ask: SearchAsk,
-) -> SearchOutcome | Status:
+def search_columns(ask: SearchAsk) -> SearchOutcome | Status:
     """``findNodesThatPassFilters`` with the nominated pods, over fresh verdicts: the first nodes
     of the search that pass and the Diagnosis of the others (built only when something reads
     it), or a plugin's Error."""
+    fwk, state, pod, nodes, queue = ask.fwk, ask.state, ask.pod, ask.nodes, ask.queue
+    pre_res, plugins = ask.pre_res, ask.plugins
     verdicts: FilterPass | None = None
     diagnosis: Diagnosis | None = None
     if pre_res.all_nodes() and not ask.report:
